@@ -1,0 +1,177 @@
+// The `code-execution-mode` command. `run` executes Python in the sandbox for people and
+// scripts; `doctor` explains the container runtime; `pull` fetches the sandbox image.
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfigFile, parseConfig } from '../config/load.ts';
+import type { Config, SandboxConfig } from '../config/schema.ts';
+import { isSandboxError } from '../sandbox/errors.ts';
+import { probeRuntime } from '../sandbox/runtime/detect.ts';
+import { pullImage } from '../sandbox/image.ts';
+import { SessionManager } from '../sandbox/sessions.ts';
+import { runToExitCode, writeRunResult } from './cli-output.ts';
+
+const USAGE = `Usage:
+  code-execution-mode run FILE.py | -c CODE | -   [options]   run Python in the sandbox
+  code-execution-mode doctor [options]                        check the container runtimes
+  code-execution-mode pull [options]                          pull the sandbox image
+
+Options:
+  --config FILE     JSON configuration (servers, sandbox, stateDir)
+  --runtime NAME    auto | podman | docker
+  --image IMAGE     sandbox image (must have python3)
+  --timeout SEC     time limit of the run
+  --session NAME    session to run in (default "default")
+  --json            print the whole result as JSON
+  -h, --help        this text
+
+Exit status of run: 0 ok, 1 error in the code, 124 timeout, 130 cancelled,
+2 bad usage or configuration, 3 sandbox unavailable.`;
+
+const options = {
+  config: { type: 'string' },
+  runtime: { type: 'string' },
+  image: { type: 'string' },
+  timeout: { type: 'string' },
+  session: { type: 'string' },
+  json: { type: 'boolean' },
+  c: { type: 'string', short: 'c' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return values.help ? 0 : 2;
+  }
+  const config = await configFrom(values);
+  switch (command) {
+    case 'run':
+      return runCommand(config, values, rest);
+    case 'doctor':
+      return doctorCommand(config.sandbox);
+    case 'pull':
+      return pullImage(config.sandbox, (line) => process.stderr.write(`${line}\n`)).then(() => 0);
+    default:
+      throw new UsageError(`unknown command "${command}"`);
+  }
+}
+
+async function configFrom(values: { config?: string; runtime?: string; image?: string }): Promise<Config> {
+  const base: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
+  const sandbox: Record<string, unknown> = { ...base.sandbox };
+  if (values.runtime) sandbox.runtime = values.runtime;
+  if (values.image) sandbox.image = values.image;
+  return { ...base, sandbox: parseConfig({ sandbox }, 'command-line options').sandbox };
+}
+
+async function codeFrom(values: { c?: string }, rest: string[]): Promise<string> {
+  if (values.c !== undefined) {
+    if (rest.length > 0) throw new UsageError('give either -c CODE or a file, not both');
+    return values.c;
+  }
+  const [file, ...extra] = rest;
+  if (!file || extra.length > 0) throw new UsageError('run needs exactly one FILE.py, "-" for stdin, or -c CODE');
+  if (file === '-') {
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks).toString('utf8');
+  }
+  return readFile(file, 'utf8').catch((error: Error) => {
+    throw new UsageError(`cannot read ${file}: ${error.message}`);
+  });
+}
+
+function timeoutFrom(text: string | undefined, sandbox: SandboxConfig): number {
+  if (text === undefined) return sandbox.timeoutSeconds;
+  const seconds = Number(text);
+  if (!Number.isFinite(seconds) || seconds <= 0) throw new UsageError(`--timeout must be a positive number of seconds, not "${text}"`);
+  if (seconds > sandbox.maxTimeoutSeconds) {
+    throw new UsageError(`--timeout ${seconds} exceeds sandbox.maxTimeoutSeconds (${sandbox.maxTimeoutSeconds})`);
+  }
+  return seconds;
+}
+
+async function runCommand(
+  config: Config,
+  values: { c?: string; timeout?: string; session?: string; json?: boolean },
+  rest: string[],
+): Promise<number> {
+  const code = await codeFrom(values, rest);
+  const timeoutSeconds = timeoutFrom(values.timeout, config.sandbox);
+  const manager = new SessionManager(config.sandbox);
+  const abort = new AbortController();
+  let interrupts = 0;
+  const onSignal = () => {
+    interrupts++;
+    if (interrupts > 1) process.exit(130);
+    abort.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    const live = values.json ? undefined : liveWriter(config.sandbox.maxOutputChars);
+    const result = await manager.execute(code, {
+      timeoutMs: timeoutSeconds * 1000,
+      signal: abort.signal,
+      ...(values.session ? { session: values.session } : {}),
+      ...(live ? { onOutput: live.write } : {}),
+    });
+    if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+    else writeRunResult(result, live?.printed ?? { stdout: 0, stderr: 0 });
+    return runToExitCode(result.status);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await manager.close();
+  }
+}
+
+/** Streams output as it arrives, up to the head that the capped result keeps. */
+function liveWriter(limit: number) {
+  const headLimit = Math.ceil(limit / 2);
+  const printed = { stdout: 0, stderr: 0 };
+  const write = (stream: 'stdout' | 'stderr', text: string) => {
+    const room = headLimit - printed[stream];
+    if (room <= 0) return;
+    const part = text.slice(0, room);
+    printed[stream] += part.length;
+    (stream === 'stdout' ? process.stdout : process.stderr).write(part);
+  };
+  return { write, printed };
+}
+
+async function doctorCommand(sandbox: SandboxConfig): Promise<number> {
+  const names = sandbox.runtime === 'auto' ? sandbox.runtimeOrder : [sandbox.runtime];
+  let usable = 0;
+  for (const name of names) {
+    const status = await probeRuntime(name);
+    const facts = [status.version && `version ${status.version}`, status.rootless !== undefined && (status.rootless ? 'rootless' : 'rootful'), status.cgroupVersion && `cgroups ${status.cgroupVersion}`].filter(Boolean);
+    process.stdout.write(`${name}: ${status.state}${facts.length ? ` (${facts.join(', ')})` : ''}\n`);
+    for (const problem of status.problems) process.stdout.write(`  - ${problem}\n`);
+    if (status.state === 'ready' || status.state === 'limits-not-enforced') usable++;
+  }
+  process.stdout.write(`image: ${sandbox.image}\n`);
+  return usable > 0 ? 0 : 3;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`code-execution-mode: ${message}\n`);
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`\n${USAGE}\n`);
+      process.exitCode = 2;
+    } else if (error instanceof ConfigError) process.exitCode = 2;
+    else if (isSandboxError(error)) process.exitCode = 3;
+    else process.exitCode = 1;
+  },
+);

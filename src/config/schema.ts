@@ -1,0 +1,137 @@
+// The one configuration shape, shared by the extension (from settings) and the standalone
+// bridge (from a JSON file). Every value here is untrusted input: it is validated before use
+// and errors name the offending field.
+import { z } from 'zod';
+
+/** Memory sizes as the container CLIs take them: a number and a unit (b, k, m, g). */
+const memorySize = z
+  .string()
+  .regex(/^[1-9][0-9]*[bkmg]$/i, 'must be a size such as "512m" or "2g"');
+
+/** One extra `run` argument; options that would undo the sandbox's hardening are refused. */
+const extraRunArg = z
+  .string()
+  .min(1)
+  .refine((arg) => !FORBIDDEN_RUN_ARGS.some((bad) => arg === bad || arg.startsWith(`${bad}=`)), {
+    message: 'this option would weaken the sandbox and is not allowed in extraRunArgs',
+  });
+
+/** Options that would give sandboxed code network, devices, host namespaces or privileges. */
+export const FORBIDDEN_RUN_ARGS = [
+  '--privileged',
+  '--network',
+  '--net',
+  '--cap-add',
+  '--device',
+  '--pid',
+  '--ipc',
+  '--uts',
+  '--userns',
+  '--volume',
+  '-v',
+  '--mount',
+  '--volumes-from',
+  '--security-opt',
+  '--add-host',
+  '--env-file',
+  '--env-host',
+  '--http-proxy',
+  '--dns',
+] as const;
+
+export const RUNTIME_NAMES = ['podman', 'docker'] as const;
+export type RuntimeName = (typeof RUNTIME_NAMES)[number];
+
+export const sandboxConfigSchema = z
+  .object({
+    runtime: z.enum(['auto', ...RUNTIME_NAMES]).default('auto'),
+    /** Order tried by `auto`. */
+    runtimeOrder: z.array(z.enum(RUNTIME_NAMES)).min(1).default(['podman', 'docker']),
+    image: z.string().min(1).regex(/^[^\s-][^\s]*$/, 'must be an image reference').default('python:3.14-slim'),
+    memory: memorySize.default('512m'),
+    cpus: z.number().positive().max(64).default(1),
+    pids: z.number().int().min(8).max(65536).default(128),
+    tmpSize: memorySize.default('64m'),
+    timeoutSeconds: z.number().positive().max(86400).default(30),
+    maxTimeoutSeconds: z.number().positive().max(86400).default(300),
+    /** Seconds an interrupted run gets to stop before its container is killed. */
+    interruptGraceSeconds: z.number().positive().max(60).default(2),
+    idleSeconds: z.number().positive().max(7 * 86400).default(600),
+    maxSessions: z.number().int().min(1).max(64).default(4),
+    /** Characters of stdout (and, separately, stderr) kept per run: head and tail. */
+    maxOutputChars: z.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+    extraRunArgs: z.array(extraRunArg).default([]),
+  })
+  .strict()
+  .refine((s) => s.timeoutSeconds <= s.maxTimeoutSeconds, {
+    message: 'timeoutSeconds must not exceed maxTimeoutSeconds',
+    path: ['timeoutSeconds'],
+  });
+
+export type SandboxConfig = z.infer<typeof sandboxConfigSchema>;
+
+/** The sandbox settings with every default filled in. */
+export function defaultSandboxConfig(overrides: Partial<SandboxConfig> = {}): SandboxConfig {
+  return sandboxConfigSchema.parse(overrides);
+}
+
+// ---- proxied MCP servers: Claude Desktop's `mcpServers` and VS Code's mcp.json `servers` ----
+
+const serverCommon = {
+  enabled: z.boolean().default(true),
+  description: z.string().max(2000).optional(),
+  /** Only these tools may be called (names as the server lists them); all when absent. */
+  allowTools: z.array(z.string().min(1)).optional(),
+  /** These tools may never be called; wins over allowTools. */
+  denyTools: z.array(z.string().min(1)).default([]),
+};
+
+export const stdioServerSchema = z
+  .object({
+    type: z.literal('stdio').optional(),
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+    cwd: z.string().min(1).optional(),
+    ...serverCommon,
+  })
+  .passthrough();
+
+export const httpServerSchema = z
+  .object({
+    type: z.enum(['http', 'sse', 'streamable-http', 'streamableHttp']).optional(),
+    url: z.url({ protocol: /^https?$/ }),
+    headers: z.record(z.string(), z.string()).default({}),
+    ...serverCommon,
+  })
+  .passthrough();
+
+export const serverSchema = z.union([stdioServerSchema, httpServerSchema], {
+  error: 'a server needs either "command" (stdio) or "url" (HTTP)',
+});
+export type ServerConfig = z.infer<typeof serverSchema>;
+export type StdioServerConfig = z.infer<typeof stdioServerSchema>;
+export type HttpServerConfig = z.infer<typeof httpServerSchema>;
+
+/** Server names become Python identifiers and file names: keep them plain. */
+export const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+const serversSchema = z.record(
+  z.string().regex(SERVER_NAME, 'server names are 1-64 letters, digits, "_", "-" or "." and start with a letter or digit'),
+  serverSchema,
+);
+
+export const configSchema = z
+  .object({
+    servers: serversSchema.optional(),
+    mcpServers: serversSchema.optional(),
+    sandbox: sandboxConfigSchema.default(() => sandboxConfigSchema.parse({})),
+    stateDir: z.string().min(1).default('~/.code-execution-mode'),
+    /** JSON schema reference some editors add; ignored. */
+    $schema: z.string().optional(),
+  })
+  .strict()
+  .refine((c) => !(c.servers && c.mcpServers), { message: 'use either "servers" or "mcpServers", not both', path: ['mcpServers'] })
+  .transform(({ servers, mcpServers, $schema: _schema, ...rest }) => ({ ...rest, servers: servers ?? mcpServers ?? {} }));
+
+export type Config = z.output<typeof configSchema>;

@@ -1,0 +1,58 @@
+// Finding and removing containers this product started. Containers carry the owner's
+// `<hostname>/<pid>`; leftovers of a process that no longer runs (a crash, a kill -9) are
+// removed, while those of another live bridge (a second VS Code window) are left alone.
+import { spawnSync } from 'node:child_process';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import type { RuntimeRef } from './container.ts';
+import { runCli } from './runtime/cli.ts';
+import { labelsArgs, listOwnedArgs, OWNER_LABEL, removeArgs } from './runtime/commands.ts';
+
+const labelsSchema = z.record(z.string(), z.string()).nullable();
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** IDs of every container with our label, running or not. */
+export async function listOwnedContainers(command: string): Promise<string[]> {
+  const { stdout } = await runCli(command, listOwnedArgs(), { timeoutMs: 20_000 });
+  return stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+}
+
+/** Removes our containers whose owning process on this host has gone. Returns how many. */
+export async function removeOrphans(runtime: RuntimeRef): Promise<number> {
+  const ids = await listOwnedContainers(runtime.command);
+  if (ids.length === 0) return 0;
+  const { stdout } = await runCli(runtime.command, labelsArgs(ids), { timeoutMs: 20_000 });
+  const lines = stdout.split('\n').filter(Boolean);
+  const host = hostname();
+  const orphans = ids.filter((_id, i) => {
+    const labels = labelsSchema.safeParse(safeJson(lines[i] ?? 'null'));
+    const owner = labels.success ? labels.data?.[OWNER_LABEL] : undefined;
+    const match = owner ? /^(.*)\/(\d+)$/.exec(owner) : null;
+    if (!match) return false;
+    return match[1] === host && !processAlive(Number(match[2]));
+  });
+  if (orphans.length > 0) await runCli(runtime.command, removeArgs(runtime.name, orphans), { timeoutMs: 60_000 });
+  return orphans.length;
+}
+
+/** Last-chance removal at process exit, when nothing asynchronous runs any more. */
+export function removeNow(runtime: RuntimeRef, names: readonly string[]): void {
+  if (names.length === 0) return;
+  spawnSync(runtime.command, removeArgs(runtime.name, names), { stdio: 'ignore', timeout: 10_000 });
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,186 @@
+// One sandbox container with a live kernel: starts it hardened, feeds the kernel over stdin,
+// decodes and validates frames from stdout, and kills it. Knows nothing of runs or sessions.
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { execa, type ResultPromise } from 'execa';
+import type { RuntimeName, SandboxConfig } from '../config/schema.ts';
+import { ProtocolError, SandboxStartError } from './errors.ts';
+import { kernelSource } from './kernel/source.ts';
+import { encodeFrame, FrameDecoder } from './protocol/codec.ts';
+import { kernelMessageSchema, type HostMessage, type KernelMessage } from './protocol/messages.ts';
+import { runCli } from './runtime/cli.ts';
+import { killArgs, removeArgs, runArgs } from './runtime/commands.ts';
+
+/** Frames from the kernel larger than this end the session (output arrives in 64 KB chunks). */
+export const MAX_KERNEL_FRAME_BYTES = 64 * 1024 * 1024;
+const MAX_START_STDERR = 8 * 1024;
+
+export const OWNER = `${hostname()}/${process.pid}`;
+
+export interface ContainerEvents {
+  message(message: KernelMessage): void;
+  /** Raw bytes the container wrote to stderr (subprocesses, os.write(1), crashes). */
+  stderr(text: string): void;
+  exit(info: ExitInfo): void;
+}
+
+export interface ExitInfo {
+  code: number | undefined;
+  /** True when the host killed it (timeout without interrupt, shutdown, protocol error). */
+  killedByHost: boolean;
+  /** Why the host ended it, when it did. */
+  reason?: string;
+}
+
+/** Which runtime to drive, and the command that runs its CLI. */
+export interface RuntimeRef {
+  name: RuntimeName;
+  command: string;
+}
+
+let counter = 0;
+
+const SPAWN_OPTIONS = {
+  stdin: 'pipe',
+  stdout: 'pipe',
+  stderr: 'pipe',
+  buffer: false,
+  encoding: 'buffer',
+  reject: false,
+  cleanup: true,
+} as const;
+
+export class KernelContainer {
+  readonly name: string;
+  pythonVersion = '';
+  private readonly process: ResultPromise<typeof SPAWN_OPTIONS>;
+  private readonly decoder = new FrameDecoder(MAX_KERNEL_FRAME_BYTES);
+  private killReason: string | undefined;
+  private exitInfo: ExitInfo | undefined;
+  private readonly exitPromise: Promise<ExitInfo>;
+  private listeners: Partial<ContainerEvents> = {};
+
+  readonly runtime: RuntimeRef;
+
+  private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string) {
+    this.runtime = runtime;
+    this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
+    this.process = execa(runtime.command, runArgs(runtime.name, config, { name: this.name, owner: OWNER, session }), SPAWN_OPTIONS);
+    this.process.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
+    this.process.stderr.on('data', (chunk: Buffer) => this.listeners.stderr?.(chunk.toString('utf8')));
+    // A write after the kernel died must not crash the host; exit handling reports it.
+    this.process.stdin.on('error', () => {});
+    this.exitPromise = this.process.then((result) => {
+      this.exitInfo = {
+        code: result.exitCode,
+        killedByHost: this.killReason !== undefined,
+        ...(this.killReason !== undefined ? { reason: this.killReason } : {}),
+      };
+      this.listeners.exit?.(this.exitInfo);
+      return this.exitInfo;
+    });
+  }
+
+  /** Starts a container and resolves once its kernel says it is ready. */
+  static async start(runtime: RuntimeRef, config: SandboxConfig, session: string, startTimeoutMs = 60_000): Promise<KernelContainer> {
+    const container = new KernelContainer(runtime, config, session);
+    await container.waitReady(startTimeoutMs);
+    return container;
+  }
+
+  get alive(): boolean {
+    return this.exitInfo === undefined;
+  }
+
+  get exited(): Promise<ExitInfo> {
+    return this.exitPromise;
+  }
+
+  on(listeners: Partial<ContainerEvents>): void {
+    this.listeners = listeners;
+  }
+
+  send(message: HostMessage): void {
+    if (!this.alive || this.process.stdin.destroyed) return;
+    this.process.stdin.write(encodeFrame(message));
+  }
+
+  /** Kills the container (not just the CLI client, which would leave it running). */
+  async kill(reason: string): Promise<void> {
+    if (!this.alive) return;
+    this.killReason ??= reason;
+    this.process.stdin.end();
+    await runCli(this.runtime.command, killArgs(this.name), { timeoutMs: 15_000 }).catch(() => undefined);
+    // Docker and Podman remove a killed --rm container themselves; make sure, quietly.
+    await runCli(this.runtime.command, removeArgs(this.runtime.name, [this.name]), { timeoutMs: 15_000 }).catch(() => undefined);
+    const timer = setTimeout(() => this.process.kill('SIGKILL'), 5_000);
+    timer.unref();
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+
+  /** Ends stdin; the kernel exits on end-of-file and --rm removes the container. */
+  async close(graceMs = 3_000): Promise<void> {
+    if (!this.alive) return;
+    this.process.stdin.end();
+    const timer = setTimeout(() => void this.kill('closed'), graceMs);
+    timer.unref();
+    await this.exitPromise;
+    clearTimeout(timer);
+  }
+
+  private waitReady(timeoutMs: number): Promise<void> {
+    const source = kernelSource();
+    this.process.stdin.write(`${source.length}\n`);
+    this.process.stdin.write(source);
+    let stderr = '';
+    return new Promise<void>((resolve, reject) => {
+      const fail = (why: string) => {
+        clearTimeout(timer);
+        void this.kill('start failed');
+        reject(new SandboxStartError(`${why}${stderr.trim() ? `\n${stderr.trim()}` : ''}`));
+      };
+      const timer = setTimeout(
+        () => fail(`The sandbox did not start within ${Math.round(timeoutMs / 1000)} s.`),
+        timeoutMs,
+      );
+      this.listeners = {
+        message: (message) => {
+          if (message.t !== 'ready') return fail(`The sandbox kernel sent "${message.t}" before it was ready.`);
+          clearTimeout(timer);
+          this.pythonVersion = message.python;
+          this.listeners = {};
+          resolve();
+        },
+        stderr: (text) => {
+          if (stderr.length < MAX_START_STDERR) stderr += text.slice(0, MAX_START_STDERR - stderr.length);
+        },
+        exit: (info) => fail(`The sandbox container exited while starting (exit code ${info.code ?? 'none'}).`),
+      };
+    });
+  }
+
+  private onStdout(chunk: Buffer): void {
+    if (!this.alive || this.killReason !== undefined) return;
+    let bodies: string[];
+    try {
+      bodies = this.decoder.push(chunk);
+    } catch (error) {
+      return this.protocolFailure(error instanceof Error ? error.message : String(error));
+    }
+    for (const body of bodies) {
+      let parsed: KernelMessage;
+      try {
+        parsed = kernelMessageSchema.parse(JSON.parse(body));
+      } catch (error) {
+        return this.protocolFailure(`sandbox sent an invalid frame (${error instanceof Error ? error.message.slice(0, 200) : 'unparseable'})`);
+      }
+      this.listeners.message?.(parsed);
+    }
+  }
+
+  private protocolFailure(why: string): void {
+    const error = new ProtocolError(why);
+    void this.kill(`protocol error: ${error.message}`);
+  }
+}

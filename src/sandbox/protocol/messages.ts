@@ -1,0 +1,53 @@
+// The messages exchanged with the kernel. Kernel-to-host messages are untrusted: each frame is
+// parsed with these schemas and anything else ends the session. Host-to-kernel messages are
+// typed only, since the host writes them.
+import { z } from 'zod';
+
+const runId = z.string().min(1).max(64);
+
+/** Per-field caps: a frame is already size-limited, these keep each part sane. */
+const MAX_TEXT = 16 * 1024 * 1024;
+
+export const kernelErrorSchema = z.object({
+  type: z.string().max(256),
+  message: z.string().max(64 * 1024),
+  traceback: z.string().max(256 * 1024),
+});
+export type KernelError = z.infer<typeof kernelErrorSchema>;
+
+export const kernelMessageSchema = z.discriminatedUnion('t', [
+  z.object({ t: z.literal('ready'), python: z.string().max(64), pid: z.number().int() }),
+  z.object({
+    t: z.literal('out'),
+    run: runId,
+    stream: z.enum(['stdout', 'stderr']),
+    data: z.string().max(MAX_TEXT),
+  }),
+  z.object({
+    t: z.literal('image'),
+    run: runId,
+    mime: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml']),
+    data: z.string().max(MAX_TEXT).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
+  }),
+  z.object({
+    t: z.literal('done'),
+    run: runId,
+    status: z.enum(['ok', 'error', 'interrupted']),
+    value: z.string().max(MAX_TEXT).nullable(),
+    error: kernelErrorSchema.nullable(),
+  }),
+  z.object({
+    t: z.literal('req'),
+    id: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+    run: runId,
+    method: z.string().min(1).max(64),
+    params: z.unknown(),
+  }),
+]);
+export type KernelMessage = z.infer<typeof kernelMessageSchema>;
+
+export type HostMessage =
+  | { t: 'exec'; run: string; code: string }
+  | { t: 'interrupt'; run: string }
+  | { t: 'res'; id: number; ok: true; result: unknown }
+  | { t: 'res'; id: number; ok: false; error: { type: string; message: string } };

@@ -1,0 +1,130 @@
+// Argument lists for the container CLIs. Pure functions, so the hardening flags are tested
+// exactly without starting anything. Podman and Docker share these flags.
+import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
+
+/** Marks every container this product starts; the value is always "1". */
+export const LABEL = 'io.code-execution-mode';
+/** `<hostname>/<pid>` of the process that started the container, for crash clean-up. */
+export const OWNER_LABEL = `${LABEL}.owner`;
+export const SESSION_LABEL = `${LABEL}.session`;
+
+/** Where user code runs and may write; a tmpfs, like /tmp. */
+export const WORK_DIR = '/work';
+/** nobody:nogroup in Debian-based images; numeric so that the image needs no passwd entry. */
+const SANDBOX_UID = 65534;
+export const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
+
+/**
+ * Reads the kernel source from stdin and runs it. The length comes first on its own line so
+ * that the kernel, not a read-ahead buffer, owns every byte after the source.
+ */
+export const BOOTSTRAP =
+  "import sys;exec(compile(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())),'<kernel>','exec'))";
+
+export interface RunSpec {
+  name: string;
+  owner: string;
+  session: string;
+}
+
+/**
+ * tmpfs options that let the sandbox user write. Docker ignores `mode` on a new mount point
+ * but takes `uid`/`gid`; Podman 4 rejects `uid` but honours `mode`.
+ */
+export function tmpfsOptions(runtime: RuntimeName, size: string): string {
+  const owner = runtime === 'docker' ? `uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700` : 'mode=1777';
+  return `rw,noexec,nosuid,nodev,size=${size},${owner}`;
+}
+
+export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSpec): string[] {
+  const tmpfs = tmpfsOptions(runtime, config.tmpSize);
+  return [
+    'run',
+    '--rm',
+    '-i',
+    '--init',
+    '--pull',
+    'never',
+    '--name',
+    spec.name,
+    '--label',
+    `${LABEL}=1`,
+    '--label',
+    `${OWNER_LABEL}=${spec.owner}`,
+    '--label',
+    `${SESSION_LABEL}=${spec.session}`,
+    '--network',
+    'none',
+    '--read-only',
+    '--cap-drop',
+    'ALL',
+    '--security-opt',
+    'no-new-privileges',
+    '--user',
+    SANDBOX_USER,
+    '--memory',
+    config.memory,
+    '--memory-swap',
+    config.memory,
+    '--pids-limit',
+    String(config.pids),
+    '--cpus',
+    String(config.cpus),
+    '--tmpfs',
+    `/tmp:${tmpfs}`,
+    '--tmpfs',
+    `${WORK_DIR}:${tmpfs}`,
+    '--workdir',
+    WORK_DIR,
+    '--env',
+    `HOME=${WORK_DIR}`,
+    '--env',
+    'PYTHONDONTWRITEBYTECODE=1',
+    '--env',
+    'PYTHONUNBUFFERED=1',
+    '--env',
+    'PYTHONIOENCODING=utf-8',
+    '--env',
+    'MPLBACKEND=Agg',
+    ...config.extraRunArgs,
+    '--entrypoint',
+    'python3',
+    config.image,
+    '-u',
+    '-c',
+    BOOTSTRAP,
+  ];
+}
+
+export function killArgs(name: string): string[] {
+  return ['kill', '--signal', 'KILL', name];
+}
+
+/** Force-removes containers at once; Podman would otherwise wait 10 s for a polite stop. */
+export function removeArgs(runtime: RuntimeName, names: readonly string[]): string[] {
+  return runtime === 'podman' ? ['rm', '--force', '--ignore', '--time', '0', ...names] : ['rm', '--force', ...names];
+}
+
+export function listOwnedArgs(): string[] {
+  return ['ps', '-a', '--filter', `label=${LABEL}=1`, '--format', '{{.ID}}'];
+}
+
+export function labelsArgs(ids: readonly string[]): string[] {
+  return ['inspect', '--format', '{{json .Config.Labels}}', ...ids];
+}
+
+export function imageExistsArgs(image: string): string[] {
+  return ['image', 'inspect', '--format', '{{.Id}}', image];
+}
+
+export function pullArgs(image: string): string[] {
+  return ['pull', image];
+}
+
+export function versionArgs(runtime: RuntimeName): string[] {
+  return runtime === 'podman' ? ['version', '--format', 'json'] : ['version', '--format', '{{json .}}'];
+}
+
+export function infoArgs(runtime: RuntimeName): string[] {
+  return runtime === 'podman' ? ['info', '--format', 'json'] : ['info', '--format', '{{json .}}'];
+}

@@ -1,0 +1,365 @@
+// A named session: one warm container whose interpreter keeps its globals between runs.
+// Runs execute one at a time. A timeout or cancel interrupts the code (KeyboardInterrupt);
+// if it does not stop within the grace period the container is killed and the session is
+// reported lost, so the next run starts a fresh one.
+import { randomUUID } from 'node:crypto';
+import type { SandboxConfig } from '../config/schema.ts';
+import { KernelContainer, type ExitInfo, type RuntimeRef } from './container.ts';
+import { CappedText } from './output.ts';
+import type { KernelError, KernelMessage } from './protocol/messages.ts';
+
+export type RunStatus = 'ok' | 'error' | 'timeout' | 'cancelled';
+
+export interface RunImage {
+  mime: string;
+  /** base64 */
+  data: string;
+}
+
+export interface RunResult {
+  runId: string;
+  session: string;
+  status: RunStatus;
+  stdout: string;
+  stderr: string;
+  /** repr() of the last bare expression, when it was not None. */
+  value: string | null;
+  error: KernelError | null;
+  images: RunImage[];
+  durationMs: number;
+  /** Characters cut from the middle of stdout / stderr (0 when nothing was cut). */
+  omitted: { stdout: number; stderr: number; images: number };
+  truncated: boolean;
+  /** The session's interpreter is gone (killed, crashed, out of memory); state was lost. */
+  sessionLost: boolean;
+  /** This run started a new container (a cold start). */
+  coldStart: boolean;
+  /** Requests the code made to the host (tool calls). */
+  requests: number;
+}
+
+export interface RequestContext {
+  runId: string;
+  session: string;
+  signal: AbortSignal;
+}
+
+/** Serves a request from sandboxed code. Throwing sends the error back into Python. */
+export type RequestHandler = (method: string, params: unknown, context: RequestContext) => Promise<unknown>;
+
+export interface RunOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+  onRequest?: RequestHandler;
+}
+
+export const MAX_IMAGES_PER_RUN = 16;
+export const MAX_IMAGE_BASE64_CHARS = 16 * 1024 * 1024;
+export const MAX_REQUESTS_IN_FLIGHT = 64;
+
+export class Session {
+  private container: KernelContainer | undefined;
+  private starting: Promise<KernelContainer> | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+  private busyCount = 0;
+  lastUsed = Date.now();
+  runs = 0;
+
+  readonly name: string;
+  private readonly runtime: RuntimeRef;
+  private readonly config: SandboxConfig;
+
+  constructor(name: string, runtime: RuntimeRef, config: SandboxConfig) {
+    this.name = name;
+    this.runtime = runtime;
+    this.config = config;
+  }
+
+  get busy(): boolean {
+    return this.busyCount > 0;
+  }
+
+  get alive(): boolean {
+    return this.container?.alive ?? false;
+  }
+
+  get containerName(): string | undefined {
+    return this.container?.name;
+  }
+
+  /** Queues a run behind the session's earlier runs. */
+  execute(code: string, options: RunOptions, reset = false): Promise<RunResult> {
+    this.busyCount++;
+    const run = this.queue.then(async () => {
+      try {
+        if (reset) await this.discardContainer('reset');
+        return await this.runNow(code, options);
+      } finally {
+        this.busyCount--;
+        this.lastUsed = Date.now();
+      }
+    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Starts the container ahead of the first run, so that run is warm. */
+  async warm(): Promise<void> {
+    await this.ensureContainer();
+  }
+
+  async close(): Promise<void> {
+    await this.discardContainer('session closed');
+  }
+
+  /** Synchronous names for last-chance clean-up at process exit. */
+  liveContainerName(): string | undefined {
+    return this.container?.alive ? this.container.name : undefined;
+  }
+
+  private async discardContainer(reason: string): Promise<void> {
+    const container = this.container ?? (await this.starting?.catch(() => undefined));
+    this.container = undefined;
+    if (!container) return;
+    if (reason === 'session closed') await container.close();
+    else await container.kill(reason);
+  }
+
+  private async ensureContainer(): Promise<{ container: KernelContainer; cold: boolean }> {
+    if (this.container?.alive) return { container: this.container, cold: false };
+    this.starting ??= KernelContainer.start(this.runtime, this.config, this.name);
+    try {
+      this.container = await this.starting;
+    } finally {
+      this.starting = undefined;
+    }
+    return { container: this.container, cold: true };
+  }
+
+  private async runNow(code: string, options: RunOptions): Promise<RunResult> {
+    const started = performance.now();
+    const runId = randomUUID();
+    if (options.signal?.aborted) return this.emptyResult(runId, 'cancelled', started, 'Cancelled before it started.');
+    const { container, cold } = await this.ensureContainer();
+    this.runs++;
+    return new RunTracker({ container, runId, session: this.name, config: this.config, options, cold, started, code }).result;
+  }
+
+  private emptyResult(runId: string, status: RunStatus, started: number, message: string): RunResult {
+    return {
+      runId,
+      session: this.name,
+      status,
+      stdout: '',
+      stderr: '',
+      value: null,
+      error: { type: status === 'cancelled' ? 'Cancelled' : 'Error', message, traceback: '' },
+      images: [],
+      durationMs: performance.now() - started,
+      omitted: { stdout: 0, stderr: 0, images: 0 },
+      truncated: false,
+      sessionLost: false,
+      coldStart: false,
+      requests: 0,
+    };
+  }
+}
+
+/** Follows one run on a container from `exec` to `done` (or to the container's end). */
+class RunTracker {
+  readonly result: Promise<RunResult>;
+  private readonly stdout: CappedText;
+  private readonly stderr: CappedText;
+  private readonly images: RunImage[] = [];
+  private omittedImages = 0;
+  private requests = 0;
+  private inFlight = 0;
+  private stopping: 'timeout' | 'cancelled' | undefined;
+  private readonly requestsAbort = new AbortController();
+  private timers: NodeJS.Timeout[] = [];
+  private settle!: (result: RunResult) => void;
+
+  private readonly container: KernelContainer;
+  private readonly runId: string;
+  private readonly session: string;
+  private readonly config: SandboxConfig;
+  private readonly options: RunOptions;
+  private readonly cold: boolean;
+  private readonly started: number;
+
+  constructor(run: {
+    container: KernelContainer;
+    runId: string;
+    session: string;
+    config: SandboxConfig;
+    options: RunOptions;
+    cold: boolean;
+    started: number;
+    code: string;
+  }) {
+    const { container, runId, config, options, code } = run;
+    this.container = container;
+    this.runId = runId;
+    this.session = run.session;
+    this.config = config;
+    this.options = options;
+    this.cold = run.cold;
+    this.started = run.started;
+    this.stdout = new CappedText(config.maxOutputChars);
+    this.stderr = new CappedText(config.maxOutputChars);
+    this.result = new Promise((resolve) => (this.settle = resolve));
+    container.on({
+      message: (message) => this.onMessage(message),
+      stderr: (text) => this.output('stderr', text),
+      exit: (info) => this.onExit(info),
+    });
+    const onAbort = () => this.stop('cancelled');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    this.result.finally(() => options.signal?.removeEventListener('abort', onAbort)).catch(() => undefined);
+    this.timers.push(setTimeout(() => this.stop('timeout'), options.timeoutMs));
+    container.send({ t: 'exec', run: runId, code });
+  }
+
+  private output(stream: 'stdout' | 'stderr', text: string): void {
+    (stream === 'stdout' ? this.stdout : this.stderr).append(text);
+    this.options.onOutput?.(stream, text);
+  }
+
+  private onMessage(message: KernelMessage): void {
+    switch (message.t) {
+      case 'out':
+        if (message.run === this.runId) this.output(message.stream, message.data);
+        return;
+      case 'image':
+        if (message.run !== this.runId) return;
+        if (this.images.length >= MAX_IMAGES_PER_RUN || message.data.length > MAX_IMAGE_BASE64_CHARS) {
+          this.omittedImages++;
+        } else {
+          this.images.push({ mime: message.mime, data: message.data });
+        }
+        return;
+      case 'req':
+        void this.onRequest(message.id, message.method, message.params);
+        return;
+      case 'done':
+        if (message.run !== this.runId) return;
+        // A run that finished on its own just as it was stopped keeps its real outcome.
+        if (message.status === 'interrupted' && this.stopping) {
+          this.finish(this.stopping, null, this.stopError(message.error), false);
+        } else if (message.status === 'interrupted') {
+          this.finish('error', null, message.error, false);
+        } else {
+          this.finish(message.status, message.value, message.error, false);
+        }
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  private async onRequest(id: number, method: string, params: unknown): Promise<void> {
+    const reply = (ok: boolean, payload: unknown) => {
+      const message = ok
+        ? ({ t: 'res', id, ok: true, result: payload } as const)
+        : ({ t: 'res', id, ok: false, error: payload as { type: string; message: string } } as const);
+      this.container.send(message);
+    };
+    if (this.stopping || !this.options.onRequest) {
+      return reply(false, { type: 'HostError', message: this.stopping ? 'the run is stopping' : `no host method "${method}"` });
+    }
+    if (this.inFlight >= MAX_REQUESTS_IN_FLIGHT) {
+      return reply(false, { type: 'HostError', message: `too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})` });
+    }
+    this.requests++;
+    this.inFlight++;
+    try {
+      const result = await this.options.onRequest(method, params, {
+        runId: this.runId,
+        session: this.session,
+        signal: this.requestsAbort.signal,
+      });
+      reply(true, result ?? null);
+    } catch (error) {
+      reply(false, {
+        type: error instanceof Error ? error.name : 'HostError',
+        message: error instanceof Error ? error.message : String(error),
+      });
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** Timeout or cancel: interrupt, then kill if the code does not stop in time. */
+  private stop(why: 'timeout' | 'cancelled'): void {
+    if (this.stopping) return;
+    this.stopping = why;
+    this.requestsAbort.abort();
+    this.container.send({ t: 'interrupt', run: this.runId });
+    const graceMs = this.config.interruptGraceSeconds * 1000;
+    this.timers.push(
+      setTimeout(() => {
+        void this.container.kill(`${why === 'timeout' ? 'timed out' : 'cancelled'} and did not stop within ${this.config.interruptGraceSeconds} s of the interrupt`);
+      }, graceMs),
+    );
+  }
+
+  private stopError(kernelError: KernelError | null): KernelError {
+    const message =
+      this.stopping === 'timeout'
+        ? `The code did not finish within ${Math.round(this.options.timeoutMs / 100) / 10} s and was interrupted.`
+        : 'The run was cancelled and interrupted.';
+    return { type: this.stopping === 'timeout' ? 'Timeout' : 'Cancelled', message, traceback: kernelError?.traceback ?? '' };
+  }
+
+  private onExit(info: ExitInfo): void {
+    let error: KernelError;
+    if (this.stopping) {
+      error = {
+        type: this.stopping === 'timeout' ? 'Timeout' : 'Cancelled',
+        message: `${this.stopError(null).message} It did not stop within ${this.config.interruptGraceSeconds} s, so its sandbox was killed; the session's state is lost.`,
+        traceback: '',
+      };
+    } else if (info.code === 137 && !info.killedByHost) {
+      error = {
+        type: 'OutOfMemory',
+        message: `The sandbox was killed (SIGKILL), most likely for exceeding its memory limit of ${this.config.memory}; the session's state is lost.`,
+        traceback: '',
+      };
+    } else {
+      error = {
+        type: 'SandboxExited',
+        message: `The sandbox ended during the run (exit code ${info.code ?? 'none'}${info.reason ? `: ${info.reason}` : ''}); the session's state is lost.`,
+        traceback: '',
+      };
+    }
+    this.finish(this.stopping ?? 'error', null, error, true);
+  }
+
+  private finished = false;
+
+  private finish(status: RunStatus, value: string | null, error: KernelError | null, lost: boolean): void {
+    if (this.finished) return;
+    this.finished = true;
+    for (const timer of this.timers) clearTimeout(timer);
+    this.requestsAbort.abort();
+    this.container.on({});
+    const omitted = { stdout: this.stdout.omitted, stderr: this.stderr.omitted, images: this.omittedImages };
+    this.settle({
+      runId: this.runId,
+      session: this.session,
+      status,
+      stdout: this.stdout.toString(),
+      stderr: this.stderr.toString(),
+      value,
+      error,
+      images: this.images,
+      durationMs: performance.now() - this.started,
+      omitted,
+      truncated: omitted.stdout > 0 || omitted.stderr > 0 || omitted.images > 0,
+      sessionLost: lost,
+      coldStart: this.cold,
+      requests: this.requests,
+    });
+  }
+}

@@ -1,0 +1,176 @@
+// The pool of named sessions: one warm container each, created on first use, reaped after
+// an idle time, capped in number. Also the lazy, cached choice of runtime and image check.
+import type { SandboxConfig } from '../config/schema.ts';
+import { removeNow, removeOrphans } from './cleanup.ts';
+import { ImageMissingError, SessionLimitError } from './errors.ts';
+import { runCli } from './runtime/cli.ts';
+import { imageExistsArgs } from './runtime/commands.ts';
+import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime/detect.ts';
+import { Session, type RequestHandler, type RunResult } from './session.ts';
+
+export interface ExecuteOptions {
+  session?: string;
+  /** Defaults to the configured timeoutSeconds; callers validate against the maximum. */
+  timeoutMs?: number;
+  reset?: boolean;
+  signal?: AbortSignal;
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+}
+
+export interface SessionInfo {
+  name: string;
+  busy: boolean;
+  alive: boolean;
+  runs: number;
+  lastUsed: number;
+  container?: string;
+}
+
+export interface SessionManagerOptions {
+  detect?: DetectOptions;
+  /** Serves requests (tool calls) from sandboxed code. */
+  onRequest?: RequestHandler;
+}
+
+export const SESSION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+export class SessionManager {
+  private runtimePromise: Promise<RuntimeStatus> | undefined;
+  private imageChecked: Promise<void> | undefined;
+  private orphanSweep: Promise<number> | undefined;
+  private readonly sessions = new Map<string, Session>();
+  private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+  private closed = false;
+  /** The runtime once known, for synchronous clean-up at exit. */
+  private runtimeRef: RuntimeStatus | undefined;
+  private readonly exitHandler = () => this.removeAllNow();
+
+  readonly config: SandboxConfig;
+  private readonly options: SessionManagerOptions;
+
+  constructor(config: SandboxConfig, options: SessionManagerOptions = {}) {
+    this.config = config;
+    this.options = options;
+    process.once('exit', this.exitHandler);
+  }
+
+  /** The runtime in use; detected once, on first need. Rejects with RuntimeUnavailableError. */
+  runtime(): Promise<RuntimeStatus> {
+    this.runtimePromise ??= selectRuntime(this.config, this.options.detect);
+    // A failed detection is retried next time (the user may have started the daemon).
+    this.runtimePromise.catch(() => (this.runtimePromise = undefined));
+    return this.runtimePromise;
+  }
+
+  async execute(code: string, options: ExecuteOptions = {}): Promise<RunResult> {
+    if (this.closed) throw new Error('The sandbox is shutting down.');
+    const name = options.session ?? 'default';
+    if (!SESSION_NAME.test(name)) {
+      throw new RangeError('session must be 1-64 characters of letters, digits, "_", "-" or "."');
+    }
+    const session = await this.sessionFor(name);
+    this.clearIdle(name);
+    try {
+      return await session.execute(
+        code,
+        {
+          timeoutMs: options.timeoutMs ?? this.config.timeoutSeconds * 1000,
+          ...(options.signal ? { signal: options.signal } : {}),
+          ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+          ...(this.options.onRequest ? { onRequest: this.options.onRequest } : {}),
+        },
+        options.reset ?? false,
+      );
+    } finally {
+      if (!session.busy) this.armIdle(name, session);
+    }
+  }
+
+  /** Starts a session's container ahead of use. */
+  async warm(name = 'default'): Promise<void> {
+    await (await this.sessionFor(name)).warm();
+  }
+
+  list(): SessionInfo[] {
+    return [...this.sessions.values()].map((s) => ({
+      name: s.name,
+      busy: s.busy,
+      alive: s.alive,
+      runs: s.runs,
+      lastUsed: s.lastUsed,
+      ...(s.containerName ? { container: s.containerName } : {}),
+    }));
+  }
+
+  async closeSession(name: string): Promise<boolean> {
+    const session = this.sessions.get(name);
+    if (!session) return false;
+    this.sessions.delete(name);
+    this.clearIdle(name);
+    await session.close();
+    return true;
+  }
+
+  /** Stops every container. The manager accepts no runs afterwards. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.sessions.keys()].map((name) => this.closeSession(name)));
+    process.removeListener('exit', this.exitHandler);
+  }
+
+  private async sessionFor(name: string): Promise<Session> {
+    const runtime = await this.runtime();
+    this.runtimeRef = runtime;
+    this.orphanSweep ??= removeOrphans(runtime).catch(() => 0);
+    await this.checkImage(runtime);
+    const existing = this.sessions.get(name);
+    if (existing) return existing;
+    if (this.sessions.size >= this.config.maxSessions) await this.evictOne();
+    const session = new Session(name, runtime, this.config);
+    this.sessions.set(name, session);
+    return session;
+  }
+
+  private checkImage(runtime: RuntimeStatus): Promise<void> {
+    this.imageChecked ??= runCli(runtime.command, imageExistsArgs(this.config.image), { timeoutMs: 30_000 }).then(
+      () => undefined,
+      () => {
+        this.imageChecked = undefined;
+        throw new ImageMissingError(this.config.image, runtime.name);
+      },
+    );
+    return this.imageChecked;
+  }
+
+  /** Closes the least recently used idle session to make room. */
+  private async evictOne(): Promise<void> {
+    const idle = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.lastUsed - b.lastUsed);
+    const victim = idle[0];
+    if (!victim) {
+      throw new SessionLimitError(
+        `All ${this.config.maxSessions} sessions are busy; wait for one to finish or raise sandbox.maxSessions.`,
+      );
+    }
+    await this.closeSession(victim.name);
+  }
+
+  private armIdle(name: string, session: Session): void {
+    this.clearIdle(name);
+    const timer = setTimeout(() => {
+      if (this.sessions.get(name) === session && !session.busy) void this.closeSession(name);
+    }, this.config.idleSeconds * 1000);
+    timer.unref();
+    this.idleTimers.set(name, timer);
+  }
+
+  private clearIdle(name: string): void {
+    const timer = this.idleTimers.get(name);
+    if (timer) clearTimeout(timer);
+    this.idleTimers.delete(name);
+  }
+
+  private removeAllNow(): void {
+    const names = [...this.sessions.values()].map((s) => s.liveContainerName()).filter((n): n is string => !!n);
+    if (this.runtimeRef) removeNow(this.runtimeRef, names);
+  }
+}

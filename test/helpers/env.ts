@@ -1,0 +1,26 @@
+// What the integration suites run against: real runtimes and a local sandbox image, as set
+// up by .ci/run. A runtime that is asked for but unusable fails the suite rather than skip it.
+import { defaultSandboxConfig, RUNTIME_NAMES, type RuntimeName, type SandboxConfig } from '../../src/config/schema.ts';
+
+export const TEST_IMAGE = process.env.CEM_TEST_IMAGE ?? 'localhost/cem-sandbox:bookworm';
+
+export function testRuntimes(): RuntimeName[] {
+  const raw = process.env.CEM_TEST_RUNTIMES ?? 'podman,docker';
+  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  for (const name of names) {
+    if (!(RUNTIME_NAMES as readonly string[]).includes(name)) throw new Error(`CEM_TEST_RUNTIMES: unknown runtime "${name}"`);
+  }
+  return names as RuntimeName[];
+}
+
+export function testSandbox(runtime: RuntimeName, overrides: Partial<SandboxConfig> = {}): SandboxConfig {
+  return defaultSandboxConfig({
+    runtime,
+    image: TEST_IMAGE,
+    memory: '256m',
+    pids: 64,
+    timeoutSeconds: 20,
+    interruptGraceSeconds: 2,
+    ...overrides,
+  });
+}

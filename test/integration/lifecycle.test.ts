@@ -1,0 +1,161 @@
+// Sessions over time: requests to the host, idle reaping, the session cap, clean-up of every
+// container (at close, after a crash of the owner, at process exit), and clear errors.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, describe, test } from 'node:test';
+import { ImageMissingError, RuntimeUnavailableError } from '../../src/sandbox/errors.ts';
+import { listOwnedContainers } from '../../src/sandbox/cleanup.ts';
+import { runCli } from '../../src/sandbox/runtime/cli.ts';
+import { LABEL, OWNER_LABEL, removeArgs } from '../../src/sandbox/runtime/commands.ts';
+import { SessionManager } from '../../src/sandbox/sessions.ts';
+import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(200);
+  }
+  return check();
+}
+
+async function exists(runtime: string, name: string): Promise<boolean> {
+  const ids = await runCli(runtime, ['ps', '-a', '--filter', `name=${name}`, '--format', '{{.ID}}']);
+  return ids.stdout.trim() !== '';
+}
+
+for (const runtime of testRuntimes()) {
+  describe(`lifecycle on ${runtime}`, () => {
+    const managers: SessionManager[] = [];
+    const manager = (overrides = {}, options = {}) => {
+      const m = new SessionManager(testSandbox(runtime, overrides), options);
+      managers.push(m);
+      return m;
+    };
+    after(async () => {
+      await Promise.all(managers.map((m) => m.close()));
+    });
+
+    test('requests from sandboxed code reach the host and run concurrently', async () => {
+      const sandbox = manager(
+        {},
+        {
+          onRequest: async (method: string, params: unknown) => {
+            if (method === 'fail') throw new Error('refused on purpose');
+            await sleep(500);
+            return { method, params };
+          },
+        },
+      );
+      const result = await sandbox.execute(
+        [
+          'import asyncio, time, sandbox_host',
+          'start = time.monotonic()',
+          'answers = await asyncio.gather(*[sandbox_host.request("echo", {"i": i}) for i in range(5)])',
+          'elapsed = time.monotonic() - start',
+          'try:',
+          '    await sandbox_host.request("fail")',
+          '    failure = None',
+          'except sandbox_host.HostError as e:',
+          '    failure = (e.type, str(e))',
+          '([a["params"]["i"] for a in answers], elapsed < 2.0, failure)',
+        ].join('\n'),
+      );
+      assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      assert.equal(result.value, "([0, 1, 2, 3, 4], True, ('Error', 'refused on purpose'))");
+      assert.equal(result.requests, 6);
+    });
+
+    test('a session idle past idleSeconds is reaped with its container', async () => {
+      const sandbox = manager({ idleSeconds: 1 });
+      await sandbox.execute('x = 1', { session: 'idle' });
+      const container = sandbox.list()[0]?.container;
+      assert.ok(container);
+      assert.ok(await waitFor(async () => sandbox.list().length === 0, 5000), 'session not reaped');
+      assert.ok(await waitFor(async () => !(await exists(runtime, container)), 5000), 'container not removed');
+    });
+
+    test('the session cap evicts the least recently used idle session', async () => {
+      const sandbox = manager({ maxSessions: 2 });
+      await sandbox.execute('v = "a"', { session: 'a' });
+      await sandbox.execute('v = "b"', { session: 'b' });
+      await sandbox.execute('v', { session: 'a' });
+      await sandbox.execute('v = "c"', { session: 'c' });
+      assert.deepEqual(sandbox.list().map((s) => s.name).sort(), ['a', 'c']);
+      assert.equal((await sandbox.execute('v', { session: 'a' })).value, "'a'");
+    });
+
+    test('closing the manager removes every container it started', async () => {
+      const sandbox = manager();
+      await Promise.all([sandbox.execute('1', { session: 'p' }), sandbox.execute('2', { session: 'q' })]);
+      const names = sandbox.list().map((s) => s.container);
+      await sandbox.close();
+      for (const name of names) {
+        // Docker's daemon removes an exited --rm container a moment after the CLI returns.
+        assert.ok(await waitFor(async () => !(await exists(runtime, name!)), 5000), `${name} survived close()`);
+      }
+    });
+
+    test('leftovers of a dead owner are removed on start; a live owner keeps its containers', async () => {
+      const { hostname } = await import('node:os');
+      const start = (owner: string) =>
+        runCli(runtime, [
+          'run', '-d', '--network', 'none', '--label', `${LABEL}=1`, '--label', `${OWNER_LABEL}=${owner}`,
+          '--entrypoint', 'sleep', TEST_IMAGE, '300',
+        ]);
+      const dead = (await start(`${hostname()}/999999999`)).stdout.trim();
+      const live = (await start(`${hostname()}/${process.ppid}`)).stdout.trim();
+      try {
+        const sandbox = manager();
+        await sandbox.execute('1');
+        const remaining = await listOwnedContainers(runtime);
+        assert.ok(await waitFor(async () => !(await listOwnedContainers(runtime)).some((id) => dead.startsWith(id)), 10_000), 'orphan kept');
+        assert.ok(remaining.some((id) => live.startsWith(id)), 'live owner container removed');
+      } finally {
+        await runCli(runtime, removeArgs(runtime, [dead, live])).catch(() => undefined);
+      }
+    });
+
+    test('no container outlives a bridge that is killed outright', async () => {
+      const child = spawn(
+        process.execPath,
+        ['dist/cli.js', 'run', '--runtime', runtime, '--image', TEST_IMAGE, '-c', 'import time\nprint("up", flush=True)\ntime.sleep(120)'],
+        { stdio: ['ignore', 'pipe', 'inherit'], env: process.env },
+      );
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => d.toString().includes('up') && resolve());
+        child.on('exit', (code) => reject(new Error(`cli exited early (${code})`)));
+      });
+      const owner = `${(await import('node:os')).hostname()}/${child.pid}`;
+      const owned = async () =>
+        (await runCli(runtime, ['ps', '-a', '--filter', `label=${OWNER_LABEL}=${owner}`, '--format', '{{.ID}}'])).stdout.trim();
+      assert.notEqual(await owned(), '', 'the run should have a container');
+      child.kill('SIGKILL');
+      assert.ok(await waitFor(async () => (await owned()) === '', 15_000), 'container survived its owner');
+    });
+
+    test('a missing image gives a clear error', async () => {
+      const sandbox = manager({ image: 'localhost/no-such-image:never' });
+      await assert.rejects(sandbox.execute('1'), (error: unknown) => {
+        assert.ok(error instanceof ImageMissingError);
+        assert.match(error.message, /no-such-image:never" is not present in/);
+        assert.match(error.message, /pull/);
+        return true;
+      });
+    });
+  });
+}
+
+test('a missing runtime gives a clear error', async () => {
+  const sandbox = new SessionManager(testSandbox('podman'), {
+    detect: { commands: { podman: '/nonexistent/podman', docker: '/nonexistent/docker' } },
+  });
+  await assert.rejects(sandbox.execute('1'), (error: unknown) => {
+    assert.ok(error instanceof RuntimeUnavailableError);
+    assert.match(error.message, /podman is not installed/);
+    assert.match(error.message, /Install Podman/);
+    return true;
+  });
+  await sandbox.close();
+});

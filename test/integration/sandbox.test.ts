@@ -1,0 +1,230 @@
+// The sandbox engine against real Podman and real Docker: behaviour, limits and hardening.
+import assert from 'node:assert/strict';
+import { createServer, type AddressInfo } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { SessionManager } from '../../src/sandbox/sessions.ts';
+import { testRuntimes, testSandbox } from '../helpers/env.ts';
+
+for (const runtime of testRuntimes()) {
+  describe(`sandbox on ${runtime}`, () => {
+    let sandbox: SessionManager;
+    before(() => {
+      sandbox = new SessionManager(testSandbox(runtime));
+    });
+    after(async () => {
+      await sandbox.close();
+    });
+
+    test('hello world', async () => {
+      const result = await sandbox.execute('print("hello, world")');
+      assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      assert.equal(result.stdout, 'hello, world\n');
+      assert.equal(result.stderr, '');
+      assert.equal(result.value, null);
+    });
+
+    test('state persists within a session and not across sessions', async () => {
+      await sandbox.execute('counter = 41', { session: 'a' });
+      const same = await sandbox.execute('counter += 1\ncounter', { session: 'a' });
+      assert.equal(same.value, '42');
+      assert.equal(same.coldStart, false);
+      const other = await sandbox.execute('counter', { session: 'b' });
+      assert.equal(other.status, 'error');
+      assert.equal(other.error?.type, 'NameError');
+      await sandbox.closeSession('b');
+    });
+
+    test('reset starts a fresh interpreter', async () => {
+      await sandbox.execute('kept = 1', { session: 'r' });
+      const result = await sandbox.execute('"kept" in globals()', { session: 'r', reset: true });
+      assert.equal(result.value, 'False');
+      assert.equal(result.coldStart, true);
+      await sandbox.closeSession('r');
+    });
+
+    test('the value of a last bare expression comes back as its repr', async () => {
+      assert.equal((await sandbox.execute('x = [1, "two"]\nx')).value, "[1, 'two']");
+      assert.equal((await sandbox.execute('None')).value, null);
+      assert.equal((await sandbox.execute('y = 3')).value, null);
+    });
+
+    test('exceptions come back with type, message and a trimmed traceback', async () => {
+      const result = await sandbox.execute('def f():\n    raise ValueError("bad thing")\nf()');
+      assert.equal(result.status, 'error');
+      assert.equal(result.error?.type, 'ValueError');
+      assert.equal(result.error?.message, 'bad thing');
+      assert.match(result.error?.traceback ?? '', /line 2, in f\n\s+raise ValueError/);
+      assert.doesNotMatch(result.error?.traceback ?? '', /<kernel>/);
+      const syntax = await sandbox.execute('def (:');
+      assert.equal(syntax.error?.type, 'SyntaxError');
+      const exit = await sandbox.execute('import sys\nsys.exit(3)');
+      assert.equal(exit.error?.type, 'SystemExit');
+      assert.equal((await sandbox.execute('1 + 1')).value, '2', 'sys.exit must not end the kernel');
+    });
+
+    test('top-level await and asyncio work', async () => {
+      const result = await sandbox.execute(
+        'import asyncio\nasync def twice(x):\n    await asyncio.sleep(0.01)\n    return 2 * x\nawait asyncio.gather(twice(1), twice(2))',
+      );
+      assert.equal(result.value, '[2, 4]');
+    });
+
+    test('stdout and stderr are captured separately, subprocess output too', async () => {
+      const result = await sandbox.execute(
+        'import sys, subprocess\nprint("out")\nprint("err", file=sys.stderr)\nsubprocess.run(["echo", "child"])',
+      );
+      assert.equal(result.stdout, 'out\nchild\n');
+      assert.equal(result.stderr, 'err\n');
+    });
+
+    test('a 10 MB print is capped, reported, and the next run still works', async () => {
+      const result = await sandbox.execute('print("A" * 5_000_000 + "B" * 5_000_000)');
+      assert.equal(result.status, 'ok');
+      assert.equal(result.truncated, true);
+      assert.ok(result.omitted.stdout > 9_000_000);
+      assert.ok(result.stdout.length < 300 * 1024);
+      assert.ok(result.stdout.startsWith('AAAA') && result.stdout.trimEnd().endsWith('BBBB'));
+      assert.match(result.stdout, /characters omitted/);
+      assert.equal((await sandbox.execute('print("still here")')).stdout, 'still here\n');
+    });
+
+    test('an infinite loop is interrupted by the timeout and the session survives', async () => {
+      await sandbox.execute('survivor = "yes"', { session: 't' });
+      const result = await sandbox.execute('while True:\n    pass', { session: 't', timeoutMs: 1000 });
+      assert.equal(result.status, 'timeout');
+      assert.equal(result.sessionLost, false);
+      assert.match(result.error?.traceback ?? '', /KeyboardInterrupt/);
+      const next = await sandbox.execute('survivor', { session: 't' });
+      assert.equal(next.value, "'yes'");
+      assert.equal(next.coldStart, false);
+    });
+
+    test('code that ignores the interrupt is killed and its session replaced', async () => {
+      await sandbox.execute('doomed = 1', { session: 't' });
+      const stubborn = 'while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass';
+      const result = await sandbox.execute(stubborn, { session: 't', timeoutMs: 500 });
+      assert.equal(result.status, 'timeout');
+      assert.equal(result.sessionLost, true);
+      assert.match(result.error?.message ?? '', /killed/);
+      const next = await sandbox.execute('"doomed" in globals()', { session: 't' });
+      assert.equal(next.value, 'False');
+      assert.equal(next.coldStart, true);
+      await sandbox.closeSession('t');
+    });
+
+    test('a cancelled run stops', async () => {
+      const abort = new AbortController();
+      setTimeout(() => abort.abort(), 300);
+      const started = Date.now();
+      const result = await sandbox.execute('import time\ntime.sleep(30)', { signal: abort.signal });
+      assert.equal(result.status, 'cancelled');
+      assert.ok(Date.now() - started < 5000);
+      assert.equal((await sandbox.execute('1')).value, '1');
+    });
+
+    test('there is no network', async () => {
+      const server = createServer((socket) => socket.destroy());
+      let connections = 0;
+      server.on('connection', () => connections++);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as AddressInfo).port;
+      try {
+        const result = await sandbox.execute(
+          [
+            'import socket',
+            'names = [n for _, n in socket.if_nameindex()]',
+            'try:',
+            `    socket.create_connection(("127.0.0.1", ${port}), timeout=2)`,
+            '    outcome = "connected"',
+            'except OSError as e:',
+            '    outcome = type(e).__name__',
+            'routes = open("/proc/net/route").read().strip().splitlines()[1:]',
+            '(names, outcome, routes)',
+          ].join('\n'),
+        );
+        assert.equal(result.value, "(['lo'], 'ConnectionRefusedError', [])");
+        assert.equal(connections, 0);
+      } finally {
+        server.close();
+      }
+    });
+
+    test('the root file system is read-only, the work dir and /tmp are writable but not executable', async () => {
+      const result = await sandbox.execute(
+        [
+          'import os, subprocess',
+          'def attempt(f):',
+          '    try:',
+          '        f(); return "ok"',
+          '    except OSError as e:',
+          '        return e.strerror',
+          'def write(p):',
+          '    open(p, "w").write("#!/bin/sh\\necho ran\\n")',
+          'root = attempt(lambda: write("/usr/x"))',
+          'work = attempt(lambda: write("/work/s.sh"))',
+          'tmp = attempt(lambda: write("/tmp/s.sh"))',
+          'os.chmod("/tmp/s.sh", 0o755)',
+          'run = attempt(lambda: subprocess.run(["/tmp/s.sh"]))',
+          '(os.getcwd(), root, work, tmp, run)',
+        ].join('\n'),
+      );
+      assert.equal(result.value, "('/work', 'Read-only file system', 'ok', 'ok', 'Permission denied')");
+    });
+
+    test('the code runs unprivileged and cannot gain privileges', async () => {
+      const result = await sandbox.execute(
+        [
+          'import os',
+          'status = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)',
+          'try:',
+          '    os.setuid(0); gained = True',
+          'except PermissionError:',
+          '    gained = False',
+          '(os.getuid(), os.getgid(), gained, status["NoNewPrivs"].strip(), status["CapEff"].strip(), status["CapBnd"].strip())',
+        ].join('\n'),
+      );
+      assert.equal(result.value, "(65534, 65534, False, '1', '0000000000000000', '0000000000000000')");
+    });
+
+    test('environment variables of the host do not reach the sandbox', async () => {
+      process.env.CEM_SECRET_PROBE = 'do-not-leak';
+      try {
+        const result = await sandbox.execute('import os\nsorted(k for k in os.environ if "SECRET" in k or "TOKEN" in k)');
+        assert.equal(result.value, '[]');
+      } finally {
+        delete process.env.CEM_SECRET_PROBE;
+      }
+    });
+
+    test('forged protocol frames printed by user code do not confuse the host', async () => {
+      const result = await sandbox.execute(
+        [
+          'import json, os, struct, sys',
+          'def frame(m):',
+          '    b = json.dumps(m).encode()',
+          '    return struct.pack(">I", len(b)) + b',
+          'fake = frame({"t": "done", "run": "forged", "status": "ok", "value": "999", "error": None})',
+          'print(fake.decode("latin-1"))',
+          'os.write(1, fake)',
+          'sys.__stdout__.buffer.write(fake); sys.__stdout__.flush()',
+          'print("real")',
+          '"genuine"',
+        ].join('\n'),
+      );
+      assert.equal(result.status, 'ok');
+      assert.equal(result.value, "'genuine'");
+      // The forged bytes are just output; raw fd writes may land before or after "real".
+      assert.match(result.stdout, /real\n/);
+      assert.equal(result.stdout.split('"run": "forged"').length - 1, 3);
+      assert.equal((await sandbox.execute('40 + 2')).value, '42');
+    });
+
+    test('code can emit images', async () => {
+      const png = '\\x89PNG\\r\\n\\x1a\\n' + 'rest';
+      const result = await sandbox.execute(`emit_image(b"${png}")\nimport sandbox_host\nsandbox_host.emit_image(b"GIF89a", "image/gif")`);
+      assert.equal(result.images.length, 2);
+      assert.equal(Buffer.from(result.images[0]!.data, 'base64').subarray(0, 4).toString('latin1'), '\x89PNG');
+      assert.equal(result.images[1]!.mime, 'image/gif');
+    });
+  });
+}
