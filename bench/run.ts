@@ -1,0 +1,74 @@
+// `npm run bench`: performance figures beside their baselines, measured in one run on this
+// machine. `--smoke` runs each measurement a couple of times only, to prove the bench works.
+import { execa } from 'execa';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts';
+import { SessionManager } from '../src/sandbox/sessions.ts';
+import { ms, summarize, timeEach, type Summary } from './stats.ts';
+
+const smoke = process.argv.includes('--smoke');
+const N = smoke ? 2 : Number(process.env.CEM_BENCH_N ?? 30);
+const image = process.env.CEM_TEST_IMAGE ?? 'localhost/cem-sandbox:bookworm';
+const runtimes = (process.env.CEM_TEST_RUNTIMES ?? 'podman,docker').split(',') as RuntimeName[];
+
+interface LatencyRow {
+  runtime: RuntimeName;
+  bareStart: Summary;
+  freshContainerPerCall: Summary;
+  coldSession: Summary;
+  warm: Summary;
+}
+
+async function latency(runtime: RuntimeName): Promise<LatencyRow> {
+  const bareStart = summarize(
+    await timeEach(N, () => execa(runtime, ['run', '--rm', '--network', 'none', image, 'python3', '-c', 'pass'])),
+  );
+  const sandbox = new SessionManager(defaultSandboxConfig({ runtime, image }));
+  try {
+    await sandbox.execute('pass', { session: 'prime' });
+    await sandbox.closeSession('prime');
+    // The original bridge's design: a new container for every call.
+    const freshContainerPerCall = summarize(
+      await timeEach(N, async (i) => {
+        await sandbox.execute('print(1)', { session: `fresh-${i}` });
+        await sandbox.closeSession(`fresh-${i}`);
+      }),
+    );
+    const coldSession = summarize(
+      await timeEach(N, async (i) => {
+        const result = await sandbox.execute('print(1)', { session: `cold-${i}` });
+        if (result.stdout !== '1\n' || !result.coldStart) throw new Error(`unexpected cold result ${JSON.stringify(result)}`);
+        void sandbox.closeSession(`cold-${i}`);
+      }),
+    );
+    await sandbox.execute('pass', { session: 'warm' });
+    const warm = summarize(
+      await timeEach(Math.max(N, 20), async () => {
+        const result = await sandbox.execute('print(1)', { session: 'warm' });
+        if (result.stdout !== '1\n' || result.coldStart) throw new Error('unexpected warm result');
+      }),
+    );
+    return { runtime, bareStart, freshContainerPerCall, coldSession, warm };
+  } finally {
+    await sandbox.close();
+  }
+}
+
+const rows: LatencyRow[] = [];
+for (const runtime of runtimes) rows.push(await latency(runtime));
+
+console.log(`\nExecution latency of print(1), ${N} runs each (p50 / p95)\n`);
+console.log('| runtime | bare `run --rm python3 -c pass` | fresh container per call | cold session (first run) | warm session | warm vs fresh |');
+console.log('|---|---|---|---|---|---|');
+for (const r of rows) {
+  const ratio = r.freshContainerPerCall.p50 / r.warm.p50;
+  console.log(
+    `| ${r.runtime} | ${ms(r.bareStart.p50)} / ${ms(r.bareStart.p95)} | ${ms(r.freshContainerPerCall.p50)} / ${ms(r.freshContainerPerCall.p95)} | ` +
+      `${ms(r.coldSession.p50)} / ${ms(r.coldSession.p95)} (${(r.coldSession.p50 / r.bareStart.p50).toFixed(2)}x bare) | ` +
+      `${ms(r.warm.p50)} / ${ms(r.warm.p95)} | ${ratio.toFixed(0)}x faster |`,
+  );
+}
+
+await mkdir('bench/results', { recursive: true });
+await writeFile('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), smoke, n: N, latency: rows }, null, 2)}\n`);
+console.log('\nFigures written to bench/results/latest.json');
