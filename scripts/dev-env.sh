@@ -37,6 +37,11 @@ export PATH=$NODE_DIR/node_modules/n24/bin:$PATH
 # --- Podman: runc and ulimits this kind of host needs (see .ci/containers.conf) ---------------
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$ROOT/.ci/containers.conf}
 
+# --- An unprivileged user, for the rootless-Podman detection test ------------------------------
+if [ "$(id -u)" = 0 ] && ! id cemrootless >/dev/null 2>&1; then
+  useradd --create-home --shell /bin/sh cemrootless
+fi
+
 # --- Docker daemon, without a bridge network ------------------------------------------------
 if ! docker info >/dev/null 2>&1; then
   log "starting dockerd (no bridge network)"

@@ -228,3 +228,33 @@ for (const runtime of testRuntimes()) {
     });
   });
 }
+
+for (const runtime of testRuntimes()) {
+  describe(`hostile frames on ${runtime}`, () => {
+    let sandbox: SessionManager;
+    before(() => {
+      sandbox = new SessionManager(testSandbox(runtime));
+    });
+    after(async () => {
+      await sandbox.close();
+    });
+
+    // User code shares the kernel's process, so it can reach the real protocol channel.
+    const cases: Array<[string, string]> = [
+      ['an invalid frame', '__main__._proto_out.write(struct.pack(">I", 9) + b"not json!")'],
+      ['a frame of the wrong shape', '__main__._send({"t": "out", "run": 5, "stream": "nowhere"})'],
+      ['an oversized frame header', '__main__._proto_out.write(struct.pack(">I", 0xFFFFFFF0))'],
+    ];
+    for (const [what, code] of cases) {
+      test(`${what} on the protocol channel ends the session, not the host`, async () => {
+        await sandbox.execute('state = 1', { session: 'h' });
+        const result = await sandbox.execute(`import __main__, struct, time\n${code}\ntime.sleep(30)`, { session: 'h' });
+        assert.equal(result.status, 'error');
+        assert.equal(result.sessionLost, true);
+        assert.match(result.error?.message ?? '', /protocol error/);
+        const next = await sandbox.execute('"state" in globals()', { session: 'h' });
+        assert.equal(next.value, 'False');
+      });
+    }
+  });
+}

@@ -1,0 +1,47 @@
+// The `code-execution-mode` command as people and scripts use it (the built dist/cli.js).
+import assert from 'node:assert/strict';
+import { execa } from 'execa';
+import { describe, test } from 'node:test';
+import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+
+const cli = (args: string[], input?: string) =>
+  execa(process.execPath, ['dist/cli.js', ...args], { reject: false, ...(input !== undefined ? { input } : {}) });
+
+for (const runtime of testRuntimes()) {
+  describe(`cli on ${runtime}`, () => {
+    const base = ['--runtime', runtime, '--image', TEST_IMAGE];
+
+    test('run -c prints output and the value, exit 0', async () => {
+      const result = await cli(['run', ...base, '-c', 'import sys\nprint("out")\nprint("err", file=sys.stderr)\n6 * 7']);
+      assert.equal(result.exitCode, 0, result.stderr);
+      assert.equal(result.stdout, 'out\n42');
+      assert.equal(result.stderr, 'err');
+    });
+
+    test('run reads code from stdin and reports errors with exit 1', async () => {
+      const result = await cli(['run', ...base, '-'], 'raise KeyError("nope")');
+      assert.equal(result.exitCode, 1);
+      assert.match(result.stderr, /KeyError: 'nope'/);
+    });
+
+    test('a timeout exits 124 and --json gives the whole result', async () => {
+      const result = await cli(['run', ...base, '--timeout', '1', '--json', '-c', 'while True: pass']);
+      assert.equal(result.exitCode, 124);
+      const parsed = JSON.parse(result.stdout) as { status: string; error: { type: string } };
+      assert.equal(parsed.status, 'timeout');
+      assert.equal(parsed.error.type, 'Timeout');
+    });
+  });
+}
+
+test('bad usage and bad configuration exit 2 with a message that names the problem', async () => {
+  const noCode = await cli(['run']);
+  assert.equal(noCode.exitCode, 2);
+  assert.match(noCode.stderr, /run needs exactly one FILE\.py/);
+  const badTimeout = await cli(['run', '--timeout', '9999', '-c', '1']);
+  assert.equal(badTimeout.exitCode, 2);
+  assert.match(badTimeout.stderr, /exceeds sandbox\.maxTimeoutSeconds \(300\)/);
+  const badRuntime = await cli(['run', '--runtime', 'lxc', '-c', '1']);
+  assert.equal(badRuntime.exitCode, 2);
+  assert.match(badRuntime.stderr, /sandbox\.runtime/);
+});
