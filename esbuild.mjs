@@ -24,4 +24,5 @@ await build({
   },
 });
 await copyFile('src/sandbox/kernel/kernel.py', 'dist/kernel.py');
+await copyFile('src/bridge/runtime/mcp_runtime.py', 'dist/mcp_runtime.py');
 await chmod('dist/cli.js', 0o755);

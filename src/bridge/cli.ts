@@ -1,5 +1,6 @@
 // The `code-execution-mode` command. `run` executes Python in the sandbox for people and
 // scripts; `doctor` explains the container runtime; `pull` fetches the sandbox image.
+import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile, parseConfig } from '../config/load.ts';
@@ -7,10 +8,11 @@ import type { Config, SandboxConfig } from '../config/schema.ts';
 import { isSandboxError } from '../sandbox/errors.ts';
 import { probeRuntime } from '../sandbox/runtime/detect.ts';
 import { pullImage } from '../sandbox/image.ts';
-import { SessionManager } from '../sandbox/sessions.ts';
 import { runToExitCode, writeRunResult } from './cli-output.ts';
+import { createBridge, serveStdio } from './server.ts';
 
 const USAGE = `Usage:
+  code-execution-mode [serve] [--config FILE]                 the MCP bridge on stdio
   code-execution-mode run FILE.py | -c CODE | -   [options]   run Python in the sandbox
   code-execution-mode doctor [options]                        check the container runtimes
   code-execution-mode pull [options]                          pull the sandbox image
@@ -44,13 +46,17 @@ class UsageError extends Error {
 
 async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
-  const [command, ...rest] = positionals;
-  if (values.help || !command) {
+  const [command = 'serve', ...rest] = positionals;
+  if (values.help) {
     process.stdout.write(`${USAGE}\n`);
-    return values.help ? 0 : 2;
+    return 0;
   }
   const config = await configFrom(values);
   switch (command) {
+    case 'serve':
+      // stdout carries the protocol: everything else goes to stderr.
+      await serveStdio(config, (line) => process.stderr.write(`[code-execution-mode] ${line}\n`));
+      return new Promise<number>(() => {});
     case 'run':
       return runCommand(config, values, rest);
     case 'doctor':
@@ -104,7 +110,10 @@ async function runCommand(
 ): Promise<number> {
   const code = await codeFrom(values, rest);
   const timeoutSeconds = timeoutFrom(values.timeout, config.sandbox);
-  const manager = new SessionManager(config.sandbox);
+  // The same bridge as the MCP server, so proxied servers are callable and the run is logged.
+  const bridge = await createBridge(config, (line) => process.stderr.write(`[code-execution-mode] ${line}\n`));
+  const manager = bridge.sandbox;
+  const runId = randomUUID();
   const abort = new AbortController();
   let interrupts = 0;
   const onSignal = () => {
@@ -116,19 +125,22 @@ async function runCommand(
   process.on('SIGTERM', onSignal);
   try {
     const live = values.json ? undefined : liveWriter(config.sandbox.maxOutputChars);
+    bridge.runLog.runStarted({ run: runId, session: values.session ?? 'default', code, timeoutMs: timeoutSeconds * 1000 });
     const result = await manager.execute(code, {
+      runId,
       timeoutMs: timeoutSeconds * 1000,
       signal: abort.signal,
       ...(values.session ? { session: values.session } : {}),
       ...(live ? { onOutput: live.write } : {}),
     });
+    bridge.runLog.runEnded(result, { toolCalls: bridge.toolCalls.toolCallsOf(runId) });
     if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     else writeRunResult(result, live?.printed ?? { stdout: 0, stderr: 0 });
     return runToExitCode(result.status);
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-    await manager.close();
+    await bridge.close();
   }
 }
 

@@ -84,6 +84,8 @@ const serverCommon = {
   allowTools: z.array(z.string().min(1)).optional(),
   /** These tools may never be called; wins over allowTools. */
   denyTools: z.array(z.string().min(1)).default([]),
+  /** Permit an entry that starts this bridge again (normally refused: it would recurse). */
+  allowSelfProxy: z.boolean().default(false),
 };
 
 export const stdioServerSchema = z
@@ -121,11 +123,21 @@ const serversSchema = z.record(
   serverSchema,
 );
 
+export const proxyConfigSchema = z
+  .object({
+    connectTimeoutSeconds: z.number().positive().max(600).default(60),
+    listTimeoutSeconds: z.number().positive().max(600).default(30),
+    callTimeoutSeconds: z.number().positive().max(86400).default(300),
+  })
+  .strict();
+export type ProxyConfig = z.infer<typeof proxyConfigSchema>;
+
 export const configSchema = z
   .object({
     servers: serversSchema.optional(),
     mcpServers: serversSchema.optional(),
     sandbox: sandboxConfigSchema.default(() => sandboxConfigSchema.parse({})),
+    proxy: proxyConfigSchema.default(() => proxyConfigSchema.parse({})),
     stateDir: z.string().min(1).default('~/.code-execution-mode'),
     /** JSON schema reference some editors add; ignored. */
     $schema: z.string().optional(),

@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { SandboxConfig } from '../config/schema.ts';
 import { KernelContainer, type ExitInfo, type RuntimeRef } from './container.ts';
+import { SandboxStartError } from './errors.ts';
 import { CappedText } from './output.ts';
 import type { KernelError, KernelMessage } from './protocol/messages.ts';
 
@@ -42,12 +43,16 @@ export interface RequestContext {
   runId: string;
   session: string;
   signal: AbortSignal;
+  /** Adds an image to the run's result (as if the code had emitted it). */
+  emitImage(mime: string, data: string): void;
 }
 
 /** Serves a request from sandboxed code. Throwing sends the error back into Python. */
 export type RequestHandler = (method: string, params: unknown, context: RequestContext) => Promise<unknown>;
 
 export interface RunOptions {
+  /** The run's id, when the caller wants to know it up front (for logs). */
+  runId?: string;
   timeoutMs: number;
   signal?: AbortSignal;
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
@@ -70,9 +75,13 @@ export class Session {
   private readonly runtime: RuntimeRef;
   private readonly config: SandboxConfig;
 
-  constructor(name: string, runtime: RuntimeRef, config: SandboxConfig) {
+  private readonly prelude: string | undefined;
+
+  /** `prelude` runs in every new interpreter of this session before its first run. */
+  constructor(name: string, runtime: RuntimeRef, config: SandboxConfig, prelude?: string) {
     this.name = name;
     this.runtime = runtime;
+    this.prelude = prelude;
     this.config = config;
   }
 
@@ -128,7 +137,7 @@ export class Session {
 
   private async ensureContainer(): Promise<{ container: KernelContainer; cold: boolean }> {
     if (this.container?.alive) return { container: this.container, cold: false };
-    this.starting ??= KernelContainer.start(this.runtime, this.config, this.name);
+    this.starting ??= this.startContainer();
     try {
       this.container = await this.starting;
     } finally {
@@ -137,9 +146,29 @@ export class Session {
     return { container: this.container, cold: true };
   }
 
+  private async startContainer(): Promise<KernelContainer> {
+    const container = await KernelContainer.start(this.runtime, this.config, this.name);
+    if (this.prelude === undefined) return container;
+    const result = await new RunTracker({
+      container,
+      runId: `prelude-${randomUUID()}`,
+      session: this.name,
+      config: this.config,
+      options: { timeoutMs: 30_000 },
+      cold: true,
+      started: performance.now(),
+      code: this.prelude,
+    }).result;
+    if (result.status !== 'ok') {
+      await container.kill('prelude failed');
+      throw new SandboxStartError(`The sandbox's runtime failed to load: ${result.error?.type}: ${result.error?.message}\n${result.error?.traceback ?? ''}`);
+    }
+    return container;
+  }
+
   private async runNow(code: string, options: RunOptions): Promise<RunResult> {
     const started = performance.now();
-    const runId = randomUUID();
+    const runId = options.runId ?? randomUUID();
     if (options.signal?.aborted) return this.emptyResult(runId, 'cancelled', started, 'Cancelled before it started.');
     const { container, cold } = await this.ensureContainer();
     this.runs++;
@@ -232,12 +261,7 @@ class RunTracker {
         if (message.run === this.runId) this.output(message.stream, message.data);
         return;
       case 'image':
-        if (message.run !== this.runId) return;
-        if (this.images.length >= MAX_IMAGES_PER_RUN || message.data.length > MAX_IMAGE_BASE64_CHARS) {
-          this.omittedImages++;
-        } else {
-          this.images.push({ mime: message.mime, data: message.data });
-        }
+        if (message.run === this.runId) this.addImage(message.mime, message.data);
         return;
       case 'req':
         void this.onRequest(message.id, message.method, message.params);
@@ -255,6 +279,14 @@ class RunTracker {
         return;
       case 'ready':
         return;
+    }
+  }
+
+  private addImage(mime: string, data: string): void {
+    if (this.finished || this.images.length >= MAX_IMAGES_PER_RUN || data.length > MAX_IMAGE_BASE64_CHARS) {
+      this.omittedImages++;
+    } else {
+      this.images.push({ mime, data });
     }
   }
 
@@ -278,6 +310,7 @@ class RunTracker {
         runId: this.runId,
         session: this.session,
         signal: this.requestsAbort.signal,
+        emitImage: (mime, data) => this.addImage(mime, data),
       });
       reply(true, result ?? null);
     } catch (error) {

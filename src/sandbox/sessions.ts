@@ -9,6 +9,7 @@ import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime
 import { Session, type RequestHandler, type RunResult } from './session.ts';
 
 export interface ExecuteOptions {
+  runId?: string;
   session?: string;
   /** Defaults to the configured timeoutSeconds; callers validate against the maximum. */
   timeoutMs?: number;
@@ -30,6 +31,8 @@ export interface SessionManagerOptions {
   detect?: DetectOptions;
   /** Serves requests (tool calls) from sandboxed code. */
   onRequest?: RequestHandler;
+  /** Code every new interpreter runs first (the MCP runtime). */
+  prelude?: string;
 }
 
 export const SESSION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -75,6 +78,7 @@ export class SessionManager {
         code,
         {
           timeoutMs: options.timeoutMs ?? this.config.timeoutSeconds * 1000,
+          ...(options.runId ? { runId: options.runId } : {}),
           ...(options.signal ? { signal: options.signal } : {}),
           ...(options.onOutput ? { onOutput: options.onOutput } : {}),
           ...(this.options.onRequest ? { onRequest: this.options.onRequest } : {}),
@@ -126,7 +130,7 @@ export class SessionManager {
     const existing = this.sessions.get(name);
     if (existing) return existing;
     if (this.sessions.size >= this.config.maxSessions) await this.evictOne();
-    const session = new Session(name, runtime, this.config);
+    const session = new Session(name, runtime, this.config, this.options.prelude);
     this.sessions.set(name, session);
     return session;
   }

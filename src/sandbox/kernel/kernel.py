@@ -13,6 +13,7 @@ import base64
 import builtins
 import codecs
 import io
+import itertools
 import json
 import linecache
 import os
@@ -162,7 +163,8 @@ def _fd1_reader():
 _loop = asyncio.new_event_loop()
 asyncio.set_event_loop(_loop)
 _pending = {}
-_next_id = [0]
+_sync_waiters = {}
+_ids = itertools.count(1)
 
 
 class HostError(Exception):
@@ -177,17 +179,35 @@ def _settle(request_id, message):
     future = _pending.pop(request_id, None)
     if future is None or future.done():
         return
+    try:
+        future.set_result(_reply_value(message))
+    except HostError as error:
+        future.set_exception(error)
+
+
+def _reply_value(message):
     if message.get("ok"):
-        future.set_result(message.get("result"))
-    else:
-        error = message.get("error") or {}
-        future.set_exception(HostError(str(error.get("type", "HostError")), str(error.get("message", ""))))
+        return message.get("result")
+    error = message.get("error") or {}
+    raise HostError(str(error.get("type", "HostError")), str(error.get("message", "")))
+
+
+def request_sync(method, params=None):
+    """Like request(), for code that cannot await (attribute look-ups, help())."""
+    request_id = next(_ids)
+    slot = [threading.Event(), None]
+    _sync_waiters[request_id] = slot
+    try:
+        _send({"t": "req", "id": request_id, "run": _state.run or _state.last_run, "method": method, "params": params})
+        slot[0].wait()
+    finally:
+        _sync_waiters.pop(request_id, None)
+    return _reply_value(slot[1])
 
 
 async def request(method, params=None):
     """Ask the host to do `method` with JSON-serialisable `params`; returns its JSON result."""
-    _next_id[0] += 1
-    request_id = _next_id[0]
+    request_id = next(_ids)
     future = asyncio.get_running_loop().create_future()
     _pending[request_id] = future
     try:
@@ -209,6 +229,7 @@ def emit_image(data, mime="image/png"):
 
 _host_module = types.ModuleType("sandbox_host")
 _host_module.request = request
+_host_module.request_sync = request_sync
 _host_module.emit_image = emit_image
 _host_module.HostError = HostError
 sys.modules["sandbox_host"] = _host_module
@@ -356,7 +377,12 @@ def _reader():
         elif kind == "interrupt":
             _interrupt(message.get("run"))
         elif kind == "res":
-            _loop.call_soon_threadsafe(_settle, message.get("id"), message)
+            slot = _sync_waiters.get(message.get("id"))
+            if slot is not None:
+                slot[1] = message
+                slot[0].set()
+            else:
+                _loop.call_soon_threadsafe(_settle, message.get("id"), message)
     # stdin closed: the host is gone or done with us. Stop at once, even mid-run, so that
     # nothing keeps running after the bridge exits.
     os._exit(0)

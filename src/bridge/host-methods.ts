@@ -1,0 +1,103 @@
+// The methods sandboxed code may ask of the host, each with zod-checked parameters: tool calls
+// through the hub's policy, and discovery (servers, tool docs, search) from the catalog.
+import { z } from 'zod';
+import type { RequestContext, RequestHandler } from '../sandbox/session.ts';
+import type { ToolEntry } from './catalog/catalog.ts';
+import type { ProxyHub } from './hub/hub.ts';
+import type { RunLog } from './run-log.ts';
+import { toSandboxResult } from './tool-results.ts';
+
+const detail = z.enum(['summary', 'full']).default('summary');
+const name = z.string().min(1).max(256);
+
+const schemas = {
+  call_tool: z.object({ server: name, tool: name, arguments: z.record(z.string(), z.unknown()).default({}) }),
+  list_servers: z.object({}).default({}),
+  list_tools: z.object({ server: name }),
+  search_tools: z.object({ query: z.string().max(2000), limit: z.number().int().min(1).max(100).default(5), detail }),
+  query_tools: z.object({ server: name, tool: name.nullable().optional(), detail }),
+};
+
+export type HostMethod = keyof typeof schemas;
+
+export function toolDoc(entry: ToolEntry, level: 'summary' | 'full'): Record<string, unknown> {
+  const doc: Record<string, unknown> = {
+    server: entry.server,
+    tool: entry.tool,
+    alias: entry.alias,
+    description: entry.description,
+  };
+  if (level === 'full') {
+    doc.signature = `mcp_${entry.serverAlias}.${entry.signature}`;
+    doc.inputSchema = entry.inputSchema;
+  }
+  return doc;
+}
+
+export interface HostMethods {
+  handle: RequestHandler;
+  /** Tool calls a run has made so far (its count is dropped once read after the run). */
+  toolCallsOf(runId: string): number;
+  forget(runId: string): void;
+}
+
+export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): HostMethods {
+  const calls = new Map<string, number>();
+  const handlers: { [M in HostMethod]: (params: z.infer<(typeof schemas)[M]>, context: RequestContext) => Promise<unknown> } = {
+    async call_tool(params, context) {
+      const started = performance.now();
+      calls.set(context.runId, (calls.get(context.runId) ?? 0) + 1);
+      const record = { run: context.runId, server: params.server, tool: params.tool, arguments: params.arguments };
+      try {
+        const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal);
+        const converted = toSandboxResult(result, (image) => context.emitImage(image.mime, image.data));
+        runLog?.toolCall({ ...record, server, tool, outcome: converted.isError ? 'tool-error' : 'ok', durationMs: performance.now() - started, ...(converted.errorText ? { error: converted.errorText } : {}) });
+        return converted;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        const outcome = error instanceof Error && error.name === 'ToolDeniedError' ? 'denied' : 'failed';
+        runLog?.toolCall({ ...record, outcome, durationMs: performance.now() - started, error: message });
+        throw error;
+      }
+    },
+    async list_servers() {
+      return hub.catalog.records().map((r) => ({
+        name: r.name,
+        alias: `mcp_${r.alias}`,
+        description: r.description ?? '',
+        tools: r.tools ? r.tools.length : null,
+        status: r.state,
+        ...(r.error ? { error: r.error } : {}),
+      }));
+    },
+    async list_tools(params) {
+      const tools = await hub.listTools(params.server);
+      return tools.map((t) => ({ ...toolDoc(t, 'full'), params: t.params, allowed: hub.allowed(t.server, t.tool) }));
+    },
+    async search_tools(params) {
+      await hub.ensureCatalog();
+      return hub.catalog.search(params.query, params.limit).map((t) => toolDoc(t, params.detail));
+    },
+    async query_tools(params) {
+      const tools = await hub.listTools(params.server);
+      const wanted = params.tool ? tools.filter((t) => t.tool === params.tool || t.alias === params.tool) : tools;
+      if (params.tool && wanted.length === 0) throw new Error(`server "${params.server}" has no tool "${params.tool}"`);
+      return wanted.map((t) => toolDoc(t, params.detail));
+    },
+  };
+
+  const handle: RequestHandler = async (method, params, context) => {
+    if (!Object.hasOwn(schemas, method)) throw new Error(`unknown host method "${method}"`);
+    const key = method as HostMethod;
+    const parsed = schemas[key].safeParse(params ?? {});
+    if (!parsed.success) {
+      throw new Error(`bad parameters for ${method}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'params'}: ${i.message}`).join('; ')}`);
+    }
+    return (handlers[key] as (p: unknown, c: RequestContext) => Promise<unknown>)(parsed.data, context);
+  };
+  return {
+    handle,
+    toolCallsOf: (runId) => calls.get(runId) ?? 0,
+    forget: (runId) => void calls.delete(runId),
+  };
+}

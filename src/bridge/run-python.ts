@@ -1,0 +1,117 @@
+// The one MCP tool, run_python: validated input (never a silent clamp), the run in the
+// sandbox with proxied tools reachable, progress for long runs, cancellation, and a result
+// with text, images and structured content. Never throws: failures are isError results.
+import { randomUUID } from 'node:crypto';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { SandboxConfig } from '../config/schema.ts';
+import { SESSION_NAME, type SessionManager } from '../sandbox/sessions.ts';
+import { runText, structuredRun } from './format.ts';
+import type { ProxyHub } from './hub/hub.ts';
+import type { RunLog } from './run-log.ts';
+
+export const RUN_PYTHON = 'run_python';
+export const MAX_CODE_CHARS = 1024 * 1024;
+const PROGRESS_INTERVAL_MS = 2000;
+
+export const RUN_PYTHON_DESCRIPTION =
+  'Run Python 3 in a sandbox (no network, no host files). MCP tools are async functions: ' +
+  'await mcp_<server>.<tool>(**kwargs). Find them with await search_tool_docs("what you need"), ' +
+  'discovered_servers(), help(mcp_<server>.<tool>). Top-level await works; state persists per ' +
+  'session; the last expression is returned.';
+
+export function runPythonInput(sandbox: SandboxConfig) {
+  return {
+    code: z.string().min(1).max(MAX_CODE_CHARS),
+    timeout: z.number().positive().max(sandbox.maxTimeoutSeconds).optional(),
+    session: z.string().regex(SESSION_NAME).optional(),
+    reset: z.boolean().optional(),
+    servers: z.array(z.string().min(1).max(64)).max(64).optional(),
+  };
+}
+
+export interface RunPythonDeps {
+  sandbox: SessionManager;
+  hub: ProxyHub;
+  runLog?: RunLog;
+  toolCalls: { toolCallsOf(runId: string): number; forget(runId: string): void };
+  log: (message: string) => void;
+}
+
+export function registerRunPython(server: McpServer, config: SandboxConfig, deps: RunPythonDeps): void {
+  server.registerTool(
+    RUN_PYTHON,
+    { description: RUN_PYTHON_DESCRIPTION, inputSchema: runPythonInput(config) },
+    async (args, extra): Promise<CallToolResult> => {
+      const runId = randomUUID();
+      const session = args.session ?? 'default';
+      const timeoutMs = (args.timeout ?? config.timeoutSeconds) * 1000;
+      for (const name of args.servers ?? []) {
+        try {
+          await deps.hub.listTools(name);
+        } catch (error) {
+          return errorResult(`Could not start server "${name}": ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
+      const progress = startProgress(extra, () => deps.toolCalls.toolCallsOf(runId));
+      deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
+      try {
+        const result = await deps.sandbox.execute(args.code, {
+          runId,
+          session,
+          timeoutMs,
+          reset: args.reset ?? false,
+          signal: extra.signal,
+          onOutput: progress.onOutput,
+        });
+        const toolCalls = deps.toolCalls.toolCallsOf(runId);
+        deps.runLog?.runEnded(result, { toolCalls });
+        const content: CallToolResult['content'] = [{ type: 'text', text: runText(result, toolCalls) }];
+        for (const image of result.images) content.push({ type: 'image', data: image.data, mimeType: image.mime });
+        return { content, structuredContent: structuredRun(result, toolCalls), isError: result.status !== 'ok' };
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        deps.runLog?.runFailed({ run: runId, session, message });
+        deps.log(`run ${runId} failed: ${message}`);
+        return errorResult(message);
+      } finally {
+        progress.stop();
+        deps.toolCalls.forget(runId);
+      }
+    },
+  );
+}
+
+function errorResult(message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Sends MCP progress notifications while a run goes on, when the client asked for them. */
+function startProgress(extra: Extra, toolCalls: () => number) {
+  const token = extra._meta?.progressToken;
+  let lastLine = '';
+  const started = Date.now();
+  const timer =
+    token === undefined
+      ? undefined
+      : setInterval(() => {
+          const seconds = Math.round((Date.now() - started) / 1000);
+          const calls = toolCalls();
+          const message = `running for ${seconds} s${calls > 0 ? `, ${calls} tool calls` : ''}${lastLine ? `: ${lastLine}` : ''}`;
+          void extra
+            .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: seconds, message } })
+            .catch(() => undefined);
+        }, PROGRESS_INTERVAL_MS);
+  return {
+    onOutput: (_stream: 'stdout' | 'stderr', text: string) => {
+      const lines = text.trimEnd().split('\n');
+      const last = lines[lines.length - 1];
+      if (last) lastLine = last.slice(0, 120);
+    },
+    stop: () => clearInterval(timer),
+  };
+}

@@ -1,0 +1,106 @@
+// The bridge: an MCP server with one tool (run_python) and a capability resource, wired to
+// the sandbox, the proxy hub and the run log. Runs over stdio for VS Code or any MCP client.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Config } from '../config/schema.ts';
+import { SessionManager } from '../sandbox/sessions.ts';
+import { createHostMethods, type HostMethods } from './host-methods.ts';
+import { ProxyHub } from './hub/hub.ts';
+import { RunLog } from './run-log.ts';
+import { registerRunPython } from './run-python.ts';
+import { preludeCode } from './runtime/prelude.ts';
+
+export const BRIDGE_NAME = 'code-execution-mode';
+export const BRIDGE_VERSION = '0.1.0';
+export const CAPABILITIES_URI = 'code-execution-mode://capabilities';
+
+export interface Bridge {
+  server: McpServer;
+  hub: ProxyHub;
+  sandbox: SessionManager;
+  runLog: RunLog;
+  toolCalls: HostMethods;
+  close(): Promise<void>;
+}
+
+export async function createBridge(config: Config, log: (message: string) => void = () => {}): Promise<Bridge> {
+  const hub = new ProxyHub(config, { stateDir: config.stateDir, log });
+  await hub.start();
+  const runLog = new RunLog(config.stateDir);
+  const methods = createHostMethods(hub, runLog);
+  const prelude = preludeCode(
+    hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
+  );
+  const sandbox = new SessionManager(config.sandbox, { onRequest: methods.handle, prelude });
+  const server = new McpServer(
+    { name: BRIDGE_NAME, version: BRIDGE_VERSION },
+    { instructions: 'Use run_python to run Python that calls the proxied MCP servers as async functions.' },
+  );
+  registerRunPython(server, config.sandbox, {
+    sandbox,
+    hub,
+    runLog,
+    toolCalls: methods,
+    log,
+  });
+  server.registerResource(
+    'capabilities',
+    CAPABILITIES_URI,
+    { description: 'The proxied servers and the Python API of the sandbox', mimeType: 'text/markdown' },
+    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: capabilityText(hub) }] }),
+  );
+  let closing: Promise<void> | undefined;
+  return {
+    server,
+    hub,
+    sandbox,
+    runLog,
+    toolCalls: methods,
+    close: () =>
+      (closing ??= (async () => {
+        await Promise.allSettled([sandbox.close(), hub.close()]);
+        runLog.close();
+        await server.close().catch(() => undefined);
+      })()),
+  };
+}
+
+export function capabilityText(hub: ProxyHub): string {
+  const lines = ['# Code Execution Mode', '', 'Proxied MCP servers, callable from run_python as `await mcp_<alias>.<tool>(**kwargs)`:', ''];
+  for (const record of hub.catalog.records()) {
+    const tools = record.tools ? `${record.tools.length} tools` : 'tools not listed yet';
+    lines.push(`- \`mcp_${record.alias}\` (${record.name}): ${record.description ?? ''} [${record.state}; ${tools}]${record.error ? ` ${record.error}` : ''}`);
+  }
+  if (hub.catalog.records().length === 0) lines.push('- none configured');
+  lines.push(
+    '',
+    'Python API: `await call_tool(server, tool, {...})`, `discovered_servers()`, `await search_tool_docs(query, limit=5, detail="summary")`,',
+    '`await query_tool_docs(server, tool=None, detail="summary")`, `help(mcp_<alias>.<tool>)`, `from mcp import runtime`, `ToolError`,',
+    '`emit_image(png_bytes)`. The sandbox has no network and no host files; /work and /tmp are writable.',
+  );
+  return lines.join('\n');
+}
+
+/** Serves the bridge on stdin/stdout until the client goes away or a signal arrives. */
+export async function serveStdio(config: Config, log: (message: string) => void): Promise<void> {
+  const bridge = await createBridge(config, log);
+  const transport = new StdioServerTransport();
+  let stopping = false;
+  const stop = async (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    log(`shutting down: ${why}`);
+    await bridge.close();
+    process.exit(0);
+  };
+  // The SDK's stdio transport does not end on stdin EOF: without this, every client disconnect
+  // would leave proxied servers and containers behind.
+  process.stdin.on('end', () => void stop('stdin ended'));
+  process.stdin.on('close', () => void stop('stdin closed'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGHUP', () => void stop('SIGHUP'));
+  transport.onclose = () => void stop('transport closed');
+  await bridge.server.connect(transport);
+  log(`serving on stdio with ${bridge.hub.catalog.names().length} proxied servers; state in ${config.stateDir}`);
+}

@@ -1,0 +1,75 @@
+// Starting the real bridge process (dist/cli.js) and talking to it with the MCP SDK client,
+// and starting the fixture server over Streamable HTTP on loopback.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+
+export const FIXTURE = resolve('test/fixtures/fixture-server.ts');
+export const MEMORY_SERVER = resolve('node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+export const FILESYSTEM_SERVER = resolve('node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
+
+export interface BridgeHandle {
+  client: Client;
+  stateDir: string;
+  stderr: () => string;
+  call(code: string, extra?: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: () => void }): Promise<CallToolResult>;
+  close(): Promise<void>;
+}
+
+export async function tempDir(prefix: string): Promise<string> {
+  return mkdtemp(join(tmpdir(), prefix));
+}
+
+export async function startBridge(config: Record<string, unknown>): Promise<BridgeHandle> {
+  const dir = await tempDir('cem-bridge-');
+  const stateDir = join(dir, 'state');
+  const configFile = join(dir, 'config.json');
+  await writeFile(configFile, JSON.stringify({ stateDir, ...config }));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [resolve('dist/cli.js'), '--config', configFile],
+    env: process.env as Record<string, string>,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const client = new Client({ name: 'bridge-test', version: '1.0.0' });
+  await client.connect(transport);
+  return {
+    client,
+    stateDir,
+    stderr: () => stderr,
+    call: async (code, extra = {}, options = {}) =>
+      (await client.callTool({ name: 'run_python', arguments: { code, ...extra } }, undefined, {
+        timeout: 120_000,
+        ...options,
+      })) as CallToolResult,
+    close: () => client.close(),
+  };
+}
+
+export function textOf(result: CallToolResult): string {
+  return result.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
+}
+
+export function structured(result: CallToolResult): Record<string, unknown> {
+  return (result.structuredContent ?? {}) as Record<string, unknown>;
+}
+
+/** The fixture server over Streamable HTTP on 127.0.0.1; resolves with its URL. */
+export async function startHttpFixture(env: Record<string, string> = {}): Promise<{ url: string; process: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, [FIXTURE, '--http', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((resolveUrl, reject) => {
+    const lines = createInterface({ input: child.stdout! });
+    lines.once('line', (line) => resolveUrl(line.trim()));
+    child.once('exit', (code) => reject(new Error(`fixture exited (${code})`)));
+  });
+  return { url, process: child, stop: () => child.kill() };
+}

@@ -1,0 +1,239 @@
+// The real bridge process over stdio, driven by the MCP SDK client, proxying real npm MCP
+// servers (memory, filesystem) and the fixture server over stdio and Streamable HTTP.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { encode } from 'gpt-tokenizer';
+import { execa } from 'execa';
+import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
+import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, startHttpFixture, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+
+const [runtime = 'podman'] = testRuntimes();
+const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 60 };
+
+describe(`bridge on ${runtime}`, () => {
+  let bridge: BridgeHandle;
+  let http: Awaited<ReturnType<typeof startHttpFixture>>;
+  let files: string;
+
+  before(async () => {
+    http = await startHttpFixture({ FIXTURE_TOKEN: 'sesame' });
+    files = await tempDir('cem-files-');
+    bridge = await startBridge({
+      sandbox,
+      proxy: { callTimeoutSeconds: 3 },
+      servers: {
+        memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') }, description: 'Knowledge graph memory' },
+        filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, files], description: 'Files in a scratch folder' },
+        fixture: {
+          command: process.execPath,
+          args: [FIXTURE],
+          env: { FIXTURE_SECRET: 'only-for-the-server' },
+          denyTools: ['delete_everything'],
+          description: 'Test fixture',
+        },
+        'web-fixture': { type: 'http', url: http.url, headers: { Authorization: 'Bearer sesame' } },
+        loop: { command: 'npx', args: ['-y', 'code-execution-mode'] },
+      },
+    });
+  });
+  after(async () => {
+    await bridge?.close();
+    http?.stop();
+  });
+
+  test('the listing is one small tool, whatever the number of servers', async () => {
+    const { tools } = await bridge.client.listTools();
+    assert.deepEqual(tools.map((t) => t.name), ['run_python']);
+    const tokens = encode(JSON.stringify({ name: tools[0]!.name, description: tools[0]!.description, inputSchema: tools[0]!.inputSchema })).length;
+    assert.ok(tokens <= 210, `listing is ${tokens} tokens`);
+    assert.match(tools[0]!.description ?? '', /search_tool_docs/);
+  });
+
+  test('sandbox code discovers servers and finds tools by plain-language search', async () => {
+    const result = await bridge.call(
+      [
+        'names = sorted(s["name"] for s in discovered_servers())',
+        'hits = await search_tool_docs("create entities in the knowledge graph", limit=3)',
+        'docs = await query_tool_docs("fixture", "add", detail="full")',
+        '(names, (hits[0]["server"], hits[0]["tool"]), docs[0]["signature"])',
+      ].join('\n'),
+    );
+    assert.equal(structured(result).status, 'ok', textOf(result));
+    assert.equal(
+      structured(result).value,
+      "(['filesystem', 'fixture', 'loop', 'memory', 'web-fixture'], ('memory', 'create_entities'), 'mcp_fixture.add(*, a: float, b: float)')",
+    );
+  });
+
+  test('help() shows a tool signature and description', async () => {
+    const result = await bridge.call('help(mcp_fixture.echo)');
+    assert.match(String(structured(result).stdout), /echo\(\*, message: 'str'\)|echo\(\*, message: str\)/);
+    assert.match(String(structured(result).stdout), /Echo a message back as text/);
+  });
+
+  test('calls return structured content or text; the real memory and filesystem servers work', async () => {
+    const result = await bridge.call(
+      [
+        'from mcp import runtime',
+        's = await mcp_fixture.add(a=2, b=3)',
+        't = await runtime.call_tool("fixture", "echo", {"message": "hi"})',
+        'await mcp_memory.create_entities(entities=[{"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}])',
+        'graph = await mcp_memory.read_graph()',
+        `await mcp_filesystem.write_file(path=${JSON.stringify(join(files, 'note.txt'))}, content="from the sandbox")`,
+        `text = await mcp_filesystem.read_text_file(path=${JSON.stringify(join(files, 'note.txt'))})`,
+        '(s, t, [e["name"] for e in graph["entities"]], text)',
+      ].join('\n'),
+    );
+    assert.equal(structured(result).status, 'ok', textOf(result));
+    const value = String(structured(result).value);
+    assert.match(value, /^\(\{'sum': 5\}, 'hi', \['Ada'\], /);
+    assert.match(value, /from the sandbox/);
+    assert.equal(await readFile(join(files, 'note.txt'), 'utf8'), 'from the sandbox');
+    assert.equal(structured(result).toolCalls, 6);
+  });
+
+  test('an isError result raises ToolError', async () => {
+    const result = await bridge.call(
+      'try:\n    await mcp_fixture.fail(why="testing")\nexcept ToolError as e:\n    caught = (e.kind, str(e))\ncaught',
+    );
+    assert.equal(structured(result).value, "('tool-error', 'fixture.fail: failed on purpose: testing')");
+  });
+
+  test('five one-second calls run concurrently', async () => {
+    const result = await bridge.call(
+      'import asyncio, time\nt = time.monotonic()\nawait asyncio.gather(*[mcp_fixture.sleep(ms=1000) for _ in range(5)])\nround(time.monotonic() - t, 1)',
+    );
+    assert.ok(Number(structured(result).value) < 2.5, `took ${String(structured(result).value)} s`);
+  });
+
+  test('a server that crashes mid-call recovers on the next call', async () => {
+    const result = await bridge.call(
+      'try:\n    await mcp_fixture.crash()\n    first = "no error"\nexcept ToolError as e:\n    first = e.kind\n(first, await mcp_fixture.echo(message="back"))',
+    );
+    assert.equal(structured(result).value, "('unavailable', 'back')", textOf(result));
+  });
+
+  test('a hanging tool times out without blocking other servers', async () => {
+    const result = await bridge.call(
+      [
+        'import asyncio, time',
+        't = time.monotonic()',
+        'async def hang():',
+        '    try:',
+        '        await mcp_fixture.hang()',
+        '    except ToolError as e:',
+        '        return "timed out" if "timed out" in str(e).lower() else str(e)',
+        'results = await asyncio.gather(hang(), mcp_web_fixture.echo(message="web ok"))',
+        '(results, time.monotonic() - t < 6)',
+      ].join('\n'),
+    );
+    assert.equal(structured(result).value, "(['timed out', 'web ok'], True)", textOf(result));
+  });
+
+  test('denied tools, unknown servers and unknown tools raise clear errors', async () => {
+    const result = await bridge.call(
+      [
+        'out = []',
+        'for server, tool in [("fixture", "delete_everything"), ("nowhere", "x"), ("fixture", "nothing"), ("loop", "x")]:',
+        '    try:',
+        '        await call_tool(server, tool, {})',
+        '    except ToolError as e:',
+        '        out.append((e.kind, str(e)))',
+        'out',
+      ].join('\n'),
+    );
+    const value = String(structured(result).value);
+    assert.match(value, /\('denied', "fixture.delete_everything: tool \\"delete_everything\\" of server \\"fixture\\" is not allowed by the bridge's policy"\)|\('denied', 'fixture\.delete_everything: tool "delete_everything" of server "fixture" is not allowed by the bridge\\'s policy'\)/);
+    assert.match(value, /'unknown-server', 'nowhere.x: no enabled server "nowhere"; available: memory, filesystem, fixture, web-fixture, loop'/);
+    assert.match(value, /'unknown-tool', 'fixture.nothing: server "fixture" has no tool "nothing"; its tools: echo, add/);
+    assert.match(value, /would start this bridge again/);
+  });
+
+  test('a 10 MB tool result is handled', async () => {
+    const result = await bridge.call('r = await mcp_fixture.big(size=10_000_000)\n(len(r), r[:3])');
+    assert.equal(structured(result).value, "(10000000, 'xxx')", textOf(result));
+  });
+
+  test('images from tools come through as images', async () => {
+    const result = await bridge.call('r = await mcp_fixture.image()\n[type(x).__name__ for x in r]');
+    assert.equal(structured(result).value, "['dict', 'str']");
+    const images = result.content.filter((c) => c.type === 'image');
+    assert.equal(images.length, 1);
+  });
+
+  test('server env reaches the server but never the sandbox', async () => {
+    const result = await bridge.call('import os\n(await mcp_fixture.env(name="FIXTURE_SECRET"), os.environ.get("FIXTURE_SECRET"))');
+    assert.equal(structured(result).value, "('only-for-the-server', None)");
+  });
+
+  test('a tool list change is honoured', async () => {
+    const result = await bridge.call('await mcp_fixture.grow()\nimport asyncio\nawait asyncio.sleep(1)\nawait mcp_fixture.new_tool()');
+    assert.equal(structured(result).value, "'new'", textOf(result));
+    const search = await bridge.call('[h["tool"] for h in await search_tool_docs("appeared after grow", limit=1)]');
+    assert.equal(structured(search).value, "['new_tool']");
+  });
+
+  test('out-of-range or wrong-typed arguments are validation errors that name the field', async () => {
+    const tooLong = await bridge.call('1', { timeout: 100_000 });
+    assert.equal(tooLong.isError, true);
+    assert.match(textOf(tooLong), /timeout/);
+    const wrongType = await bridge.call('1', { reset: 'yes' });
+    assert.equal(wrongType.isError, true);
+    assert.match(textOf(wrongType), /reset/);
+  });
+
+  test('progress notifications are sent during long runs', async () => {
+    let notes = 0;
+    const result = await bridge.call('import time\ntime.sleep(4.5)\n"done"', {}, { onprogress: () => notes++ });
+    assert.equal(structured(result).value, "'done'");
+    assert.ok(notes >= 1, `got ${notes} progress notifications`);
+  });
+
+  test('cancelling the request stops the run in the container', async () => {
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 800);
+    const started = Date.now();
+    await assert.rejects(bridge.call('import time\ntime.sleep(60)', { session: 'cancel-me' }, { signal: abort.signal }));
+    const after = await bridge.call('"alive"', { session: 'cancel-me' });
+    assert.equal(structured(after).value, "'alive'");
+    assert.ok(Date.now() - started < 15_000);
+    const log = await readFile(join(bridge.stateDir, RUN_LOG_FILE), 'utf8');
+    const ends = log.trim().split('\n').map((l) => JSON.parse(l) as { type: string; session: string; status: string }).filter((e) => e.type === 'run-end' && e.session === 'cancel-me');
+    assert.equal(ends[0]?.status, 'cancelled');
+  });
+
+  test('the run log records runs and tool calls as they happen', async () => {
+    await bridge.call('await mcp_fixture.echo(message="logged")\ntry:\n    await mcp_fixture.delete_everything()\nexcept ToolError:\n    pass', { session: 'audit' });
+    const events = (await readFile(join(bridge.stateDir, RUN_LOG_FILE), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const start = events.find((e) => e.type === 'run-start' && e.session === 'audit');
+    assert.ok(start);
+    const calls = events.filter((e) => e.type === 'tool-call' && e.run === start.run);
+    assert.deepEqual(calls.map((c) => [c.tool, c.outcome]), [['echo', 'ok'], ['delete_everything', 'denied']]);
+    assert.deepEqual((calls[0]!.arguments as Record<string, unknown>).message, 'logged');
+    const end = events.find((e) => e.type === 'run-end' && e.run === start.run);
+    assert.equal(end?.toolCalls, 2);
+  });
+
+  test('the capability resource lists the servers', async () => {
+    const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
+    const text = resource.contents.map((c) => ('text' in c ? c.text : '')).join('');
+    assert.match(text, /mcp_memory/);
+    assert.match(text, /mcp_web_fixture/);
+  });
+});
+
+test('bad configuration is refused with the field named', async () => {
+  const dir = await tempDir('cem-badcfg-');
+  const file = join(dir, 'config.json');
+  await (await import('node:fs/promises')).writeFile(file, JSON.stringify({ servers: { x: { url: 'not a url' } }, sandbox: { cpus: -1 } }));
+  const result = await execa(process.execPath, ['dist/cli.js', '--config', file], { reject: false, input: '' });
+  assert.equal(result.exitCode, 2);
+  assert.match(result.stderr, /servers\.x\.url/);
+  assert.match(result.stderr, /sandbox\.cpus/);
+});
