@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseConfig } from '../../src/config/load.ts';
+import { runText } from '../../src/bridge/format.ts';
+import { toolAllowed } from '../../src/bridge/hub/policy.ts';
+import { startsThisBridge } from '../../src/bridge/hub/transports.ts';
+import { RunLog } from '../../src/bridge/run-log.ts';
+import { toSandboxResult } from '../../src/bridge/tool-results.ts';
+import type { RunResult } from '../../src/sandbox/session.ts';
+
+const server = (raw: unknown) => parseConfig({ servers: { s: raw } }).servers.s!;
+
+test('policy: deny wins over allow; no allow list allows the rest', () => {
+  assert.equal(toolAllowed(server({ command: 'x' }), 'any'), true);
+  assert.equal(toolAllowed(server({ command: 'x', denyTools: ['rm'] }), 'rm'), false);
+  assert.equal(toolAllowed(server({ command: 'x', allowTools: ['read'] }), 'write'), false);
+  assert.equal(toolAllowed(server({ command: 'x', allowTools: ['rm'], denyTools: ['rm'] }), 'rm'), false);
+});
+
+test('entries that would start this bridge again are recognised', () => {
+  assert.equal(startsThisBridge(server({ command: 'npx', args: ['-y', 'code-execution-mode'] })), true);
+  assert.equal(startsThisBridge(server({ command: 'npx', args: ['-y', 'code-execution-mode@0.2.0'] })), true);
+  assert.equal(startsThisBridge(server({ command: '/usr/local/bin/code-execution-mode' })), true);
+  assert.equal(startsThisBridge(server({ command: 'node', args: ['/opt/x/dist/cli.js'] }), '/opt/x/dist/cli.js'), true);
+  assert.equal(startsThisBridge(server({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] })), false);
+  assert.equal(startsThisBridge(server({ url: 'http://127.0.0.1:1/mcp' })), false);
+});
+
+test('tool results: structured content wins, text otherwise, a list for several items, images surfaced', () => {
+  const images: string[] = [];
+  const onImage = (i: { mime: string }) => images.push(i.mime);
+  assert.deepEqual(toSandboxResult({ content: [{ type: 'text', text: '5' }], structuredContent: { sum: 5 } }, onImage).value, { sum: 5 });
+  assert.equal(toSandboxResult({ content: [{ type: 'text', text: 'hi' }] }, onImage).value, 'hi');
+  const mixed = toSandboxResult({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] }, onImage);
+  assert.deepEqual(mixed.value, ['a', { type: 'image', mimeType: 'image/png', data: 'AAAA' }]);
+  assert.deepEqual(images, ['image/png']);
+  toSandboxResult({ content: [{ type: 'image', data: 'not base64!', mimeType: 'image/png' }] }, onImage);
+  toSandboxResult({ content: [{ type: 'image', data: 'AAAA', mimeType: 'text/html' }] }, onImage);
+  assert.deepEqual(images, ['image/png'], 'bad images are not surfaced');
+  const error = toSandboxResult({ content: [{ type: 'text', text: 'boom' }], isError: true }, onImage);
+  assert.deepEqual([error.isError, error.errorText], [true, 'boom']);
+});
+
+function result(overrides: Partial<RunResult>): RunResult {
+  return {
+    runId: 'r', session: 'default', status: 'ok', stdout: '', stderr: '', value: null, error: null, images: [], durationMs: 1,
+    omitted: { stdout: 0, stderr: 0, images: 0 }, truncated: false, sessionLost: false, coldStart: false, requests: 0, ...overrides,
+  };
+}
+
+test('run text is compact and says what was cut or lost', () => {
+  assert.equal(runText(result({ stdout: 'hi\n', value: '3' }), 0), 'hi\nOut: 3');
+  assert.equal(runText(result({}), 0), '(no output)');
+  const text = runText(
+    result({ status: 'timeout', sessionLost: true, omitted: { stdout: 10, stderr: 0, images: 0 }, error: { type: 'Timeout', message: 'too slow', traceback: '' } }),
+    2,
+  );
+  assert.match(text, /Timeout: too slow/);
+  assert.match(text, /\[timeout; session "default" was restarted: its state is lost; 10 characters of stdout omitted; 2 tool calls\]/);
+});
+
+test('the run log appends JSON lines and rotates by size', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-runlog-'));
+  const log = new RunLog(dir, { maxBytes: 2000, keep: 2 });
+  for (let i = 0; i < 30; i++) log.runStarted({ run: `r${i}`, session: 's', code: 'x'.repeat(200), timeoutMs: 1000 });
+  log.close();
+  const files = (await readdir(dir)).sort();
+  assert.deepEqual(files, ['runs.1.jsonl', 'runs.2.jsonl', 'runs.jsonl']);
+  const current = (await readFile(join(dir, 'runs.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { run: string });
+  assert.equal(current[current.length - 1]!.run, 'r29');
+  for (const file of files) assert.ok((await readFile(join(dir, file))).length <= 2000);
+});
