@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts';
 import { SessionManager } from '../src/sandbox/sessions.ts';
+import { callFigures, listingFigures } from './bridge.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
 const smoke = process.argv.includes('--smoke');
@@ -69,6 +70,23 @@ for (const r of rows) {
   );
 }
 
+const sandbox = { runtime: runtimes[0] ?? 'podman', image };
+const listing = await listingFigures(sandbox);
+console.log('\nContext cost: tokens of the bridge\'s tools/list answer (gpt-tokenizer, o200k)\n');
+console.log('| configured servers | tokens |');
+console.log('|---|---|');
+for (const row of listing) console.log(`| ${row.servers} | ${row.tokens} |`);
+
+const calls = await callFigures(sandbox, smoke ? 5 : 200);
+console.log(`\nProxied tool call (fixture echo over stdio), ${calls.direct.n} calls (p50 / p95)\n`);
+console.log('| direct SDK client | from sandbox code | added per call (p50) | sequential calls/s from sandbox | 10 concurrent 1 s calls |');
+console.log('|---|---|---|---|---|');
+console.log(
+  `| ${ms(calls.direct.p50)} / ${ms(calls.direct.p95)} | ${ms(calls.fromSandbox.p50)} / ${ms(calls.fromSandbox.p95)} | ` +
+    `${ms(calls.overheadMsP50)} | ${calls.sequentialPerSecond.toFixed(0)} | ${calls.concurrent.seconds.toFixed(2)} s |`,
+);
+
 await mkdir('bench/results', { recursive: true });
-await writeFile('bench/results/latest.json', `${JSON.stringify({ date: new Date().toISOString(), smoke, n: N, latency: rows }, null, 2)}\n`);
+const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls };
+await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');

@@ -22,14 +22,30 @@ export const RUN_PYTHON_DESCRIPTION =
   'discovered_servers(), help(mcp_<server>.<tool>). Top-level await works; state persists per ' +
   'session; the last expression is returned.';
 
-export function runPythonInput(sandbox: SandboxConfig) {
+/** What the listing shows: types only, so the listing stays small. */
+export function listedInput(sandbox: SandboxConfig) {
   return {
-    code: z.string().min(1).max(MAX_CODE_CHARS),
-    timeout: z.number().positive().max(sandbox.maxTimeoutSeconds).optional(),
-    session: z.string().regex(SESSION_NAME).optional(),
+    code: z.string(),
+    timeout: z.number().optional().describe(`seconds, max ${sandbox.maxTimeoutSeconds}`),
+    session: z.string().optional(),
+    reset: z.boolean().optional(),
+    servers: z.array(z.string()).optional(),
+  };
+}
+
+/** What a call must satisfy; checked in the handler so errors name the field. */
+export function strictInput(sandbox: SandboxConfig) {
+  return z.object({
+    code: z.string().min(1, 'code is empty').max(MAX_CODE_CHARS),
+    timeout: z
+      .number()
+      .positive('must be more than 0 seconds')
+      .max(sandbox.maxTimeoutSeconds, `must be at most ${sandbox.maxTimeoutSeconds} seconds (the configured maximum)`)
+      .optional(),
+    session: z.string().regex(SESSION_NAME, 'must be 1-64 letters, digits, "_", "-" or "."').optional(),
     reset: z.boolean().optional(),
     servers: z.array(z.string().min(1).max(64)).max(64).optional(),
-  };
+  });
 }
 
 export interface RunPythonDeps {
@@ -41,10 +57,16 @@ export interface RunPythonDeps {
 }
 
 export function registerRunPython(server: McpServer, config: SandboxConfig, deps: RunPythonDeps): void {
+  const strict = strictInput(config);
   server.registerTool(
     RUN_PYTHON,
-    { description: RUN_PYTHON_DESCRIPTION, inputSchema: runPythonInput(config) },
-    async (args, extra): Promise<CallToolResult> => {
+    { description: RUN_PYTHON_DESCRIPTION, inputSchema: listedInput(config) },
+    async (listed, extra): Promise<CallToolResult> => {
+      const checked = strict.safeParse(listed);
+      if (!checked.success) {
+        return errorResult(`Invalid arguments: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      }
+      const args = checked.data;
       const runId = randomUUID();
       const session = args.session ?? 'default';
       const timeoutMs = (args.timeout ?? config.timeoutSeconds) * 1000;

@@ -11,7 +11,7 @@ import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, startHttpFixtur
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 
 const [runtime = 'podman'] = testRuntimes();
-const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 60 };
+const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30, maxTimeoutSeconds: 60 };
 
 describe(`bridge on ${runtime}`, () => {
   let bridge: BridgeHandle;
@@ -48,8 +48,14 @@ describe(`bridge on ${runtime}`, () => {
     const { tools } = await bridge.client.listTools();
     assert.deepEqual(tools.map((t) => t.name), ['run_python']);
     const tokens = encode(JSON.stringify({ name: tools[0]!.name, description: tools[0]!.description, inputSchema: tools[0]!.inputSchema })).length;
-    assert.ok(tokens <= 210, `listing is ${tokens} tokens`);
+    assert.ok(tokens <= 200, `listing is ${tokens} tokens`);
     assert.match(tools[0]!.description ?? '', /search_tool_docs/);
+    const empty = await startBridge({ sandbox });
+    try {
+      assert.deepEqual((await empty.client.listTools()).tools, tools, 'the listing must not grow with the servers');
+    } finally {
+      await empty.close();
+    }
   });
 
   test('sandbox code discovers servers and finds tools by plain-language search', async () => {
@@ -179,7 +185,9 @@ describe(`bridge on ${runtime}`, () => {
   test('out-of-range or wrong-typed arguments are validation errors that name the field', async () => {
     const tooLong = await bridge.call('1', { timeout: 100_000 });
     assert.equal(tooLong.isError, true);
-    assert.match(textOf(tooLong), /timeout/);
+    assert.match(textOf(tooLong), /timeout: must be at most 60 seconds/);
+    const badSession = await bridge.call('1', { session: '../etc' });
+    assert.match(textOf(badSession), /session: must be 1-64 letters/);
     const wrongType = await bridge.call('1', { reset: 'yes' });
     assert.equal(wrongType.isError, true);
     assert.match(textOf(wrongType), /reset/);
