@@ -4,6 +4,7 @@ import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts';
 import { SessionManager } from '../src/sandbox/sessions.ts';
+import { evaluateSearch } from '../test/helpers/search-eval.ts';
 import { callFigures, listingFigures } from './bridge.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
@@ -86,7 +87,10 @@ console.log(
     `${ms(calls.overheadMsP50)} | ${calls.sequentialPerSecond.toFixed(0)} | ${calls.concurrent.seconds.toFixed(2)} s |`,
 );
 
+const search = evaluateSearch();
+console.log(`\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} queries over ${search.tools} real tools of npm MCP servers)`);
+
 await mkdir('bench/results', { recursive: true });
-const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls };
+const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools } };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');

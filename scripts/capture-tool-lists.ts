@@ -28,6 +28,8 @@ function fsRoot(scratch: string): string {
 }
 
 // Dummy credentials and unreachable local addresses only: listing tools must not need the network.
+// Known failures (reported, not fatal): redis connects at startup and exits when it can't; gitlab
+// publishes empty inputSchemas (no "type": "object"), which the SDK client rejects.
 const SERVERS: Record<string, Spec> = {
   everything: { pkg: '@modelcontextprotocol/server-everything', args: () => ['stdio'] },
   memory: { pkg: '@modelcontextprotocol/server-memory', env: (s) => ({ MEMORY_FILE_PATH: join(s, 'memory.jsonl') }) },
@@ -52,6 +54,7 @@ function withTimeout<T>(promise: Promise<T>, what: string): Promise<T> {
 }
 
 // Installs one package into its own folder (so installs don't prune each other); returns its dir.
+// --ignore-scripts: no install step may download anything (e.g. puppeteer's browser).
 function install(scratch: string, name: string, pkg: string): string {
   const dir = join(scratch, name);
   mkdirSync(dir, { recursive: true });
@@ -64,38 +67,39 @@ function install(scratch: string, name: string, pkg: string): string {
   return join(dir, 'node_modules', pkg);
 }
 
-async function listTools(name: string, spec: Spec, scratch: string): Promise<{ version: string; tools: Tool[] }> {
-  const pkgDir = install(scratch, name, spec.pkg);
+async function listTools(name: string, spec: Spec, scratch: string, pkgDir: string): Promise<Tool[]> {
   const manifest = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
   const bin: string | undefined = typeof manifest.bin === 'string' ? manifest.bin : Object.values(manifest.bin ?? {})[0];
   if (!bin) throw new Error('package.json has no bin');
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [join(pkgDir, bin), ...(spec.args?.(scratch) ?? [])],
-    env: spec.env?.(scratch) ?? {},
+    env: spec.env?.(scratch) ?? {}, // added to the SDK's minimal default environment (PATH, HOME, ...)
     cwd: scratch,
     stderr: 'pipe',
   });
   let stderr = '';
-  transport.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-2000)));
+  transport.stderr?.on('data', (chunk: Buffer) => (stderr = (stderr + chunk.toString()).slice(-20_000)));
   const client = new Client({ name: 'capture-tool-lists', version: '1.0.0' });
   try {
-    const tools: Tool[] = [];
-    await withTimeout(
+    return await withTimeout(
       (async () => {
         await client.connect(transport);
+        const tools: Tool[] = [];
         let cursor: string | undefined;
         do {
           const page = await client.listTools(cursor ? { cursor } : {});
           tools.push(...page.tools);
           cursor = page.nextCursor;
         } while (cursor);
+        return tools;
       })(),
       name,
     );
-    return { version: manifest.version, tools };
   } catch (error) {
-    throw new Error(`${(error as Error).message}${stderr.trim() ? `\n  server stderr: ${stderr.trim()}` : ''}`);
+    const message = (error as Error).message.replace(/\s+/g, ' ').slice(0, 200);
+    const lastLine = stderr.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('at ')).pop();
+    throw new Error(lastLine ? `${message} (last server stderr line: ${lastLine.slice(0, 200)})` : message);
   } finally {
     const pid = transport.pid;
     await client.close().catch(() => {});
@@ -107,25 +111,32 @@ async function listTools(name: string, spec: Spec, scratch: string): Promise<{ v
   }
 }
 
+type Captured = { package: string; version: string; tools: { name: string; description: string; inputSchema: unknown }[] };
 const scratch = mkdtempSync(join(tmpdir(), 'mcp-tool-lists-'));
-const servers: Record<string, { package: string; version: string; tools: { name: string; description: string; inputSchema: unknown }[] }> = {};
+const servers: Record<string, Captured> = {};
 const failures: string[] = [];
 try {
-  // Installs and servers run in parallel; each server gets its own 60 s budget.
-  const results = await Promise.allSettled(Object.entries(SERVERS).map(([name, spec]) => listTools(name, spec, scratch)));
-  Object.keys(SERVERS).forEach((name, i) => {
+  // Install everything first (one at a time), then start the servers in parallel, each with its own 60 s.
+  const installed = new Map<string, string>();
+  for (const [name, spec] of Object.entries(SERVERS)) {
+    try {
+      installed.set(name, install(scratch, name, spec.pkg));
+    } catch (error) {
+      failures.push(`${name} (${spec.pkg}): npm install failed: ${String((error as { stderr?: unknown }).stderr ?? error).trim().slice(0, 300)}`);
+    }
+  }
+  const names = [...installed.keys()];
+  const results = await Promise.allSettled(names.map((name) => listTools(name, SERVERS[name]!, scratch, installed.get(name)!)));
+  names.forEach((name, i) => {
     const spec = SERVERS[name]!;
     const result = results[i]!;
     if (result.status === 'rejected') {
       failures.push(`${name} (${spec.pkg}): ${(result.reason as Error).message}`);
       return;
     }
-    const { version, tools } = result.value;
-    servers[name] = {
-      package: spec.pkg,
-      version,
-      tools: tools.map((t) => ({ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema })),
-    };
+    const version: string = JSON.parse(readFileSync(join(installed.get(name)!, 'package.json'), 'utf8')).version;
+    const tools = result.value.map((t) => ({ name: t.name, description: t.description ?? '', inputSchema: t.inputSchema }));
+    servers[name] = { package: spec.pkg, version, tools };
   });
 } finally {
   rmSync(scratch, { recursive: true, force: true });

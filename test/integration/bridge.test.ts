@@ -245,3 +245,18 @@ test('bad configuration is refused with the field named', async () => {
   assert.match(result.stderr, /servers\.x\.url/);
   assert.match(result.stderr, /sandbox\.cpus/);
 });
+
+for (const other of testRuntimes().slice(1)) {
+  test(`the bridge also runs on ${other}`, async () => {
+    const bridge = await startBridge({
+      sandbox: { runtime: other, image: TEST_IMAGE },
+      servers: { fixture: { command: process.execPath, args: [FIXTURE] } },
+    });
+    try {
+      const result = await bridge.call('import asyncio\nawait asyncio.gather(mcp_fixture.add(a=1, b=2), mcp_fixture.echo(message="ok"))');
+      assert.equal(structured(result).value, "[{'sum': 3}, 'ok']", textOf(result));
+    } finally {
+      await bridge.close();
+    }
+  });
+}

@@ -4,6 +4,7 @@
 import MiniSearch from 'minisearch';
 import { stemmer } from 'stemmer';
 import type { ToolEntry } from './catalog.ts';
+import { relatedWords } from './synonyms.ts';
 
 /** "createPullRequest", "create_pull-request" -> "create pull request". */
 export function splitWords(text: string): string {
@@ -29,12 +30,33 @@ interface IndexedDoc {
   server: string;
 }
 
+/** Weight of a word the query did not have but is related to one it had. */
+const RELATED_WEIGHT = 0.35;
+/** Boost for a tool whose leading action word (create, list...) is the query's. */
+const ACTION_BOOST = 1.6;
+
+function words(text: string): string[] {
+  return splitWords(text)
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter(Boolean);
+}
+
+/** The tool's action: the first word of its name that is not part of the server's name. */
+function actionOf(entry: ToolEntry): string | undefined {
+  const serverWords = new Set(words(entry.server));
+  const first = words(entry.tool).find((w) => !serverWords.has(w) && w !== 'maps');
+  return first ? (processTerm(first) ?? undefined) : undefined;
+}
+
 export class ToolIndex {
   private readonly index: MiniSearch<IndexedDoc>;
   private readonly entries: readonly ToolEntry[];
+  private readonly actions: Array<string | undefined>;
 
   constructor(entries: readonly ToolEntry[]) {
     this.entries = entries;
+    this.actions = entries.map(actionOf);
     this.index = new MiniSearch<IndexedDoc>({
       fields: ['name', 'description', 'params', 'server'],
       tokenize: (text) => splitWords(text).split(/[^\p{L}\p{N}]+/u).filter(Boolean),
@@ -62,9 +84,22 @@ export class ToolIndex {
   }
 
   search(query: string, limit: number): ToolEntry[] {
-    if (query.trim() === '') return [];
+    const asked = words(query).filter((w) => !STOP_WORDS.has(w));
+    if (asked.length === 0) return [];
+    const related = relatedWords(asked);
+    const askedStems = new Set(asked.map((w) => processTerm(w)));
+    const actions = new Set([...asked, ...related].map((w) => processTerm(w)).filter((w): w is string => !!w));
+    const leading = processTerm(asked[0]!);
+    const leadingGroup = new Set([leading, ...relatedWords([asked[0]!]).map((w) => processTerm(w))]);
     return this.index
-      .search(query)
+      .search([...asked, ...related].join(' '), {
+        boostTerm: (term) => (askedStems.has(term) ? 1 : RELATED_WEIGHT),
+        boostDocument: (id) => {
+          const action = this.actions[id as number];
+          if (!action || !actions.has(action)) return 1;
+          return leadingGroup.has(action) ? ACTION_BOOST : 1.15;
+        },
+      })
       .slice(0, limit)
       .map((hit) => this.entries[hit.id as number]!);
   }
