@@ -246,6 +246,31 @@ test('bad configuration is refused with the field named', async () => {
   assert.match(result.stderr, /sandbox\.cpus/);
 });
 
+test('proxied servers and containers end when the client disconnects', async () => {
+  const dir = await tempDir('cem-pid-');
+  const pidFile = join(dir, 'fixture.pid');
+  const bridge = await startBridge({
+    sandbox,
+    servers: { fixture: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_PID_FILE: pidFile } } },
+  });
+  const result = await bridge.call('await mcp_fixture.echo(message="up")', { session: 'bye' });
+  assert.equal(structured(result).value, "'up'");
+  const pid = Number(await readFile(pidFile, 'utf8'));
+  const alive = () => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  assert.equal(alive(), true);
+  await bridge.close();
+  const deadline = Date.now() + 10_000;
+  while (alive() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  assert.equal(alive(), false, 'the proxied server outlived the bridge');
+});
+
 for (const other of testRuntimes().slice(1)) {
   test(`the bridge also runs on ${other}`, async () => {
     const bridge = await startBridge({
