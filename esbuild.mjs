@@ -1,28 +1,43 @@
-// Bundles the standalone bridge CLI into dist/ and copies the kernel beside it.
+// Bundles the standalone bridge CLI (ESM) and the VS Code extension (CommonJS, as VS Code
+// loads it) into dist/, and copies the Python sources the bundles read beside them.
 import { build } from 'esbuild';
 import { chmod, copyFile, mkdir } from 'node:fs/promises';
 
-const watch = process.argv.includes('--watch');
+const production = process.argv.includes('--production');
 await mkdir('dist', { recursive: true });
 
 const common = {
   bundle: true,
   platform: 'node',
   target: 'node22',
-  sourcemap: 'linked',
+  sourcemap: production ? false : 'linked',
+  minify: production,
   legalComments: 'none',
-  logLevel: watch ? 'info' : 'warning',
+  logLevel: 'warning',
 };
 
-await build({
-  ...common,
-  entryPoints: { cli: 'src/bridge/cli.ts' },
-  outdir: 'dist',
-  format: 'esm',
-  banner: {
-    js: "#!/usr/bin/env node\nimport { createRequire as __cemRequire } from 'node:module'; const require = __cemRequire(import.meta.url);",
-  },
-});
+await Promise.all([
+  build({
+    ...common,
+    entryPoints: { cli: 'src/bridge/cli.ts' },
+    outdir: 'dist',
+    format: 'esm',
+    banner: {
+      js: "#!/usr/bin/env node\nimport { createRequire as __cemRequire } from 'node:module'; const require = __cemRequire(import.meta.url);",
+    },
+  }),
+  build({
+    ...common,
+    entryPoints: { extension: 'src/extension/extension.ts' },
+    outdir: 'dist',
+    outExtension: { '.js': '.cjs' },
+    format: 'cjs',
+    external: ['vscode'],
+    // Modules locate their Python files with import.meta.url; give the CommonJS bundle one.
+    define: { 'import.meta.url': '__cemImportMetaUrl' },
+    banner: { js: "const __cemImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
+  }),
+]);
 await copyFile('src/sandbox/kernel/kernel.py', 'dist/kernel.py');
 await copyFile('src/bridge/runtime/mcp_runtime.py', 'dist/mcp_runtime.py');
 await chmod('dist/cli.js', 0o755);

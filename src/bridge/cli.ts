@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfigFile, parseConfig } from '../config/load.ts';
 import type { Config, SandboxConfig } from '../config/schema.ts';
+import { applySecrets, takeSecrets } from '../config/secrets.ts';
 import { isSandboxError } from '../sandbox/errors.ts';
 import { probeRuntime } from '../sandbox/runtime/detect.ts';
 import { pullImage } from '../sandbox/image.ts';
@@ -69,7 +70,8 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function configFrom(values: { config?: string; runtime?: string; image?: string }): Promise<Config> {
-  const base: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
+  const loaded: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
+  const base = applySecrets(loaded, takeSecrets(process.env));
   const sandbox: Record<string, unknown> = { ...base.sandbox };
   if (values.runtime) sandbox.runtime = values.runtime;
   if (values.image) sandbox.image = values.image;

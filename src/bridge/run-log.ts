@@ -1,11 +1,13 @@
 // The audit record: append-only JSON lines in the state dir, one event per line, written as a
 // run progresses (start, each tool call, end) so a crash loses at most the event in flight.
 // Rotated by size: runs.jsonl -> runs.1.jsonl -> ... -> runs.<keep>.jsonl.
-import { mkdirSync, openSync, renameSync, statSync, writeSync, closeSync, existsSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunResult } from '../sandbox/session.ts';
 
 export const RUN_LOG_FILE = 'runs.jsonl';
+export const IMAGES_DIR = 'images';
+const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
 const MAX_CODE_CHARS = 1024 * 1024;
 const MAX_STREAM_CHARS = 64 * 1024;
 const MAX_ARGUMENT_CHARS = 64 * 1024;
@@ -75,7 +77,7 @@ export class RunLog {
       stderr: cap(result.stderr, MAX_STREAM_CHARS),
       value: result.value === null ? null : cap(result.value, MAX_STREAM_CHARS),
       error: result.error,
-      images: result.images.map((i) => ({ mime: i.mime, bytes: Math.floor((i.data.length * 3) / 4) })),
+      images: this.saveImages(result),
       toolCalls: extra.toolCalls,
       truncated: result.truncated,
       sessionLost: result.sessionLost,
@@ -85,6 +87,24 @@ export class RunLog {
   /** Also used for failures before a run could start (no runtime, bad image). */
   runFailed(event: { run: string; session: string; message: string }): void {
     this.write({ type: 'run-end', time: new Date().toISOString(), run: event.run, session: event.session, status: 'error', error: { type: 'SandboxUnavailable', message: event.message, traceback: '' } });
+  }
+
+  /** Images go beside the log as files (the panel shows them); the log names each file. */
+  private saveImages(result: RunResult): Array<{ mime: string; bytes: number; file?: string }> {
+    return result.images.map((image, i) => {
+      const bytes = Buffer.from(image.data, 'base64');
+      const ext = IMAGE_EXTENSIONS[image.mime];
+      if (!ext || !/^[A-Za-z0-9-]+$/.test(result.runId)) return { mime: image.mime, bytes: bytes.length };
+      try {
+        const dir = join(this.dir, IMAGES_DIR);
+        mkdirSync(dir, { recursive: true, mode: 0o700 });
+        const file = `${result.runId}-${i}.${ext}`;
+        writeFileSync(join(dir, file), bytes, { mode: 0o600 });
+        return { mime: image.mime, bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
+      } catch {
+        return { mime: image.mime, bytes: bytes.length };
+      }
+    });
   }
 
   close(): void {

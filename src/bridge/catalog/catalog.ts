@@ -8,7 +8,7 @@ import { pythonName, uniqueAliases } from './aliases.ts';
 import { ToolIndex } from './search.ts';
 import { paramsOf, signatureOf, type ParamDoc } from './signature.ts';
 
-export type ServerState = 'not-started' | 'starting' | 'running' | 'error' | 'disabled';
+export type ServerState = (typeof serverStates)[number];
 
 export interface ToolEntry {
   server: string;
@@ -35,17 +35,24 @@ const listedToolSchema = z.object({
   inputSchema: z.unknown().optional(),
 });
 
-const cacheSchema = z.object({
+const serverStates = ['not-started', 'starting', 'running', 'error', 'disabled'] as const;
+
+export const cacheSchema = z.object({
   version: z.literal(1),
   servers: z.record(
     z.string(),
     z.object({
-      tools: z.array(listedToolSchema).max(10_000),
-      updatedAt: z.string(),
+      tools: z.array(listedToolSchema).max(10_000).optional(),
+      updatedAt: z.string().optional(),
       fingerprint: z.string().optional(),
+      /** The server's state when written (for the extension's views); not used on load. */
+      state: z.enum(serverStates).optional(),
+      error: z.string().max(4000).optional(),
+      description: z.string().optional(),
     }),
   ),
 });
+export type CatalogFile = z.infer<typeof cacheSchema>;
 
 export interface ServerRecord {
   name: string;
@@ -68,6 +75,7 @@ export class ToolCatalog {
   private index: ToolIndex | undefined;
   private readonly stateDir: string | undefined;
   private saveQueue: Promise<void> = Promise.resolve();
+  private saveScheduled = false;
   private readonly listeners = new Set<() => void>();
 
   constructor(servers: ReadonlyArray<{ name: string; description?: string; fingerprint: string }>, stateDir?: string) {
@@ -102,9 +110,9 @@ export class ToolCatalog {
     if (!parsed.success) return;
     for (const [name, cached] of Object.entries(parsed.data.servers)) {
       const record = this.servers.get(name);
-      if (!record || record.tools || (cached.fingerprint && cached.fingerprint !== record.fingerprint)) continue;
+      if (!record || record.tools || !cached.tools || (cached.fingerprint && cached.fingerprint !== record.fingerprint)) continue;
       record.tools = this.entriesFor(record, cached.tools);
-      record.updatedAt = cached.updatedAt;
+      if (cached.updatedAt) record.updatedAt = cached.updatedAt;
     }
     this.index = undefined;
   }
@@ -127,7 +135,7 @@ export class ToolCatalog {
     record.state = state;
     if (error === undefined) delete record.error;
     else record.error = error;
-    this.changed(false);
+    this.changed(true);
   }
 
   /** Records a fresh tool list (untrusted: validated and capped). */
@@ -190,21 +198,35 @@ export class ToolCatalog {
   }
 
   private changed(persist: boolean): void {
-    if (persist && this.stateDir) {
+    if (persist && this.stateDir && !this.saveScheduled) {
+      // Coalesce bursts (every server starting at once) into one write.
+      this.saveScheduled = true;
       const dir = this.stateDir;
-      this.saveQueue = this.saveQueue.then(() => this.save(dir)).catch(() => undefined);
+      this.saveQueue = this.saveQueue
+        .then(() => new Promise((resolve) => setTimeout(resolve, 50)))
+        .then(() => {
+          this.saveScheduled = false;
+          return this.save(dir);
+        })
+        .catch(() => undefined);
     }
     for (const listener of this.listeners) listener();
   }
 
   private async save(dir: string): Promise<void> {
-    const servers: z.infer<typeof cacheSchema>['servers'] = {};
+    const servers: CatalogFile['servers'] = {};
     for (const record of this.servers.values()) {
-      if (!record.tools || !record.updatedAt) continue;
       servers[record.name] = {
-        updatedAt: record.updatedAt,
         fingerprint: record.fingerprint,
-        tools: record.tools.map((t) => ({ name: t.tool, description: t.description, inputSchema: t.inputSchema })),
+        state: record.state,
+        ...(record.error ? { error: record.error } : {}),
+        ...(record.description ? { description: record.description } : {}),
+        ...(record.tools && record.updatedAt
+          ? {
+              updatedAt: record.updatedAt,
+              tools: record.tools.map((t) => ({ name: t.tool, description: t.description, inputSchema: t.inputSchema })),
+            }
+          : {}),
       };
     }
     await mkdir(dir, { recursive: true });

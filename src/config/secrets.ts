@@ -1,0 +1,43 @@
+// Secrets for proxied servers (tokens, API keys). The extension keeps them in VS Code's
+// SecretStorage and hands them to the bridge in one environment variable, never in a file;
+// the bridge merges each into its own server's env or headers and drops the variable, so no
+// other server and never the sandbox sees them.
+import { z } from 'zod';
+import type { Config, HttpServerConfig, StdioServerConfig } from './schema.ts';
+
+export const SECRETS_ENV = 'CODE_EXECUTION_MODE_SECRETS';
+
+export const secretsSchema = z.record(
+  z.string(),
+  z.object({
+    env: z.record(z.string(), z.string()).default({}),
+    headers: z.record(z.string(), z.string()).default({}),
+  }),
+);
+export type Secrets = z.infer<typeof secretsSchema>;
+
+export function applySecrets(config: Config, secrets: Secrets): Config {
+  const servers = { ...config.servers };
+  for (const [name, secret] of Object.entries(secrets)) {
+    const server = servers[name];
+    if (!server) continue;
+    if ('command' in server) {
+      const stdio = server as StdioServerConfig;
+      servers[name] = { ...stdio, env: { ...stdio.env, ...secret.env } };
+    } else {
+      const http = server as HttpServerConfig;
+      servers[name] = { ...http, headers: { ...http.headers, ...secret.headers } };
+    }
+  }
+  return { ...config, servers };
+}
+
+/** Reads and removes the secrets variable from an environment (the bridge's own). */
+export function takeSecrets(env: NodeJS.ProcessEnv): Secrets {
+  const raw = env[SECRETS_ENV];
+  delete env[SECRETS_ENV];
+  if (!raw) return {};
+  const parsed = secretsSchema.safeParse(JSON.parse(raw));
+  if (!parsed.success) throw new Error(`${SECRETS_ENV} is malformed: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+  return parsed.data;
+}

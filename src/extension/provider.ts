@@ -1,0 +1,71 @@
+// Gives VS Code the bundled bridge as an MCP stdio server, so agent mode sees run_python with
+// no mcp.json. The configuration goes by file (no secrets in it); secrets are added only at
+// start time, in the process environment. Any change bumps the version so VS Code restarts it.
+import { createHash } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import * as vscode from 'vscode';
+import type { Config } from '../config/schema.ts';
+import { SECRETS_ENV } from '../config/secrets.ts';
+import type { ServerSecrets } from './secrets.ts';
+
+export const PROVIDER_ID = 'codeExecutionMode.bridge';
+export const SERVER_LABEL = 'Code Execution Mode';
+
+export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode.McpStdioServerDefinition> {
+  private readonly changed = new vscode.EventEmitter<void>();
+  readonly onDidChangeMcpServerDefinitions = this.changed.event;
+  private version = '';
+  private readonly cliPath: string;
+  private readonly configFile: string;
+  private readonly secrets: ServerSecrets;
+  private readonly log: vscode.LogOutputChannel;
+
+  constructor(cliPath: string, configFile: string, secrets: ServerSecrets, log: vscode.LogOutputChannel) {
+    this.cliPath = cliPath;
+    this.configFile = configFile;
+    this.secrets = secrets;
+    this.log = log;
+  }
+
+  /** Writes the bridge's configuration; tells VS Code when it (or a secret) changed. */
+  async update(config: Config): Promise<void> {
+    const text = `${JSON.stringify(config, null, 2)}\n`;
+    mkdirSync(dirname(this.configFile), { recursive: true });
+    writeFileSync(this.configFile, text, { mode: 0o600 });
+    const secrets = JSON.stringify(await this.secrets.all());
+    const version = createHash('sha256').update(text).update(secrets).digest('hex').slice(0, 12);
+    if (version === this.version) return;
+    const first = this.version === '';
+    this.version = version;
+    if (!first) {
+      this.log.info(`bridge configuration changed (version ${version}); VS Code restarts the server`);
+      this.changed.fire();
+    }
+  }
+
+  provideMcpServerDefinitions(): vscode.McpStdioServerDefinition[] {
+    return [this.definition({})];
+  }
+
+  async resolveMcpServerDefinition(server: vscode.McpStdioServerDefinition): Promise<vscode.McpStdioServerDefinition> {
+    const secrets = await this.secrets.all();
+    this.log.info(`starting the bridge (version ${this.version})`);
+    return Object.keys(secrets).length > 0 ? this.definition({ [SECRETS_ENV]: JSON.stringify(secrets) }) : server;
+  }
+
+  private definition(extraEnv: Record<string, string>): vscode.McpStdioServerDefinition {
+    // process.execPath is Electron on desktop VS Code: run it as plain Node.
+    return new vscode.McpStdioServerDefinition(
+      SERVER_LABEL,
+      process.execPath,
+      [this.cliPath, '--config', this.configFile],
+      { ELECTRON_RUN_AS_NODE: '1', ...extraEnv },
+      this.version,
+    );
+  }
+
+  dispose(): void {
+    this.changed.dispose();
+  }
+}

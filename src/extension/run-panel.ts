@@ -1,0 +1,130 @@
+// The run-log panel: one run for auditing, with the code highlighted, stdout and stderr, the
+// value or error, images, every tool call with its arguments, outcome and timing, and export
+// to JSON. Strict CSP: no inline script but the nonce'd one, resources only from media/ and
+// the state dir's images.
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import hljs from 'highlight.js/lib/core';
+import python from 'highlight.js/lib/languages/python';
+import * as vscode from 'vscode';
+import type { RunRecord } from '../bridge/run-log-reader.ts';
+import { formatDuration } from './runs-view.ts';
+
+hljs.registerLanguage('python', python);
+
+function escape(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+export class RunPanel implements vscode.Disposable {
+  static current: RunPanel | undefined;
+  private readonly panel: vscode.WebviewPanel;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly extensionUri: vscode.Uri;
+  private readonly stateDir: string;
+  run: RunRecord;
+
+  static show(run: RunRecord, extensionUri: vscode.Uri, stateDir: string): RunPanel {
+    if (RunPanel.current) {
+      RunPanel.current.update(run);
+      RunPanel.current.panel.reveal(undefined, true);
+      return RunPanel.current;
+    }
+    RunPanel.current = new RunPanel(run, extensionUri, stateDir);
+    return RunPanel.current;
+  }
+
+  private constructor(run: RunRecord, extensionUri: vscode.Uri, stateDir: string) {
+    this.run = run;
+    this.extensionUri = extensionUri;
+    this.stateDir = stateDir;
+    this.panel = vscode.window.createWebviewPanel('codeExecutionMode.run', 'Sandbox Run', { viewColumn: vscode.ViewColumn.Active, preserveFocus: true }, {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.file(join(stateDir, 'images'))],
+    });
+    this.panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'sandbox.svg');
+    this.panel.onDidDispose(() => this.dispose(), undefined, this.disposables);
+    this.panel.webview.onDidReceiveMessage((message: { type?: string }) => {
+      if (message?.type === 'export') void this.exportJson();
+      if (message?.type === 'copy') void vscode.env.clipboard.writeText(this.run.code);
+    }, undefined, this.disposables);
+    this.update(run);
+  }
+
+  get title(): string {
+    return this.panel.title;
+  }
+
+  update(run: RunRecord): void {
+    this.run = run;
+    this.panel.title = `Run: ${run.status ?? 'running'} · ${run.session}`;
+    this.panel.webview.html = this.html(run);
+  }
+
+  private async exportJson(): Promise<void> {
+    const target = await vscode.window.showSaveDialog({
+      defaultUri: vscode.Uri.file(join(this.stateDir, `run-${this.run.id}.json`)),
+      filters: { JSON: ['json'] },
+    });
+    if (!target) return;
+    await writeFile(target.fsPath, `${JSON.stringify(this.run, null, 2)}\n`);
+    void vscode.window.showInformationMessage(`Run exported to ${target.fsPath}`);
+  }
+
+  private html(run: RunRecord): string {
+    const webview = this.panel.webview;
+    const nonce = randomBytes(16).toString('base64');
+    const media = (file: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', file));
+    const code = hljs.highlight(run.code, { language: 'python' }).value;
+    const section = (title: string, body: string) => `<section><h2>${title}</h2>${body}</section>`;
+    const pre = (text: string, cls = '') => `<pre class="${cls}">${escape(text)}</pre>`;
+    const status = run.status ?? 'running';
+    const facts = [
+      `<span class="status ${escape(status)}">${escape(status)}</span>`,
+      `session <code>${escape(run.session)}</code>`,
+      escape(new Date(run.started).toLocaleString()),
+      run.durationMs !== undefined ? escape(formatDuration(run.durationMs)) : '',
+      `${run.toolCalls.length} tool call${run.toolCalls.length === 1 ? '' : 's'}`,
+      run.truncated ? 'output truncated' : '',
+      run.sessionLost ? 'session state lost' : '',
+    ].filter(Boolean);
+    const calls = run.toolCalls
+      .map(
+        (c) => `<tr class="${c.outcome === 'ok' ? '' : 'bad'}"><td><code>${escape(c.server)}.${escape(c.tool)}</code></td><td>${escape(c.outcome)}</td>` +
+          `<td>${escape(formatDuration(c.durationMs))}</td><td><pre>${escape(JSON.stringify(c.arguments, null, 2))}</pre>${c.error ? `<div class="error">${escape(c.error)}</div>` : ''}</td></tr>`,
+      )
+      .join('');
+    const images = run.images
+      .map((image) =>
+        image.file
+          ? `<img alt="image emitted by the run" src="${webview.asWebviewUri(vscode.Uri.file(join(this.stateDir, image.file)))}">`
+          : `<p>${escape(image.mime)}, ${image.bytes} bytes (not stored)</p>`,
+      )
+      .join('');
+    return `<!DOCTYPE html>
+<html lang="en"><head><meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; img-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${media('run-panel.css')}"><title>Sandbox Run</title></head>
+<body>
+<header><h1>Sandbox run</h1><div class="facts">${facts.join(' · ')}</div>
+<div class="actions"><button id="copy">Copy code</button><button id="export">Export JSON</button></div></header>
+${section('Code', `<pre class="code hljs"><code>${code}</code></pre>`)}
+${run.stdout ? section('stdout', pre(run.stdout)) : ''}
+${run.stderr ? section('stderr', pre(run.stderr, 'stderr')) : ''}
+${run.value !== null ? section('Result', pre(run.value)) : ''}
+${run.error ? section('Error', pre(`${run.error.type}: ${run.error.message}\n\n${run.error.traceback ?? ''}`, 'stderr')) : ''}
+${images ? section('Images', images) : ''}
+${section('Tool calls', calls ? `<table><thead><tr><th>tool</th><th>outcome</th><th>time</th><th>arguments</th></tr></thead><tbody>${calls}</tbody></table>` : '<p>None.</p>')}
+<p class="id">run ${escape(run.id)}</p>
+<script nonce="${nonce}" src="${media('run-panel.js')}"></script>
+</body></html>`;
+  }
+
+  dispose(): void {
+    RunPanel.current = undefined;
+    this.panel.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}
