@@ -33,6 +33,8 @@ await Promise.all([
     outExtension: { '.js': '.cjs' },
     format: 'cjs',
     external: ['vscode'],
+    // Prefer ES builds: UMD builds (jsonc-parser's) hide their requires from the bundler.
+    mainFields: ['module', 'main'],
     // Modules locate their Python files with import.meta.url; give the CommonJS bundle one.
     define: { 'import.meta.url': '__cemImportMetaUrl' },
     banner: { js: "const __cemImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },

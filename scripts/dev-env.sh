@@ -15,7 +15,7 @@ log() { printf '[dev-env] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages ---------------------------------------------------------------------
-PACKAGES=(podman runc uidmap slirp4netns fuse-overlayfs docker.io debootstrap)
+PACKAGES=(podman runc uidmap slirp4netns fuse-overlayfs docker.io debootstrap unzip)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -88,11 +88,13 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       return item;
     }
     const count = node.tools ? `${node.tools.length} tools` : 'tools not listed yet';
+    // "not-started" with known tools: listed earlier (cached); it starts on first use.
+    const state = node.state === 'not-started' && node.tools ? 'idle' : node.state;
     const item = new vscode.TreeItem(node.name, node.tools?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-    item.description = node.state === 'error' ? `error: ${node.error ?? ''}` : `${node.state} · ${count}`;
+    item.description = node.state === 'error' ? `error: ${node.error ?? ''}` : `${state} · ${count}`;
     const icon = { running: 'vm-running', error: 'error', disabled: 'circle-slash', starting: 'loading~spin' }[node.state] ?? 'server';
     item.iconPath = new vscode.ThemeIcon(icon);
-    item.tooltip = new vscode.MarkdownString(`**${node.name}** · ${node.state}\n\n${node.description ?? ''}${node.error ? `\n\n${node.error}` : ''}`);
+    item.tooltip = new vscode.MarkdownString(`**${node.name}** · ${state}\n\n${node.description ?? ''}${node.error ? `\n\n${node.error}` : ''}`);
     item.contextValue = `server.${!node.enabled ? 'disabled' : node.state === 'error' ? 'error' : 'enabled'}`;
     item.id = `server:${node.name}`;
     return item;

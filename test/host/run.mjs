@@ -1,0 +1,457 @@
+#!/usr/bin/env node
+// Runs a test module inside a real VS Code extension host, offline.
+//
+// @vscode/test-electron and @vscode/test-web download VS Code from Microsoft, which is not
+// reachable here, so this uses code-server (VS Code's server, from npm) and a headless Debian
+// Chromium driven by playwright-core. Both come from scripts/host-env.sh, which installs them
+// into a cache folder outside the checkout.
+//
+// Usage:
+//   node test/host/run.mjs --extension DIR --suite FILE [--workspace DIR] [--screenshots DIR]
+//                          [--timeout SECONDS] [--keep] [--verbose]
+//
+//   --extension  an unpacked extension (the extension/ folder of an unzipped .vsix)
+//   --suite      a CommonJS module exporting run(): Promise<void>; it runs in the extension host
+//   --workspace  folder to open (default: an empty folder in the run's temp dir)
+//   --screenshots  where screenshots requested by the suite are saved (default: not saved)
+//   --timeout    seconds to wait for the suite to report done (default 300)
+//   --keep       keep the run's temp dir (logs, settings, results) and print its path
+//   --verbose    echo the extension host's console output while the suite runs
+//
+// Contract with the suite (see also the report format below):
+//   - CEM_HOST_RESULTS (in process.env) is the results file. The suite writes
+//     {"done": bool, "tests": [{"name", "ok", "error"?}]} there, ideally via write + rename,
+//     and sets done: true last. The page gives no usable exit status, so the file is the result.
+//   - To capture the workbench, the suite writes {"name": "x"} to
+//     <dirname(CEM_HOST_RESULTS)>/screenshot-request.json and waits for
+//     <same dir>/screenshot-done-x to appear. One request at a time; names: [A-Za-z0-9._-].
+//   - Everything in this process's environment (PATH, CONTAINERS_CONF, ...) reaches the suite.
+//
+// Output: one line per test, then "N passed, M failed" alone on a line. Exit 0 only when
+// M is 0 and N > 0. Progress and diagnostics go to stderr.
+//
+// Environment: CEM_CACHE (default ~/.cache/code-execution-mode-dev) locates code-server,
+// playwright-core and Node 24; CEM_CHROMIUM overrides the browser (default /usr/bin/chromium).
+
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+
+const CACHE = process.env.CEM_CACHE || path.join(os.homedir(), '.cache', 'code-execution-mode-dev');
+const TOOLS = path.join(CACHE, 'code-server');
+const CHROMIUM = process.env.CEM_CHROMIUM || '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-dev-shm-usage',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  // Tests use loopback only: everything else goes to a closed local port (loopback bypasses it).
+  '--proxy-server=127.0.0.1:9',
+];
+// Quiets the workbench's own network use (gallery, updates, experiments, telemetry).
+const USER_SETTINGS = {
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'extensions.ignoreRecommendations': true,
+  'update.mode': 'none',
+  'telemetry.telemetryLevel': 'off',
+  'workbench.enableExperiments': false,
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'chat.disableAIFeatures': true,
+};
+// Left in the system temp folder by the server, the git extension and the TypeScript extension.
+const SOCKET_RE = /^vscode-(ipc|git)-.*\.sock$/;
+const TS_DIR_RE = /^vscode-typescript\d+$/;
+// Repeated workbench log lines that say nothing about the suite; kept out of failure summaries.
+const LOG_NOISE = /Ignoring fetching additional builtin extensions|\[AccountPolicyGate\]|Creating a socket|connection token/;
+const POLL_MS = 500;
+
+const started = Date.now();
+const since = () => `${((Date.now() - started) / 1000).toFixed(1)}s`;
+const log = (msg) => process.stderr.write(`[host ${since()}] ${msg}\n`);
+
+function usage(msg) {
+  if (msg) process.stderr.write(`${msg}\n`);
+  process.stderr.write('usage: node test/host/run.mjs --extension DIR --suite FILE [--workspace DIR] ' +
+    '[--screenshots DIR] [--timeout SECONDS] [--keep] [--verbose]\n');
+  process.exit(2);
+}
+
+let opts;
+try {
+  ({ values: opts } = parseArgs({
+    options: {
+      extension: { type: 'string' },
+      suite: { type: 'string' },
+      workspace: { type: 'string' },
+      screenshots: { type: 'string' },
+      timeout: { type: 'string', default: '300' },
+      keep: { type: 'boolean', default: false },
+      verbose: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  }));
+} catch (err) {
+  usage(err.message);
+}
+if (opts.help) usage();
+if (!opts.extension || !opts.suite) usage('--extension and --suite are required');
+const extensionDir = path.resolve(opts.extension);
+const suiteFile = path.resolve(opts.suite);
+const timeoutMs = Number(opts.timeout) * 1000;
+if (!(timeoutMs > 0)) usage(`bad --timeout ${opts.timeout}`);
+if (!fs.existsSync(path.join(extensionDir, 'package.json'))) usage(`no package.json in ${extensionDir}`);
+if (!fs.statSync(suiteFile, { throwIfNoEntry: false })?.isFile()) usage(`no suite file ${suiteFile}`);
+const screenshotDir = opts.screenshots ? path.resolve(opts.screenshots) : undefined;
+
+// code-server 4.139 requires Node 24; use this Node if it is new enough, else the cached one.
+function nodeForCodeServer() {
+  if (Number(process.versions.node.split('.')[0]) >= 24) return process.execPath;
+  const cached = path.join(CACHE, 'node24', 'node_modules', 'n24', 'bin', 'node');
+  if (fs.existsSync(cached)) return cached;
+  throw new Error('code-server needs Node 24: run scripts/host-env.sh');
+}
+
+function resolveTool(name) {
+  try {
+    return createRequire(path.join(TOOLS, 'package.json')).resolve(name);
+  } catch {
+    throw new Error(`${name} is not installed in ${TOOLS}: run scripts/host-env.sh`);
+  }
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function tempLeftovers() {
+  try {
+    return new Set(fs.readdirSync(os.tmpdir()).filter((f) => SOCKET_RE.test(f) || TS_DIR_RE.test(f)));
+  } catch {
+    return new Set();
+  }
+}
+
+// A socket nobody listens on any more; a live one may belong to a concurrent run or a user's VS Code.
+function isDeadSocket(file) {
+  return new Promise((resolve) => {
+    const sock = net.connect(file);
+    const done = (dead) => { sock.destroy(); resolve(dead); };
+    sock.once('connect', () => done(false));
+    sock.once('error', (err) => done(err.code === 'ECONNREFUSED' || err.code === 'ENOENT'));
+    setTimeout(() => done(false), 1000).unref();
+  });
+}
+
+function readJson(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return undefined; // absent, or caught mid-write: try again on the next poll
+  }
+}
+
+function tail(file, lines = 40) {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '';
+  }
+}
+
+function groupAlive(pgid) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Processes that left the group (node-pty's setsid for terminals, for instance) still carry
+// this run's unique CEM_HOST_RESULTS value in their environment.
+function processesWithMarker(marker) {
+  const found = [];
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/environ`).includes(marker)) found.push(Number(pid));
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found;
+}
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'cem-host-'));
+const dirs = {
+  config: path.join(tmp, 'config'),
+  userData: path.join(tmp, 'user-data'),
+  extensions: path.join(tmp, 'extensions'),
+  xdgConfig: path.join(tmp, 'xdg', 'config'),
+  xdgCache: path.join(tmp, 'xdg', 'cache'),
+  xdgData: path.join(tmp, 'xdg', 'data'),
+  workspace: opts.workspace ? path.resolve(opts.workspace) : path.join(tmp, 'workspace'),
+};
+for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true });
+const resultsFile = path.join(tmp, 'results.json');
+const requestFile = path.join(tmp, 'screenshot-request.json');
+const serverLog = path.join(tmp, 'code-server.log');
+const workbenchLog = path.join(tmp, 'workbench.log');
+const pageLog = path.join(tmp, 'page-console.log');
+const recentLog = []; // first lines of the latest workbench log entries, shown on failure
+const leftoversBefore = tempLeftovers();
+
+let server; // the code-server child, leader of its own process group
+let browser;
+let cleaning;
+let interrupted; // the signal that stopped the run, if any
+
+async function cleanup() {
+  cleaning ??= (async () => {
+    if (browser) {
+      await Promise.race([browser.close().catch(() => {}), sleep(10_000)]);
+    }
+    if (server?.pid) {
+      try {
+        process.kill(-server.pid, 'SIGTERM');
+      } catch {
+        // already gone
+      }
+      for (let i = 0; i < 50 && groupAlive(server.pid); i++) await sleep(100);
+      if (groupAlive(server.pid)) {
+        log('code-server did not stop on SIGTERM; sending SIGKILL');
+        try { process.kill(-server.pid, 'SIGKILL'); } catch { /* gone */ }
+      }
+    }
+    for (const pid of processesWithMarker(`CEM_HOST_RESULTS=${resultsFile}\0`)) {
+      try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    }
+    for (const name of tempLeftovers()) {
+      if (leftoversBefore.has(name)) continue;
+      const file = path.join(os.tmpdir(), name);
+      if (TS_DIR_RE.test(name)) {
+        try { fs.rmdirSync(file); } catch { /* not empty: in use by someone else */ }
+      } else if (await isDeadSocket(file)) {
+        fs.rmSync(file, { force: true });
+      }
+    }
+    if (opts.keep) log(`kept ${tmp}`);
+    else fs.rmSync(tmp, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = signal;
+    log(`${signal}: cleaning up`);
+    cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function startServer() {
+  const port = await freePort();
+  const configFile = path.join(dirs.config, 'config.yaml');
+  fs.writeFileSync(configFile, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
+  fs.mkdirSync(path.join(dirs.userData, 'User'), { recursive: true });
+  fs.writeFileSync(path.join(dirs.userData, 'User', 'settings.json'), JSON.stringify(USER_SETTINGS, null, 2));
+
+  const env = { ...process.env };
+  // Settings that would override ours, or tie the server to a VS Code this was started from.
+  for (const key of Object.keys(env)) {
+    if (key === 'PORT' || key.startsWith('CODE_SERVER_') || key.startsWith('VSCODE_')) delete env[key];
+  }
+  Object.assign(env, {
+    XDG_CONFIG_HOME: dirs.xdgConfig,
+    XDG_CACHE_HOME: dirs.xdgCache,
+    XDG_DATA_HOME: dirs.xdgData,
+    CEM_HOST_RESULTS: resultsFile,
+    // An empty gallery turns off code-server's queries to open-vsx.org.
+    EXTENSIONS_GALLERY: '{}',
+  });
+
+  const out = fs.openSync(serverLog, 'a');
+  server = spawn(nodeForCodeServer(), [
+    resolveTool('code-server/out/node/entry.js'),
+    '--config', configFile,
+    '--user-data-dir', dirs.userData,
+    '--extensions-dir', dirs.extensions,
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
+    // The built workbench honours the extensionTestsPath payload only with this option.
+    '--vscode-option', 'enable-smoke-test-driver',
+    // Safety net if this runner is killed hard and cannot clean up: the server exits once no
+    // browser has been connected for a while, and orphaned extension hosts stop waiting soon.
+    '--idle-timeout-seconds', '120', '--reconnection-grace-time', '60',
+    dirs.workspace,
+  ], { cwd: tmp, env, detached: true, stdio: ['ignore', out, out] });
+  fs.closeSync(out);
+  server.exitInfo = undefined;
+  server.on('exit', (code, signal) => { server.exitInfo = signal ?? `code ${code}`; });
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (server.exitInfo) throw new Error(`code-server exited (${server.exitInfo}) while starting`);
+    if (Date.now() > deadline) throw new Error('code-server did not answer /healthz within 30 s');
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/healthz`, { signal: AbortSignal.timeout(2000) });
+      if (res.ok) return port;
+    } catch {
+      // not listening yet
+    }
+    await sleep(100);
+  }
+}
+
+async function openWorkbench(port) {
+  const mod = await import(pathToFileURL(resolveTool('playwright-core')).href);
+  const { chromium } = mod.chromium ? mod : mod.default;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
+    // Our own handlers close the browser and then stop the server; Playwright's would exit first.
+    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+  });
+  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+
+  const workbenchOut = fs.createWriteStream(workbenchLog, { flags: 'a' });
+  const pageOut = fs.createWriteStream(pageLog, { flags: 'a' });
+  const state = { hostExit: undefined };
+  // When these hooks exist (VS Code's own web test runner uses them), the workbench sends them
+  // its log, which includes the suite's console output, and the extension host's exit code.
+  await page.exposeFunction('codeAutomationLog', (type, args) => {
+    const line = `[${type}] ${(Array.isArray(args) ? args : [args]).map(String).join(' ')}`;
+    workbenchOut.write(`${line}\n`);
+    if (!LOG_NOISE.test(line)) {
+      recentLog.push(line.split('\n')[0].slice(0, 300));
+      if (recentLog.length > 25) recentLog.shift();
+    }
+    if (opts.verbose) process.stderr.write(`${line}\n`);
+  });
+  await page.exposeFunction('codeAutomationExit', (code) => { state.hostExit = code; });
+  page.on('console', (msg) => pageOut.write(`[${msg.type()}] ${msg.text()}\n`));
+  page.on('pageerror', (err) => pageOut.write(`[pageerror] ${err.stack || err}\n`));
+
+  const remote = (p) => `vscode-remote://127.0.0.1:${port}${p.split(path.sep).map(encodeURIComponent).join('/')}`;
+  const payload = [
+    ['extensionDevelopmentPath', remote(extensionDir)],
+    ['extensionTestsPath', remote(suiteFile)],
+    ['skipWelcome', 'true'],
+    ['skipReleaseNotes', 'true'],
+  ];
+  const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}` +
+    `&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+  return { page, state };
+}
+
+async function serveScreenshot(page) {
+  const req = readJson(requestFile);
+  if (!req) return;
+  fs.rmSync(requestFile, { force: true });
+  const name = String(req.name ?? '');
+  if (!/^[A-Za-z0-9._-]+$/.test(name)) {
+    log(`ignoring screenshot request with bad name ${JSON.stringify(name)}`);
+    return;
+  }
+  let saved = '';
+  if (screenshotDir) {
+    fs.mkdirSync(screenshotDir, { recursive: true });
+    saved = path.join(screenshotDir, `${name}.png`);
+    await page.screenshot({ path: saved });
+    log(`screenshot ${saved}`);
+  }
+  fs.writeFileSync(path.join(tmp, `screenshot-done-${name}`), saved);
+}
+
+// Returns the suite's tests, plus a failed "harness: ..." entry when the run went wrong.
+async function runSuite() {
+  const port = await startServer();
+  log(`code-server up on 127.0.0.1:${port}`);
+  const { page, state } = await openWorkbench(port);
+  log('workbench loaded; waiting for the suite');
+
+  const deadline = Date.now() + timeoutMs;
+  let exitSeen;
+  for (;;) {
+    if (interrupted) return [];
+    const results = readJson(resultsFile);
+    if (results?.done === true) {
+      log(`suite done${state.hostExit !== undefined ? ` (extension host exit code ${state.hostExit})` : ''}`);
+      return results.tests ?? [];
+    }
+    await serveScreenshot(page).catch((err) => log(`screenshot failed: ${err.message}`));
+    const partial = results?.tests ?? [];
+    if (server.exitInfo) return [...partial, harnessFailure(`code-server exited (${server.exitInfo})`)];
+    if (state.hostExit !== undefined) {
+      // run() settled; allow a moment for a final write before calling it incomplete.
+      exitSeen ??= Date.now();
+      if (Date.now() - exitSeen > 5000) {
+        return [...partial, harnessFailure(`extension host exited (code ${state.hostExit}) before the suite wrote done: true`)];
+      }
+    }
+    if (Date.now() > deadline) return [...partial, harnessFailure(`no complete results within ${opts.timeout} s`)];
+    await sleep(POLL_MS);
+  }
+}
+
+function harnessFailure(error) {
+  return { name: 'harness', ok: false, error, harness: true };
+}
+
+function report(tests) {
+  let passed = 0;
+  let failed = 0;
+  for (const t of tests) {
+    if (t.ok === true) {
+      passed++;
+      process.stdout.write(`ok      ${t.name}\n`);
+    } else {
+      failed++;
+      process.stdout.write(`FAILED  ${t.name}\n`);
+      if (t.error) process.stdout.write(`${String(t.error).replace(/^/gm, '        ')}\n`);
+    }
+  }
+  if (tests.length === 0) log('the suite reported no tests');
+  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  return failed === 0 && passed > 0;
+}
+
+let tests;
+try {
+  tests = await runSuite();
+} catch (err) {
+  tests = [harnessFailure(err.stack || String(err))];
+}
+if (interrupted) {
+  // The signal handler reports nothing, cleans up and exits.
+  await cleanup();
+  process.exit(130);
+}
+const success = report(tests);
+if (tests.some((t) => t.harness)) {
+  // The temp dir goes away below unless --keep, so show the likeliest clues now.
+  const serverTail = tail(serverLog, 15);
+  if (serverTail) process.stderr.write(`--- code-server log, last lines ---\n${serverTail}\n`);
+  if (recentLog.length) {
+    process.stderr.write(`--- workbench log (with the suite's console output), last entries ---\n${recentLog.join('\n')}\n`);
+  }
+  if (!opts.keep) process.stderr.write('(--keep keeps the full logs: code-server.log, workbench.log, page-console.log, user-data/logs/)\n');
+}
+await cleanup();
+log(`finished in ${since()}`);
+process.exit(success ? 0 : 1);

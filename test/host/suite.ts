@@ -1,0 +1,211 @@
+// Runs inside a real VS Code extension host (see test/host/run.mjs): the packaged extension,
+// VS Code's own MCP client starting the bridge, run_python through vscode.lm.invokeTool, real
+// containers and a real npm MCP server configured through the settings.
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import * as vscode from 'vscode';
+import type { ExtensionApi } from '../../src/extension/extension.ts';
+
+interface Outcome {
+  name: string;
+  ok: boolean;
+  error?: string;
+  ms: number;
+}
+
+const EXTENSION_ID = 'code-execution-mode.code-execution-mode';
+const results: Outcome[] = [];
+const figures: Record<string, number> = {};
+const resultsFile = process.env.CEM_HOST_RESULTS ?? '';
+const repo = process.env.CEM_REPO ?? '';
+const image = process.env.CEM_TEST_IMAGE ?? 'localhost/cem-sandbox:bookworm';
+
+function save(done: boolean): void {
+  if (resultsFile) writeFileSync(resultsFile, JSON.stringify({ done, tests: results, figures }));
+}
+
+async function check(name: string, fn: () => Promise<void>): Promise<void> {
+  const started = Date.now();
+  try {
+    await fn();
+    results.push({ name, ok: true, ms: Date.now() - started });
+  } catch (error) {
+    results.push({ name, ok: false, error: error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error), ms: Date.now() - started });
+  }
+  save(false);
+}
+
+function assert(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new Error(message);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(250);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/** Asks the outer runner for a screenshot of the workbench and waits until it is taken. */
+async function screenshot(name: string): Promise<void> {
+  if (!resultsFile) return;
+  const dir = join(resultsFile, '..');
+  writeFileSync(join(dir, 'screenshot-request.json'), JSON.stringify({ name }));
+  await waitFor(`screenshot ${name}`, () => existsSync(join(dir, `screenshot-done-${name}`)) || undefined, 30_000).catch(() => undefined);
+}
+
+function toolName(): string | undefined {
+  return vscode.lm.tools.find((t) => t.name.endsWith('run_python'))?.name;
+}
+
+async function invoke(code: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const name = toolName();
+  assert(name, 'run_python is not among vscode.lm.tools');
+  const result = await vscode.lm.invokeTool(name, { input: { code, ...extra }, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+}
+
+async function startBridge(): Promise<void> {
+  await waitFor(
+    'the bridge to start in VS Code',
+    async () => {
+      await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true, autoTrustChanges: true });
+      return toolName();
+    },
+    120_000,
+  );
+}
+
+export async function run(): Promise<void> {
+  save(false);
+  const settings = vscode.workspace.getConfiguration('codeExecutionMode');
+  const memoryServer = join(repo, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
+  const fixtureServer = join(repo, 'test/fixtures/fixture-server.ts');
+  let api: ExtensionApi | undefined;
+  const activationStarted = Date.now();
+
+  await check('the extension activates and returns its API', async () => {
+    const extension = vscode.extensions.getExtension<ExtensionApi>(EXTENSION_ID);
+    assert(extension, `extension ${EXTENSION_ID} is not installed`);
+    api = await extension.activate();
+    assert(api.stateDir, 'no state dir');
+    figures.activationMs = api.activationMs;
+  });
+  if (!api) return save(true);
+  const ext = api;
+
+  await check('settings configure the sandbox and a real npm MCP server', async () => {
+    await settings.update('sandbox.image', image, vscode.ConfigurationTarget.Global);
+    await settings.update('sandbox.runtime', process.env.CEM_HOST_RUNTIME ?? 'podman', vscode.ConfigurationTarget.Global);
+    await settings.update(
+      'servers',
+      { memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') }, description: 'Knowledge graph memory' } },
+      vscode.ConfigurationTarget.Global,
+    );
+    await waitFor('the settings to reach the bridge config', () => (Object.keys(ext.config().servers).includes('memory') ? true : undefined), 10_000);
+  });
+
+  const listed = Date.now();
+  await check("VS Code's MCP client starts the bridge and lists run_python", async () => {
+    await startBridge();
+    figures.activationToToolsMs = Date.now() - activationStarted;
+    figures.startToToolsMs = Date.now() - listed;
+  });
+
+  let runText = '';
+  await check('vscode.lm.invokeTool runs Python in a real container calling the proxied server', async () => {
+    runText = await invoke(
+      [
+        'await mcp_memory.create_entities(entities=[{"name": "Ada", "entityType": "person", "observations": ["first programmer"]}])',
+        'graph = await mcp_memory.read_graph()',
+        'import os',
+        '(os.getuid(), [e["name"] for e in graph["entities"]])',
+      ].join('\n'),
+    );
+    // VS Code hands the model the structured content when there is one, else the text.
+    assert(runText.includes("(65534, ['Ada'])"), `unexpected result: ${runText}`);
+  });
+
+  await check('the Runs view shows that run with its tool calls', async () => {
+    const run = await waitFor('the run in the Runs view', () => ext.runs.runs().find((r) => r.code.includes('create_entities') && r.status === 'ok'));
+    assert(run.toolCalls.length === 2, `expected 2 tool calls, got ${run.toolCalls.length}`);
+    const item = ext.runs.getTreeItem({ kind: 'run', run });
+    assert(String(item.description).includes('2 tool calls'), `description: ${String(item.description)}`);
+    await vscode.commands.executeCommand('workbench.view.extension.codeExecutionMode');
+  });
+
+  await check("the Tools view shows the server's tools", async () => {
+    const server = await waitFor('memory in the Tools view', () => ext.tools.servers().find((s) => s.name === 'memory' && s.state === 'running' && (s.tools?.length ?? 0) > 0));
+    assert(server.tools?.some((t) => t.name === 'create_entities'), 'create_entities missing');
+  });
+
+  await check('the run panel opens for the run', async () => {
+    const run = ext.runs.runs().find((r) => r.code.includes('create_entities'));
+    assert(run, 'no run');
+    await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
+    const panel = await waitFor('the panel', () => ext.panel());
+    assert(panel.run.id === run.id, 'the panel shows another run');
+    assert(panel.title.startsWith('Run: ok'), `panel title ${panel.title}`);
+    await sleep(4000);
+    await screenshot('run-panel');
+  });
+
+  await check('a settings change restarts the bridge with the new server list', async () => {
+    await settings.update(
+      'servers',
+      {
+        memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') }, description: 'Knowledge graph memory' },
+        fixture: { command: process.execPath, args: [fixtureServer], description: 'Test fixture' },
+      },
+      vscode.ConfigurationTarget.Global,
+    );
+    const text = await waitFor(
+      'the restarted bridge to know the new server',
+      async () => {
+        await startBridge();
+        const out = await invoke('sorted(s["name"] for s in discovered_servers())');
+        return out.includes("['fixture', 'memory']") ? out : undefined;
+      },
+      90_000,
+    );
+    assert(text.includes('fixture'), text);
+    const sum = await invoke('await mcp_fixture.add(a=20, b=22)');
+    assert(sum.includes("{'sum': 42}"), sum);
+    await vscode.commands.executeCommand('codeExecutionMode.refreshTools');
+    await waitFor('fixture tools in the Tools view', () => ext.tools.servers().find((s) => s.name === 'fixture' && (s.tools?.length ?? 0) > 0));
+    await sleep(1000);
+    await screenshot('views');
+  });
+
+  await check('the status bar reports a stopped daemon', async () => {
+    const saved = process.env.DOCKER_HOST;
+    process.env.DOCKER_HOST = 'unix:///nonexistent/docker.sock';
+    try {
+      await settings.update('sandbox.runtime', 'docker', vscode.ConfigurationTarget.Global);
+      await waitFor('the status bar to show docker down', async () => {
+        await ext.runtime.refresh();
+        return ext.runtime.text.includes('docker: daemon down') || undefined;
+      }, 20_000).catch(() => assert(false, `status bar: ${ext.runtime.text}`));
+    } finally {
+      if (saved === undefined) delete process.env.DOCKER_HOST;
+      else process.env.DOCKER_HOST = saved;
+      await settings.update('sandbox.runtime', process.env.CEM_HOST_RUNTIME ?? 'podman', vscode.ConfigurationTarget.Global);
+    }
+    await waitFor('the status bar to recover', async () => {
+      await ext.runtime.refresh();
+      return ext.runtime.text.includes(': ready') || undefined;
+    }, 20_000).catch(() => assert(false, `status bar after restore: ${ext.runtime.text}`));
+  });
+
+  save(true);
+}
