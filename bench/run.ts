@@ -6,6 +6,7 @@ import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts'
 import { SessionManager } from '../src/sandbox/sessions.ts';
 import { evaluateSearch } from '../test/helpers/search-eval.ts';
 import { callFigures, listingFigures } from './bridge.ts';
+import { contextFigures, searchLatency } from './catalog.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
 const smoke = process.argv.includes('--smoke');
@@ -87,10 +88,22 @@ console.log(
     `${ms(calls.overheadMsP50)} | ${calls.sequentialPerSecond.toFixed(0)} | ${calls.concurrent.seconds.toFixed(2)} s |`,
 );
 
+const bridgeTokens = listing[0]?.tokens ?? 0;
+const context = contextFigures();
+console.log('\nContext cost: listing every proxied tool directly vs the bridge\'s one tool\n');
+console.log('| catalog | tools | direct listing tokens | bridge listing tokens | ratio |');
+console.log('|---|---|---|---|---|');
+for (const row of context) {
+  console.log(`| ${row.catalog} | ${row.tools} | ${row.directTokens} | ${bridgeTokens} | ${(row.directTokens / bridgeTokens).toFixed(0)}x |`);
+}
+
+const latency5000 = searchLatency(5000, smoke ? 2 : 40);
+console.log(`\nSearch over ${latency5000.tools} tools: index built in ${ms(latency5000.buildMs)}, query p50 ${ms(latency5000.query.p50)}, p95 ${ms(latency5000.query.p95)}`);
+
 const search = evaluateSearch();
 console.log(`\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} queries over ${search.tools} real tools of npm MCP servers)`);
 
 await mkdir('bench/results', { recursive: true });
-const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools } };
+const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, context, searchLatency: latency5000, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools } };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');

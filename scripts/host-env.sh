@@ -53,7 +53,11 @@ if [ "$(installed_version code-server)" != "$CODE_SERVER_VERSION" ] ||
   [ -f "$CS_DIR/package.json" ] || echo '{"private":true}' > "$CS_DIR/package.json"
   # npm_config_nodedir: the user npm config points node-gyp at the system Node's headers; the
   # native modules must be built against Node 24, which runs code-server.
-  (cd "$CS_DIR" && npm_config_nodedir=$N24 npm install --no-audit --no-fund --loglevel=error \
+  # Run npm as if from a clean shell: when this script runs under `npm test`, the outer npm's
+  # npm_* variables (npm_node_execpath and friends) would make lifecycle scripts use its Node.
+  clean=(env)
+  for v in $(compgen -e); do case $v in npm_*|NODE) clean+=(-u "$v") ;; esac; done
+  (cd "$CS_DIR" && "${clean[@]}" npm_config_nodedir=$N24 npm install --no-audit --no-fund --loglevel=error \
     --foreground-scripts "code-server@$CODE_SERVER_VERSION" "playwright-core@$PLAYWRIGHT_VERSION" \
     >"$CACHE/code-server-install.log" 2>&1) ||
     { log "npm install failed; see $CACHE/code-server-install.log"; tail -30 "$CACHE/code-server-install.log" >&2; exit 1; }

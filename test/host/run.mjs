@@ -14,14 +14,15 @@
 //   --suite      a CommonJS module exporting run(): Promise<void>; it runs in the extension host
 //   --workspace  folder to open (default: an empty folder in the run's temp dir)
 //   --screenshots  where screenshots requested by the suite are saved (default: not saved)
-//   --timeout    seconds to wait for the suite to report done (default 300)
+//   --timeout    seconds to wait, once the workbench is up, for the suite to report done (default 300)
 //   --keep       keep the run's temp dir (logs, settings, results) and print its path
-//   --verbose    echo the extension host's console output while the suite runs
+//   --verbose    echo the workbench log (it includes the suite's console output) as it comes
 //
 // Contract with the suite (see also the report format below):
 //   - CEM_HOST_RESULTS (in process.env) is the results file. The suite writes
 //     {"done": bool, "tests": [{"name", "ok", "error"?}]} there, ideally via write + rename,
-//     and sets done: true last. The page gives no usable exit status, so the file is the result.
+//     and sets done: true last. The extension host's exit code only says whether run() threw,
+//     so the file is the result; it may be rewritten as tests finish (done: false meanwhile).
 //   - To capture the workbench, the suite writes {"name": "x"} to
 //     <dirname(CEM_HOST_RESULTS)>/screenshot-request.json and waits for
 //     <same dir>/screenshot-done-x to appear. One request at a time; names: [A-Za-z0-9._-].
