@@ -7,6 +7,7 @@ import { SessionManager } from '../src/sandbox/sessions.ts';
 import { evaluateSearch } from '../test/helpers/search-eval.ts';
 import { callFigures, listingFigures } from './bridge.ts';
 import { contextFigures, searchLatency } from './catalog.ts';
+import { footprintFigures, loadFigures } from './footprint.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
 const smoke = process.argv.includes('--smoke');
@@ -100,10 +101,23 @@ for (const row of context) {
 const latency5000 = searchLatency(5000, smoke ? 2 : 40);
 console.log(`\nSearch over ${latency5000.tools} tools: index built in ${ms(latency5000.buildMs)}, query p50 ${ms(latency5000.query.p50)}, p95 ${ms(latency5000.query.p95)}`);
 
+const footprint = await footprintFigures(sandbox, smoke ? 1 : 10);
+console.log('\nFootprint\n');
+console.log(`- bridge start to first tools/list answer: p50 ${ms(footprint.startToToolsList.p50)}, p95 ${ms(footprint.startToToolsList.p95)}`);
+console.log(`- bridge memory (RSS): idle ${footprint.idleRssMb.toFixed(0)} MB, with 4 warm sessions ${footprint.fourWarmSessionsRssMb.toFixed(0)} MB`);
+for (const [file, bytes] of Object.entries(footprint.bundles)) console.log(`- ${file}: ${(bytes / 1024).toFixed(0)} KB`);
+
+const load = await loadFigures(sandbox, smoke ? 8 : 200);
+console.log(
+  `\nLoad: ${load.executions} executions across 4 sessions, 2 at a time: ${load.correct}/${load.executions} correct in ${load.seconds.toFixed(2)} s ` +
+    `(${load.perSecond.toFixed(0)}/s); bridge RSS ${load.rssBeforeMb.toFixed(0)} MB before, ${load.rssAfterMb.toFixed(0)} MB after`,
+);
+if (load.correct !== load.executions) process.exitCode = 1;
+
 const search = evaluateSearch();
 console.log(`\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} queries over ${search.tools} real tools of npm MCP servers)`);
 
 await mkdir('bench/results', { recursive: true });
-const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, context, searchLatency: latency5000, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools } };
+const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, context, searchLatency: latency5000, footprint, load, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools } };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');

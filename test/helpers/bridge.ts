@@ -64,8 +64,8 @@ export function structured(result: CallToolResult): Record<string, unknown> {
 }
 
 /** The fixture server over Streamable HTTP on 127.0.0.1; resolves with its URL. */
-export async function startHttpFixture(env: Record<string, string> = {}): Promise<{ url: string; process: ChildProcess; stop(): void }> {
-  const child = spawn(process.execPath, [FIXTURE, '--http', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startHttpFixture(env: Record<string, string> = {}, transport: 'http' | 'sse' = 'http'): Promise<{ url: string; process: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, [FIXTURE, `--${transport}`, '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolveUrl, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.once('line', (line) => resolveUrl(line.trim()));

@@ -20,13 +20,15 @@
 //
 // Contract with the suite (see also the report format below):
 //   - CEM_HOST_RESULTS (in process.env) is the results file. The suite writes
-//     {"done": bool, "tests": [{"name", "ok", "error"?}]} there, ideally via write + rename,
-//     and sets done: true last. The extension host's exit code only says whether run() threw,
-//     so the file is the result; it may be rewritten as tests finish (done: false meanwhile).
+//     {"done": bool, "tests": [{"name", "ok", "error"?, "ms"?}], "figures"?: {...}} there,
+//     ideally via write + rename, and sets done: true last. The extension host's exit code only
+//     says whether run() threw, so the file is the result; it may be rewritten as tests finish.
 //   - To capture the workbench, the suite writes {"name": "x"} to
 //     <dirname(CEM_HOST_RESULTS)>/screenshot-request.json and waits for
 //     <same dir>/screenshot-done-x to appear. One request at a time; names: [A-Za-z0-9._-].
-//   - Everything in this process's environment (PATH, CONTAINERS_CONF, ...) reaches the suite.
+//   - Everything in this process's environment (PATH, CONTAINERS_CONF, ...) reaches the suite
+//     unchanged (no login-shell environment), plus CEM_HOST_RESULTS. The extension under test
+//     is usually not active yet when run() starts: await extension.activate() first.
 //
 // Output: one line per test, then "N passed, M failed" alone on a line. Exit 0 only when
 // M is 0 and N > 0. Progress and diagnostics go to stderr.
@@ -63,7 +65,9 @@ const USER_SETTINGS = {
   'workbench.enableExperiments': false,
   'workbench.startupEditor': 'none',
   'workbench.tips.enabled': false,
-  'chat.disableAIFeatures': true,
+  // Keeps the (empty, signed-out) Chat view out of screenshots; MCP and vscode.lm stay enabled.
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'typescript.disableAutomaticTypeAcquisition': true,
 };
 // Left in the system temp folder by the server, the git extension and the TypeScript extension.
 const SOCKET_RE = /^vscode-(ipc|git)-.*\.sock$/;
@@ -182,6 +186,20 @@ function groupAlive(pgid) {
   }
 }
 
+// The TypeScript extension's temp dir is shared by every VS Code of this user: leave it to any
+// extension host still running (a concurrent run, a user's own VS Code).
+function otherExtensionHostsRunning() {
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/cmdline`).includes('extensionHost')) return true;
+    } catch {
+      // gone
+    }
+  }
+  return false;
+}
+
 // Processes that left the group (node-pty's setsid for terminals, for instance) still carry
 // this run's unique CEM_HOST_RESULTS value in their environment.
 function processesWithMarker(marker) {
@@ -245,7 +263,9 @@ async function cleanup() {
       if (leftoversBefore.has(name)) continue;
       const file = path.join(os.tmpdir(), name);
       if (TS_DIR_RE.test(name)) {
-        try { fs.rmdirSync(file); } catch { /* not empty: in use by someone else */ }
+        if (!otherExtensionHostsRunning()) {
+          try { fs.rmdirSync(file); } catch { /* not empty: in use */ }
+        }
       } else if (await isDeadSocket(file)) {
         fs.rmSync(file, { force: true });
       }
@@ -295,6 +315,9 @@ async function startServer() {
     '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
     // The built workbench honours the extensionTestsPath payload only with this option.
     '--vscode-option', 'enable-smoke-test-driver',
+    // Without this the server takes the extension host's environment from a login shell, which
+    // drops what the caller put on PATH (Node 24, for one).
+    '--vscode-option', 'force-disable-user-env',
     // Safety net if this runner is killed hard and cannot clean up: the server exits once no
     // browser has been connected for a while, and orphaned extension hosts stop waiting soon.
     '--idle-timeout-seconds', '120', '--reconnection-grace-time', '60',
@@ -318,11 +341,24 @@ async function startServer() {
   }
 }
 
+// The XDG_* dirs in the temp dir are for code-server itself; the extension host (and whatever
+// the extension starts, rootless Podman for one) gets the caller's, or the XDG defaults.
+function hostEnvironment() {
+  const home = os.homedir();
+  return {
+    XDG_CONFIG_HOME: process.env.XDG_CONFIG_HOME || path.join(home, '.config'),
+    XDG_DATA_HOME: process.env.XDG_DATA_HOME || path.join(home, '.local', 'share'),
+    XDG_CACHE_HOME: process.env.XDG_CACHE_HOME || path.join(home, '.cache'),
+  };
+}
+
 async function openWorkbench(port) {
   const mod = await import(pathToFileURL(resolveTool('playwright-core')).href);
   const { chromium } = mod.chromium ? mod : mod.default;
   browser = await chromium.launch({
     executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
+    // Chromium keeps crash reports and dconf state under these; keep them in the temp dir too.
+    env: { ...process.env, XDG_CONFIG_HOME: dirs.xdgConfig, XDG_CACHE_HOME: dirs.xdgCache, XDG_DATA_HOME: dirs.xdgData },
     // Our own handlers close the browser and then stop the server; Playwright's would exit first.
     handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
   });
@@ -350,6 +386,7 @@ async function openWorkbench(port) {
   const payload = [
     ['extensionDevelopmentPath', remote(extensionDir)],
     ['extensionTestsPath', remote(suiteFile)],
+    ['extensionEnvironment', JSON.stringify(hostEnvironment())],
     ['skipWelcome', 'true'],
     ['skipReleaseNotes', 'true'],
   ];
@@ -393,6 +430,7 @@ async function runSuite() {
     const results = readJson(resultsFile);
     if (results?.done === true) {
       log(`suite done${state.hostExit !== undefined ? ` (extension host exit code ${state.hostExit})` : ''}`);
+      if (results.figures) log(`figures ${JSON.stringify(results.figures)}`);
       return results.tests ?? [];
     }
     await serveScreenshot(page).catch((err) => log(`screenshot failed: ${err.message}`));
@@ -418,12 +456,13 @@ function report(tests) {
   let passed = 0;
   let failed = 0;
   for (const t of tests) {
+    const ms = typeof t.ms === 'number' ? ` (${t.ms} ms)` : '';
     if (t.ok === true) {
       passed++;
-      process.stdout.write(`ok      ${t.name}\n`);
+      process.stdout.write(`ok      ${t.name}${ms}\n`);
     } else {
       failed++;
-      process.stdout.write(`FAILED  ${t.name}\n`);
+      process.stdout.write(`FAILED  ${t.name}${ms}\n`);
       if (t.error) process.stdout.write(`${String(t.error).replace(/^/gm, '        ')}\n`);
     }
   }

@@ -271,6 +271,21 @@ test('proxied servers and containers end when the client disconnects', async () 
   assert.equal(alive(), false, 'the proxied server outlived the bridge');
 });
 
+test('a server that speaks only the legacy SSE transport works, pinned or by fallback', async () => {
+  const sse = await startHttpFixture({}, 'sse');
+  const bridge = await startBridge({
+    sandbox,
+    servers: { pinned: { type: 'sse', url: sse.url }, fallback: { url: sse.url } },
+  });
+  try {
+    const result = await bridge.call('(await mcp_pinned.echo(message="a"), await mcp_fallback.add(a=1, b=1))');
+    assert.equal(structured(result).value, "('a', {'sum': 2})", textOf(result));
+  } finally {
+    await bridge.close();
+    sse.stop();
+  }
+});
+
 for (const other of testRuntimes().slice(1)) {
   test(`the bridge also runs on ${other}`, async () => {
     const bridge = await startBridge({
