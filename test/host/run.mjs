@@ -73,7 +73,7 @@ const USER_SETTINGS = {
 const SOCKET_RE = /^vscode-(ipc|git)-.*\.sock$/;
 const TS_DIR_RE = /^vscode-typescript\d+$/;
 // Repeated workbench log lines that say nothing about the suite; kept out of failure summaries.
-const LOG_NOISE = /Ignoring fetching additional builtin extensions|\[AccountPolicyGate\]|Creating a socket|connection token/;
+const LOG_NOISE = /Ignoring fetching additional builtin extensions|\[AgentHost\]|\[AccountPolicyGate\]|Creating a socket|connection token|Canceled: Canceled/;
 const POLL_MS = 500;
 
 const started = Date.now();

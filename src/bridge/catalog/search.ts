@@ -91,8 +91,13 @@ export class ToolIndex {
     const actions = new Set([...asked, ...related].map((w) => processTerm(w)).filter((w): w is string => !!w));
     const leading = processTerm(asked[0]!);
     const leadingGroup = new Set([leading, ...relatedWords([asked[0]!]).map((w) => processTerm(w))]);
+    // The agent's own words get prefix and fuzzy matching; related words match exactly,
+    // which keeps a query over thousands of tools within a few milliseconds.
+    const tree = related.length > 0
+      ? { combineWith: 'OR' as const, queries: [asked.join(' '), { queries: [related.join(' ')], prefix: false, fuzzy: false }] }
+      : asked.join(' ');
     return this.index
-      .search([...asked, ...related].join(' '), {
+      .search(tree, {
         boostTerm: (term) => (askedStems.has(term) ? 1 : RELATED_WEIGHT),
         boostDocument: (id) => {
           const action = this.actions[id as number];
