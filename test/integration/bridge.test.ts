@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { encode } from 'gpt-tokenizer';
 import { execa } from 'execa';
 import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
+import { MAX_CODE_CHARS } from '../../src/bridge/run-python.ts';
 import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, startHttpFixture, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 
@@ -188,6 +189,9 @@ describe(`bridge on ${runtime}`, () => {
     assert.match(textOf(tooLong), /timeout: must be at most 60 seconds/);
     const badSession = await bridge.call('1', { session: '../etc' });
     assert.match(textOf(badSession), /session: must be 1-64 letters/);
+    const hugeCode = await bridge.call(`# ${'x'.repeat(MAX_CODE_CHARS)}`);
+    assert.equal(hugeCode.isError, true);
+    assert.match(textOf(hugeCode), /code: Too big/);
     const wrongType = await bridge.call('1', { reset: 'yes' });
     assert.equal(wrongType.isError, true);
     assert.match(textOf(wrongType), /reset/);

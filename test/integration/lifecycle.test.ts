@@ -8,6 +8,7 @@ import { ImageMissingError, RuntimeUnavailableError } from '../../src/sandbox/er
 import { listOwnedContainers } from '../../src/sandbox/cleanup.ts';
 import { runCli } from '../../src/sandbox/runtime/cli.ts';
 import { LABEL, OWNER_LABEL, removeArgs } from '../../src/sandbox/runtime/commands.ts';
+import { MAX_REQUESTS_IN_FLIGHT } from '../../src/sandbox/session.ts';
 import { SessionManager } from '../../src/sandbox/sessions.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
@@ -65,6 +66,21 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.status, 'ok', JSON.stringify(result.error));
       assert.equal(result.value, "([0, 1, 2, 3, 4], True, ('Error', 'refused on purpose'))");
       assert.equal(result.requests, 6);
+    });
+
+    test('requests in flight are capped per run', async () => {
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const sandbox = manager({}, { onRequest: async () => gate.then(() => 'done') });
+      setTimeout(() => release(), 1500);
+      const result = await sandbox.execute(
+        [
+          'import asyncio, sandbox_host',
+          `results = await asyncio.gather(*[sandbox_host.request("wait") for _ in range(${MAX_REQUESTS_IN_FLIGHT + 6})], return_exceptions=True)`,
+          '(sum(r == "done" for r in results), sorted({str(r) for r in results if not isinstance(r, str)}))',
+        ].join('\n'),
+      );
+      assert.equal(result.value, `(${MAX_REQUESTS_IN_FLIGHT}, ['too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})'])`);
     });
 
     test('a session idle past idleSeconds is reaped with its container', async () => {

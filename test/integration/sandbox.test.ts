@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { MAX_IMAGES_PER_RUN } from '../../src/sandbox/session.ts';
 import { SessionManager } from '../../src/sandbox/sessions.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 
@@ -217,6 +218,20 @@ for (const runtime of testRuntimes()) {
       assert.match(result.stdout, /real\n/);
       assert.equal(result.stdout.split('"run": "forged"').length - 1, 3);
       assert.equal((await sandbox.execute('40 + 2')).value, '42');
+    });
+
+    test('images beyond the per-run limit are counted, not kept', async () => {
+      const result = await sandbox.execute(`for _ in range(${MAX_IMAGES_PER_RUN + 4}):\n    emit_image(b"\\x89PNG")`);
+      assert.equal(result.images.length, MAX_IMAGES_PER_RUN);
+      assert.equal(result.omitted.images, 4);
+      assert.equal(result.truncated, true);
+    });
+
+    test('a huge repr is cut in the kernel', async () => {
+      const result = await sandbox.execute('"x" * 3_000_000');
+      assert.equal(result.status, 'ok');
+      assert.ok((result.value ?? '').length < 1_100_000);
+      assert.match(result.value ?? '', /\[repr cut at 1048576 characters\]$/);
     });
 
     test('code can emit images', async () => {

@@ -73,3 +73,15 @@ test('the run log appends JSON lines and rotates by size', async () => {
   assert.equal(current[current.length - 1]!.run, 'r29');
   for (const file of files) assert.ok((await readFile(join(dir, file))).length <= 2000);
 });
+
+test('the run log caps what it records of huge output and arguments', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-runlog-cap-'));
+  const log = new RunLog(dir);
+  log.toolCall({ run: 'r', server: 's', tool: 't', arguments: { blob: 'a'.repeat(200_000) }, outcome: 'ok', durationMs: 1 });
+  log.runEnded(result({ stdout: 'b'.repeat(200_000) }), { toolCalls: 1 });
+  log.close();
+  const [call, end] = (await readFile(join(dir, 'runs.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  assert.deepEqual(Object.keys(call!.arguments as object), ['truncated', 'preview']);
+  assert.ok(String(end!.stdout).length < 70_000);
+  assert.match(String(end!.stdout), /characters not logged\]$/);
+});

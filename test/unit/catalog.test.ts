@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { pythonName, uniqueAliases } from '../../src/bridge/catalog/aliases.ts';
-import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
+import { MAX_TOOLS_PER_SERVER, ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { splitWords } from '../../src/bridge/catalog/search.ts';
 import { paramsOf, signatureOf } from '../../src/bridge/catalog/signature.ts';
 
@@ -90,4 +90,10 @@ test('the catalog is cached on disk and reloaded only for the same server config
   await again.load();
   assert.equal(again.get('chat')?.tools?.length, 2);
   assert.equal(again.get('git-hub')?.tools, undefined);
+});
+
+test('a server listing more tools than the cap keeps the first MAX_TOOLS_PER_SERVER', () => {
+  const catalog = new ToolCatalog([{ name: 'huge', fingerprint: 'f' }]);
+  const tools = Array.from({ length: MAX_TOOLS_PER_SERVER + 5 }, (_, i) => ({ name: `t${i}` }));
+  assert.equal(catalog.setTools('huge', tools).length, MAX_TOOLS_PER_SERVER);
 });
