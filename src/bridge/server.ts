@@ -102,5 +102,7 @@ export async function serveStdio(config: Config, log: (message: string) => void)
   process.on('SIGHUP', () => void stop('SIGHUP'));
   transport.onclose = () => void stop('transport closed');
   await bridge.server.connect(transport);
+  // Start a sandbox ahead of the first run_python call; a missing runtime shows up there.
+  void bridge.sandbox.prewarm();
   log(`serving on stdio with ${bridge.hub.catalog.names().length} proxied servers; state in ${config.stateDir}`);
 }

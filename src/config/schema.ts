@@ -58,6 +58,8 @@ export const sandboxConfigSchema = z
     interruptGraceSeconds: z.number().positive().max(60).default(2),
     idleSeconds: z.number().positive().max(7 * 86400).default(600),
     maxSessions: z.number().int().min(1).max(64).default(4),
+    /** Keep one container started ahead, so a new session's first run is warm. */
+    prewarm: z.boolean().default(true),
     /** Characters of stdout (and, separately, stderr) kept per run: head and tail. */
     maxOutputChars: z.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
     extraRunArgs: z.array(extraRunArg).default([]),

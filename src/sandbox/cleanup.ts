@@ -29,16 +29,25 @@ export async function listOwnedContainers(command: string): Promise<string[]> {
 export async function removeOrphans(runtime: RuntimeRef): Promise<number> {
   const ids = await listOwnedContainers(runtime.command);
   if (ids.length === 0) return 0;
-  const { stdout } = await runCli(runtime.command, labelsArgs(ids), { timeoutMs: 20_000 });
-  const lines = stdout.split('\n').filter(Boolean);
   const host = hostname();
-  const orphans = ids.filter((_id, i) => {
-    const labels = labelsSchema.safeParse(safeJson(lines[i] ?? 'null'));
+  const orphans: string[] = [];
+  // Containers may vanish between the listing and the inspection (their owner is exiting),
+  // so each answer names its container, and a failed inspection is retried one by one.
+  const lines = await runCli(runtime.command, labelsArgs(ids), { timeoutMs: 20_000 }).then(
+    (out) => out.stdout.split('\n'),
+    async () => {
+      const each = await Promise.all(ids.map((id) => runCli(runtime.command, labelsArgs([id]), { timeoutMs: 20_000 }).then((o) => o.stdout, () => '')));
+      return each.flatMap((text) => text.split('\n'));
+    },
+  );
+  for (const line of lines) {
+    const [id, json] = line.split('\t');
+    if (!id || !json) continue;
+    const labels = labelsSchema.safeParse(safeJson(json));
     const owner = labels.success ? labels.data?.[OWNER_LABEL] : undefined;
     const match = owner ? /^(.*)\/(\d+)$/.exec(owner) : null;
-    if (!match) return false;
-    return match[1] === host && !processAlive(Number(match[2]));
-  });
+    if (match && match[1] === host && !processAlive(Number(match[2]))) orphans.push(id);
+  }
   if (orphans.length > 0) await runCli(runtime.command, removeArgs(runtime.name, orphans), { timeoutMs: 60_000 });
   return orphans.length;
 }

@@ -76,12 +76,17 @@ export class Session {
   private readonly config: SandboxConfig;
 
   private readonly prelude: string | undefined;
+  private readonly takeSpare: (() => Promise<KernelContainer | undefined>) | undefined;
 
-  /** `prelude` runs in every new interpreter of this session before its first run. */
-  constructor(name: string, runtime: RuntimeRef, config: SandboxConfig, prelude?: string) {
+  /**
+   * `prelude` runs in every new interpreter of this session before its first run;
+   * `takeSpare` hands over a pre-started container (with the prelude run), if there is one.
+   */
+  constructor(name: string, runtime: RuntimeRef, config: SandboxConfig, prelude?: string, takeSpare?: () => Promise<KernelContainer | undefined>) {
     this.name = name;
     this.runtime = runtime;
     this.prelude = prelude;
+    this.takeSpare = takeSpare;
     this.config = config;
   }
 
@@ -137,33 +142,19 @@ export class Session {
 
   private async ensureContainer(): Promise<{ container: KernelContainer; cold: boolean }> {
     if (this.container?.alive) return { container: this.container, cold: false };
-    this.starting ??= this.startContainer();
+    // A pre-started spare (never used by anyone) makes the first run of a session warm.
+    const spare = await this.takeSpare?.();
+    if (spare?.alive) {
+      this.container = spare;
+      return { container: spare, cold: false };
+    }
+    this.starting ??= startKernel(this.runtime, this.config, this.name, this.prelude);
     try {
       this.container = await this.starting;
     } finally {
       this.starting = undefined;
     }
     return { container: this.container, cold: true };
-  }
-
-  private async startContainer(): Promise<KernelContainer> {
-    const container = await KernelContainer.start(this.runtime, this.config, this.name);
-    if (this.prelude === undefined) return container;
-    const result = await new RunTracker({
-      container,
-      runId: `prelude-${randomUUID()}`,
-      session: this.name,
-      config: this.config,
-      options: { timeoutMs: 30_000 },
-      cold: true,
-      started: performance.now(),
-      code: this.prelude,
-    }).result;
-    if (result.status !== 'ok') {
-      await container.kill('prelude failed');
-      throw new SandboxStartError(`The sandbox's runtime failed to load: ${result.error?.type}: ${result.error?.message}\n${result.error?.traceback ?? ''}`);
-    }
-    return container;
   }
 
   private async runNow(code: string, options: RunOptions): Promise<RunResult> {
@@ -193,6 +184,27 @@ export class Session {
       requests: 0,
     };
   }
+}
+
+/** Starts a container and runs the prelude in it; a failing prelude is a start failure. */
+export async function startKernel(runtime: RuntimeRef, config: SandboxConfig, session: string, prelude?: string): Promise<KernelContainer> {
+  const container = await KernelContainer.start(runtime, config, session);
+  if (prelude === undefined) return container;
+  const result = await new RunTracker({
+    container,
+    runId: `prelude-${randomUUID()}`,
+    session,
+    config,
+    options: { timeoutMs: 30_000 },
+    cold: true,
+    started: performance.now(),
+    code: prelude,
+  }).result;
+  if (result.status !== 'ok') {
+    await container.kill('prelude failed');
+    throw new SandboxStartError(`The sandbox's runtime failed to load: ${result.error?.type}: ${result.error?.message}\n${result.error?.traceback ?? ''}`);
+  }
+  return container;
 }
 
 /** Follows one run on a container from `exec` to `done` (or to the container's end). */

@@ -6,7 +6,8 @@ import { ImageMissingError, SessionLimitError } from './errors.ts';
 import { runCli } from './runtime/cli.ts';
 import { imageExistsArgs } from './runtime/commands.ts';
 import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime/detect.ts';
-import { Session, type RequestHandler, type RunResult } from './session.ts';
+import type { KernelContainer } from './container.ts';
+import { Session, startKernel, type RequestHandler, type RunResult } from './session.ts';
 
 export interface ExecuteOptions {
   runId?: string;
@@ -46,6 +47,12 @@ export class SessionManager {
   private closed = false;
   /** The runtime once known, for synchronous clean-up at exit. */
   private runtimeRef: RuntimeStatus | undefined;
+  private spare: Promise<KernelContainer> | undefined;
+  private spareName: string | undefined;
+  private spareIdle: NodeJS.Timeout | undefined;
+  private readonly dropped = new WeakSet<Promise<KernelContainer>>();
+  /** Set by the first prewarm(): from then on each spare taken is replaced. */
+  private prewarming = false;
   private readonly exitHandler = () => this.removeAllNow();
 
   readonly config: SandboxConfig;
@@ -118,8 +125,63 @@ export class SessionManager {
   /** Stops every container. The manager accepts no runs afterwards. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.sessions.keys()].map((name) => this.closeSession(name)));
+    await Promise.all([...[...this.sessions.keys()].map((name) => this.closeSession(name)), this.dropSpare()]);
     process.removeListener('exit', this.exitHandler);
+  }
+
+  /**
+   * Keeps one container started (prelude loaded) for the next new session, so that its first
+   * run does not wait for a container start. Failures are quiet: the session starts its own.
+   */
+  prewarm(): Promise<void> {
+    if (!this.config.prewarm || this.closed) return Promise.resolve();
+    this.prewarming = true;
+    if (this.spare) return this.spare.then(() => undefined, () => undefined);
+    const spare = (async () => {
+      const runtime = await this.runtime();
+      this.runtimeRef = runtime;
+      await this.checkImage(runtime);
+      return startKernel(runtime, this.config, 'spare', this.options.prelude);
+    })();
+    this.spare = spare;
+    spare.then(
+      (container) => {
+        // Dropped (idle, shutdown) before it was up: close it. Taken: it is a session's now.
+        if (this.closed || this.dropped.has(spare)) return void container.close();
+        if (this.spare !== spare) return;
+        this.spareName = container.name;
+        this.armSpareIdle();
+      },
+      () => {
+        if (this.spare === spare) this.spare = undefined;
+      },
+    );
+    return spare.then(() => undefined, () => undefined);
+  }
+
+  private async takeSpare(): Promise<KernelContainer | undefined> {
+    const spare = this.spare;
+    this.spare = undefined;
+    this.spareName = undefined;
+    clearTimeout(this.spareIdle);
+    const container = await spare?.catch(() => undefined);
+    if (this.prewarming) setImmediate(() => void this.prewarm());
+    return container?.alive ? container : undefined;
+  }
+
+  private armSpareIdle(): void {
+    clearTimeout(this.spareIdle);
+    this.spareIdle = setTimeout(() => void this.dropSpare(), this.config.idleSeconds * 1000);
+    this.spareIdle.unref();
+  }
+
+  private async dropSpare(): Promise<void> {
+    const spare = this.spare;
+    if (spare) this.dropped.add(spare);
+    this.spare = undefined;
+    this.spareName = undefined;
+    clearTimeout(this.spareIdle);
+    await (await spare?.catch(() => undefined))?.close();
   }
 
   private async sessionFor(name: string): Promise<Session> {
@@ -130,7 +192,7 @@ export class SessionManager {
     const existing = this.sessions.get(name);
     if (existing) return existing;
     if (this.sessions.size >= this.config.maxSessions) await this.evictOne();
-    const session = new Session(name, runtime, this.config, this.options.prelude);
+    const session = new Session(name, runtime, this.config, this.options.prelude, () => this.takeSpare());
     this.sessions.set(name, session);
     return session;
   }
@@ -174,7 +236,7 @@ export class SessionManager {
   }
 
   private removeAllNow(): void {
-    const names = [...this.sessions.values()].map((s) => s.liveContainerName()).filter((n): n is string => !!n);
+    const names = [...[...this.sessions.values()].map((s) => s.liveContainerName()), this.spareName].filter((n): n is string => !!n);
     if (this.runtimeRef) removeNow(this.runtimeRef, names);
   }
 }

@@ -83,6 +83,18 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.value, `(${MAX_REQUESTS_IN_FLIGHT}, ['too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})'])`);
     });
 
+    test('a prewarmed spare makes the first run of a new session warm, and is replaced', async () => {
+      const sandbox = manager();
+      await sandbox.prewarm();
+      const first = await sandbox.execute('import os\n("kept" in globals(), os.getuid())', { session: 'w1' });
+      assert.equal(first.coldStart, false);
+      assert.equal(first.value, '(False, 65534)');
+      await sandbox.prewarm();
+      const second = await sandbox.execute('1', { session: 'w2' });
+      assert.equal(second.coldStart, false, 'the spare was not replaced');
+      assert.notEqual(sandbox.list().find((s) => s.name === 'w1')?.container, sandbox.list().find((s) => s.name === 'w2')?.container);
+    });
+
     test('a session idle past idleSeconds is reaped with its container', async () => {
       const sandbox = manager({ idleSeconds: 1 });
       await sandbox.execute('x = 1', { session: 'idle' });

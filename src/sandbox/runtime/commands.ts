@@ -109,8 +109,9 @@ export function listOwnedArgs(): string[] {
   return ['ps', '-a', '--filter', `label=${LABEL}=1`, '--format', '{{.ID}}'];
 }
 
+/** One line per container: its full id, a tab, its labels as JSON. */
 export function labelsArgs(ids: readonly string[]): string[] {
-  return ['inspect', '--format', '{{json .Config.Labels}}', ...ids];
+  return ['container', 'inspect', '--format', '{{.Id}}\t{{json .Config.Labels}}', ...ids];
 }
 
 export function imageExistsArgs(image: string): string[] {
