@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import { createBridge, type Bridge } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
 import { applySecrets } from '../config/secrets.ts';
+import { logBridgeEvents } from './bridge-events.ts';
 import { BridgeProvider, PROVIDER_ID } from './provider.ts';
 import { RunPanel } from './run-panel.ts';
 import { RunsView } from './runs-view.ts';
@@ -19,6 +20,8 @@ import { ToolsView } from './tools-view.ts';
 /** What activate() returns: used by the host tests, and by nothing that ships. */
 export interface ExtensionApi {
   stateDir: string;
+  /** This extension's log folder; the output channel's file is written nearby. */
+  logDir: string;
   provider: BridgeProvider;
   runs: RunsView;
   tools: ToolsView;
@@ -84,6 +87,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
       if (open && fresh) open.update(fresh);
     }),
   );
+  context.subscriptions.push(...logBridgeEvents(files, log));
   registerServerCommands(context, secrets);
 
   const command = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`codeExecutionMode.${id}`, fn));
@@ -181,6 +185,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   log.info(`activated in ${activationMs.toFixed(1)} ms; state in ${stateDir}`);
   return {
     stateDir,
+    logDir: context.logUri.fsPath,
     provider,
     runs,
     tools,

@@ -1,7 +1,7 @@
 // Runs inside a real VS Code extension host (see test/host/run.mjs): the packaged extension,
 // VS Code's own MCP client starting the bridge, run_python through vscode.lm.invokeTool, real
 // containers and a real npm MCP server configured through the settings.
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
@@ -185,6 +185,18 @@ export async function run(): Promise<void> {
     await waitFor('fixture tools in the Tools view', () => ext.tools.servers().find((s) => s.name === 'fixture' && (s.tools?.length ?? 0) > 0));
     await sleep(1000);
     await screenshot('views');
+  });
+
+  await check("the output channel has the bridge's notable events", async () => {
+    // The LogOutputChannel writes a file under the window's exthost log folder.
+    const root = join(ext.logDir, '..');
+    const find = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? find(join(dir, e.name)) : e.name.endsWith('Code Execution Mode.log') ? [join(dir, e.name)] : []));
+    const text = await waitFor('run events in the output channel', () => {
+      const all = find(root).map((f) => readFileSync(f, 'utf8')).join('\n');
+      return all.includes('run ok in') && all.includes('server fixture: running') ? all : undefined;
+    }, 15_000);
+    assert(text.includes('activated in'), 'no activation line');
   });
 
   await check('the status bar reports a stopped daemon', async () => {
