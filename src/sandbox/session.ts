@@ -118,11 +118,6 @@ export class Session {
     return run;
   }
 
-  /** Starts the container ahead of the first run, so that run is warm. */
-  async warm(): Promise<void> {
-    await this.ensureContainer();
-  }
-
   async close(): Promise<void> {
     await this.discardContainer('session closed');
   }

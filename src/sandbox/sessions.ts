@@ -97,11 +97,6 @@ export class SessionManager {
     }
   }
 
-  /** Starts a session's container ahead of use. */
-  async warm(name = 'default'): Promise<void> {
-    await (await this.sessionFor(name)).warm();
-  }
-
   list(): SessionInfo[] {
     return [...this.sessions.values()].map((s) => ({
       name: s.name,
