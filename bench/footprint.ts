@@ -71,10 +71,12 @@ export interface LoadFigures {
   perSecond: number;
   rssBeforeMb: number;
   rssAfterMb: number;
+  /** RSS after each further batch of the same size (a soak): flat means no leak. */
+  soakRssMb: number[];
 }
 
 /** `total` executions over 4 sessions, `parallel` at a time; each result is checked. */
-export async function loadFigures(sandbox: Record<string, unknown>, total: number, parallel = 2): Promise<LoadFigures> {
+export async function loadFigures(sandbox: Record<string, unknown>, total: number, soakBatches = 0, parallel = 2): Promise<LoadFigures> {
   const { client, pid } = await spawnBridge(sandbox);
   for (let s = 0; s < 4; s++) await run(client, 'n = 0', `load${s}`);
   // Warm-up so that "before" already includes the steady state.
@@ -94,6 +96,13 @@ export async function loadFigures(sandbox: Record<string, unknown>, total: numbe
   const seconds = (performance.now() - started) / 1000;
   await new Promise((r) => setTimeout(r, 500));
   const rssAfterMb = rssMb(pid);
+  const soakRssMb: number[] = [];
+  for (let batch = 0; batch < soakBatches; batch++) {
+    next = 0;
+    await Promise.all(Array.from({ length: parallel }, worker));
+    await new Promise((r) => setTimeout(r, 300));
+    soakRssMb.push(rssMb(pid));
+  }
   await client.close();
-  return { executions: total, correct, seconds, perSecond: total / seconds, rssBeforeMb, rssAfterMb };
+  return { executions: total, correct: correct - soakBatches * total, seconds, perSecond: total / seconds, rssBeforeMb, rssAfterMb, soakRssMb };
 }

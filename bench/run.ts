@@ -123,17 +123,37 @@ console.log(`- bridge start to first tools/list answer: p50 ${ms(footprint.start
 console.log(`- bridge memory (RSS): idle ${footprint.idleRssMb.toFixed(0)} MB, with 4 warm sessions ${footprint.fourWarmSessionsRssMb.toFixed(0)} MB`);
 for (const [file, bytes] of Object.entries(footprint.bundles)) console.log(`- ${file}: ${(bytes / 1024).toFixed(0)} KB`);
 
-const load = await loadFigures(sandbox, smoke ? 8 : 200);
+const load = await loadFigures(sandbox, smoke ? 8 : 200, smoke ? 0 : 10);
 console.log(
   `\nLoad: ${load.executions} executions across 4 sessions, 2 at a time: ${load.correct}/${load.executions} correct in ${load.seconds.toFixed(2)} s ` +
     `(${load.perSecond.toFixed(0)}/s); bridge RSS ${load.rssBeforeMb.toFixed(0)} MB before, ${load.rssAfterMb.toFixed(0)} MB after`,
 );
+if (load.soakRssMb.length > 0) {
+  console.log(`Soak: RSS after each further ${load.executions} executions: ${load.soakRssMb.map((m) => m.toFixed(0)).join(', ')} MB`);
+}
+const soak = JSON.parse(
+  (await execa(process.execPath, ['--expose-gc', 'bench/heap-soak.ts', JSON.stringify(sandbox), smoke ? '2' : '6', smoke ? '10' : '300'])).stdout,
+) as { perRound: number; heapMb: number[] };
+console.log(`Soak: heap in use after a full GC, every ${soak.perRound} executions: ${soak.heapMb.map((m) => m.toFixed(1)).join(', ')} MB`);
 if (load.correct !== load.executions) process.exitCode = 1;
+
+// The extension's own figures come from the host suite (a real VS Code extension host).
+let extension: Record<string, number> | undefined;
+if (!smoke && !process.argv.includes('--no-host')) {
+  const host = await execa(process.execPath, ['scripts/host-tests.mjs'], { reject: false, all: true });
+  const line = /figures (\{.*\})/.exec(host.all ?? '')?.[1];
+  extension = line ? (JSON.parse(line) as Record<string, number>) : undefined;
+  console.log(
+    extension
+      ? `\nExtension (host suite): activate() ${ms(extension.activationMs ?? NaN)}; VS Code's server start to run_python listed ${ms(extension.startToToolsMs ?? NaN)}`
+      : '\nExtension figures unavailable: the host suite did not report them (see npm run test:host)',
+  );
+}
 
 const search = evaluateSearch();
 console.log(`\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} queries over ${search.tools} real tools of npm MCP servers)`);
 
 await mkdir('bench/results', { recursive: true });
-const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, context, searchLatency: latency5000, footprint, load, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools } };
+const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, context, searchLatency: latency5000, footprint, load, soak, extension, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools } };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');
