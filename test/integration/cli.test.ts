@@ -1,7 +1,11 @@
 // The `code-execution-mode` command as people and scripts use it (the built dist/cli.js).
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, test } from 'node:test';
+import { FIXTURE } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 
 const cli = (args: string[], input?: string) =>
@@ -22,6 +26,17 @@ for (const runtime of testRuntimes()) {
       const result = await cli(['run', ...base, '-'], 'raise KeyError("nope")');
       assert.equal(result.exitCode, 1);
       assert.match(result.stderr, /KeyError: 'nope'/);
+    });
+
+    test('run has the proxied servers of its --config', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cem-cli-'));
+      const config = join(dir, 'config.json');
+      await writeFile(config, JSON.stringify({ stateDir: join(dir, 'state'), servers: { fixture: { command: process.execPath, args: [FIXTURE] } } }));
+      const result = await cli(['run', ...base, '--config', config, '-c', 'await mcp_fixture.add(a=1, b=2)']);
+      assert.equal(result.exitCode, 0, result.stderr);
+      assert.equal(result.stdout, "{'sum': 3}");
+      const log = await readFile(join(dir, 'state', 'runs.jsonl'), 'utf8');
+      assert.match(log, /"type":"tool-call".*"tool":"add".*"outcome":"ok"/);
     });
 
     test('a timeout exits 124 and --json gives the whole result', async () => {
