@@ -50,6 +50,8 @@ export interface RunRecord {
   session: string;
   started: string;
   code: string;
+  /** The run's time limit, when the log has it. */
+  timeoutMs?: number;
   /** undefined while the run is in progress (or its bridge died before it ended). */
   status?: string;
   ended?: string;
@@ -62,6 +64,17 @@ export interface RunRecord {
   toolCalls: ToolCallRecord[];
   truncated: boolean;
   sessionLost: boolean;
+}
+
+/**
+ * A run's status for display: its logged status; "running" while it may still be going; and
+ * "lost" for a run that never ended although its time limit (plus a minute) has passed, as
+ * when its bridge was killed outright.
+ */
+export function displayStatus(run: RunRecord, now = Date.now()): string {
+  if (run.status) return run.status;
+  const limit = (run.timeoutMs ?? 300_000) + 60_000;
+  return now - Date.parse(run.started) > limit ? 'lost' : 'running';
 }
 
 /** Runs in the order they started, from the JSON lines of a run log. */
@@ -98,6 +111,7 @@ export function parseRunLog(text: string): RunRecord[] {
     }
     if (event.type === 'run-start') {
       run.code = event.code;
+      if (event.timeoutMs !== undefined) run.timeoutMs = event.timeoutMs;
       run.started = event.time;
       run.session = event.session;
     } else if (event.type === 'tool-call') {

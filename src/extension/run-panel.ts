@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import hljs from 'highlight.js/lib/core';
 import python from 'highlight.js/lib/languages/python';
 import * as vscode from 'vscode';
-import type { RunRecord } from '../bridge/run-log-reader.ts';
+import { displayStatus, type RunRecord } from '../bridge/run-log-reader.ts';
 import { formatDuration } from './runs-view.ts';
 
 hljs.registerLanguage('python', python);
@@ -58,7 +58,7 @@ export class RunPanel implements vscode.Disposable {
 
   update(run: RunRecord): void {
     this.run = run;
-    this.panel.title = `Run: ${run.status ?? 'running'} · ${run.session}`;
+    this.panel.title = `Run: ${displayStatus(run)} · ${run.session}`;
     this.panel.webview.html = this.html(run);
   }
 
@@ -79,7 +79,7 @@ export class RunPanel implements vscode.Disposable {
     const code = hljs.highlight(run.code, { language: 'python' }).value;
     const section = (title: string, body: string) => `<section><h2>${title}</h2>${body}</section>`;
     const pre = (text: string, cls = '') => `<pre class="${cls}">${escape(text)}</pre>`;
-    const status = run.status ?? 'running';
+    const status = displayStatus(run);
     const facts = [
       `<span class="status ${escape(status)}">${escape(status)}</span>`,
       `session <code>${escape(run.session)}</code>`,

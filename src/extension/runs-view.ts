@@ -1,7 +1,7 @@
 // The Sandbox Runs view: newest first, with status, duration, session and tool calls; each
 // run's tool calls as children. Live: refreshed when the run log changes.
 import * as vscode from 'vscode';
-import type { RunRecord, ToolCallRecord } from '../bridge/run-log-reader.ts';
+import { displayStatus, type RunRecord, type ToolCallRecord } from '../bridge/run-log-reader.ts';
 import type { StateFiles } from './state-files.ts';
 
 const CLEARED_KEY = 'codeExecutionMode.runsClearedAt';
@@ -14,6 +14,7 @@ const STATUS_ICONS: Record<string, [string, string]> = {
   error: ['error', 'testing.iconFailed'],
   timeout: ['watch', 'testing.iconFailed'],
   cancelled: ['circle-slash', 'disabledForeground'],
+  lost: ['question', 'disabledForeground'],
 };
 
 export function formatDuration(ms: number | undefined): string {
@@ -83,7 +84,7 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     }
     const { run } = node;
     const item = new vscode.TreeItem(runLabel(run), run.toolCalls.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
-    const status = run.status ?? 'running';
+    const status = displayStatus(run);
     const calls = run.toolCalls.length;
     item.description = [status, formatDuration(run.durationMs), run.session, calls ? `${calls} tool call${calls === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
     const [icon, color] = STATUS_ICONS[status] ?? ['loading~spin', ''];

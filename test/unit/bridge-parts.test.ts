@@ -8,6 +8,7 @@ import { runText } from '../../src/bridge/format.ts';
 import { toolAllowed } from '../../src/bridge/hub/policy.ts';
 import { startsThisBridge } from '../../src/bridge/hub/transports.ts';
 import { RunLog } from '../../src/bridge/run-log.ts';
+import { displayStatus, parseRunLog } from '../../src/bridge/run-log-reader.ts';
 import { toSandboxResult } from '../../src/bridge/tool-results.ts';
 import type { RunResult } from '../../src/sandbox/session.ts';
 
@@ -84,4 +85,20 @@ test('the run log caps what it records of huge output and arguments', async () =
   assert.deepEqual(Object.keys(call!.arguments as object), ['truncated', 'preview']);
   assert.ok(String(end!.stdout).length < 70_000);
   assert.match(String(end!.stdout), /characters not logged\]$/);
+});
+
+test('the run log reads back into runs; half-written lines are skipped; unended runs age into "lost"', () => {
+  const lines = [
+    JSON.stringify({ type: 'run-start', run: 'a', session: 's', time: '2026-01-01T00:00:00.000Z', code: 'print(1)', timeoutMs: 1000 }),
+    JSON.stringify({ type: 'tool-call', run: 'a', time: '2026-01-01T00:00:00.100Z', server: 'm', tool: 't', arguments: { x: 1 }, outcome: 'ok', durationMs: 2 }),
+    JSON.stringify({ type: 'run-end', run: 'a', session: 's', time: '2026-01-01T00:00:00.200Z', status: 'ok', durationMs: 200, stdout: '1\n', value: null, error: null, toolCalls: 1 }),
+    JSON.stringify({ type: 'run-start', run: 'b', session: 's', time: '2026-01-01T00:01:00.000Z', code: 'while True: pass', timeoutMs: 1000 }),
+    '{"type": "run-end", "run": "b", "sta',
+  ];
+  const runs = parseRunLog(lines.join('\n'));
+  assert.deepEqual(runs.map((r) => [r.id, r.status, r.toolCalls.length]), [['a', 'ok', 1], ['b', undefined, 0]]);
+  const b = runs[1]!;
+  assert.equal(displayStatus(b, Date.parse('2026-01-01T00:01:30.000Z')), 'running');
+  assert.equal(displayStatus(b, Date.parse('2026-01-01T00:03:00.000Z')), 'lost');
+  assert.equal(displayStatus(runs[0]!), 'ok');
 });
