@@ -152,8 +152,10 @@ if (!smoke && !process.argv.includes('--no-host')) {
 
 const search = evaluateSearch();
 console.log(`\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} queries over ${search.tools} real tools of npm MCP servers)`);
+const holdout = evaluateSearch(undefined, 'test/fixtures/search-queries-holdout.json');
+console.log(`Held-out queries (never used for tuning): recall@1 ${holdout.recallAt1.toFixed(2)}, recall@5 ${holdout.recallAt5.toFixed(2)} (${holdout.queries} queries)`);
 
 await mkdir('bench/results', { recursive: true });
-const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, context, searchLatency: latency5000, footprint, load, soak, extension, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools } };
+const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, context, searchLatency: latency5000, footprint, load, soak, extension, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools, holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries } } };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');

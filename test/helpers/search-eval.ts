@@ -24,8 +24,8 @@ export interface SearchEval {
   misses: Array<{ query: string; expect: string[]; got: string[] }>;
 }
 
-export function evaluateSearch(catalog = realCatalog()): SearchEval {
-  const { queries } = queriesSchema.parse(JSON.parse(readFileSync('test/fixtures/search-queries.json', 'utf8')));
+export function evaluateSearch(catalog = realCatalog(), file = 'test/fixtures/search-queries.json'): SearchEval {
+  const { queries } = queriesSchema.parse(JSON.parse(readFileSync(file, 'utf8')));
   let at1 = 0;
   let at5 = 0;
   const misses: SearchEval['misses'] = [];

@@ -11,3 +11,8 @@ test('plain-language queries find the right tool over real catalogs', () => {
   assert.ok(result.recallAt5 >= 0.95, `recall@5 ${result.recallAt5}\n${detail}`);
   assert.ok(result.recallAt1 >= 0.85, `recall@1 ${result.recallAt1}`);
 });
+
+test('held-out queries, never used for tuning, still find the tool in the top five', () => {
+  const result = evaluateSearch(undefined, 'test/fixtures/search-queries-holdout.json');
+  assert.ok(result.recallAt5 >= 0.9, `held-out recall@5 ${result.recallAt5}: ${result.misses.map((m) => m.query).join('; ')}`);
+});
