@@ -70,12 +70,12 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
       const runId = randomUUID();
       const session = args.session ?? 'default';
       const timeoutMs = (args.timeout ?? config.timeoutSeconds) * 1000;
-      for (const name of args.servers ?? []) {
-        try {
-          await deps.hub.listTools(name);
-        } catch (error) {
-          return errorResult(`Could not start server "${name}": ${error instanceof Error ? error.message : String(error)}`);
-        }
+      // Servers asked for up front start together; the first that fails is reported.
+      const started = await Promise.allSettled((args.servers ?? []).map((name) => deps.hub.listTools(name)));
+      const failed = started.findIndex((s) => s.status === 'rejected');
+      if (failed >= 0) {
+        const reason = (started[failed] as PromiseRejectedResult).reason as unknown;
+        return errorResult(`Could not start server "${args.servers![failed]}": ${reason instanceof Error ? reason.message : String(reason)}`);
       }
       const progress = startProgress(extra, () => deps.toolCalls.toolCallsOf(runId));
       deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });

@@ -60,7 +60,8 @@ export interface RunOptions {
 }
 
 export const MAX_IMAGES_PER_RUN = 16;
-export const MAX_IMAGE_BASE64_CHARS = 16 * 1024 * 1024;
+/** 8 MiB of image bytes, as base64 (the kernel refuses bigger images with a ValueError). */
+export const MAX_IMAGE_BASE64_CHARS = Math.ceil((8 * 1024 * 1024) / 3) * 4;
 export const MAX_REQUESTS_IN_FLIGHT = 64;
 
 export class Session {

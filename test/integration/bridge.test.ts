@@ -189,6 +189,11 @@ describe(`bridge on ${runtime}`, () => {
     assert.match(textOf(tooLong), /timeout: must be at most 60 seconds/);
     const badSession = await bridge.call('1', { session: '../etc' });
     assert.match(textOf(badSession), /session: must be 1-64 letters/);
+    const unknownServer = await bridge.call('1', { servers: ['fixture', 'nowhere'] });
+    assert.equal(unknownServer.isError, true);
+    assert.match(textOf(unknownServer), /Could not start server "nowhere": no enabled server "nowhere"/);
+    const started = await bridge.call('[s["status"] for s in discovered_servers() if s["name"] == "filesystem"]', { servers: ['filesystem'] });
+    assert.equal(structured(started).value, "['running']");
     const hugeCode = await bridge.call(`# ${'x'.repeat(MAX_CODE_CHARS)}`);
     assert.equal(hugeCode.isError, true);
     assert.match(textOf(hugeCode), /code: Too big/);

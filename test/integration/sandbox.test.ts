@@ -227,6 +227,26 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.truncated, true);
     });
 
+    test('a bad or oversized image is a ValueError in Python, not a lost session', async () => {
+      await sandbox.execute('kept = 1', { session: 'img' });
+      const result = await sandbox.execute(
+        [
+          'errors = []',
+          'for args in [(b"x", "text/html"), (b"x" * (8 * 1024 * 1024 + 1),)]:',
+          '    try:',
+          '        emit_image(*args)',
+          '    except ValueError as e:',
+          '        errors.append(str(e).split(":")[0])',
+          '(errors, kept)',
+        ].join('\n'),
+        { session: 'img' },
+      );
+      assert.equal(result.value, "(['emit_image()', 'emit_image()'], 1)", JSON.stringify(result.error));
+      assert.equal(result.sessionLost, false);
+      assert.equal(result.images.length, 0);
+      await sandbox.closeSession('img');
+    });
+
     test('a huge repr is cut in the kernel', async () => {
       const result = await sandbox.execute('"x" * 3_000_000');
       assert.equal(result.status, 'ok');

@@ -217,12 +217,20 @@ async def request(method, params=None):
         _pending.pop(request_id, None)
 
 
+_IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
+_MAX_IMAGE_BYTES = 8 * 1024 * 1024  # the host's limit too; a bigger frame would end the session
+
+
 def emit_image(data, mime="image/png"):
     """Send image bytes (PNG by default) back with the run's result."""
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
     if not isinstance(data, bytes):
         raise TypeError("emit_image() takes bytes, not %s" % type(data).__name__)
+    if mime not in _IMAGE_MIMES:
+        raise ValueError("emit_image(): mime must be one of %s, not %r" % (", ".join(_IMAGE_MIMES), mime))
+    if len(data) > _MAX_IMAGE_BYTES:
+        raise ValueError("emit_image(): the image is %d bytes; the limit is %d" % (len(data), _MAX_IMAGE_BYTES))
     _stdout.flush()
     _send({"t": "image", "run": _state.run or _state.last_run, "mime": mime, "data": base64.b64encode(data).decode("ascii")})
 
