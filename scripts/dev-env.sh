@@ -15,7 +15,9 @@ log() { printf '[dev-env] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages ---------------------------------------------------------------------
-PACKAGES=(podman runc uidmap slirp4netns fuse-overlayfs docker.io debootstrap unzip)
+# Every package by name: --no-install-recommends drops podman's init binary (catatonit) and
+# docker's (tini, as docker-init), which the sandbox's --init needs.
+PACKAGES=(podman catatonit runc uidmap slirp4netns fuse-overlayfs docker.io tini containerd debootstrap unzip ca-certificates)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -74,6 +76,17 @@ if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
   docker import "$ROOTFS_TAR" "$IMAGE" >/dev/null
 fi
 export CEM_TEST_IMAGE=$IMAGE
+
+# --- Proof that a hardened sandbox starts on both runtimes, before anything relies on it -------
+for rt in podman docker; do
+  if ! out=$("$rt" run --rm -i --init --network none --read-only --cap-drop ALL \
+      --security-opt no-new-privileges --user 65534:65534 --memory 128m --pids-limit 64 \
+      "$IMAGE" python3 -c 'print("ok")' 2>&1) || [ "$out" != ok ]; then
+    log "a hardened $rt container with --init does not start on this machine:"
+    printf '%s\n' "$out" | tail -5 >&2
+    exit 1
+  fi
+done
 
 if [ $# -gt 0 ]; then
   cd "$ROOT"
