@@ -19,12 +19,22 @@ const common = {
 await Promise.all([
   build({
     ...common,
-    entryPoints: { cli: 'src/bridge/cli.ts' },
+    entryPoints: { 'cli-main': 'src/bridge/cli.ts' },
     outdir: 'dist',
     format: 'esm',
     banner: {
-      js: "#!/usr/bin/env node\nimport { createRequire as __cemRequire } from 'node:module'; const require = __cemRequire(import.meta.url);",
+      js: "import { createRequire as __cemRequire } from 'node:module'; const require = __cemRequire(import.meta.url);",
     },
+  }),
+  // The executable: a version check that loads cli-main.js only on a Node it runs on.
+  build({
+    ...common,
+    entryPoints: { cli: 'src/bridge/bin.ts' },
+    outdir: 'dist',
+    format: 'esm',
+    target: 'node14',
+    external: ['./cli-main.js'],
+    banner: { js: '#!/usr/bin/env node' },
   }),
   build({
     ...common,

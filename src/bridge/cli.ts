@@ -3,11 +3,12 @@
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfigFile, parseConfig } from '../config/load.ts';
+import { ConfigError, expandHome, loadConfigFile, parseConfig } from '../config/load.ts';
 import type { Config, SandboxConfig } from '../config/schema.ts';
 import { applySecrets, takeSecrets } from '../config/secrets.ts';
 import { isSandboxError } from '../sandbox/errors.ts';
-import { probeRuntime } from '../sandbox/runtime/detect.ts';
+import { checkSandbox } from '../sandbox/runtime/detect.ts';
+import { reportLines } from '../sandbox/runtime/report-text.ts';
 import { pullImage } from '../sandbox/image.ts';
 import { runToExitCode, writeRunResult } from './cli-output.ts';
 import { createBridge, serveStdio } from './server.ts';
@@ -22,8 +23,11 @@ Options:
   --config FILE     JSON configuration (servers, sandbox, stateDir)
   --runtime NAME    auto | podman | docker
   --image IMAGE     sandbox image (must have python3)
+  --pull            pull the sandbox image on first use when it is missing
   --timeout SEC     time limit of the run
   --session NAME    session to run in (default "default")
+  --workspace DIR   what \${workspaceFolder} means in server entries
+                    (default: the config's workspaceFolder, else the current folder)
   --json            print the whole result as JSON
   -h, --help        this text
 
@@ -34,8 +38,10 @@ const options = {
   config: { type: 'string' },
   runtime: { type: 'string' },
   image: { type: 'string' },
+  pull: { type: 'boolean' },
   timeout: { type: 'string' },
   session: { type: 'string' },
+  workspace: { type: 'string' },
   json: { type: 'boolean' },
   c: { type: 'string', short: 'c' },
   help: { type: 'boolean', short: 'h' },
@@ -69,13 +75,15 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function configFrom(values: { config?: string; runtime?: string; image?: string }): Promise<Config> {
+async function configFrom(values: { config?: string; runtime?: string; image?: string; pull?: boolean; workspace?: string }): Promise<Config> {
   const loaded: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
   const base = applySecrets(loaded, takeSecrets(process.env));
   const sandbox: Record<string, unknown> = { ...base.sandbox };
   if (values.runtime) sandbox.runtime = values.runtime;
   if (values.image) sandbox.image = values.image;
-  return { ...base, sandbox: parseConfig({ sandbox }, 'command-line options').sandbox };
+  if (values.pull) sandbox.pull = 'missing';
+  const workspaceFolder = values.workspace ? expandHome(values.workspace) : (base.workspaceFolder ?? process.cwd());
+  return { ...base, workspaceFolder, sandbox: parseConfig({ sandbox }, 'command-line options').sandbox };
 }
 
 async function codeFrom(values: { c?: string }, rest: string[]): Promise<string> {
@@ -161,17 +169,10 @@ function liveWriter(limit: number) {
 }
 
 async function doctorCommand(sandbox: SandboxConfig): Promise<number> {
-  const names = sandbox.runtime === 'auto' ? sandbox.runtimeOrder : [sandbox.runtime];
-  let usable = 0;
-  for (const name of names) {
-    const status = await probeRuntime(name);
-    const facts = [status.version && `version ${status.version}`, status.rootless !== undefined && (status.rootless ? 'rootless' : 'rootful'), status.cgroupVersion && `cgroups ${status.cgroupVersion}`].filter(Boolean);
-    process.stdout.write(`${name}: ${status.state}${facts.length ? ` (${facts.join(', ')})` : ''}\n`);
-    for (const problem of status.problems) process.stdout.write(`  - ${problem}\n`);
-    if (status.state === 'ready' || status.state === 'limits-not-enforced') usable++;
-  }
-  process.stdout.write(`image: ${sandbox.image}\n`);
-  return usable > 0 ? 0 : 3;
+  const report = await checkSandbox(sandbox, { all: true });
+  process.stdout.write(`${reportLines(report).join('\n')}\n`);
+  // Not ready means no run can start: a non-zero status scripts can test.
+  return report.chosen ? 0 : 3;
 }
 
 main(process.argv.slice(2)).then(

@@ -1,5 +1,7 @@
 // The methods sandboxed code may ask of the host, each with zod-checked parameters: tool calls
 // through the hub's policy, and discovery (servers, tool docs, search) from the catalog.
+// Waiting for a server to start is not charged to the run's time limit; search and discovery
+// never wait long for servers that are not ready.
 import { z } from 'zod';
 import type { RequestContext, RequestHandler } from '../sandbox/session.ts';
 import type { ToolEntry } from './catalog/catalog.ts';
@@ -45,11 +47,12 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
   const calls = new Map<string, number>();
   const handlers: { [M in HostMethod]: (params: z.infer<(typeof schemas)[M]>, context: RequestContext) => Promise<unknown> } = {
     async call_tool(params, context) {
+      context.describe(`${params.server}.${params.tool}`);
       const started = performance.now();
       calls.set(context.runId, (calls.get(context.runId) ?? 0) + 1);
       const record = { run: context.runId, server: params.server, tool: params.tool, arguments: params.arguments };
       try {
-        const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal);
+        const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal, { untimed: context.untimed });
         const converted = toSandboxResult(result, (image) => context.emitImage(image.mime, image.data));
         runLog?.toolCall({ ...record, server, tool, outcome: converted.isError ? 'tool-error' : 'ok', durationMs: performance.now() - started, ...(converted.errorText ? { error: converted.errorText } : {}) });
         return converted;
@@ -60,7 +63,9 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
         throw error;
       }
     },
-    async list_servers() {
+    async list_servers(_params, context) {
+      context.describe('discovered_servers()');
+      await hub.discover();
       return hub.catalog.records().map((r) => ({
         name: r.name,
         alias: `mcp_${r.alias}`,
@@ -70,16 +75,19 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
         ...(r.error ? { error: r.error } : {}),
       }));
     },
-    async list_tools(params) {
-      const tools = await hub.listTools(params.server);
+    async list_tools(params, context) {
+      context.describe(`the tools of ${params.server}`);
+      const tools = await hub.listTools(params.server, { signal: context.signal, untimed: context.untimed });
       return tools.map((t) => ({ ...toolDoc(t, 'full'), params: t.params, allowed: hub.allowed(t.server, t.tool) }));
     },
-    async search_tools(params) {
-      await hub.ensureCatalog();
-      return hub.catalog.search(params.query, params.limit).map((t) => toolDoc(t, params.detail));
+    async search_tools(params, context) {
+      context.describe('search_tool_docs()');
+      const notReady = await hub.discover();
+      return { hits: hub.catalog.search(params.query, params.limit).map((t) => toolDoc(t, params.detail)), notReady };
     },
-    async query_tools(params) {
-      const tools = await hub.listTools(params.server);
+    async query_tools(params, context) {
+      context.describe(`the tool docs of ${params.server}`);
+      const tools = await hub.listTools(params.server, { signal: context.signal, untimed: context.untimed });
       const wanted = params.tool ? tools.filter((t) => t.tool === params.tool || t.alias === params.tool) : tools;
       if (params.tool && wanted.length === 0) throw new Error(`server "${params.server}" has no tool "${params.tool}"`);
       return wanted.map((t) => toolDoc(t, params.detail));

@@ -120,7 +120,10 @@ export function parseRunLog(text: string): RunRecord[] {
     } else {
       run.status = event.status;
       run.ended = event.time;
+      // Failures logged by older bridges have no duration: the two timestamps give it.
+      const elapsed = Date.parse(event.time) - Date.parse(run.started);
       if (event.durationMs !== undefined) run.durationMs = event.durationMs;
+      else if (run.code && elapsed >= 0) run.durationMs = elapsed;
       run.stdout = event.stdout ?? '';
       run.stderr = event.stderr ?? '';
       run.value = event.value ?? null;

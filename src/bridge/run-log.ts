@@ -43,6 +43,8 @@ export class RunLog {
   private readonly keep: number;
   private fd: number | undefined;
   private size = 0;
+  /** When each open run started, so that a run that fails before it starts still has a duration. */
+  private readonly startedAt = new Map<string, number>();
 
   constructor(dir: string, options: RunLogOptions = {}) {
     this.dir = dir;
@@ -52,6 +54,7 @@ export class RunLog {
   }
 
   runStarted(event: { run: string; session: string; code: string; timeoutMs: number }): void {
+    this.startedAt.set(event.run, performance.now());
     this.write({ type: 'run-start', time: new Date().toISOString(), ...event, code: cap(event.code, MAX_CODE_CHARS) });
   }
 
@@ -66,6 +69,7 @@ export class RunLog {
   }
 
   runEnded(result: RunResult, extra: { toolCalls: number }): void {
+    this.startedAt.delete(result.runId);
     this.write({
       type: 'run-end',
       time: new Date().toISOString(),
@@ -86,7 +90,17 @@ export class RunLog {
 
   /** Also used for failures before a run could start (no runtime, bad image). */
   runFailed(event: { run: string; session: string; message: string }): void {
-    this.write({ type: 'run-end', time: new Date().toISOString(), run: event.run, session: event.session, status: 'error', error: { type: 'SandboxUnavailable', message: event.message, traceback: '' } });
+    const started = this.startedAt.get(event.run);
+    this.startedAt.delete(event.run);
+    this.write({
+      type: 'run-end',
+      time: new Date().toISOString(),
+      run: event.run,
+      session: event.session,
+      status: 'error',
+      ...(started === undefined ? {} : { durationMs: Math.round((performance.now() - started) * 10) / 10 }),
+      error: { type: 'SandboxUnavailable', message: event.message, traceback: '' },
+    });
   }
 
   /** Images go beside the log as files (the panel shows them); the log names each file. */

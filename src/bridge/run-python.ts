@@ -97,7 +97,9 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         const message = error instanceof Error ? error.message : String(error);
         deps.runLog?.runFailed({ run: runId, session, message });
         deps.log(`run ${runId} failed: ${message}`);
-        return errorResult(message);
+        // The same shape as a run's, so a client that reads only structuredContent (VS Code) gets the fix too.
+        const type = error instanceof Error ? error.name : 'Error';
+        return { ...errorResult(`${type}: ${message}`), structuredContent: { status: 'error', error: { type, message }, session, runId } };
       } finally {
         progress.stop();
         deps.toolCalls.forget(runId);

@@ -2,7 +2,7 @@
 // the sandbox, the proxy hub and the run log. Runs over stdio for VS Code or any MCP client.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { Config } from '../config/schema.ts';
+import type { ConfigWithSecrets } from '../config/secrets.ts';
 import { SessionManager } from '../sandbox/sessions.ts';
 import { createHostMethods, type HostMethods } from './host-methods.ts';
 import { ProxyHub } from './hub/hub.ts';
@@ -23,7 +23,17 @@ export interface Bridge {
   close(): Promise<void>;
 }
 
-export async function createBridge(config: Config, log: (message: string) => void = () => {}): Promise<Bridge> {
+/** Set by the VS Code extension on the bridge it defines, so that fixes name its commands. */
+export const CLIENT_ENV = 'CODE_EXECUTION_MODE_CLIENT';
+
+/** How a user pulls a missing sandbox image where this bridge runs. */
+export function pullHintFor(client: string | undefined): string | undefined {
+  return client === 'vscode'
+    ? 'Tell the user to run the VS Code command "Code Execution Mode: Prepare Sandbox Image" (or click the sandbox item in the status bar); it pulls the image once, with progress. Then run the code again.'
+    : undefined;
+}
+
+export async function createBridge(config: ConfigWithSecrets, log: (message: string) => void = () => {}, options: { pullHint?: string } = {}): Promise<Bridge> {
   const hub = new ProxyHub(config, { stateDir: config.stateDir, log });
   await hub.start();
   const runLog = new RunLog(config.stateDir);
@@ -31,7 +41,12 @@ export async function createBridge(config: Config, log: (message: string) => voi
   const prelude = preludeCode(
     hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
   );
-  const sandbox = new SessionManager(config.sandbox, { onRequest: methods.handle, prelude });
+  const sandbox = new SessionManager(config.sandbox, {
+    onRequest: methods.handle,
+    prelude,
+    onPullProgress: log,
+    ...(options.pullHint ? { pullHint: options.pullHint } : {}),
+  });
   const server = new McpServer(
     { name: BRIDGE_NAME, version: BRIDGE_VERSION },
     { instructions: 'Use run_python to run Python that calls the proxied MCP servers as async functions.' },
@@ -82,8 +97,9 @@ export function capabilityText(hub: ProxyHub): string {
 }
 
 /** Serves the bridge on stdin/stdout until the client goes away or a signal arrives. */
-export async function serveStdio(config: Config, log: (message: string) => void): Promise<void> {
-  const bridge = await createBridge(config, log);
+export async function serveStdio(config: ConfigWithSecrets, log: (message: string) => void): Promise<void> {
+  const pullHint = pullHintFor(process.env[CLIENT_ENV]);
+  const bridge = await createBridge(config, log, pullHint ? { pullHint } : {});
   const transport = new StdioServerTransport();
   let stopping = false;
   const stop = async (why: string) => {

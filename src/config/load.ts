@@ -22,7 +22,8 @@ export function describeIssues(error: z.ZodError, prefix = ''): string {
 export function parseConfig(raw: unknown, source = 'configuration'): Config {
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(`Invalid ${source}:\n${describeIssues(parsed.error)}`);
-  return { ...parsed.data, stateDir: expandHome(parsed.data.stateDir) };
+  const { workspaceFolder } = parsed.data;
+  return { ...parsed.data, stateDir: expandHome(parsed.data.stateDir), ...(workspaceFolder ? { workspaceFolder: expandHome(workspaceFolder) } : {}) };
 }
 
 export async function loadConfigFile(path: string): Promise<Config> {

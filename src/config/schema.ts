@@ -1,43 +1,25 @@
 // The one configuration shape, shared by the extension (from settings) and the standalone
 // bridge (from a JSON file). Every value here is untrusted input: it is validated before use
 // and errors name the offending field.
+import { isAbsolute, win32 } from 'node:path';
 import { z } from 'zod';
+import { checkExtraRunArgs } from './run-args.ts';
 
 /** Memory sizes as the container CLIs take them: a number and a unit (b, k, m, g). */
 const memorySize = z
   .string()
   .regex(/^[1-9][0-9]*[bkmg]$/i, 'must be a size such as "512m" or "2g"');
 
-/** One extra `run` argument; options that would undo the sandbox's hardening are refused. */
-const extraRunArg = z
+/** Extra `run` arguments: an allow-list of options that cannot weaken the sandbox (run-args.ts). */
+const extraRunArgs = z.array(z.string().min(1)).superRefine((args, ctx) => {
+  for (const problem of checkExtraRunArgs(args)) ctx.addIssue({ code: 'custom', path: [problem.index], message: problem.message });
+});
+
+/** An absolute path to an executable: never a shell line. */
+const executablePath = z
   .string()
   .min(1)
-  .refine((arg) => !FORBIDDEN_RUN_ARGS.some((bad) => arg === bad || arg.startsWith(`${bad}=`)), {
-    message: 'this option would weaken the sandbox and is not allowed in extraRunArgs',
-  });
-
-/** Options that would give sandboxed code network, devices, host namespaces or privileges. */
-export const FORBIDDEN_RUN_ARGS = [
-  '--privileged',
-  '--network',
-  '--net',
-  '--cap-add',
-  '--device',
-  '--pid',
-  '--ipc',
-  '--uts',
-  '--userns',
-  '--volume',
-  '-v',
-  '--mount',
-  '--volumes-from',
-  '--security-opt',
-  '--add-host',
-  '--env-file',
-  '--env-host',
-  '--http-proxy',
-  '--dns',
-] as const;
+  .refine((p) => isAbsolute(p) || win32.isAbsolute(p), { message: 'must be an absolute path to the executable' });
 
 export const RUNTIME_NAMES = ['podman', 'docker'] as const;
 export type RuntimeName = (typeof RUNTIME_NAMES)[number];
@@ -62,7 +44,12 @@ export const sandboxConfigSchema = z
     prewarm: z.boolean().default(true),
     /** Characters of stdout (and, separately, stderr) kept per run: head and tail. */
     maxOutputChars: z.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
-    extraRunArgs: z.array(extraRunArg).default([]),
+    extraRunArgs: extraRunArgs.default([]),
+    /** Full paths of the runtimes' executables, when they are neither on PATH nor where they usually install. */
+    podmanPath: executablePath.optional(),
+    dockerPath: executablePath.optional(),
+    /** "missing": pull the image on first use when it is not present; "never" (default): say how to pull it. */
+    pull: z.enum(['never', 'missing']).default('never'),
   })
   .strict()
   .refine((s) => s.timeoutSeconds <= s.maxTimeoutSeconds, {
@@ -141,6 +128,8 @@ export const configSchema = z
     sandbox: sandboxConfigSchema.default(() => sandboxConfigSchema.parse({})),
     proxy: proxyConfigSchema.default(() => proxyConfigSchema.parse({})),
     stateDir: z.string().min(1).default('~/.code-execution-mode'),
+    /** What `${workspaceFolder}` means in server entries (the CLI uses --workspace or its cwd). */
+    workspaceFolder: z.string().min(1).optional(),
     /** JSON schema reference some editors add; ignored. */
     $schema: z.string().optional(),
   })

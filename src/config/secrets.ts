@@ -1,7 +1,8 @@
 // Secrets for proxied servers (tokens, API keys). The extension keeps them in VS Code's
 // SecretStorage and hands them to the bridge in one environment variable, never in a file;
 // the bridge merges each into its own server's env or headers and drops the variable, so no
-// other server and never the sandbox sees them.
+// other server and never the sandbox sees them. `inputs` hold the values of `${input:ID}`
+// variables (as in VS Code's mcp.json), substituted when the server starts.
 import { z } from 'zod';
 import type { Config, HttpServerConfig, StdioServerConfig } from './schema.ts';
 
@@ -12,11 +13,20 @@ export const secretsSchema = z.record(
   z.object({
     env: z.record(z.string(), z.string()).default({}),
     headers: z.record(z.string(), z.string()).default({}),
+    inputs: z.record(z.string(), z.string()).optional(),
   }),
 );
 export type Secrets = z.infer<typeof secretsSchema>;
+export type ServerSecret = Secrets[string];
 
-export function applySecrets(config: Config, secrets: Secrets): Config {
+/**
+ * A configuration with secrets applied. `secrets` rides along in memory (the file schema
+ * refuses the key, so only this code sets it): the hub needs the inputs, and the values to
+ * redact them from servers' error output.
+ */
+export type ConfigWithSecrets = Config & { secrets?: Secrets };
+
+export function applySecrets(config: Config, secrets: Secrets): ConfigWithSecrets {
   const servers = { ...config.servers };
   for (const [name, secret] of Object.entries(secrets)) {
     const server = servers[name];
@@ -29,7 +39,7 @@ export function applySecrets(config: Config, secrets: Secrets): Config {
       servers[name] = { ...http, headers: { ...http.headers, ...secret.headers } };
     }
   }
-  return { ...config, servers };
+  return { ...config, servers, secrets };
 }
 
 /** Reads and removes the secrets variable from an environment (the bridge's own). */

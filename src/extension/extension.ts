@@ -3,10 +3,12 @@
 // servers) happens after activation, never in it.
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { createBridge, type Bridge } from '../bridge/server.ts';
+import { createBridge, pullHintFor, type Bridge } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
 import { applySecrets } from '../config/secrets.ts';
+import { ImageMissingError } from '../sandbox/errors.ts';
 import { logBridgeEvents } from './bridge-events.ts';
+import { DiagnosePanel } from './diagnose-panel.ts';
 import { BridgeProvider, PROVIDER_ID } from './provider.ts';
 import { RunPanel } from './run-panel.ts';
 import { RunsView } from './runs-view.ts';
@@ -26,8 +28,10 @@ export interface ExtensionApi {
   runs: RunsView;
   tools: ToolsView;
   runtime: RuntimeStatusBar;
+  secrets: ServerSecrets;
   activationMs: number;
   panel(): RunPanel | undefined;
+  diagnosePanel(): DiagnosePanel | undefined;
   config(): Config;
 }
 
@@ -43,13 +47,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   const runs = new RunsView(files, context.globalState);
   const tools = new ToolsView(files);
   let settings = readSettings(stateDir);
-  const runtime = new RuntimeStatusBar(settings.config.sandbox, log);
+  const runtime = new RuntimeStatusBar(settings.config.sandbox, log, context.extensionUri);
   context.subscriptions.push(files, provider, runs, tools, runtime);
 
   // In-process bridge for "Run Selection" and "Refresh Tools"; rebuilt when settings change.
+  // It gives the same fixes as the bridge VS Code starts (the VS Code command to pull).
   let local: Promise<Bridge> | undefined;
   const localBridge = async () => {
-    local ??= (async () => createBridge(applySecrets(settings.config, await secrets.all()), (line) => log.info(`[local] ${line}`)))();
+    local ??= (async () =>
+      createBridge(applySecrets(settings.config, await secrets.all()), (line) => log.info(`[local] ${line}`), { pullHint: pullHintFor('vscode') }))();
     return local;
   };
   const dropLocal = async () => {
@@ -57,7 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     local = undefined;
     await (await old?.catch(() => undefined))?.close();
   };
-  context.subscriptions.push({ dispose: () => void dropLocal() });
+  context.subscriptions.push({ dispose: () => void dropLocal() }, { dispose: () => DiagnosePanel.current?.dispose() });
 
   const applySettings = async () => {
     settings = readSettings(stateDir);
@@ -67,7 +73,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     await dropLocal();
   };
   await applySettings();
-  runtime.setSandbox(settings.config.sandbox);
 
   context.subscriptions.push(
     vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, provider),
@@ -80,6 +85,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
       });
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void applySettings()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void applySettings()),
     secrets.onDidChange(() => void applySettings()),
     files.onDidChangeRuns(() => {
       const open = RunPanel.current;
@@ -159,7 +165,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
           bridge.runLog.runFailed({ run: runId, session, message });
-          void vscode.window.showErrorMessage(message, 'Diagnose').then((c) => c && vscode.commands.executeCommand('codeExecutionMode.diagnoseRuntime'));
+          // The bridge's message for a missing image speaks to the model; a person gets a button.
+          const missingImage = error instanceof ImageMissingError;
+          const shown = missingImage ? `The sandbox image ${error.image} is not present in ${error.runtime}: pull it once to run code.` : message;
+          void vscode.window.showErrorMessage(shown, ...(missingImage ? ['Pull'] : []), 'Diagnose').then((choice) => {
+            if (choice === 'Pull') void runtime.pull();
+            else if (choice === 'Diagnose') void runtime.diagnose();
+          });
         } finally {
           bridge.toolCalls.forget(runId);
         }
@@ -179,7 +191,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     await runInSandbox(code);
   });
 
-  // After activation: learn the runtime's state for the status bar.
+  // After activation: check the sandbox for the status bar (it starts a container).
   setTimeout(() => void runtime.refresh(), 0);
   const activationMs = performance.now() - started;
   log.info(`activated in ${activationMs.toFixed(1)} ms; state in ${stateDir}`);
@@ -190,8 +202,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     runs,
     tools,
     runtime,
+    secrets,
     activationMs,
     panel: () => RunPanel.current,
+    diagnosePanel: () => DiagnosePanel.current,
     config: () => settings.config,
   };
 }

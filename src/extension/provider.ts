@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
+import { CLIENT_ENV } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
 import { SECRETS_ENV } from '../config/secrets.ts';
 import type { ServerSecrets } from './secrets.ts';
@@ -55,12 +56,13 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
   }
 
   private definition(extraEnv: Record<string, string>): vscode.McpStdioServerDefinition {
-    // process.execPath is Electron on desktop VS Code: run it as plain Node.
+    // process.execPath is Electron on desktop VS Code: run it as plain Node. CLIENT_ENV makes
+    // the bridge name this extension's commands (Prepare Sandbox Image) in the fixes it gives.
     return new vscode.McpStdioServerDefinition(
       SERVER_LABEL,
       process.execPath,
       [this.cliPath, '--config', this.configFile],
-      { ELECTRON_RUN_AS_NODE: '1', ...extraEnv },
+      { ELECTRON_RUN_AS_NODE: '1', [CLIENT_ENV]: 'vscode', ...extraEnv },
       this.version,
     );
   }

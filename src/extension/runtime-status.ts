@@ -1,27 +1,33 @@
-// The status bar item for the container runtime (ready / daemon down / not installed /
-// limits not enforced), the "Diagnose Sandbox Runtime" command, and image preparation.
+// The sandbox status bar item and the checks behind it. Every check is checkSandbox, the same
+// one Diagnose and the CLI's `doctor` use, so all three show the same findings: not just "does
+// the CLI answer" but the daemon, the limits, the image, the init binary and a real start.
+// A missing image is offered for pulling once per image; nothing downloads without a click.
 import * as vscode from 'vscode';
 import type { SandboxConfig } from '../config/schema.ts';
-import { pullImage } from '../sandbox/image.ts';
-import { probeRuntime, type RuntimeStatus } from '../sandbox/runtime/detect.ts';
-
-const LABELS: Record<RuntimeStatus['state'], [string, string]> = {
-  ready: ['$(vm-active)', 'ready'],
-  'limits-not-enforced': ['$(warning)', 'limits not enforced'],
-  'daemon-down': ['$(vm-outline)', 'daemon down'],
-  'not-installed': ['$(circle-slash)', 'not installed'],
-};
+import { checkSandbox, type SandboxReport } from '../sandbox/runtime/detect.ts';
+import { reportLines, stateLabel } from '../sandbox/runtime/report-text.ts';
+import { DiagnosePanel } from './diagnose-panel.ts';
+import { pullWithProgress, type PullOutcome } from './image-pull.ts';
+import { headline, statusText } from './report-view.ts';
 
 export class RuntimeStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
   private readonly log: vscode.LogOutputChannel;
+  private readonly extensionUri: vscode.Uri;
   private sandbox: SandboxConfig;
-  private statuses: RuntimeStatus[] = [];
-  private checking: Promise<RuntimeStatus[]> | undefined;
+  private latest = 0;
+  private inFlight: { key: string; promise: Promise<SandboxReport> } | undefined;
+  private pulling: Promise<PullOutcome> | undefined;
+  private lastLogged = '';
+  /** Every image offered for pulling, in order (each at most once; read by the tests). */
+  readonly pullOffers: string[] = [];
+  /** The last report shown. */
+  report: SandboxReport | undefined;
 
-  constructor(sandbox: SandboxConfig, log: vscode.LogOutputChannel) {
+  constructor(sandbox: SandboxConfig, log: vscode.LogOutputChannel, extensionUri: vscode.Uri) {
     this.sandbox = sandbox;
     this.log = log;
+    this.extensionUri = extensionUri;
     this.item = vscode.window.createStatusBarItem('codeExecutionMode.runtime', vscode.StatusBarAlignment.Right, 100);
     this.item.name = 'Code Execution Mode Sandbox';
     this.item.command = 'codeExecutionMode.diagnoseRuntime';
@@ -33,90 +39,99 @@ export class RuntimeStatusBar implements vscode.Disposable {
     return this.item.text;
   }
 
-  /** The runtime the sandbox will use, or the first candidate when none is usable. */
-  get current(): RuntimeStatus | undefined {
-    return this.statuses.find((s) => s.state === 'ready' || s.state === 'limits-not-enforced') ?? this.statuses[0];
+  /** The image of the last "Pull" offer. */
+  get offeredPull(): string | undefined {
+    return this.pullOffers.at(-1);
   }
 
   setSandbox(sandbox: SandboxConfig): void {
     this.sandbox = sandbox;
+    // What was shown is stale now: say so until the new check ends.
+    this.item.text = '$(loading~spin) Sandbox: checking';
     void this.refresh();
   }
 
-  /** Probes the candidate runtimes (in order) and updates the item. */
-  refresh(): Promise<RuntimeStatus[]> {
-    this.checking ??= (async () => {
-      const names = this.sandbox.runtime === 'auto' ? this.sandbox.runtimeOrder : [this.sandbox.runtime];
-      const statuses: RuntimeStatus[] = [];
-      for (const name of names) {
-        const status = await probeRuntime(name);
-        statuses.push(status);
-        if (status.state === 'ready') break;
-      }
-      this.statuses = statuses;
-      this.render();
-      return statuses;
-    })().finally(() => (this.checking = undefined));
-    return this.checking;
-  }
-
-  private render(): void {
-    const status = this.current;
-    if (!status) return;
-    const [icon, label] = LABELS[status.state];
-    this.item.text = `${icon} ${status.name}: ${label}`;
-    const ok = status.state === 'ready';
-    this.item.backgroundColor = ok ? undefined : new vscode.ThemeColor(status.state === 'limits-not-enforced' ? 'statusBarItem.warningBackground' : 'statusBarItem.errorBackground');
-    const md = new vscode.MarkdownString(`**Sandbox runtime: ${status.name}** ${status.version ?? ''}\n\n`);
-    for (const s of this.statuses) md.appendMarkdown(`- ${s.name}: ${LABELS[s.state][1]}${s.rootless ? ' (rootless)' : ''}\n`);
-    for (const problem of status.problems) md.appendMarkdown(`\n${problem}\n`);
-    md.appendMarkdown('\nClick to diagnose.');
-    this.item.tooltip = md;
-    this.log.info(`runtime: ${this.statuses.map((s) => `${s.name}=${s.state}`).join(', ')}`);
-  }
-
-  async diagnose(): Promise<void> {
-    const statuses = await this.refresh();
-    const lines = statuses.map((s) => {
-      const facts = [s.version, s.rootless === undefined ? '' : s.rootless ? 'rootless' : 'rootful', s.cgroupVersion ? `cgroups ${s.cgroupVersion}` : ''].filter(Boolean).join(', ');
-      return `${s.name}: ${LABELS[s.state][1]}${facts ? ` (${facts})` : ''}${s.problems.map((p) => `\n  - ${p}`).join('')}`;
-    });
-    this.log.info(`Diagnose Sandbox Runtime:\n${lines.join('\n')}\nimage: ${this.sandbox.image}`);
-    const usable = statuses.some((s) => s.state === 'ready' || s.state === 'limits-not-enforced');
-    const detail = `${lines.join('\n')}\n\nImage: ${this.sandbox.image}`;
-    const actions = usable ? ['Prepare Sandbox Image', 'Show Output'] : ['Install Podman', 'Show Output'];
-    const choice = await (usable && statuses.every((s) => s.problems.length === 0)
-      ? vscode.window.showInformationMessage('The sandbox runtime is ready.', { modal: false, detail }, ...actions)
-      : vscode.window.showWarningMessage('The sandbox runtime needs attention.', { modal: false, detail }, ...actions));
-    if (choice === 'Prepare Sandbox Image') await vscode.commands.executeCommand('codeExecutionMode.pullImage');
-    else if (choice === 'Install Podman') await vscode.env.openExternal(vscode.Uri.parse('https://podman.io/docs/installation'));
-    else if (choice === 'Show Output') this.log.show();
-  }
-
-  async pull(): Promise<void> {
+  /**
+   * Checks the sandbox (starts one container: keep it off the activation path) and updates
+   * the item. Only the newest check is shown, so a settings change mid-check wins.
+   * `all` checks every candidate runtime, as Diagnose does (the default while its report is
+   * open, so that the report keeps every runtime). Never rejects.
+   */
+  refresh(options: { all?: boolean } = {}): Promise<SandboxReport> {
     const sandbox = this.sandbox;
-    await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: `Preparing ${sandbox.image}`, cancellable: true },
-      async (progress, token) => {
-        const abort = new AbortController();
-        token.onCancellationRequested(() => abort.abort());
-        try {
-          await pullImage(
-            sandbox,
-            (line) => {
-              progress.report({ message: line.slice(0, 120) });
-              this.log.info(line);
-            },
-            { signal: abort.signal },
-          );
-          void vscode.window.showInformationMessage(`The sandbox image ${sandbox.image} is ready.`);
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          this.log.error(message);
-          void vscode.window.showErrorMessage(message);
-        }
-      },
+    const all = options.all ?? DiagnosePanel.current !== undefined;
+    const key = `${JSON.stringify(sandbox)}|${all}`;
+    if (this.inFlight?.key === key) return this.inFlight.promise;
+    const seq = ++this.latest;
+    const promise = checkSandbox(sandbox, { all })
+      .catch((error: unknown): SandboxReport => {
+        this.log.error(`sandbox check failed: ${error instanceof Error ? error.message : String(error)}`);
+        return { image: sandbox.image, runtimes: [] };
+      })
+      .then((report) => {
+        if (seq === this.latest) this.show(report);
+        return report;
+      })
+      .finally(() => {
+        if (this.inFlight?.promise === promise) this.inFlight = undefined;
+      });
+    this.inFlight = { key, promise };
+    return promise;
+  }
+
+  private show(report: SandboxReport): void {
+    this.report = report;
+    const shown = headline(report);
+    this.item.text = statusText(report);
+    const warn = shown?.state === 'limits-not-enforced' || shown?.state === 'image-missing';
+    this.item.backgroundColor = shown?.state === 'ready' ? undefined : new vscode.ThemeColor(warn ? 'statusBarItem.warningBackground' : 'statusBarItem.errorBackground');
+    const md = new vscode.MarkdownString(`**Sandbox** (image \`${report.image}\`): ${report.chosen ? `runs with ${report.chosen.name}` : 'cannot run yet'}\n\n`);
+    for (const s of report.runtimes) md.appendMarkdown(`- ${s.name}: ${stateLabel(s.state)}${s.version ? ` (${s.version}${s.rootless ? ', rootless' : ''})` : ''}\n`);
+    for (const problem of shown?.problems ?? []) md.appendText(`\n${problem}\n`);
+    md.appendMarkdown('\nClick for the full report.');
+    this.item.tooltip = md;
+    const text = reportLines(report).join('\n');
+    if (text !== this.lastLogged) {
+      this.lastLogged = text;
+      this.log.info(`sandbox check:\n${text}`);
+    }
+    DiagnosePanel.current?.update(report);
+    if (!report.chosen && shown?.state === 'image-missing') void this.offerPull(report.image, shown.name);
+  }
+
+  /** Once per image: a notification with "Pull" and "Not Now". */
+  private async offerPull(image: string, runtime: string): Promise<void> {
+    if (this.pullOffers.includes(image)) return;
+    this.pullOffers.push(image);
+    const choice = await vscode.window.showInformationMessage(
+      `The sandbox image ${image} is not present in ${runtime}, so run_python cannot run yet. Pull it now? It is downloaded once.`,
+      'Pull',
+      'Not Now',
     );
+    if (choice === 'Pull' && this.sandbox.image === image) await this.pull();
+  }
+
+  /** Pulls the configured image with progress (one pull at a time), then checks again. */
+  async pull(): Promise<PullOutcome> {
+    this.pulling ??= pullWithProgress(this.sandbox, this.log).finally(() => (this.pulling = undefined));
+    const outcome = await this.pulling;
+    await this.refresh();
+    return outcome;
+  }
+
+  /** Opens the report at once, then fills it in: the check takes a container start. */
+  async diagnose(): Promise<void> {
+    const panel = DiagnosePanel.show(this.extensionUri, {
+      checkAgain: () => this.diagnose(),
+      pull: async () => {
+        DiagnosePanel.current?.setBusy(`Pulling ${this.sandbox.image}…`);
+        await this.pull();
+      },
+    });
+    panel.setBusy('Checking the sandbox…');
+    // show() fills the open report in, with whichever check is the newest.
+    const report = await this.refresh({ all: true });
+    this.log.info(`Diagnose Sandbox Runtime:\n${reportLines(report).join('\n')}`);
   }
 
   dispose(): void {

@@ -1,12 +1,13 @@
 // Server secrets (tokens, API keys) in VS Code's SecretStorage: entered once, never written to
 // settings. An index in globalState remembers which secrets exist, since SecretStorage
-// cannot list its keys.
+// cannot list its keys. Three kinds: an environment variable (stdio), a header (HTTP), and the
+// value of an `${input:ID}` variable the server's entry uses (as mcp.json's inputs).
 import * as vscode from 'vscode';
 import type { Secrets } from '../config/secrets.ts';
 
 const INDEX_KEY = 'codeExecutionMode.secretIndex';
 
-export type SecretKind = 'env' | 'headers';
+export type SecretKind = 'env' | 'headers' | 'inputs';
 
 interface IndexEntry {
   server: string;
@@ -62,8 +63,8 @@ export class ServerSecrets {
     for (const entry of this.index()) {
       const value = await this.context.secrets.get(this.key(entry));
       if (value === undefined) continue;
-      out[entry.server] ??= { env: {}, headers: {} };
-      out[entry.server]![entry.kind][entry.name] = value;
+      const server = (out[entry.server] ??= { env: {}, headers: {} });
+      (server[entry.kind] ??= {})[entry.name] = value;
     }
     return out;
   }

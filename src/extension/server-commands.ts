@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import { SERVER_NAME } from '../config/schema.ts';
 import { startsThisBridge } from '../bridge/hub/transports.ts';
 import { serverSchema } from '../config/schema.ts';
-import type { ServerSecrets } from './secrets.ts';
+import type { SecretKind, ServerSecrets } from './secrets.ts';
 import { SECTION, writeServer } from './settings.ts';
 
 function entries(): Record<string, Record<string, unknown>> {
@@ -20,6 +20,13 @@ export function splitCommandLine(line: string): string[] {
   const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
   for (let match = pattern.exec(line); match; match = pattern.exec(line)) tokens.push(match[1] ?? match[2] ?? match[3] ?? '');
   return tokens;
+}
+
+/** The ids of the `${input:ID}` variables an entry uses, in order of first use. */
+export function inputIds(entry: unknown): string[] {
+  const ids = new Set<string>();
+  for (const match of JSON.stringify(entry ?? {}).matchAll(/\$\{input:([^{}]+)\}/g)) ids.add(match[1]!);
+  return [...ids];
 }
 
 async function pickServer(arg: unknown, placeHolder: string): Promise<string | undefined> {
@@ -124,18 +131,38 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
   register('setServerSecret', async (arg) => {
     const name = await pickServer(arg, 'Server the secret is for');
     if (!name) return;
-    const isHttp = 'url' in (entries()[name] ?? {});
-    const key = await vscode.window.showInputBox({
+    const entry = entries()[name] ?? {};
+    const isHttp = 'url' in entry;
+    const plain: SecretKind = isHttp ? 'headers' : 'env';
+    let kind: SecretKind = plain;
+    let key: string | undefined;
+    // An entry with `${input:ID}` (as imported from mcp.json) needs those values first.
+    const inputs = inputIds(entry);
+    if (inputs.length > 0) {
+      const stored = new Set(secrets.names(name).filter((e) => e.kind === 'inputs').map((e) => e.name));
+      const pick = await vscode.window.showQuickPick(
+        [
+          ...inputs.map((id) => ({ label: `\${input:${id}}`, description: stored.has(id) ? 'stored (replace)' : 'no value yet', secret: 'inputs' as SecretKind, id })),
+          { label: isHttp ? 'An HTTP header' : 'An environment variable', description: isHttp ? 'e.g. Authorization' : 'e.g. GITHUB_PERSONAL_ACCESS_TOKEN', secret: plain, id: undefined },
+        ],
+        { title: `Secret for "${name}"`, placeHolder: 'A value the entry refers to, or a new variable' },
+      );
+      if (!pick) return;
+      kind = pick.secret;
+      key = pick.id;
+    }
+    key ??= await vscode.window.showInputBox({
       title: `Secret for "${name}": ${isHttp ? 'header name' : 'environment variable'}`,
       value: isHttp ? 'Authorization' : '',
       prompt: isHttp ? 'Sent as this HTTP header' : 'e.g. GITHUB_PERSONAL_ACCESS_TOKEN',
       validateInput: (v) => (/^[A-Za-z_][A-Za-z0-9_-]*$/.test(v) ? undefined : 'A plain name'),
     });
     if (!key) return;
-    const value = await vscode.window.showInputBox({ title: `Value of ${key}`, password: true, prompt: 'Kept in VS Code\'s secret storage, given only to this server' });
+    const shown = kind === 'inputs' ? `\${input:${key}}` : key;
+    const value = await vscode.window.showInputBox({ title: `Value of ${shown}`, password: true, prompt: 'Kept in VS Code\'s secret storage, given only to this server' });
     if (value === undefined) return;
-    await secrets.set(name, isHttp ? 'headers' : 'env', key, value);
-    void vscode.window.showInformationMessage(`Secret ${key} stored for "${name}".`);
+    await secrets.set(name, kind, key, value);
+    void vscode.window.showInformationMessage(`Secret ${shown} stored for "${name}".`);
   });
 
   register('importServers', async () => {
@@ -165,6 +192,11 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
     }
     const chosen = await vscode.window.showQuickPick(found, { canPickMany: true, title: 'Servers to put behind Code Execution Mode' });
     for (const item of chosen ?? []) await writeServer(item.name, item.entry);
-    if (chosen?.length) void vscode.window.showInformationMessage(`Imported ${chosen.length} server(s). You may now remove them from mcp.json so the agent sees only run_python.`);
+    if (!chosen?.length) return;
+    const needInputs = chosen.find((item) => inputIds(item.entry).length > 0);
+    const done = `Imported ${chosen.length} server(s). You may now remove them from mcp.json so the agent sees only run_python.`;
+    if (!needInputs) return void vscode.window.showInformationMessage(done);
+    const set = await vscode.window.showInformationMessage(`${done} "${needInputs.name}" uses \${input:...} values: store them as secrets.`, 'Set Values');
+    if (set) await vscode.commands.executeCommand('codeExecutionMode.setServerSecret', needInputs.name);
   });
 }

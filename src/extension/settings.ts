@@ -14,7 +14,27 @@ export interface SettingsResult {
   entries: Record<string, unknown>;
 }
 
-const SANDBOX_KEYS = ['runtime', 'image', 'memory', 'cpus', 'pids', 'timeoutSeconds', 'maxTimeoutSeconds', 'idleSeconds', 'maxSessions', 'extraRunArgs'] as const;
+// `pull` is not a setting: in VS Code the image is pulled when the person clicks "Pull".
+const SANDBOX_KEYS = [
+  'runtime',
+  'image',
+  'memory',
+  'cpus',
+  'pids',
+  'timeoutSeconds',
+  'maxTimeoutSeconds',
+  'idleSeconds',
+  'maxSessions',
+  'extraRunArgs',
+  'podmanPath',
+  'dockerPath',
+] as const;
+
+/** What `${workspaceFolder}` means for the servers: the first folder, when it is on disk. */
+function workspaceFolder(): string | undefined {
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  return folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
+}
 
 export function readSettings(stateDir: string): SettingsResult {
   const settings = vscode.workspace.getConfiguration(SECTION);
@@ -39,15 +59,17 @@ export function readSettings(stateDir: string): SettingsResult {
   const rawSandbox: Record<string, unknown> = {};
   for (const key of SANDBOX_KEYS) {
     const value = settings.get(`sandbox.${key}`);
-    if (value !== undefined) rawSandbox[key] = value;
+    // An empty path setting means "find it": on PATH, then in the usual install folders.
+    if (value !== undefined && value !== '') rawSandbox[key] = value;
   }
   let sandbox = sandboxConfigSchema.safeParse(rawSandbox);
   if (!sandbox.success) {
     problems.push(`Sandbox settings are invalid, defaults are used:\n${describeIssues(sandbox.error, 'codeExecutionMode.sandbox')}`);
     sandbox = sandboxConfigSchema.safeParse({});
   }
+  const folder = workspaceFolder();
   return {
-    config: { servers, sandbox: sandbox.data!, proxy: proxyConfigSchema.parse({}), stateDir },
+    config: { servers, sandbox: sandbox.data!, proxy: proxyConfigSchema.parse({}), stateDir, ...(folder ? { workspaceFolder: folder } : {}) },
     problems,
     entries,
   };

@@ -16,11 +16,11 @@ export class ImageMissingError extends SandboxError {
   readonly image: string;
   readonly runtime: string;
 
-  constructor(image: string, runtime: string) {
+  /** `howToPull`: the fix the user has where the bridge runs (a VS Code command, a CLI flag). */
+  constructor(image: string, runtime: string, howToPull?: string) {
     super(
-      `The sandbox image "${image}" is not present in ${runtime}. ` +
-        `Pull it first (\`${runtime} pull ${image}\`, or \`code-execution-mode pull\`), ` +
-        `or set sandbox.image to an image that has python3.`,
+      `The sandbox image "${image}" is not present in ${runtime}, and runs never download it by themselves. ` +
+        `${howToPull ?? `Pull it once: \`code-execution-mode pull\` (or \`${runtime} pull ${image}\`), or start the bridge with --pull.`}`,
     );
     this.image = image;
     this.runtime = runtime;

@@ -4,14 +4,14 @@ import { execa } from 'execa';
 import type { SandboxConfig } from '../config/schema.ts';
 import { SandboxError } from './errors.ts';
 import { pullArgs } from './runtime/commands.ts';
-import { selectRuntime, type DetectOptions } from './runtime/detect.ts';
+import { runtimeForPull, type DetectOptions } from './runtime/detect.ts';
 
 export async function pullImage(
   sandbox: SandboxConfig,
   onProgress: (line: string) => void,
   options: { detect?: DetectOptions; signal?: AbortSignal } = {},
 ): Promise<void> {
-  const runtime = await selectRuntime(sandbox, options.detect);
+  const runtime = await runtimeForPull(sandbox, options.detect);
   onProgress(`Pulling ${sandbox.image} with ${runtime.name}...`);
   const child = execa(runtime.command, pullArgs(sandbox.image), {
     reject: false,

@@ -45,6 +45,14 @@ export interface RequestContext {
   signal: AbortSignal;
   /** Adds an image to the run's result (as if the code had emitted it). */
   emitImage(mime: string, data: string): void;
+  /**
+   * Waits for `work` with the run's time limit paused: for waits that are not the code's doing
+   * (a proxied server starting), each bounded by its own timeout. Nested and concurrent waits
+   * share one pause; the time left is kept, not reset. The signal still stops the run.
+   */
+  untimed<T>(work: Promise<T>): Promise<T>;
+  /** Names what this request waits for (e.g. "memory.read_graph"), for a timeout's message. */
+  describe(what: string): void;
 }
 
 /** Serves a request from sandboxed code. Throwing sends the error back into Python. */
@@ -63,6 +71,10 @@ export const MAX_IMAGES_PER_RUN = 16;
 /** 8 MiB of image bytes, as base64 (the kernel refuses bigger images with a ValueError). */
 export const MAX_IMAGE_BASE64_CHARS = Math.ceil((8 * 1024 * 1024) / 3) * 4;
 export const MAX_REQUESTS_IN_FLIGHT = 64;
+/** At most this much of a run's time goes uncounted in untimed() waits (the longest connect timeout). */
+export const MAX_UNTIMED_MS = 600_000;
+
+let useCounter = 0;
 
 export class Session {
   private container: KernelContainer | undefined;
@@ -70,7 +82,11 @@ export class Session {
   private queue: Promise<unknown> = Promise.resolve();
   private busyCount = 0;
   lastUsed = Date.now();
+  /** Order of last use among all sessions (Date.now() ties within a millisecond). */
+  useOrder = ++useCounter;
   runs = 0;
+  /** Closed sessions refuse work, and a container that finishes starting after the close is stopped. */
+  private closed = false;
 
   readonly name: string;
   private readonly runtime: RuntimeRef;
@@ -108,11 +124,13 @@ export class Session {
     this.busyCount++;
     const run = this.queue.then(async () => {
       try {
+        if (this.closed) throw new SandboxStartError(`Session "${this.name}" was closed; run the code again to start a new one.`);
         if (reset) await this.discardContainer('reset');
         return await this.runNow(code, options);
       } finally {
         this.busyCount--;
         this.lastUsed = Date.now();
+        this.useOrder = ++useCounter;
       }
     });
     this.queue = run.catch(() => undefined);
@@ -120,6 +138,7 @@ export class Session {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.discardContainer('session closed');
   }
 
@@ -140,17 +159,23 @@ export class Session {
     if (this.container?.alive) return { container: this.container, cold: false };
     // A pre-started spare (never used by anyone) makes the first run of a session warm.
     const spare = await this.takeSpare?.();
-    if (spare?.alive) {
-      this.container = spare;
-      return { container: spare, cold: false };
-    }
+    if (spare?.alive) return { container: this.adopt(spare), cold: false };
     this.starting ??= startKernel(this.runtime, this.config, this.name, this.prelude);
     try {
-      this.container = await this.starting;
+      return { container: this.adopt(await this.starting), cold: true };
     } finally {
       this.starting = undefined;
     }
-    return { container: this.container, cold: true };
+  }
+
+  /** Keeps a container that finished starting, unless the session was closed meanwhile. */
+  private adopt(container: KernelContainer): KernelContainer {
+    if (this.closed) {
+      void container.close();
+      throw new SandboxStartError(`Session "${this.name}" was closed while its sandbox started.`);
+    }
+    this.container = container;
+    return container;
   }
 
   private async runNow(code: string, options: RunOptions): Promise<RunResult> {
@@ -212,9 +237,13 @@ class RunTracker {
   private omittedImages = 0;
   private requests = 0;
   private inFlight = 0;
+  /** What requests in flight wait for, by request id; named in a timeout's message. */
+  private readonly waits = new Map<number, { what: string; since: number }>();
+  private waitingAtStop: string[] = [];
   private stopping: 'timeout' | 'cancelled' | undefined;
   private readonly requestsAbort = new AbortController();
   private timers: NodeJS.Timeout[] = [];
+  private readonly clock: RunClock;
   private settle!: (result: RunResult) => void;
 
   private readonly container: KernelContainer;
@@ -254,7 +283,7 @@ class RunTracker {
     const onAbort = () => this.stop('cancelled');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     this.result.finally(() => options.signal?.removeEventListener('abort', onAbort)).catch(() => undefined);
-    this.timers.push(setTimeout(() => this.stop('timeout'), options.timeoutMs));
+    this.clock = new RunClock(options.timeoutMs, () => this.stop('timeout'));
     container.send({ t: 'exec', run: runId, code });
   }
 
@@ -313,12 +342,18 @@ class RunTracker {
     }
     this.requests++;
     this.inFlight++;
+    this.waits.set(id, { what: method, since: performance.now() });
     try {
       const result = await this.options.onRequest(method, params, {
         runId: this.runId,
         session: this.session,
         signal: this.requestsAbort.signal,
         emitImage: (mime, data) => this.addImage(mime, data),
+        untimed: (work) => this.clock.untimed(work),
+        describe: (what) => {
+          const wait = this.waits.get(id);
+          if (wait) wait.what = what;
+        },
       });
       reply(true, result ?? null);
     } catch (error) {
@@ -328,6 +363,7 @@ class RunTracker {
       });
     } finally {
       this.inFlight--;
+      this.waits.delete(id);
     }
   }
 
@@ -335,6 +371,9 @@ class RunTracker {
   private stop(why: 'timeout' | 'cancelled'): void {
     if (this.stopping) return;
     this.stopping = why;
+    this.clock.stop();
+    const now = performance.now();
+    this.waitingAtStop = [...this.waits.values()].map((w) => `${w.what} (${((now - w.since) / 1000).toFixed(1)} s)`);
     this.requestsAbort.abort();
     this.container.send({ t: 'interrupt', run: this.runId });
     const graceMs = this.config.interruptGraceSeconds * 1000;
@@ -346,10 +385,11 @@ class RunTracker {
   }
 
   private stopError(kernelError: KernelError | null): KernelError {
+    const uncounted = this.clock.untimedMs >= 100 ? ` (not counting ${(this.clock.untimedMs / 1000).toFixed(1)} s spent waiting for servers to start)` : '';
     const message =
       this.stopping === 'timeout'
-        ? `The code did not finish within ${Math.round(this.options.timeoutMs / 100) / 10} s and was interrupted.`
-        : 'The run was cancelled and interrupted.';
+        ? `The code did not finish within ${Math.round(this.options.timeoutMs / 100) / 10} s${uncounted} and was interrupted${this.waitingText()}.`
+        : `The run was cancelled and interrupted${this.waitingText()}.`;
     return { type: this.stopping === 'timeout' ? 'Timeout' : 'Cancelled', message, traceback: kernelError?.traceback ?? '' };
   }
 
@@ -377,11 +417,20 @@ class RunTracker {
     this.finish(this.stopping ?? 'error', null, error, true);
   }
 
+  /** " while waiting for memory.read_graph (12.1 s)", when requests were in flight at the stop. */
+  private waitingText(): string {
+    const waits = this.waitingAtStop;
+    if (waits.length === 0) return '';
+    const shown = waits.slice(0, 3).join(', ');
+    return ` while waiting for ${shown}${waits.length > 3 ? ` and ${waits.length - 3} more` : ''}`;
+  }
+
   private finished = false;
 
   private finish(status: RunStatus, value: string | null, error: KernelError | null, lost: boolean): void {
     if (this.finished) return;
     this.finished = true;
+    this.clock.stop();
     for (const timer of this.timers) clearTimeout(timer);
     this.requestsAbort.abort();
     this.container.on({});
@@ -402,5 +451,69 @@ class RunTracker {
       coldStart: this.cold,
       requests: this.requests,
     });
+  }
+}
+
+/**
+ * A run's time limit, which can be paused while the host waits on the code's behalf: nested
+ * and concurrent pauses count once, and at most `budgetMs` in all goes uncounted.
+ */
+export class RunClock {
+  /** Time paused so far (not counted against the limit). */
+  untimedMs = 0;
+  private leftMs: number;
+  private budgetMs: number;
+  private since = performance.now();
+  private timer: NodeJS.Timeout | undefined;
+  /** Waits in progress; the clock stands still while there is one. */
+  private pauses = 0;
+  private stopped = false;
+  private readonly onTimeout: () => void;
+
+  constructor(limitMs: number, onTimeout: () => void, budgetMs = MAX_UNTIMED_MS) {
+    this.leftMs = limitMs;
+    this.budgetMs = budgetMs;
+    this.onTimeout = onTimeout;
+    this.arm();
+  }
+
+  async untimed<T>(work: Promise<T>): Promise<T> {
+    if (this.stopped) return work;
+    if (this.pauses === 0) this.book();
+    this.pauses++;
+    if (this.pauses === 1) this.arm();
+    try {
+      return await work;
+    } finally {
+      this.book();
+      this.pauses--;
+      if (!this.stopped) this.arm();
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** Books the time since the last booking: counted, or uncounted while paused (up to the budget). */
+  private book(): void {
+    const now = performance.now();
+    const elapsed = now - this.since;
+    this.since = now;
+    const free = this.pauses > 0 ? Math.min(elapsed, this.budgetMs) : 0;
+    this.budgetMs -= free;
+    this.untimedMs += free;
+    this.leftMs = Math.max(0, this.leftMs - (elapsed - free));
+  }
+
+  /** While paused the clock stands still until the budget is spent, then runs again. */
+  private arm(): void {
+    clearTimeout(this.timer);
+    const ms = this.pauses > 0 ? this.leftMs + this.budgetMs : this.leftMs;
+    this.timer = setTimeout(() => {
+      this.stopped = true;
+      this.onTimeout();
+    }, ms);
   }
 }

@@ -3,8 +3,7 @@
 import type { SandboxConfig } from '../config/schema.ts';
 import { removeNow, removeOrphans } from './cleanup.ts';
 import { ImageMissingError, SessionLimitError } from './errors.ts';
-import { runCli } from './runtime/cli.ts';
-import { imageExistsArgs } from './runtime/commands.ts';
+import { pullImage } from './image.ts';
 import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime/detect.ts';
 import type { KernelContainer } from './container.ts';
 import { Session, startKernel, type RequestHandler, type RunResult } from './session.ts';
@@ -34,13 +33,16 @@ export interface SessionManagerOptions {
   onRequest?: RequestHandler;
   /** Code every new interpreter runs first (the MCP runtime). */
   prelude?: string;
+  /** How the user pulls a missing image where this runs (a VS Code command, a CLI flag). */
+  pullHint?: string;
+  /** Progress of a pull started because `pull` is "missing". */
+  onPullProgress?: (line: string) => void;
 }
 
 export const SESSION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 export class SessionManager {
   private runtimePromise: Promise<RuntimeStatus> | undefined;
-  private imageChecked: Promise<void> | undefined;
   private orphanSweep: Promise<number> | undefined;
   private readonly sessions = new Map<string, Session>();
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
@@ -64,12 +66,26 @@ export class SessionManager {
     process.once('exit', this.exitHandler);
   }
 
-  /** The runtime in use; detected once, on first need. Rejects with RuntimeUnavailableError. */
+  /**
+   * The runtime in use; checked once, on first need (installed, answering, image present, a
+   * hardened container starts). Rejects with RuntimeUnavailableError or ImageMissingError.
+   */
   runtime(): Promise<RuntimeStatus> {
-    this.runtimePromise ??= selectRuntime(this.config, this.options.detect);
+    this.runtimePromise ??= this.selectRuntime();
     // A failed detection is retried next time (the user may have started the daemon).
     this.runtimePromise.catch(() => (this.runtimePromise = undefined));
     return this.runtimePromise;
+  }
+
+  private async selectRuntime(): Promise<RuntimeStatus> {
+    try {
+      return await selectRuntime(this.config, this.options.detect, this.options.pullHint);
+    } catch (error) {
+      if (!(error instanceof ImageMissingError) || this.config.pull !== 'missing') throw error;
+      // The user asked for pulls on first use: this is that first use.
+      await pullImage(this.config, this.options.onPullProgress ?? (() => {}), this.options.detect ? { detect: this.options.detect } : {});
+      return selectRuntime(this.config, this.options.detect, this.options.pullHint);
+    }
   }
 
   async execute(code: string, options: ExecuteOptions = {}): Promise<RunResult> {
@@ -78,22 +94,29 @@ export class SessionManager {
     if (!SESSION_NAME.test(name)) {
       throw new RangeError('session must be 1-64 characters of letters, digits, "_", "-" or "."');
     }
-    const session = await this.sessionFor(name);
+    const runtime = await this.runtime();
+    this.runtimeRef = runtime;
+    this.orphanSweep ??= removeOrphans(runtime).catch(() => 0);
+    if (this.closed) throw new Error('The sandbox is shutting down.');
+    // From here to session.execute() nothing awaits: the slot is taken (the session is busy)
+    // before any other run can look, so maxSessions holds under any concurrency.
+    const session = this.claimSession(name, runtime);
     this.clearIdle(name);
+    const run = session.execute(
+      code,
+      {
+        timeoutMs: options.timeoutMs ?? this.config.timeoutSeconds * 1000,
+        ...(options.runId ? { runId: options.runId } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+        ...(this.options.onRequest ? { onRequest: this.options.onRequest } : {}),
+      },
+      options.reset ?? false,
+    );
     try {
-      return await session.execute(
-        code,
-        {
-          timeoutMs: options.timeoutMs ?? this.config.timeoutSeconds * 1000,
-          ...(options.runId ? { runId: options.runId } : {}),
-          ...(options.signal ? { signal: options.signal } : {}),
-          ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-          ...(this.options.onRequest ? { onRequest: this.options.onRequest } : {}),
-        },
-        options.reset ?? false,
-      );
+      return await run;
     } finally {
-      if (!session.busy) this.armIdle(name, session);
+      if (!session.busy && this.sessions.get(name) === session) this.armIdle(name, session);
     }
   }
 
@@ -135,7 +158,6 @@ export class SessionManager {
     const spare = (async () => {
       const runtime = await this.runtime();
       this.runtimeRef = runtime;
-      await this.checkImage(runtime);
       return startKernel(runtime, this.config, 'spare', this.options.prelude);
     })();
     this.spare = spare;
@@ -179,40 +201,24 @@ export class SessionManager {
     await (await spare?.catch(() => undefined))?.close();
   }
 
-  private async sessionFor(name: string): Promise<Session> {
-    const runtime = await this.runtime();
-    this.runtimeRef = runtime;
-    this.orphanSweep ??= removeOrphans(runtime).catch(() => 0);
-    await this.checkImage(runtime);
+  /** The named session, or a new one in a free slot (closing the least recently used idle one). Synchronous. */
+  private claimSession(name: string, runtime: RuntimeStatus): Session {
     const existing = this.sessions.get(name);
     if (existing) return existing;
-    if (this.sessions.size >= this.config.maxSessions) await this.evictOne();
+    if (this.sessions.size >= this.config.maxSessions) {
+      const victim = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.useOrder - b.useOrder)[0];
+      if (!victim) {
+        throw new SessionLimitError(
+          `All ${this.config.maxSessions} sandbox sessions are busy; wait for one to finish, reuse a session name, or raise sandbox.maxSessions.`,
+        );
+      }
+      this.sessions.delete(victim.name);
+      this.clearIdle(victim.name);
+      void victim.close();
+    }
     const session = new Session(name, runtime, this.config, this.options.prelude, () => this.takeSpare());
     this.sessions.set(name, session);
     return session;
-  }
-
-  private checkImage(runtime: RuntimeStatus): Promise<void> {
-    this.imageChecked ??= runCli(runtime.command, imageExistsArgs(this.config.image), { timeoutMs: 30_000 }).then(
-      () => undefined,
-      () => {
-        this.imageChecked = undefined;
-        throw new ImageMissingError(this.config.image, runtime.name);
-      },
-    );
-    return this.imageChecked;
-  }
-
-  /** Closes the least recently used idle session to make room. */
-  private async evictOne(): Promise<void> {
-    const idle = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.lastUsed - b.lastUsed);
-    const victim = idle[0];
-    if (!victim) {
-      throw new SessionLimitError(
-        `All ${this.config.maxSessions} sessions are busy; wait for one to finish or raise sandbox.maxSessions.`,
-      );
-    }
-    await this.closeSession(victim.name);
   }
 
   private armIdle(name: string, session: Session): void {

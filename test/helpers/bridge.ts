@@ -25,15 +25,15 @@ export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
 }
 
-export async function startBridge(config: Record<string, unknown>): Promise<BridgeHandle> {
+export async function startBridge(config: Record<string, unknown>, env: Record<string, string> = {}, args: string[] = []): Promise<BridgeHandle> {
   const dir = await tempDir('cem-bridge-');
   const stateDir = join(dir, 'state');
   const configFile = join(dir, 'config.json');
   await writeFile(configFile, JSON.stringify({ stateDir, ...config }));
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [resolve('dist/cli.js'), '--config', configFile],
-    env: process.env as Record<string, string>,
+    args: [resolve('dist/cli.js'), '--config', configFile, ...args],
+    env: { ...(process.env as Record<string, string>), ...env },
     stderr: 'pipe',
   });
   let stderr = '';

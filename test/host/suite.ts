@@ -219,5 +219,99 @@ export async function run(): Promise<void> {
     }, 20_000).catch(() => assert(false, `status bar after restore: ${ext.runtime.text}`));
   });
 
+  await check('${workspaceFolder} and a stored ${input:ID} reach a proxied server that VS Code starts', async () => {
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+    assert(folder, 'no workspace folder is open');
+    await ext.secrets.set('fixture', 'inputs', 'token', 'input-value-42');
+    await settings.update(
+      'servers',
+      {
+        memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') }, description: 'Knowledge graph memory' },
+        fixture: { command: process.execPath, args: [fixtureServer], env: { CEM_WS: '${workspaceFolder}', CEM_TOKEN: '${input:token}' }, description: 'Test fixture' },
+      },
+      vscode.ConfigurationTarget.Global,
+    );
+    const text = await waitFor(
+      'the restarted bridge to substitute the variables',
+      async () => {
+        await startBridge();
+        const out = await invoke('[await mcp_fixture.env(name="CEM_WS"), await mcp_fixture.env(name="CEM_TOKEN")]');
+        return out.includes('input-value-42') ? out : undefined;
+      },
+      90_000,
+    );
+    assert(text.includes(`['${folder}', 'input-value-42']`), text);
+  });
+
+  // The first-contact path: the configured image is not present (as python:3.14-slim is
+  // before any pull). The tag below exists nowhere, so nothing is downloaded.
+  const missingImage = 'localhost/cem-missing:none';
+  await check('a missing image: the status bar says so and offers a pull, once', async () => {
+    await settings.update('sandbox.image', missingImage, vscode.ConfigurationTarget.Global);
+    // The settings change alone drives the check: no refresh() from here.
+    await waitFor('the status bar to say the image is missing', () => (ext.runtime.text.includes(': image missing') ? true : undefined), 30_000).catch(() =>
+      assert(false, `status bar: ${ext.runtime.text}`),
+    );
+    const runtimeName = process.env.CEM_HOST_RUNTIME ?? 'podman';
+    assert(ext.runtime.text === `$(cloud-download) ${runtimeName}: image missing`, `status bar: ${ext.runtime.text}`);
+    assert(ext.runtime.offeredPull === missingImage, `last pull offer: ${String(ext.runtime.offeredPull)}`);
+    await ext.runtime.refresh();
+    assert(ext.runtime.pullOffers.filter((i) => i === missingImage).length === 1, `offers: ${ext.runtime.pullOffers.join(', ')}`);
+  });
+
+  await check('a missing image: run_python names the VS Code command, and the failed run has a duration', async () => {
+    const text = await waitFor(
+      'the restarted bridge to report the missing image',
+      async () => {
+        await startBridge();
+        const out = await invoke('"image-missing-probe"');
+        return out.includes(missingImage) ? out : undefined;
+      },
+      90_000,
+    );
+    assert(text.includes('Code Execution Mode: Prepare Sandbox Image'), text);
+    const run = await waitFor('the failed run in the Runs view', () => ext.runs.runs().find((r) => r.code.includes('image-missing-probe') && r.status === 'error'));
+    assert(run.durationMs !== undefined, 'the failed run has no duration');
+    const description = String(ext.runs.getTreeItem({ kind: 'run', run }).description);
+    assert(/^error · [\d.]+ (ms|s) · /.test(description), `description: ${description}`);
+  });
+
+  await check('Diagnose opens a report with the failed image check and a Pull button', async () => {
+    await vscode.commands.executeCommand('codeExecutionMode.diagnoseRuntime');
+    const panel = await waitFor('the report for the missing image', () => {
+      const open = ext.diagnosePanel();
+      return open?.report?.image === missingImage ? open : undefined;
+    }, 30_000);
+    const imageCheck = panel.report?.runtimes[0]?.checks.find((c) => c.name === 'image');
+    assert(imageCheck?.ok === false, `image check: ${JSON.stringify(imageCheck)}`);
+    assert(panel.title === 'Sandbox: not ready', `title: ${panel.title}`);
+    assert(panel.html.includes('data-check="image" data-result="failed"'), 'the failed image check is not in the report');
+    assert(panel.html.includes('data-check="start" data-result="not reached"'), 'later checks are not shown as not reached');
+    assert(panel.html.includes('data-do="pull"'), 'no Pull button');
+    assert(panel.html.includes(missingImage), 'the image is not named');
+    await sleep(2500);
+    await screenshot('diagnose-report');
+  });
+
+  await check('Pull (what the notification and the report offer) reports a failed pull and checks again', async () => {
+    // The tag exists in no registry: the pull fails within seconds, and the state stays.
+    const before = ext.diagnosePanel()?.report;
+    const outcome = await ext.runtime.pull();
+    assert(outcome === 'failed', `outcome: ${outcome}`);
+    assert(ext.runtime.text.includes(': image missing'), `status bar: ${ext.runtime.text}`);
+    const after = ext.diagnosePanel()?.report;
+    assert(after && after !== before && after.image === missingImage, 'the open report was not checked again');
+  });
+
+  await check('restoring the image makes the status bar and the open report ready again', async () => {
+    await settings.update('sandbox.image', image, vscode.ConfigurationTarget.Global);
+    await waitFor('the status bar to say ready', () => (ext.runtime.text.includes(': ready') ? true : undefined), 30_000).catch(() =>
+      assert(false, `status bar: ${ext.runtime.text}`),
+    );
+    const panel = ext.diagnosePanel();
+    assert(panel, 'the report closed');
+    await waitFor('the report to say ready', () => (panel.title === 'Sandbox: ready' ? true : undefined), 10_000).catch(() => assert(false, `title: ${panel.title}`));
+  });
+
   save(true);
 }

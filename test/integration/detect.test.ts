@@ -1,12 +1,15 @@
 // Runtime detection against the real CLIs, including rootless Podman on this host's cgroups v1,
 // which silently ignores resource limits and must be reported as such.
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { probeRuntime, selectRuntime } from '../../src/sandbox/runtime/detect.ts';
-import { testRuntimes } from '../helpers/env.ts';
+import { defaultSandboxConfig } from '../../src/config/schema.ts';
+import { checkRuntime, checkSandbox, probeRuntime, selectRuntime } from '../../src/sandbox/runtime/detect.ts';
+import { locateRuntime } from '../../src/sandbox/runtime/locate.ts';
+import { reportLines } from '../../src/sandbox/runtime/report-text.ts';
+import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
 for (const runtime of testRuntimes()) {
   test(`${runtime} is detected as ready, with its version`, async () => {
@@ -19,14 +22,14 @@ for (const runtime of testRuntimes()) {
 
 test('a pinned runtime that is not installed is not replaced by another', async () => {
   await assert.rejects(
-    selectRuntime({ runtime: 'docker', runtimeOrder: ['podman', 'docker'] }, { commands: { docker: '/nonexistent/docker' } }),
+    selectRuntime(defaultSandboxConfig({ runtime: 'docker', runtimeOrder: ['podman', 'docker'], image: TEST_IMAGE }), { commands: { docker: '/nonexistent/docker' } }),
     /tried docker\):\n- docker: docker is not installed/,
   );
 });
 
 test('auto falls through to the next runtime in order', async () => {
   const chosen = await selectRuntime(
-    { runtime: 'auto', runtimeOrder: ['docker', 'podman'] },
+    defaultSandboxConfig({ runtime: 'auto', runtimeOrder: ['docker', 'podman'], image: TEST_IMAGE }),
     { commands: { docker: '/nonexistent/docker' } },
   );
   assert.equal(chosen.name, 'podman');
@@ -60,5 +63,80 @@ test('a daemon that does not answer is reported as down', async () => {
     assert.match(down.problems.join(' '), /The Docker daemon does not answer/);
   } finally {
     delete process.env.DOCKER_HOST;
+  }
+});
+
+/** A containers.conf like the one in use, with Podman's init binary pointed at a missing file. */
+async function confWithoutInit(): Promise<string> {
+  const base = process.env.CONTAINERS_CONF ? await readFile(process.env.CONTAINERS_CONF, 'utf8') : '';
+  const line = 'init_path = "/nonexistent/catatonit"';
+  const text = base.includes('[containers]') ? base.replace('[containers]', `[containers]\n${line}`) : `[containers]\n${line}\n${base}`;
+  const file = join(await mkdtemp(join(tmpdir(), 'cem-noinit-')), 'containers.conf');
+  await writeFile(file, text);
+  return file;
+}
+
+for (const runtime of testRuntimes()) {
+  test(`${runtime}: every check of a real sandbox start passes, with the image's Python`, async () => {
+    const status = await checkRuntime(runtime, testSandbox(runtime));
+    assert.equal(status.state, 'ready', status.problems.join(' '));
+    assert.deepEqual(
+      status.checks.map((c) => [c.name, c.ok]),
+      [['installed', true], ['daemon', true], ['limits', true], ['image', true], ['init', true], ['start', true]],
+    );
+    assert.match(status.python ?? '', /^3\.\d+$/);
+  });
+
+  test(`${runtime}: a missing image is its own finding, with a pull as the fix`, async () => {
+    const sandbox = testSandbox(runtime, { image: 'localhost/cem-missing:none' });
+    const status = await checkRuntime(runtime, sandbox);
+    assert.equal(status.state, 'image-missing');
+    assert.deepEqual(status.checks.find((c) => c.name === 'image')?.ok, false);
+    assert.equal(status.checks.some((c) => c.name === 'start'), false, 'no start is tried without the image');
+    assert.deepEqual(status.fixes.map((f) => f.kind), ['pull']);
+    await assert.rejects(selectRuntime(sandbox, {}, 'run the pull command'), (error: Error) => {
+      assert.equal(error.name, 'ImageMissingError');
+      assert.match(error.message, /localhost\/cem-missing:none" is not present in .*run the pull command/);
+      return true;
+    });
+  });
+}
+
+test('podman without its init binary: reported by name with the package to install, and auto falls back to docker', async () => {
+  const env = { ...process.env, CONTAINERS_CONF: await confWithoutInit() };
+  const status = await checkRuntime('podman', testSandbox('podman'), { env });
+  assert.equal(status.state, 'init-missing', status.problems.join(' '));
+  assert.equal(status.checks.find((c) => c.name === 'init')?.ok, false);
+  assert.match(status.problems.join(' '), /init binary \(catatonit\) is not installed.*apt-get install catatonit/);
+  assert.deepEqual(status.fixes.map((f) => f.command), ['sudo apt-get install catatonit']);
+  const chosen = await selectRuntime(testSandbox('podman', { runtime: 'auto', runtimeOrder: ['podman', 'docker'] }), { env });
+  assert.equal(chosen.name, 'docker');
+  const report = await checkSandbox(testSandbox('podman', { runtime: 'podman' }), { env });
+  assert.equal(report.chosen, undefined);
+  assert.match(reportLines(report).join('\n'), /Sandbox: NOT ready[\s\S]*FAIL init process/);
+});
+
+test('a runtime not on PATH is found in an install folder, or at its configured path, else reported absent', async () => {
+  const real = locateRuntime('podman');
+  assert.equal(real.found, 'path');
+  const installDir = await mkdtemp(join(tmpdir(), 'cem-install-'));
+  await symlink(real.command, join(installDir, 'podman'));
+  const savedPath = process.env.PATH;
+  process.env.PATH = '/nonexistent';
+  try {
+    const absent = await probeRuntime('podman', { searchDirs: [] });
+    assert.equal(absent.state, 'not-installed');
+    assert.match(absent.problems.join(' '), /not installed \(no `podman` on PATH or in the usual install folders\)/);
+    assert.deepEqual(absent.fixes.map((f) => f.setting ?? f.url), ['https://podman.io/docs/installation', 'sandbox.podmanPath']);
+    const found = await probeRuntime('podman', { searchDirs: ['/nonexistent-too', installDir] });
+    assert.equal(found.command, join(installDir, 'podman'));
+    assert.equal(found.state, 'ready', found.problems.join(' '));
+    const configured = await probeRuntime('podman', { searchDirs: [] }, { podmanPath: real.command });
+    assert.equal(configured.command, real.command);
+    assert.equal(configured.state, 'ready');
+    const wrongPath = await probeRuntime('podman', { searchDirs: [] }, { podmanPath: '/nonexistent/podman' });
+    assert.match(wrongPath.problems.join(' '), /at the configured path \/nonexistent\/podman/);
+  } finally {
+    process.env.PATH = savedPath;
   }
 });

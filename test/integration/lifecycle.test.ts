@@ -7,7 +7,8 @@ import { after, describe, test } from 'node:test';
 import { ImageMissingError, RuntimeUnavailableError } from '../../src/sandbox/errors.ts';
 import { listOwnedContainers } from '../../src/sandbox/cleanup.ts';
 import { runCli } from '../../src/sandbox/runtime/cli.ts';
-import { LABEL, OWNER_LABEL, removeArgs } from '../../src/sandbox/runtime/commands.ts';
+import { LABEL, labelsArgs, OWNER_LABEL, removeArgs, SESSION_LABEL } from '../../src/sandbox/runtime/commands.ts';
+import { OWNER } from '../../src/sandbox/container.ts';
 import { MAX_REQUESTS_IN_FLIGHT } from '../../src/sandbox/session.ts';
 import { SessionManager } from '../../src/sandbox/sessions.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
@@ -24,6 +25,17 @@ async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promis
 async function exists(runtime: string, name: string): Promise<boolean> {
   const ids = await runCli(runtime, ['ps', '-a', '--filter', `name=${name}`, '--format', '{{.ID}}']);
   return ids.stdout.trim() !== '';
+}
+
+/** This process's containers whose session name starts with `prefix`. */
+async function sessionContainers(runtime: string, prefix: string): Promise<string[]> {
+  const ids = (await runCli(runtime, ['ps', '-a', '--filter', `label=${OWNER_LABEL}=${OWNER}`, '--format', '{{.ID}}'])).stdout.split('\n').filter(Boolean);
+  if (ids.length === 0) return [];
+  const lines = await runCli(runtime, labelsArgs(ids)).then((r) => r.stdout.split('\n'), () => []);
+  return lines.filter((line) => {
+    const labels = JSON.parse(line.split('\t')[1] ?? '{}') as Record<string, string>;
+    return labels[SESSION_LABEL]?.startsWith(prefix);
+  });
 }
 
 for (const runtime of testRuntimes()) {
@@ -113,6 +125,35 @@ for (const runtime of testRuntimes()) {
       assert.deepEqual(sandbox.list().map((s) => s.name).sort(), ['a', 'c']);
       assert.equal((await sandbox.execute('v', { session: 'a' })).value, "'a'");
     });
+
+    for (const [runs, cap] of [[8, 2], [16, 1]] as const) {
+      test(`${runs} concurrent first runs of new sessions with maxSessions ${cap}: never more than ${cap} containers`, async () => {
+        const prefix = `cap${cap}x`;
+        const sandbox = manager({ maxSessions: cap, prewarm: false });
+        let peak = 0;
+        let sampling = true;
+        const sampler = (async () => {
+          while (sampling) {
+            peak = Math.max(peak, (await sessionContainers(runtime, prefix)).length);
+            await sleep(100);
+          }
+        })();
+        const results = await Promise.allSettled(
+          Array.from({ length: runs }, (_, i) => sandbox.execute('import time\ntime.sleep(1.5)\n"done"', { session: `${prefix}${i}` })),
+        );
+        sampling = false;
+        await sampler;
+        const ok = results.filter((r) => r.status === 'fulfilled' && r.value.value === "'done'");
+        const refused = results.filter((r) => r.status === 'rejected');
+        assert.equal(ok.length, cap);
+        assert.equal(refused.length, runs - cap);
+        for (const r of refused) assert.match(String((r as PromiseRejectedResult).reason), /All \d sandbox sessions are busy/);
+        assert.ok(peak <= cap, `${peak} containers ran at once with maxSessions ${cap}`);
+        assert.ok(sandbox.list().length <= cap);
+        await sandbox.close();
+        assert.ok(await waitFor(async () => (await sessionContainers(runtime, prefix)).length === 0, 10_000), 'containers outlived close()');
+      });
+    }
 
     test('closing the manager removes every container it started', async () => {
       const sandbox = manager();

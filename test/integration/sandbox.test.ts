@@ -172,6 +172,28 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.value, "('/work', 'Read-only file system', 'ok', 'ok', 'Permission denied')");
     });
 
+    test('only /work, /tmp and /dev/shm are writable, and no host names are listed', async () => {
+      const result = await sandbox.execute(
+        [
+          'import os',
+          'writable = sorted(p for p in ("/", "/run", "/var/tmp", "/tmp", "/work", "/dev/shm", "/home", "/etc") if os.access(p, os.W_OK))',
+          'hosts = open("/etc/hosts").read() if os.path.exists("/etc/hosts") else ""',
+          '(writable, "host.containers.internal" in hosts or "host.docker.internal" in hosts)',
+        ].join('\n'),
+      );
+      assert.equal(result.value, "(['/dev/shm', '/tmp', '/work'], False)");
+    });
+
+    test('allowed extra run arguments take effect', async () => {
+      const extra = new SessionManager(testSandbox(runtime, { extraRunArgs: ['--shm-size', '24m'], prewarm: false }));
+      try {
+        const result = await extra.execute('import os\ns = os.statvfs("/dev/shm")\ns.f_blocks * s.f_frsize // 2**20');
+        assert.equal(result.value, '24', JSON.stringify(result.error));
+      } finally {
+        await extra.close();
+      }
+    });
+
     test('the code runs unprivileged and cannot gain privileges', async () => {
       const result = await sandbox.execute(
         [
@@ -194,6 +216,20 @@ for (const runtime of testRuntimes()) {
         assert.equal(result.value, '[]');
       } finally {
         delete process.env.CEM_SECRET_PROBE;
+      }
+    });
+
+    test('proxy settings of the host (credentials included) do not reach the sandbox', async () => {
+      process.env.HTTPS_PROXY = 'http://user:secret-pw@127.0.0.1:3128';
+      process.env.http_proxy = 'http://user:secret-pw@127.0.0.1:3128';
+      const fresh = new SessionManager(testSandbox(runtime, { prewarm: false }));
+      try {
+        const result = await fresh.execute('import os\nsorted((k, v) for k, v in os.environ.items() if "proxy" in k.lower() and v)');
+        assert.equal(result.value, '[]', JSON.stringify(result.error));
+      } finally {
+        delete process.env.HTTPS_PROXY;
+        delete process.env.http_proxy;
+        await fresh.close();
       }
     });
 

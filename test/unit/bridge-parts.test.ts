@@ -102,3 +102,22 @@ test('the run log reads back into runs; half-written lines are skipped; unended 
   assert.equal(displayStatus(b, Date.parse('2026-01-01T00:03:00.000Z')), 'lost');
   assert.equal(displayStatus(runs[0]!), 'ok');
 });
+
+test('a run that fails before it starts is logged with its duration, and old records get one from their times', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-runlog-failed-'));
+  const log = new RunLog(dir);
+  log.runStarted({ run: 'f', session: 's', code: '1', timeoutMs: 1000 });
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  log.runFailed({ run: 'f', session: 's', message: 'The sandbox image "x" is not present in podman' });
+  log.close();
+  const [failed] = parseRunLog(await readFile(join(dir, 'runs.jsonl'), 'utf8'));
+  assert.equal(failed!.status, 'error');
+  assert.ok(failed!.durationMs !== undefined && failed!.durationMs >= 15, `durationMs ${failed!.durationMs}`);
+  const legacy = parseRunLog(
+    [
+      JSON.stringify({ type: 'run-start', run: 'g', session: 's', time: '2026-01-01T00:00:00.000Z', code: '1', timeoutMs: 1000 }),
+      JSON.stringify({ type: 'run-end', run: 'g', session: 's', time: '2026-01-01T00:00:00.350Z', status: 'error', error: { type: 'SandboxUnavailable', message: 'no image', traceback: '' } }),
+    ].join('\n'),
+  );
+  assert.equal(legacy[0]!.durationMs, 350);
+});

@@ -32,11 +32,19 @@ test('run arguments carry every hardening flag and the configured limits', () =>
   for (const flag of ['-v', '--volume', '--mount', '--privileged', '--cap-add']) assert.ok(!args.includes(flag), flag);
 });
 
-test('extra run arguments go before the image, never after it', () => {
+test('extra run arguments come before every hardening flag, so none can override them', () => {
   const args = runArgs('docker', defaultSandboxConfig({ image: 'img:1', extraRunArgs: ['--ulimit', 'nofile=1024:1024'] }), {
     name: 'n',
     owner: 'o',
     session: 's',
   });
-  assert.ok(args.indexOf('--ulimit') < args.indexOf('img:1'));
+  assert.deepEqual(args.slice(0, 3), ['run', '--ulimit', 'nofile=1024:1024']);
+});
+
+test('podman gets no writable /run or /var/tmp and no host entries', () => {
+  const podman = runArgs('podman', defaultSandboxConfig(), { name: 'n', owner: 'o', session: 's' });
+  assert.ok(podman.includes('--read-only-tmpfs=false'));
+  assert.ok(podman.includes('--no-hosts'));
+  const docker = runArgs('docker', defaultSandboxConfig(), { name: 'n', owner: 'o', session: 's' });
+  assert.ok(!docker.includes('--no-hosts'));
 });

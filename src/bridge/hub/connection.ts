@@ -1,10 +1,13 @@
 // One proxied MCP server behind an SDK client: started on first use, kept warm, restarted
-// after a crash with backoff, every step bounded by a timeout. Its failures stay its own.
+// after a crash with backoff, every step bounded by a timeout. Its failures stay its own, and
+// say why: the last lines of its stderr (secrets redacted) go into every start error.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../../config/schema.ts';
+import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
 import type { ToolCatalog, ToolEntry } from '../catalog/catalog.ts';
+import { redactor, stderrSummary } from './stderr.ts';
 import { httpKinds, httpTransport, isStdio, stdioTransport } from './transports.ts';
 
 export interface ProxyTimeouts {
@@ -17,9 +20,22 @@ export class ServerUnavailableError extends Error {
   override readonly name = 'ServerUnavailableError';
 }
 
+/** What a connection needs beyond its entry to start the server. */
+export interface StartContext {
+  /** Facts for `${...}` variables, with this server's stored inputs. */
+  variables: VariableContext;
+  /** Env and header names whose values are stored secrets: kept literal, always redacted. */
+  secretKeys: ReadonlySet<string>;
+  /** Every stored secret value of this server (env, headers, inputs), for redaction. */
+  secretValues: readonly string[];
+}
+
+const SET_SECRET_COMMAND = 'Code Execution Mode: Set Server Secret';
 const MAX_BACKOFF_MS = 30_000;
-const STDERR_TAIL = 2000;
+const STDERR_TAIL = 4000;
 const MAX_PAGES = 50;
+
+class StartTimeout extends Error {}
 
 export class ServerConnection {
   readonly name: string;
@@ -27,28 +43,60 @@ export class ServerConnection {
   private readonly catalog: ToolCatalog;
   private readonly timeouts: ProxyTimeouts;
   private readonly log: (message: string) => void;
+  private readonly start: StartContext;
   private client: Client | undefined;
   private connecting: Promise<Client> | undefined;
+  /** When the start or first listing in progress began. */
+  private busySince = 0;
+  private listing: Promise<void> | undefined;
   private listed = false;
   private failures = 0;
   private retryAt = 0;
   private lastError = '';
   private stderrTail = '';
+  private redact: (text: string) => string;
   private closed = false;
 
-  constructor(name: string, config: ServerConfig, catalog: ToolCatalog, timeouts: ProxyTimeouts, log: (message: string) => void) {
+  constructor(name: string, config: ServerConfig, catalog: ToolCatalog, timeouts: ProxyTimeouts, log: (message: string) => void, start: StartContext) {
     this.name = name;
     this.config = config;
     this.catalog = catalog;
     this.timeouts = timeouts;
     this.log = log;
+    this.start = start;
+    this.redact = redactor(start.secretValues, []);
   }
 
   /** The server's tools, listing them (and starting the server) when not known this session. */
   async tools(): Promise<ToolEntry[]> {
     const client = await this.ensureClient();
-    if (!this.listed) await this.refreshTools(client);
+    if (!this.listed) {
+      // Concurrent first uses share one listing.
+      if (!this.listing) {
+        this.busySince = Date.now();
+        this.listing = this.refreshTools(client).finally(() => (this.listing = undefined));
+      }
+      await this.listing;
+    }
     return this.catalog.get(this.name)?.tools ?? [];
+  }
+
+  /** Resolves once the server is started (starting it if needed); rejects with why it is not. */
+  async connected(): Promise<void> {
+    await this.ensureClient();
+  }
+
+  /** When the start (or first listing) in progress began, as Date.now(); undefined when none is. */
+  get startingSince(): number | undefined {
+    return this.connecting || this.listing ? this.busySince : undefined;
+  }
+
+  /** Starts the server and lists its tools in the background; failures land in the catalog. */
+  warmUp(): Promise<void> {
+    return this.tools().then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, progress?: () => void): Promise<CallToolResult> {
@@ -79,10 +127,9 @@ export class ServerConnection {
     if (!this.connecting) {
       const wait = this.retryAt - Date.now();
       if (wait > 0) {
-        throw new ServerUnavailableError(
-          `server "${this.name}" failed: ${this.lastError} (next restart attempt in ${Math.ceil(wait / 1000)} s)`,
-        );
+        throw new ServerUnavailableError(`${this.lastError} (next attempt to start it in ${Math.ceil(wait / 1000)} s)`);
       }
+      this.busySince = Date.now();
       this.connecting = this.connect().finally(() => (this.connecting = undefined));
     }
     return this.connecting;
@@ -90,10 +137,20 @@ export class ServerConnection {
 
   private async connect(): Promise<Client> {
     this.catalog.setState(this.name, 'starting');
-    const kinds = isStdio(this.config) ? (['stdio'] as const) : httpKinds(this.config);
+    let config: ServerConfig;
+    try {
+      config = substituteServer(this.config, this.start.variables, this.start.secretKeys);
+    } catch (error) {
+      if (!(error instanceof VariableError)) throw error;
+      throw this.failed(new ServerUnavailableError(this.variableMessage(error)));
+    }
+    // Long env and header values may be tokens written straight into the entry.
+    const own = isStdio(config) ? config.env : config.headers;
+    this.redact = redactor(this.start.secretValues, Object.values(own));
+    const kinds = isStdio(config) ? (['stdio'] as const) : httpKinds(config);
     let lastError: unknown;
     for (const kind of kinds) {
-      const transport = this.transportFor(kind);
+      const transport = this.transportFor(config, kind);
       const client = new Client(
         { name: 'code-execution-mode', version: '0.1.0' },
         {
@@ -102,7 +159,7 @@ export class ServerConnection {
         },
       );
       try {
-        await withTimeout(client.connect(transport, { timeout: this.timeouts.connectMs }), this.timeouts.connectMs, `starting server "${this.name}"`);
+        await withTimeout(client.connect(transport, { timeout: this.timeouts.connectMs }), this.timeouts.connectMs);
       } catch (error) {
         lastError = error;
         await client.close().catch(() => undefined);
@@ -115,24 +172,52 @@ export class ServerConnection {
       this.log(`server ${this.name}: connected (${kind})`);
       return client;
     }
-    this.failures++;
-    this.retryAt = Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 1));
-    const error = this.explain(lastError, 'starting');
-    this.lastError = error.message;
-    this.catalog.setState(this.name, 'error', error.message);
-    this.log(`server ${this.name}: ${error.message}`);
-    throw error;
+    // Let the last of a dying process's stderr arrive before quoting it.
+    if (isStdio(config)) await new Promise((resolve) => setTimeout(resolve, 50));
+    throw this.failed(this.startError(lastError));
   }
 
-  private transportFor(kind: 'stdio' | 'streamable' | 'sse'): Transport {
-    if (isStdio(this.config)) {
-      const transport = stdioTransport(this.config);
+  /** Records a failed start (state, log, backoff) and returns the error to throw. */
+  private failed(error: ServerUnavailableError): ServerUnavailableError {
+    this.failures++;
+    this.retryAt = Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 1));
+    this.lastError = error.message;
+    this.catalog.setState(this.name, 'error', error.message);
+    this.log(error.message);
+    return error;
+  }
+
+  private variableMessage(error: VariableError): string {
+    if (error.inputId !== undefined) {
+      return `server "${this.name}" cannot start: it uses ${error.variable}, and input "${error.inputId}" has no stored value; set it with the "${SET_SECRET_COMMAND}" command`;
+    }
+    return `server "${this.name}" cannot start: ${error.message}`;
+  }
+
+  private startError(error: unknown): ServerUnavailableError {
+    const reason =
+      error instanceof StartTimeout || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
+        ? `did not finish starting within ${seconds(this.timeouts.connectMs)} (proxy.connectTimeoutSeconds)`
+        : `failed to start: ${error instanceof Error ? error.message : String(error)}`;
+    return new ServerUnavailableError(this.redact(`server "${this.name}" ${reason}${this.stderrNote()}`));
+  }
+
+  /** "; its stderr ended with: a | b", or nothing when it wrote nothing. */
+  private stderrNote(): string {
+    const summary = stderrSummary(this.stderrTail, this.redact);
+    return summary ? `; its stderr ended with: ${summary}` : '';
+  }
+
+  private transportFor(config: ServerConfig, kind: 'stdio' | 'streamable' | 'sse'): Transport {
+    if (isStdio(config)) {
+      this.stderrTail = '';
+      const transport = stdioTransport(config);
       transport.stderr?.on('data', (chunk: Buffer) => {
         this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
       });
       return transport;
     }
-    return httpTransport(this.config, kind === 'sse' ? 'sse' : 'streamable');
+    return httpTransport(config, kind === 'sse' ? 'sse' : 'streamable');
   }
 
   private onClosed(client: Client): void {
@@ -142,9 +227,9 @@ export class ServerConnection {
     // A crash: the next use restarts it, at once the first time, then with growing backoff.
     this.failures++;
     this.retryAt = this.failures <= 1 ? 0 : Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 2));
-    this.lastError = `the server exited${this.stderrTail ? `: ${lastLine(this.stderrTail)}` : ''}`;
+    this.lastError = this.redact(`server "${this.name}" exited${this.stderrNote()}`);
     this.catalog.setState(this.name, 'error', this.lastError);
-    this.log(`server ${this.name}: ${this.lastError}`);
+    this.log(this.lastError);
   }
 
   private async onListChanged(): Promise<void> {
@@ -174,20 +259,18 @@ export class ServerConnection {
   private explain(error: unknown, doing: string): Error {
     if (error instanceof ServerUnavailableError) return error;
     const message = error instanceof Error ? error.message : String(error);
-    const stderr = this.stderrTail.trim() ? ` (server said: ${lastLine(this.stderrTail)})` : '';
-    return new ServerUnavailableError(`server "${this.name}" failed ${doing}: ${message}${!this.client ? stderr : ''}`);
+    return new ServerUnavailableError(this.redact(`server "${this.name}" failed ${doing}: ${message}${!this.client ? this.stderrNote() : ''}`));
   }
 }
 
-function lastLine(text: string): string {
-  const lines = text.trim().split('\n');
-  return (lines[lines.length - 1] ?? '').slice(0, 300);
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} timed out after ${Math.round(ms / 1000)} s`)), ms);
+    timer = setTimeout(() => reject(new StartTimeout()), ms);
   });
   try {
     return await Promise.race([promise, timeout]);

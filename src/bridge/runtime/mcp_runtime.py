@@ -61,14 +61,33 @@ async def call_tool(server, tool, args=None, **kwargs):
 
 
 def discovered_servers():
-    """One dict per enabled server: name, alias, description, tools (count, when known), status."""
+    """One dict per enabled server: name, alias, description, tools (count, when known), status
+    ("not-started", "starting", "running" or "error") and, for an error, the reason. Servers
+    whose tools are not known yet are started; this waits for them only briefly."""
     return _host.request_sync("list_servers", {})
 
 
 async def search_tool_docs(query, limit=5, detail="summary"):
     """Ranked search over every enabled server's tools, best first. Each hit has server, tool,
-    alias and description; detail="full" adds signature and inputSchema."""
-    return await _host.request("search_tools", {"query": str(query), "limit": int(limit), "detail": detail})
+    alias and description; detail="full" adds signature and inputSchema. Servers whose tools
+    are not known yet (still starting, or failed) are named in one line on stderr."""
+    reply = await _host.request("search_tools", {"query": str(query), "limit": int(limit), "detail": detail})
+    if isinstance(reply, list):
+        return reply
+    not_ready = reply.get("notReady") or []
+    if not_ready:
+        sys.stderr.write("search_tool_docs: not searched yet: %s\n" % ", ".join(_not_ready_text(s) for s in not_ready))
+    return reply.get("hits") or []
+
+
+def _not_ready_text(server):
+    state = server.get("state") or "unknown"
+    error = server.get("error")
+    if state == "error" and error:
+        if len(error) > 160:
+            error = error[:157] + "..."
+        return "%s (error: %s)" % (server.get("server"), error)
+    return "%s (%s)" % (server.get("server"), state)
 
 
 async def query_tool_docs(server, tool=None, detail="summary"):
@@ -83,19 +102,26 @@ def capability_summary():
     ]
     for server in discovered_servers():
         count = server.get("tools")
+        status = server.get("status")
+        if status == "error":
+            note = " [error: %s]" % (server.get("error") or "unknown")
+        elif status == "starting":
+            note = " [starting]"
+        else:
+            note = ""
         lines.append(
             "  %s  %s%s%s"
             % (
                 server["alias"],
                 server.get("description") or "",
-                "" if count is None else " (%d tools)" % count,
-                "" if server.get("status") in ("running", "not-started") else " [%s]" % server.get("status"),
+                " (tools not known yet)" if count is None else " (%d tools)" % count,
+                note,
             )
         )
     if len(lines) == 1:
         lines.append("  (none configured)")
     lines.append("Discover: await search_tool_docs('what you need'), await query_tool_docs(server), help(mcp_<server>.<tool>).")
-    lines.append("Errors from tools raise ToolError. No network; files in /work and /tmp only.")
+    lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start). No network; files in /work and /tmp only.")
     return "\n".join(lines)
 
 

@@ -21,6 +21,8 @@ export const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
 export const BOOTSTRAP =
   "import sys;exec(compile(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())),'<kernel>','exec'))";
 
+const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'FTP_PROXY', 'NO_PROXY', 'ALL_PROXY'].flatMap((n) => [n, n.toLowerCase()]);
+
 export interface RunSpec {
   name: string;
   owner: string;
@@ -40,6 +42,8 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
   const tmpfs = tmpfsOptions(runtime, config.tmpSize);
   return [
     'run',
+    // Extra options first (an allow-list, see config/run-args.ts): the hardening after them wins anyway.
+    ...config.extraRunArgs,
     '--rm',
     '-i',
     '--init',
@@ -56,6 +60,12 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     '--network',
     'none',
     '--read-only',
+    // Podman adds writable, executable tmpfs on /run and /var/tmp to read-only containers, and
+    // host entries in /etc/hosts: neither is wanted in the sandbox.
+    ...(runtime === 'podman' ? ['--read-only-tmpfs=false', '--no-hosts'] : []),
+    // The CLIs copy the host's proxy settings (and any credentials in them) into containers:
+    // podman from its environment, docker from its config.json. The sandbox has no network.
+    ...(runtime === 'podman' ? ['--http-proxy=false'] : PROXY_VARIABLES.flatMap((name) => ['--env', `${name}=`])),
     '--cap-drop',
     'ALL',
     '--security-opt',
@@ -86,7 +96,6 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     'PYTHONIOENCODING=utf-8',
     '--env',
     'MPLBACKEND=Agg',
-    ...config.extraRunArgs,
     '--entrypoint',
     'python3',
     config.image,
@@ -94,6 +103,17 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     '-c',
     BOOTSTRAP,
   ];
+}
+
+/** Prints this marker, then the Python version, when a hardened sandbox really starts. */
+export const PROBE_MARKER = 'cem-sandbox-ok';
+const PROBE_CODE = `import sys;print('${PROBE_MARKER}',*sys.version_info[:2])`;
+
+/** A one-shot container with exactly the hardening of a session: proves the runtime can run one. */
+export function probeArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSpec): string[] {
+  const args = runArgs(runtime, config, spec);
+  // runArgs ends with the kernel's bootstrap: `-u -c BOOTSTRAP`.
+  return [...args.slice(0, -3), '-c', PROBE_CODE];
 }
 
 export function killArgs(name: string): string[] {

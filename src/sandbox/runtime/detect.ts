@@ -1,28 +1,64 @@
-// Finds a usable container runtime: installed, answering, and whether it really enforces
-// resource limits (rootless podman on cgroups v1 silently ignores them). Lazy and cached by
-// the caller; a missing runtime is an explained error, never a crash.
+// Answers "can a sandbox really run here?", not just "does the CLI answer": for each runtime,
+// whether it is installed, its daemon or machine answers, it enforces limits, the image is
+// present, and a container with exactly the sandbox's hardening (and --init) starts. Each
+// check is reported by name with the fix a person can apply; a missing runtime is an
+// explained error, never a crash.
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
-import { RuntimeUnavailableError } from '../errors.ts';
+import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
 import { CliError, runCli } from './cli.ts';
-import { infoArgs, versionArgs } from './commands.ts';
+import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, versionArgs } from './commands.ts';
+import { locateRuntime } from './locate.ts';
+import { OWNER } from '../container.ts';
 
-export type RuntimeState = 'ready' | 'limits-not-enforced' | 'daemon-down' | 'not-installed';
+export type RuntimeState =
+  | 'ready'
+  | 'limits-not-enforced'
+  | 'image-missing'
+  | 'init-missing'
+  | 'start-failed'
+  | 'daemon-down'
+  | 'not-installed';
+
+export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'init' | 'start';
+
+/** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
+export interface Check {
+  name: CheckName;
+  ok: boolean | null;
+  detail: string;
+}
+
+/** Something a person can do about a failed check. */
+export interface Fix {
+  kind: 'pull' | 'install' | 'start' | 'setting' | 'docs';
+  label: string;
+  /** A shell command that applies the fix, to run in a terminal. */
+  command?: string;
+  url?: string;
+  /** The setting (without the `codeExecutionMode.` prefix) that fixes it. */
+  setting?: string;
+}
 
 export interface RuntimeStatus {
   name: RuntimeName;
-  /** The command run for this runtime (the name on PATH unless overridden). */
+  /** The command run for this runtime: a full path when found, else its bare name. */
   command: string;
   state: RuntimeState;
   version?: string;
   rootless?: boolean;
   cgroupVersion?: string;
+  /** Python version of the image, once a sandbox started. */
+  python?: string;
   /** Plain-language problems and what to do about them. */
   problems: string[];
+  checks: Check[];
+  fixes: Fix[];
 }
 
 /** Whether the runtime can run the sandbox (limits not enforced still runs, with a warning). */
-export function isUsable(status: RuntimeStatus): boolean {
+export function isUsable(status: Pick<RuntimeStatus, 'state'>): boolean {
   return status.state === 'ready' || status.state === 'limits-not-enforced';
 }
 
@@ -42,43 +78,78 @@ const dockerInfoSchema = z.object({
   SecurityOptions: z.array(z.string()).nullable().optional(),
 });
 
-const podmanVersionSchema = z.object({ Client: z.object({ Version: z.string() }) });
-const dockerVersionSchema = z.object({ Client: z.object({ Version: z.string() }) });
+const versionSchema = z.object({ Client: z.object({ Version: z.string() }) });
 
 export interface DetectOptions {
-  /** Commands to run for each runtime, e.g. a full path. Default: the runtime's name. */
+  /** Commands to run for each runtime, e.g. a full path; wins over the configured paths. */
   commands?: Partial<Record<RuntimeName, string>>;
+  /** Install folders searched after PATH (default: this OS's well-known ones). */
+  searchDirs?: readonly string[];
+  /** Environment for the runtime's CLI (default: the process's). */
+  env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
 }
 
-export async function probeRuntime(name: RuntimeName, options: DetectOptions = {}): Promise<RuntimeStatus> {
-  const command = options.commands?.[name] ?? name;
+const INSTALL_DOCS: Record<RuntimeName, string> = {
+  podman: 'https://podman.io/docs/installation',
+  docker: 'https://docs.docker.com/engine/install/',
+};
+
+function configuredPath(name: RuntimeName, sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath'>>): string | undefined {
+  return name === 'podman' ? sandbox?.podmanPath : sandbox?.dockerPath;
+}
+
+/**
+ * The CLI-level checks: installed (PATH, then install folders, or the configured path), the
+ * daemon or machine answering, and whether resource limits are enforced.
+ */
+export async function probeRuntime(
+  name: RuntimeName,
+  options: DetectOptions = {},
+  sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath'>>,
+): Promise<RuntimeStatus> {
+  const located = locateRuntime(name, {
+    ...((options.commands?.[name] ?? configuredPath(name, sandbox)) ? { configured: options.commands?.[name] ?? configuredPath(name, sandbox) } : {}),
+    ...(options.searchDirs ? { searchDirs: options.searchDirs } : {}),
+  });
+  const command = located.command;
   const timeoutMs = options.timeoutMs ?? 20_000;
-  const status: RuntimeStatus = { name, command, state: 'not-installed', problems: [] };
+  const cli = { timeoutMs, ...(options.env ? { env: options.env } : {}) };
+  const status: RuntimeStatus = { name, command, state: 'not-installed', problems: [], checks: [], fixes: [] };
   try {
-    const out = await runCli(command, versionArgs(name), { timeoutMs });
-    const parsed = (name === 'podman' ? podmanVersionSchema : dockerVersionSchema).safeParse(JSON.parse(out.stdout));
+    const out = await runCli(command, versionArgs(name), cli);
+    const parsed = versionSchema.safeParse(JSON.parse(out.stdout));
     if (parsed.success) status.version = parsed.data.Client.Version;
   } catch (error) {
     if (error instanceof CliError && error.notFound) {
-      status.problems.push(`${name} is not installed (no \`${command}\` on PATH).`);
+      const where = located.found === 'configured' ? `at the configured path ${command}` : 'on PATH or in the usual install folders';
+      status.problems.push(`${name} is not installed (no \`${name}\` ${where}).`);
+      status.checks.push({ name: 'installed', ok: false, detail: `not found ${where}` });
+      status.fixes.push(
+        { kind: 'install', label: `Install ${name === 'podman' ? 'Podman' : 'Docker'}`, url: INSTALL_DOCS[name] },
+        { kind: 'setting', label: `Set the path of ${name}`, setting: `sandbox.${name}Path` },
+      );
       return status;
     }
     // `docker version` fails when the daemon is down but still names the client: go on to info.
   }
+  status.checks.push({ name: 'installed', ok: true, detail: `${command}${status.version ? ` (client ${status.version})` : ''}` });
   try {
-    const out = await runCli(command, infoArgs(name), { timeoutMs });
+    const out = await runCli(command, infoArgs(name), cli);
     const info: unknown = JSON.parse(out.stdout);
     if (name === 'podman') readPodmanInfo(info, status);
     else readDockerInfo(info, status);
   } catch (error) {
     status.state = 'daemon-down';
     const detail = error instanceof Error ? error.message : String(error);
-    status.problems.push(
-      name === 'docker'
-        ? `The Docker daemon does not answer: start Docker (or Docker Desktop). ${detail}`
-        : `Podman does not answer: on macOS and Windows start the machine with \`podman machine start\`. ${detail}`,
-    );
+    status.checks.push({ name: 'daemon', ok: false, detail });
+    if (name === 'docker') {
+      status.problems.push(`The Docker daemon does not answer: start Docker (or Docker Desktop). ${detail}`);
+      status.fixes.push({ kind: 'start', label: 'Start Docker', command: process.platform === 'linux' ? 'sudo systemctl start docker' : 'open -a Docker' });
+    } else {
+      status.problems.push(`Podman does not answer: on macOS and Windows start its machine with \`podman machine start\`. ${detail}`);
+      status.fixes.push({ kind: 'start', label: 'Start the Podman machine', command: 'podman machine start' });
+    }
   }
   return status;
 }
@@ -89,12 +160,17 @@ function readPodmanInfo(raw: unknown, status: RuntimeStatus): void {
   status.cgroupVersion = info.host.cgroupVersion;
   if (info.version?.Version) status.version = info.version.Version;
   status.state = 'ready';
+  status.checks.push({ name: 'daemon', ok: true, detail: `podman ${status.version ?? ''} answers (${status.rootless ? 'rootless' : 'rootful'})`.replace('  ', ' ') });
   if (status.rootless && status.cgroupVersion === 'v1') {
     status.state = 'limits-not-enforced';
-    status.problems.push(
+    const why =
       'Rootless Podman on cgroups v1 ignores memory, CPU and process limits: sandboxed code could exhaust ' +
-        'this machine. Switch the host to cgroups v2 (systemd.unified_cgroup_hierarchy=1) or use rootful Podman or Docker.',
-    );
+      'this machine. Switch the host to cgroups v2 (systemd.unified_cgroup_hierarchy=1) or use rootful Podman or Docker.';
+    status.problems.push(why);
+    status.checks.push({ name: 'limits', ok: false, detail: 'rootless on cgroups v1: memory, CPU and process limits are ignored' });
+    status.fixes.push({ kind: 'docs', label: 'About cgroups v2', url: 'https://podman.io/docs/installation#cgroup-v2' });
+  } else {
+    status.checks.push({ name: 'limits', ok: true, detail: `enforced (cgroups ${status.cgroupVersion ?? 'unknown'})` });
   }
 }
 
@@ -104,34 +180,136 @@ function readDockerInfo(raw: unknown, status: RuntimeStatus): void {
   status.cgroupVersion = info.CgroupVersion ? `v${info.CgroupVersion.replace(/^v/, '')}` : undefined;
   if (info.ServerVersion) status.version = info.ServerVersion;
   status.state = 'ready';
+  status.checks.push({ name: 'daemon', ok: true, detail: `the Docker daemon ${status.version ?? ''} answers`.replace('  ', ' ') });
   const missing = [info.MemoryLimit === false ? 'memory' : '', info.PidsLimit === false ? 'process' : ''].filter(Boolean);
   if (missing.length > 0 || (status.rootless && status.cgroupVersion === 'v1')) {
     status.state = 'limits-not-enforced';
+    const what = missing.length > 0 ? missing.join(' and ') : 'resource';
     status.problems.push(
-      `Docker does not enforce ${missing.length > 0 ? missing.join(' and ') : 'resource'} limits on this host: ` +
+      `Docker does not enforce ${what} limits on this host: ` +
         'sandboxed code could exhaust this machine. Enable cgroup memory/pids controllers or use cgroups v2.',
     );
+    status.checks.push({ name: 'limits', ok: false, detail: `${what} limits are not enforced` });
+  } else {
+    status.checks.push({ name: 'limits', ok: true, detail: `enforced (cgroups ${status.cgroupVersion ?? 'unknown'})` });
   }
 }
 
+/** Which package provides each runtime's init binary, per family of distributions. */
+const INIT_PACKAGES: Record<RuntimeName, { binary: string; debian: string; fedora: string }> = {
+  podman: { binary: 'catatonit', debian: 'sudo apt-get install catatonit', fedora: 'sudo dnf install catatonit' },
+  docker: { binary: 'docker-init (tini)', debian: 'sudo apt-get install tini', fedora: 'sudo dnf install tini-static' },
+};
+
 /**
- * Picks the runtime to use: the pinned one, or the first usable one in `runtimeOrder`.
- * Throws RuntimeUnavailableError listing what was tried and why each failed.
+ * All the checks for one runtime: the CLI-level ones, then the image, then a one-shot
+ * container with the sandbox's exact hardening. About a container start (0.2-0.5 s).
  */
-export async function selectRuntime(
-  config: Pick<SandboxConfig, 'runtime' | 'runtimeOrder'>,
-  options: DetectOptions = {},
-): Promise<RuntimeStatus> {
-  const candidates = config.runtime === 'auto' ? config.runtimeOrder : [config.runtime];
-  const tried: RuntimeStatus[] = [];
-  for (const name of candidates) {
-    const status = await probeRuntime(name, options);
-    if (isUsable(status)) return status;
-    tried.push(status);
+export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, options: DetectOptions = {}): Promise<RuntimeStatus> {
+  const status = await probeRuntime(name, options, sandbox);
+  if (!isUsable(status)) return status;
+  const cli = { timeoutMs: options.timeoutMs ?? 30_000, ...(options.env ? { env: options.env } : {}) };
+  try {
+    await runCli(status.command, imageExistsArgs(sandbox.image), cli);
+    status.checks.push({ name: 'image', ok: true, detail: `${sandbox.image} is present` });
+  } catch {
+    status.state = 'image-missing';
+    status.checks.push({ name: 'image', ok: false, detail: `${sandbox.image} is not present in ${name}` });
+    status.problems.push(`The sandbox image ${sandbox.image} is not present in ${name}; pull it once.`);
+    status.fixes.push({ kind: 'pull', label: `Pull ${sandbox.image}`, command: `${name} pull ${sandbox.image}` });
+    return status;
   }
+  const spec = { name: `cem-probe-${process.pid}-${randomBytes(3).toString('hex')}`, owner: OWNER, session: 'probe' };
+  const limitsWarning = status.state === 'limits-not-enforced';
+  try {
+    const out = await runCli(status.command, probeArgs(name, sandbox, spec), { ...cli, timeoutMs: options.timeoutMs ?? 60_000 });
+    const words = out.stdout.trim().split(/\s+/);
+    if (words[0] !== PROBE_MARKER) throw new CliError(status.command, ['run'], 0, `unexpected output: ${out.stdout.slice(0, 200)}`, false);
+    status.python = words.slice(1).join('.');
+    status.checks.push({ name: 'init', ok: true, detail: 'the init process starts (--init)' });
+    status.checks.push({ name: 'start', ok: true, detail: `a hardened sandbox starts (Python ${status.python})` });
+    status.state = limitsWarning ? 'limits-not-enforced' : 'ready';
+  } catch (error) {
+    const stderr = error instanceof CliError ? error.stderr : String(error);
+    const tail = stderr.trim().split('\n').slice(-3).join('\n').slice(0, 600);
+    if (/container-init binary not found|catatonit|docker-init/i.test(stderr)) {
+      const pkg = INIT_PACKAGES[name];
+      status.state = 'init-missing';
+      status.checks.push({ name: 'init', ok: false, detail: `${name}'s init binary (${pkg.binary}) is missing` });
+      status.problems.push(
+        `${name} cannot start the sandbox's init process: its init binary (${pkg.binary}) is not installed. ` +
+          `Install it (Debian/Ubuntu: \`${pkg.debian}\`; Fedora/RHEL: \`${pkg.fedora}\`). (${tail})`,
+      );
+      status.fixes.push({ kind: 'install', label: `Install ${pkg.binary}`, command: pkg.debian });
+    } else {
+      status.state = 'start-failed';
+      const noPython = /python3.*(not found|no such file)|executable file not found/i.test(stderr);
+      status.checks.push({ name: 'start', ok: false, detail: noPython ? `${sandbox.image} has no python3` : tail || 'the container did not start' });
+      status.problems.push(
+        noPython
+          ? `The image ${sandbox.image} has no python3: set sandbox.image to an image with Python 3.9 or newer.`
+          : `A hardened sandbox container does not start with ${name}: ${tail || 'no error output'}. ` +
+              'Check sandbox.extraRunArgs and the runtime\'s own configuration.',
+      );
+      status.fixes.push({ kind: 'setting', label: noPython ? 'Change the sandbox image' : 'Review extra run arguments', setting: noPython ? 'sandbox.image' : 'sandbox.extraRunArgs' });
+    }
+  }
+  return status;
+}
+
+export interface SandboxReport {
+  image: string;
+  /** The runtime the sandbox uses (the first usable one), if any. */
+  chosen?: RuntimeStatus;
+  /** Every candidate checked, in order. */
+  runtimes: RuntimeStatus[];
+}
+
+/** The candidates a configuration allows, in order. */
+export function candidates(config: Pick<SandboxConfig, 'runtime' | 'runtimeOrder'>): RuntimeName[] {
+  return config.runtime === 'auto' ? config.runtimeOrder : [config.runtime];
+}
+
+/** Checks candidates in order; `all` keeps going after the first usable one (for reports). */
+export async function checkSandbox(sandbox: SandboxConfig, options: DetectOptions & { all?: boolean } = {}): Promise<SandboxReport> {
+  const runtimes: RuntimeStatus[] = [];
+  let chosen: RuntimeStatus | undefined;
+  for (const name of candidates(sandbox)) {
+    const status = await checkRuntime(name, sandbox, options);
+    runtimes.push(status);
+    if (isUsable(status) && !chosen) {
+      chosen = status;
+      if (!options.all) break;
+    }
+  }
+  return { image: sandbox.image, runtimes, ...(chosen ? { chosen } : {}) };
+}
+
+/**
+ * Picks the runtime to use: the pinned one, or the first in `runtimeOrder` that can really run
+ * a sandbox. When the only thing missing is the image, throws ImageMissingError (the fix is a
+ * pull); otherwise RuntimeUnavailableError listing what was tried and why each failed.
+ */
+export async function selectRuntime(sandbox: SandboxConfig, options: DetectOptions = {}, pullHint?: string): Promise<RuntimeStatus> {
+  const report = await checkSandbox(sandbox, options);
+  if (report.chosen) return report.chosen;
+  const needsImage = report.runtimes.find((s) => s.state === 'image-missing');
+  if (needsImage) throw new ImageMissingError(sandbox.image, needsImage.name, pullHint);
+  throw new RuntimeUnavailableError(describeUnavailable(sandbox, report.runtimes));
+}
+
+/** The runtime a pull should go to: the first that can run a sandbox except for the image. */
+export async function runtimeForPull(sandbox: SandboxConfig, options: DetectOptions = {}): Promise<RuntimeStatus> {
+  const report = await checkSandbox(sandbox, options);
+  const target = report.chosen ?? report.runtimes.find((s) => s.state === 'image-missing');
+  if (target) return target;
+  throw new RuntimeUnavailableError(describeUnavailable(sandbox, report.runtimes));
+}
+
+function describeUnavailable(sandbox: SandboxConfig, tried: RuntimeStatus[]): string {
   const reasons = tried.map((s) => `- ${s.name}: ${s.problems.join(' ')}`).join('\n');
-  throw new RuntimeUnavailableError(
-    `No container runtime is usable for the sandbox (tried ${candidates.join(', ')}):\n${reasons}\n` +
-      'Install Podman (recommended) or Docker, or set sandbox.runtime to one that is installed.',
+  return (
+    `No container runtime can run the sandbox (tried ${candidates(sandbox).join(', ')}):\n${reasons}\n` +
+    'Install Podman (recommended) or Docker, or set sandbox.runtime to one that works here.'
   );
 }

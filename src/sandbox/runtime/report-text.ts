@@ -1,0 +1,48 @@
+// The sandbox report as plain text, the same for `doctor`, the output channel and the tests:
+// one line per runtime, then one per check (passed, failed, not reached), then the fixes.
+import type { Check, RuntimeStatus, SandboxReport } from './detect.ts';
+
+const STATE_LABELS: Record<RuntimeStatus['state'], string> = {
+  ready: 'ready',
+  'limits-not-enforced': 'runs, but limits are not enforced',
+  'image-missing': 'image missing',
+  'init-missing': 'init binary missing',
+  'start-failed': 'sandbox does not start',
+  'daemon-down': 'not running',
+  'not-installed': 'not installed',
+};
+
+export function stateLabel(state: RuntimeStatus['state']): string {
+  return STATE_LABELS[state];
+}
+
+const CHECK_LABELS: Record<Check['name'], string> = {
+  installed: 'installed',
+  daemon: 'daemon / machine',
+  limits: 'resource limits',
+  image: 'image',
+  init: 'init process',
+  start: 'hardened sandbox starts',
+};
+
+export function checkLabel(name: Check['name']): string {
+  return CHECK_LABELS[name];
+}
+
+export function reportLines(report: SandboxReport): string[] {
+  const lines: string[] = [];
+  lines.push(report.chosen ? `Sandbox: ready with ${report.chosen.name} (image ${report.image})` : `Sandbox: NOT ready (image ${report.image})`);
+  for (const status of report.runtimes) {
+    lines.push(`${status.name}: ${stateLabel(status.state)}${status.command !== status.name ? ` [${status.command}]` : ''}`);
+    for (const check of status.checks) {
+      const mark = check.ok === true ? 'ok  ' : check.ok === false ? 'FAIL' : '--  ';
+      lines.push(`  ${mark} ${checkLabel(check.name)}: ${check.detail}`);
+    }
+    for (const problem of status.problems) lines.push(`  - ${problem}`);
+    for (const fix of status.fixes) {
+      const how = fix.command ? `: ${fix.command}` : fix.setting ? `: setting ${fix.setting}` : fix.url ? `: ${fix.url}` : '';
+      lines.push(`  fix: ${fix.label}${how}`);
+    }
+  }
+  return lines;
+}

@@ -1,0 +1,264 @@
+// Proxied servers as users have them on first contact, through the real bridge process and
+// real fixture servers: the environment and variables they start with, the stderr quoted when
+// one fails, and slow or hung servers that never hold up the others or the run's clock.
+import assert from 'node:assert/strict';
+import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { basename, join, resolve, sep } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { execa } from 'execa';
+import { CATALOG_FILE } from '../../src/bridge/catalog/catalog.ts';
+import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
+import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+
+const [runtime = 'podman'] = testRuntimes();
+const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 20, maxTimeoutSeconds: 60 };
+const fixture = (...args: string[]) => ({ command: process.execPath, args: [FIXTURE, ...args] });
+
+/** The value of the run's last expression, parsed from the JSON the code printed as its value. */
+function jsonValue(result: Awaited<ReturnType<BridgeHandle['call']>>): unknown {
+  assert.equal(structured(result).status, 'ok', textOf(result));
+  return JSON.parse(String(structured(result).stdout));
+}
+
+describe(`proxied server environment and variables (${runtime})`, () => {
+  let bridge: BridgeHandle;
+  let workspace: string;
+  let caFile: string;
+
+  before(async () => {
+    workspace = await tempDir('cem-workspace-');
+    caFile = join(workspace, 'corporate-ca.pem');
+    await writeFile(caFile, '');
+    bridge = await startBridge(
+      {
+        sandbox,
+        proxy: { connectTimeoutSeconds: 10 },
+        servers: {
+          probe: {
+            ...fixture('--root', '${workspaceFolder}${/}data', '--home=${userHome}', '--key', '${input:api-key}', '--keep', '${config:unknown}'),
+            env: { FROM_HOST: '${env:CEM_TEST_PRIVATE_VAR}', UNSET: '${env:CEM_TEST_UNSET_VAR}', BASE: '${workspaceFolderBasename}' },
+            cwd: '${workspaceFolder}',
+          },
+          locked: { ...fixture('--token', '${input:gh-token}') },
+        },
+      },
+      {
+        HTTPS_PROXY: 'http://127.0.0.1:9',
+        https_proxy: 'http://127.0.0.1:9',
+        NO_PROXY: 'localhost,127.0.0.1',
+        NODE_EXTRA_CA_CERTS: caFile,
+        SSL_CERT_DIR: workspace,
+        REQUESTS_CA_BUNDLE: caFile,
+        CEM_TEST_PRIVATE_VAR: 'private-to-the-host',
+        NODE_OPTIONS: '--max-old-space-size=300',
+        CODE_EXECUTION_MODE_SECRETS: JSON.stringify({ probe: { inputs: { 'api-key': 'from-secret-storage' } } }),
+      },
+      ['--workspace', workspace],
+    );
+  });
+  after(async () => {
+    await bridge?.close();
+  });
+
+  test('a stdio server gets the proxy and CA variables, not the rest of the host environment', async () => {
+    const info = jsonValue(await bridge.call('import json\nprint(json.dumps(await mcp_probe.process_info()))')) as { env: Record<string, string> };
+    const env = info.env;
+    assert.equal(env.HTTPS_PROXY, 'http://127.0.0.1:9');
+    assert.equal(env.https_proxy, 'http://127.0.0.1:9');
+    assert.equal(env.NO_PROXY, 'localhost,127.0.0.1');
+    assert.equal(env.NODE_EXTRA_CA_CERTS, caFile);
+    assert.equal(env.SSL_CERT_DIR, workspace);
+    assert.equal(env.REQUESTS_CA_BUNDLE, caFile);
+    assert.equal(env.PATH, process.env.PATH);
+    for (const name of ['CEM_TEST_PRIVATE_VAR', 'NODE_OPTIONS', 'CODE_EXECUTION_MODE_SECRETS', 'CEM_TEST_IMAGE']) {
+      assert.equal(env[name], undefined, `${name} must not reach the server`);
+    }
+  });
+
+  test('${workspaceFolder}, ${userHome}, ${env:X}, ${/} and ${input:ID} are substituted in args, env and cwd', async () => {
+    const info = jsonValue(await bridge.call('import json\nprint(json.dumps(await mcp_probe.process_info()))')) as {
+      cwd: string;
+      argv: string[];
+      env: Record<string, string>;
+    };
+    assert.equal(await realpath(info.cwd), await realpath(workspace));
+    assert.deepEqual(info.argv, ['--root', `${workspace}${sep}data`, `--home=${homedir()}`, '--key', 'from-secret-storage', '--keep', '${config:unknown}']);
+    assert.equal(info.env.FROM_HOST, 'private-to-the-host', '${env:X} reads the bridge environment');
+    assert.equal(info.env.UNSET, '');
+    assert.equal(info.env.BASE, basename(workspace));
+  });
+
+  test('a missing ${input:ID} stops that one server, with the input and the command to set it named', async () => {
+    const result = await bridge.call(
+      [
+        'try:',
+        '    await call_tool("locked", "echo", {"message": "x"})',
+        '    outcome = "called"',
+        'except ToolError as e:',
+        '    outcome = (e.kind, str(e))',
+        '(outcome, await mcp_probe.echo(message="still fine"))',
+      ].join('\n'),
+    );
+    const value = String(structured(result).value);
+    assert.match(value, /^\(\('unavailable', 'locked\.echo: server "locked" cannot start: it uses \$\{input:gh-token\}, and input "gh-token" has no stored value; set it with the "Code Execution Mode: Set Server Secret" command'\), 'still fine'\)$/, textOf(result));
+  });
+});
+
+describe(`proxied servers that start badly (${runtime})`, () => {
+  let bridge: BridgeHandle;
+
+  before(async () => {
+    bridge = await startBridge(
+      {
+        sandbox,
+        proxy: { connectTimeoutSeconds: 6 },
+        servers: {
+          healthy: { ...fixture(), description: 'Answers at once' },
+          hung: fixture('--hang', '--say', 'npm http fetch GET https://registry.npmjs.org/x attempt 3 failed with ECONNREFUSED'),
+          stuck: fixture('--hang'),
+          slow: fixture('--start-delay', '3000'),
+          slower: fixture('--start-delay', '3000'),
+          // API_KEY is long, so redacted wherever it shows; API_TOKEN is short but a stored secret.
+          broken: { ...fixture('--say', 'using token %API_TOKEN% and key %API_KEY% for s.example', '--fail-start'), env: { API_KEY: 'sk-live-1234567890' } },
+        },
+      },
+      { CODE_EXECUTION_MODE_SECRETS: JSON.stringify({ broken: { env: { API_TOKEN: 'hunter2' } } }) },
+    );
+  });
+  after(async () => {
+    await bridge?.close();
+  });
+
+  // First: nothing has started the slow servers yet.
+  test('a slow-starting server is waited for without charging the wait to the run timeout', async () => {
+    const result = await bridge.call(
+      [
+        'import asyncio, time',
+        't = time.monotonic()',
+        // Both start together: one through call_tool, one through the attribute (a synchronous listing).
+        'later = asyncio.ensure_future(call_tool("slower", "echo", {"message": "b"}))',
+        'await asyncio.sleep(0.1)',
+        'a = await mcp_slow.echo(message="a")',
+        '(a, await later, 2.5 < time.monotonic() - t < 5.5)',
+      ].join('\n'),
+      { timeout: 2 },
+    );
+    assert.equal(structured(result).status, 'ok', textOf(result));
+    assert.equal(structured(result).value, "('a', 'b', True)");
+  });
+
+  test('cancelling a run stops its wait for a server that is starting', async () => {
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 800);
+    const started = Date.now();
+    await assert.rejects(bridge.call('await call_tool("stuck", "echo", {"message": "x"})', { session: 'cancel-wait' }, { signal: abort.signal }));
+    // The run ends as soon as the wait is given up, long before the 6 s connect timeout.
+    let end: { status: string; error: { message: string }; durationMs: number } | undefined;
+    for (let i = 0; i < 60 && !end; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const log = await readFile(join(bridge.stateDir, RUN_LOG_FILE), 'utf8').catch(() => '');
+      end = log.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === 'run-end' && e.session === 'cancel-wait');
+    }
+    assert.ok(end, 'the run ended');
+    assert.equal(end.status, 'cancelled');
+    assert.ok(end.durationMs < 3000, `the run took ${end.durationMs} ms`);
+    assert.match(end.error.message, /^The run was cancelled and interrupted while waiting for stuck\.echo \(0\.\d s\)\.$/);
+    assert.ok(Date.now() - started < 4000);
+  });
+
+  test('search answers from the healthy server at once and names the hung one on stderr', async () => {
+    const result = await bridge.call(
+      [
+        'import time',
+        't = time.monotonic()',
+        'hits = await search_tool_docs("echo a message back", limit=3)',
+        'servers = {s["name"]: s["status"] for s in discovered_servers()}',
+        '(type(hits).__name__, hits[0]["server"], hits[0]["tool"], servers["hung"], round(time.monotonic() - t, 1))',
+      ].join('\n'),
+    );
+    assert.equal(structured(result).status, 'ok', textOf(result));
+    const match = /^\('list', 'healthy', 'echo', 'starting', ([0-9.]+)\)$/.exec(String(structured(result).value));
+    assert.ok(match, textOf(result));
+    assert.ok(Number(match[1]) < 3, `search and discovery took ${match[1]} s with a 6 s connect timeout`);
+    const line = String(structured(result).stderr).split('\n').find((l) => l.startsWith('search_tool_docs: not searched yet: '));
+    assert.ok(line, textOf(result));
+    assert.match(line, /hung \(starting\)/);
+    assert.doesNotMatch(line, /healthy/);
+  });
+
+  test('a server that exits at start: the error quotes its stderr, secrets redacted', async () => {
+    const result = await bridge.call(
+      [
+        'try:',
+        '    await mcp_broken.echo(message="x")',
+        '    outcome = "called"',
+        'except ToolError as e:',
+        '    outcome = (e.kind, str(e))',
+        'outcome',
+      ].join('\n'),
+    );
+    const value = String(structured(result).value);
+    assert.match(value, /^\('unavailable', 'broken\.echo: server "broken" failed to start: .*its stderr ended with: using token \*\*\* and key \*\*\* for s\.example \| fatal: cannot reach the package registry/, textOf(result));
+    // The Tools view reads the catalog file, written a moment after a change.
+    let catalog = '';
+    for (let i = 0; i < 40 && !/"broken":\{[^}]*"state":"error"/.test(catalog); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      catalog = await readFile(join(bridge.stateDir, CATALOG_FILE), 'utf8');
+    }
+    assert.match(catalog, /"broken":\{[^}]*"state":"error","error":"server \\"broken\\" failed to start: [^"]*fatal: cannot reach the package registry/);
+    for (const text of [value, bridge.stderr(), catalog]) assert.doesNotMatch(text, /hunter2|sk-live-1234567890/);
+    assert.match(bridge.stderr(), /server "broken" failed to start: .*fatal: cannot reach the package registry/, 'the log has it');
+  });
+
+  test('the run clock still counts the code: a 2 s run that waits on a tool times out and says for what', async () => {
+    const result = await bridge.call('await mcp_healthy.hang()', { timeout: 2 });
+    assert.equal(structured(result).status, 'timeout');
+    const error = structured(result).error as { message: string };
+    assert.match(error.message, /^The code did not finish within 2 s and was interrupted while waiting for healthy\.hang \([12]\.\d s\)\.$/);
+  });
+
+  test('a hung server fails calls with its timeout and stderr named; the others keep working', async () => {
+    const result = await bridge.call(
+      [
+        'try:',
+        '    await call_tool("hung", "echo", {"message": "x"})',
+        '    outcome = "called"',
+        'except ToolError as e:',
+        '    outcome = (e.kind, str(e))',
+        // Right away, while it waits out its restart backoff.
+        'from mcp import runtime',
+        'print(runtime.capability_summary())',
+        '(outcome, await mcp_healthy.echo(message="fine"))',
+      ].join('\n'),
+      { timeout: 3 },
+    );
+    assert.equal(structured(result).status, 'ok', textOf(result));
+    assert.match(
+      String(structured(result).value),
+      /^\(\('unavailable', 'hung\.echo: server "hung" did not finish starting within 6 s \(proxy\.connectTimeoutSeconds\); its stderr ended with: npm http fetch GET https:\/\/registry\.npmjs\.org\/x attempt 3 failed with ECONNREFUSED.*'\), 'fine'\)$/,
+    );
+    assert.match(String(structured(result).stdout), /mcp_hung\s+\(tools not known yet\) \[error: server "hung" did not finish starting within 6 s/);
+  });
+});
+
+test('without --workspace, ${workspaceFolder} is the configuration\'s workspaceFolder, else the current folder', async () => {
+  const here = await tempDir('cem-cwd-');
+  const configured = await tempDir('cem-configured-');
+  // The bridge's cwd is what getcwd says: the real path (temp folders are symlinked on macOS).
+  const cases: Array<[Record<string, unknown>, string]> = [
+    [{}, await realpath(here)],
+    [{ workspaceFolder: configured }, configured],
+  ];
+  for (const [i, [extra, expected]] of cases.entries()) {
+    const file = join(here, `config-${i}.json`);
+    await writeFile(file, JSON.stringify({ stateDir: join(here, 'state'), sandbox, servers: { probe: fixture('--root=${workspaceFolder}') }, ...extra }));
+    const result = await execa(process.execPath, [resolve('dist/cli.js'), 'run', '--config', file, '-c', 'print((await mcp_probe.process_info())["argv"][0])'], {
+      cwd: here,
+      reject: false,
+    });
+    assert.equal(result.exitCode, 0, result.stderr);
+    assert.equal(result.stdout.trim(), `--root=${expected}`);
+  }
+});

@@ -1,0 +1,79 @@
+// What the extension shows of a sandbox report: the status bar's words and the Diagnose
+// panel's HTML (verdict, every check by name, problems, one button per fix).
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { RuntimeStatus, SandboxReport } from '../../src/sandbox/runtime/detect.ts';
+import { diagnoseHtml, headline, statusText, verdict } from '../../src/extension/report-view.ts';
+
+const assets = { nonce: 'N0NCE', cspSource: 'vscode-webview:', styleUri: 'style.css', scriptUri: 'script.js' };
+
+function imageMissing(): RuntimeStatus {
+  return {
+    name: 'podman',
+    command: '/usr/bin/podman',
+    state: 'image-missing',
+    version: '5.4.2',
+    rootless: true,
+    cgroupVersion: 'v2',
+    problems: ['The sandbox image localhost/none:x is not present in podman; pull it once.'],
+    checks: [
+      { name: 'installed', ok: true, detail: '/usr/bin/podman (client 5.4.2)' },
+      { name: 'daemon', ok: true, detail: 'podman 5.4.2 answers (rootless)' },
+      { name: 'limits', ok: true, detail: 'enforced (cgroups v2)' },
+      { name: 'image', ok: false, detail: 'localhost/none:x is not present in podman' },
+    ],
+    fixes: [{ kind: 'pull', label: 'Pull localhost/none:x', command: 'podman pull localhost/none:x' }],
+  };
+}
+
+function notInstalled(): RuntimeStatus {
+  return {
+    name: 'docker',
+    command: 'docker',
+    state: 'not-installed',
+    problems: ['docker is not installed.'],
+    checks: [{ name: 'installed', ok: false, detail: 'not found on PATH or in the usual install folders' }],
+    fixes: [
+      { kind: 'install', label: 'Install Docker', url: 'https://docs.docker.com/engine/install/' },
+      { kind: 'setting', label: 'Set the path of docker', setting: 'sandbox.dockerPath' },
+    ],
+  };
+}
+
+test('the status bar names the runtime nearest to working and what it lacks', () => {
+  const report: SandboxReport = { image: 'localhost/none:x', runtimes: [notInstalled(), imageMissing()] };
+  assert.equal(headline(report)?.name, 'podman');
+  assert.equal(statusText(report), '$(cloud-download) podman: image missing');
+  assert.equal(statusText({ image: 'i', runtimes: [{ ...imageMissing(), state: 'init-missing' }] }), '$(error) podman: init binary missing');
+  assert.equal(statusText({ image: 'i', runtimes: [{ ...notInstalled(), state: 'daemon-down' }] }), '$(vm-outline) docker: daemon down');
+  const ready = { ...imageMissing(), state: 'ready' as const };
+  assert.equal(statusText({ image: 'i', chosen: ready, runtimes: [ready] }), '$(vm-active) podman: ready');
+  assert.equal(statusText({ image: 'i', runtimes: [] }), '$(error) Sandbox: check failed');
+  assert.equal(verdict(report).tone, 'bad');
+});
+
+test('the Diagnose panel shows every check, the problems and a button per fix, under a strict CSP', () => {
+  const html = diagnoseHtml({ image: 'localhost/none:x', runtimes: [imageMissing(), notInstalled()] }, assets);
+  assert.match(html, /default-src 'none'; style-src vscode-webview:; script-src 'nonce-N0NCE';/);
+  assert.match(html, /Not ready: run_python cannot start a sandbox \(podman: image missing\)/);
+  assert.match(html, /data-check="image" data-result="failed"/);
+  assert.match(html, /data-check="init" data-result="not reached"/);
+  assert.match(html, /data-check="installed" data-result="passed"/);
+  assert.match(html, /is not present in podman; pull it once\./);
+  assert.match(html, /data-runtime="0" data-fix="0" data-do="pull"/);
+  assert.match(html, /data-runtime="0" data-fix="0" data-do="copy"/);
+  assert.match(html, /data-runtime="1" data-fix="0" data-do="docs"/);
+  assert.match(html, /data-runtime="1" data-fix="1" data-do="setting"/);
+  assert.match(html, /<code>codeExecutionMode\.sandbox\.dockerPath<\/code>/);
+  assert.doesNotMatch(html, /<script>(?!.*nonce)/, 'no inline script without the nonce');
+});
+
+test('the panel escapes what the runtimes said and disables its buttons while busy', () => {
+  const hostile = { ...imageMissing(), problems: ['<img src=x onerror=alert(1)>'] };
+  const html = diagnoseHtml({ image: '<b>i</b>', runtimes: [hostile] }, { ...assets, busy: 'Pulling…' });
+  assert.ok(!html.includes('<img src=x'), 'problem text is escaped');
+  assert.ok(html.includes('&lt;b&gt;i&lt;/b&gt;'));
+  assert.match(html, /data-do="pull" disabled/);
+  assert.match(html, /class="busy" role="status">Pulling…/);
+  assert.match(diagnoseHtml(undefined, assets), /Checking the sandbox…/);
+});
