@@ -1,20 +1,72 @@
 // The audit record: append-only JSON lines in the state dir, one event per line, written as a
 // run progresses (start, each tool call, end) so a crash loses at most the event in flight.
-// Rotated by size: runs.jsonl -> runs.1.jsonl -> ... -> runs.<keep>.jsonl.
-import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+//
+// Several bridges share one state dir (one per VS Code window, command-line runs), so:
+// - every event is one write() on an O_APPEND descriptor, so lines of different writers never
+//   interleave, and the size that decides a rotation is the file's, not a private counter;
+// - a rotation (runs.jsonl -> runs.1.jsonl -> ... -> runs.<keep>.jsonl) happens under a lock
+//   file, and only if no other writer rotated first; a writer whose file was rotated away (or
+//   deleted) notices before its next event and reopens. An event that races a rotation lands
+//   in runs.1.jsonl, which the reader reads too.
+//
+// One run cannot push the others out: its tool calls are logged in full up to a count and a
+// byte budget, the rest summed up in one `tool-calls-omitted` line. Images go beside the log,
+// within a per-run and a total budget (oldest pruned first), and leave with their run's line.
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
+import { basename, join } from 'node:path';
 import type { RunResult } from '../sandbox/session.ts';
+import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenOpenFile } from './private-files.ts';
+import { IMAGES_DIR, RUN_LOG_FILE, RUN_LOG_LOCK, rotatedLogName } from './run-log-files.ts';
+import { withLockSync } from './state-lock.ts';
 
-export const RUN_LOG_FILE = 'runs.jsonl';
-export const IMAGES_DIR = 'images';
+export { IMAGES_DIR, RUN_LOG_FILE } from './run-log-files.ts';
+
 const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const IMAGE_FILE = /^[A-Za-z0-9-]+\.(png|jpg|gif|webp)$/;
 const MAX_CODE_CHARS = 1024 * 1024;
 const MAX_STREAM_CHARS = 64 * 1024;
 const MAX_ARGUMENT_CHARS = 64 * 1024;
+/** Distinct server.tool names counted one by one in an omitted-calls summary. */
+const MAX_SUMMARY_TOOLS = 50;
+/** After a rotation could not get the lock, appends go on and the next try waits this long. */
+const ROTATE_RETRY_MS = 30_000;
+
+export const RUN_LOG_DEFAULTS = {
+  maxFileBytes: 10 * 1024 * 1024,
+  keepFiles: 5,
+  maxImageBytes: 256 * 1024 * 1024,
+  maxImageBytesPerRun: 32 * 1024 * 1024,
+  fullToolCallsPerRun: 100,
+  maxToolCallBytesPerRun: 1024 * 1024,
+} as const;
 
 export interface RunLogOptions {
-  maxBytes?: number;
-  keep?: number;
+  /** Size at which runs.jsonl is rotated. */
+  maxFileBytes?: number;
+  /** Rotated files kept (runs.1.jsonl ... runs.<keepFiles>.jsonl). */
+  keepFiles?: number;
+  /** All images beside the log together; the oldest go first. */
+  maxImageBytes?: number;
+  /** Images of one run; the rest are listed (mime, size) but not stored. */
+  maxImageBytesPerRun?: number;
+  /** Tool calls of one run logged in full; the rest are summed up in one line. */
+  fullToolCallsPerRun?: number;
+  /** Bytes of tool-call lines of one run logged in full; the rest are summed up. */
+  maxToolCallBytesPerRun?: number;
+  /** Told when writing the log starts failing (with why) and when it works again (undefined). */
+  onProblem?: (problem: string | undefined) => void;
 }
 
 export interface ToolCallEvent {
@@ -27,6 +79,18 @@ export interface ToolCallEvent {
   error?: string;
 }
 
+/** What one run has used of its budget in the log. */
+interface RunBudget {
+  calls: number;
+  bytes: number;
+  /** Once over budget, every later call of the run is only counted. */
+  over: boolean;
+  omitted: number;
+  omittedBytes: number;
+  byTool: Map<string, number>;
+  byOutcome: Map<string, number>;
+}
+
 function cap(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}... [${text.length - limit} characters not logged]`;
 }
@@ -36,47 +100,74 @@ function capJson(value: unknown, limit: number): unknown {
   return text.length <= limit ? value : { truncated: true, preview: text.slice(0, limit) };
 }
 
+const round = (ms: number) => Math.round(ms * 10) / 10;
+
 export class RunLog {
   readonly file: string;
   private readonly dir: string;
-  private readonly maxBytes: number;
-  private readonly keep: number;
+  private readonly options: Required<Omit<RunLogOptions, 'onProblem'>>;
+  private readonly onProblem: ((problem: string | undefined) => void) | undefined;
   private fd: number | undefined;
-  private size = 0;
+  private rotateAfter = 0;
+  private currentProblem: string | undefined;
   /** When each open run started, so that a run that fails before it starts still has a duration. */
   private readonly startedAt = new Map<string, number>();
+  private readonly budgets = new Map<string, RunBudget>();
 
   constructor(dir: string, options: RunLogOptions = {}) {
     this.dir = dir;
     this.file = join(dir, RUN_LOG_FILE);
-    this.maxBytes = options.maxBytes ?? 10 * 1024 * 1024;
-    this.keep = options.keep ?? 5;
+    const { onProblem, ...limits } = options;
+    this.options = { ...RUN_LOG_DEFAULTS, ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) };
+    this.onProblem = onProblem;
+  }
+
+  /** Why the log is not being written, while it is not; undefined when all is well. */
+  get problem(): string | undefined {
+    return this.currentProblem;
   }
 
   runStarted(event: { run: string; session: string; code: string; timeoutMs: number }): void {
     this.startedAt.set(event.run, performance.now());
+    this.budgets.set(event.run, newBudget());
     this.write({ type: 'run-start', time: new Date().toISOString(), ...event, code: cap(event.code, MAX_CODE_CHARS) });
   }
 
   toolCall(event: ToolCallEvent): void {
-    this.write({
+    let budget = this.budgets.get(event.run);
+    if (!budget) this.budgets.set(event.run, (budget = newBudget()));
+    const line = this.line({
       type: 'tool-call',
       time: new Date().toISOString(),
       ...event,
       arguments: capJson(event.arguments, MAX_ARGUMENT_CHARS),
-      durationMs: Math.round(event.durationMs * 10) / 10,
+      durationMs: round(event.durationMs),
     });
+    budget.over ||= budget.calls >= this.options.fullToolCallsPerRun || budget.bytes + line.length > this.options.maxToolCallBytesPerRun;
+    if (!budget.over) {
+      budget.calls++;
+      budget.bytes += line.length;
+      this.append(line);
+      return;
+    }
+    budget.omitted++;
+    budget.omittedBytes += line.length;
+    const name = `${event.server}.${event.tool}`;
+    const key = budget.byTool.has(name) || budget.byTool.size < MAX_SUMMARY_TOOLS ? name : '(other tools)';
+    budget.byTool.set(key, (budget.byTool.get(key) ?? 0) + 1);
+    budget.byOutcome.set(event.outcome, (budget.byOutcome.get(event.outcome) ?? 0) + 1);
   }
 
   runEnded(result: RunResult, extra: { toolCalls: number }): void {
     this.startedAt.delete(result.runId);
+    this.summarizeOmitted(result.runId);
     this.write({
       type: 'run-end',
       time: new Date().toISOString(),
       run: result.runId,
       session: result.session,
       status: result.status,
-      durationMs: Math.round(result.durationMs * 10) / 10,
+      durationMs: round(result.durationMs),
       stdout: cap(result.stdout, MAX_STREAM_CHARS),
       stderr: cap(result.stderr, MAX_STREAM_CHARS),
       value: result.value === null ? null : cap(result.value, MAX_STREAM_CHARS),
@@ -92,66 +183,198 @@ export class RunLog {
   runFailed(event: { run: string; session: string; message: string }): void {
     const started = this.startedAt.get(event.run);
     this.startedAt.delete(event.run);
+    this.summarizeOmitted(event.run);
     this.write({
       type: 'run-end',
       time: new Date().toISOString(),
       run: event.run,
       session: event.session,
       status: 'error',
-      ...(started === undefined ? {} : { durationMs: Math.round((performance.now() - started) * 10) / 10 }),
+      ...(started === undefined ? {} : { durationMs: round(performance.now() - started) }),
       error: { type: 'SandboxUnavailable', message: event.message, traceback: '' },
     });
   }
 
-  /** Images go beside the log as files (the panel shows them); the log names each file. */
-  private saveImages(result: RunResult): Array<{ mime: string; bytes: number; file?: string }> {
-    return result.images.map((image, i) => {
-      const bytes = Buffer.from(image.data, 'base64');
-      const ext = IMAGE_EXTENSIONS[image.mime];
-      if (!ext || !/^[A-Za-z0-9-]+$/.test(result.runId)) return { mime: image.mime, bytes: bytes.length };
-      try {
-        const dir = join(this.dir, IMAGES_DIR);
-        mkdirSync(dir, { recursive: true, mode: 0o700 });
-        const file = `${result.runId}-${i}.${ext}`;
-        writeFileSync(join(dir, file), bytes, { mode: 0o600 });
-        return { mime: image.mime, bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
-      } catch {
-        return { mime: image.mime, bytes: bytes.length };
-      }
-    });
-  }
-
   close(): void {
-    if (this.fd !== undefined) closeSync(this.fd);
+    if (this.fd !== undefined) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        // already unusable
+      }
+    }
     this.fd = undefined;
   }
 
-  // Synchronous appends: each event is on disk before the next step of the run, in order.
-  private write(event: Record<string, unknown>): void {
+  private summarizeOmitted(run: string): void {
+    const budget = this.budgets.get(run);
+    this.budgets.delete(run);
+    if (!budget || budget.omitted === 0) return;
+    this.write({
+      type: 'tool-calls-omitted',
+      time: new Date().toISOString(),
+      run,
+      count: budget.omitted,
+      bytes: budget.omittedBytes,
+      logged: budget.calls,
+      byTool: Object.fromEntries(budget.byTool),
+      byOutcome: Object.fromEntries(budget.byOutcome),
+    });
+  }
+
+  /** Images go beside the log as files (the panel shows them); the log names each file. */
+  private saveImages(result: RunResult): Array<{ mime: string; bytes: number; file?: string; skipped?: string }> {
+    let used = 0;
+    let saved = false;
+    const entries = result.images.map((image, i) => {
+      const bytes = Buffer.from(image.data, 'base64');
+      const ext = IMAGE_EXTENSIONS[image.mime];
+      if (!ext || !/^[A-Za-z0-9-]+$/.test(result.runId)) return { mime: image.mime, bytes: bytes.length };
+      if (used + bytes.length > this.options.maxImageBytesPerRun) {
+        return { mime: image.mime, bytes: bytes.length, skipped: 'over the per-run image budget' };
+      }
+      try {
+        const dir = join(this.dir, IMAGES_DIR);
+        ensurePrivateDir(dir);
+        const file = `${result.runId}-${i}.${ext}`;
+        writeFileSync(join(dir, file), bytes, { mode: PRIVATE_FILE_MODE });
+        used += bytes.length;
+        saved = true;
+        return { mime: image.mime, bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
+      } catch (error) {
+        return { mime: image.mime, bytes: bytes.length, skipped: `not written: ${(error as Error).message}` };
+      }
+    });
+    if (saved) withLockSync(join(this.dir, RUN_LOG_LOCK), () => this.pruneImages(), { timeoutMs: 1000 });
+    return entries;
+  }
+
+  /** Keeps all images within their total budget, oldest first. */
+  private pruneImages(): void {
+    const dir = join(this.dir, IMAGES_DIR);
+    let files: Array<{ path: string; size: number; mtimeMs: number }>;
     try {
-      const line = Buffer.from(`${JSON.stringify(event)}\n`, 'utf8');
-      this.open();
-      if (this.size > 0 && this.size + line.length > this.maxBytes) this.rotate();
-      writeSync(this.fd!, line);
-      this.size += line.length;
+      files = readdirSync(dir)
+        .filter((name) => IMAGE_FILE.test(name))
+        .flatMap((name) => {
+          try {
+            const stat = statSync(join(dir, name));
+            return [{ path: join(dir, name), size: stat.size, mtimeMs: stat.mtimeMs }];
+          } catch {
+            return [];
+          }
+        });
     } catch {
-      // The log must never take a run down; a full disk shows up elsewhere soon enough.
+      return;
+    }
+    let total = files.reduce((sum, f) => sum + f.size, 0);
+    files.sort((a, b) => a.mtimeMs - b.mtimeMs);
+    for (const file of files) {
+      if (total <= this.options.maxImageBytes) break;
+      rmSync(file.path, { force: true });
+      total -= file.size;
     }
   }
 
+  private line(event: Record<string, unknown>): Buffer {
+    return Buffer.from(`${JSON.stringify(event)}\n`, 'utf8');
+  }
+
+  private write(event: Record<string, unknown>): void {
+    this.append(this.line(event));
+  }
+
+  // Synchronous appends: each event is on disk before the next step of the run, in order.
+  private append(line: Buffer): void {
+    try {
+      this.open();
+      const size = fstatSync(this.fd!).size;
+      if (size > 0 && size + line.length > this.options.maxFileBytes && Date.now() >= this.rotateAfter) this.rotate();
+      writeSync(this.fd!, line);
+      this.setProblem(undefined);
+    } catch (error) {
+      // The log must never take a run down, but its loss must be seen: the bridge says so
+      // loudly and run_python results carry the problem until writing works again.
+      this.close();
+      this.setProblem(`cannot write the run log ${this.file}: ${(error as Error).message}`);
+    }
+  }
+
+  private setProblem(problem: string | undefined): void {
+    if (problem === this.currentProblem) return;
+    this.currentProblem = problem;
+    this.onProblem?.(problem);
+  }
+
+  /** Opens runs.jsonl, again when the open file is no longer it (rotated by another writer, deleted). */
   private open(): void {
-    if (this.fd !== undefined) return;
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    this.fd = openSync(this.file, 'a', 0o600);
-    this.size = statSync(this.file).size;
+    if (this.fd !== undefined) {
+      try {
+        const onDisk = statSync(this.file);
+        const open = fstatSync(this.fd);
+        if (onDisk.ino === open.ino && onDisk.dev === open.dev) return;
+      } catch {
+        // gone: reopen below
+      }
+      this.close();
+    }
+    ensurePrivateDir(this.dir);
+    this.fd = openSync(this.file, 'a', PRIVATE_FILE_MODE);
+    tightenOpenFile(this.fd, this.file);
   }
 
   private rotate(): void {
-    this.close();
-    const rotated = (n: number) => join(this.dir, `runs.${n}.jsonl`);
-    if (existsSync(rotated(this.keep))) rmSync(rotated(this.keep));
-    for (let n = this.keep - 1; n >= 1; n--) if (existsSync(rotated(n))) renameSync(rotated(n), rotated(n + 1));
-    renameSync(this.file, rotated(1));
+    const mine = fstatSync(this.fd!).ino;
+    const done = withLockSync(
+      join(this.dir, RUN_LOG_LOCK),
+      () => {
+        // Another writer may have rotated while this one waited: then there is nothing to do.
+        let current;
+        try {
+          current = statSync(this.file);
+        } catch {
+          return;
+        }
+        if (current.ino !== mine) return;
+        const rotated = (n: number) => join(this.dir, rotatedLogName(n));
+        const oldest = rotated(this.options.keepFiles);
+        if (existsSync(oldest)) {
+          this.dropImagesOf(oldest);
+          rmSync(oldest, { force: true });
+        }
+        for (let n = this.options.keepFiles - 1; n >= 1; n--) if (existsSync(rotated(n))) renameSync(rotated(n), rotated(n + 1));
+        renameSync(this.file, rotated(1));
+      },
+      { timeoutMs: 1000 },
+    );
+    if (!done) this.rotateAfter = Date.now() + ROTATE_RETRY_MS;
     this.open();
   }
+
+  /** Removes the images of the runs whose end is in a file that is leaving the log. */
+  private dropImagesOf(file: string): void {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      return;
+    }
+    for (const line of text.split('\n')) {
+      if (!line.includes('"run-end"') || !line.includes(`"${IMAGES_DIR}/`)) continue;
+      try {
+        const event = JSON.parse(line) as { type?: string; images?: Array<{ file?: unknown }> };
+        if (event.type !== 'run-end') continue;
+        for (const image of event.images ?? []) {
+          const name = typeof image.file === 'string' ? basename(image.file) : '';
+          if (IMAGE_FILE.test(name)) rmSync(join(this.dir, IMAGES_DIR, name), { force: true });
+        }
+      } catch {
+        // a half-written line: nothing to drop
+      }
+    }
+  }
+}
+
+function newBudget(): RunBudget {
+  return { calls: 0, bytes: 0, over: false, omitted: 0, omittedBytes: 0, byTool: new Map(), byOutcome: new Map() };
 }
