@@ -4,10 +4,11 @@ import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts';
 import { SessionManager } from '../src/sandbox/sessions.ts';
-import { evaluateSearch } from '../test/helpers/search-eval.ts';
+import { evaluateSearch, QUERY_SETS } from '../test/helpers/search-eval.ts';
 import { callFigures, listingFigures } from './bridge.ts';
 import { contextFigures, searchLatency } from './catalog.ts';
 import { footprintFigures, loadFigures } from './footprint.ts';
+import { printRestart, restartFigures, type RestartRow } from './restart.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
 const smoke = process.argv.includes('--smoke');
@@ -89,6 +90,12 @@ for (const r of rows) {
   );
 }
 
+const restarts: RestartRow[] = [];
+for (const runtime of runtimes) {
+  for (const spare of [true, false]) restarts.push(await restartFigures(runtime, image, smoke ? 1 : 10, spare));
+}
+printRestart(restarts);
+
 const sandbox = { runtime: runtimes[0] ?? 'podman', image };
 const listing = await listingFigures(sandbox);
 console.log('\nContext cost: tokens of the bridge\'s tools/list answer (gpt-tokenizer, o200k)\n');
@@ -151,11 +158,13 @@ if (!smoke && !process.argv.includes('--no-host')) {
 }
 
 const search = evaluateSearch();
-console.log(`\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} queries over ${search.tools} real tools of npm MCP servers)`);
-const holdout = evaluateSearch(undefined, 'test/fixtures/search-queries-holdout.json');
-console.log(`Held-out queries (never used for tuning): recall@1 ${holdout.recallAt1.toFixed(2)}, recall@5 ${holdout.recallAt5.toFixed(2)} (${holdout.queries} queries)`);
+console.log(`\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} tuned queries over ${search.tools} real tools of npm MCP servers)`);
+const holdout = evaluateSearch(undefined, QUERY_SETS.holdout);
+console.log(`First held-out set (now a regression set): recall@1 ${holdout.recallAt1.toFixed(2)}, recall@5 ${holdout.recallAt5.toFixed(2)} (${holdout.queries} queries)`);
+const holdout2 = evaluateSearch(undefined, QUERY_SETS.holdout2);
+console.log(`Second held-out set (written before the ranking rework): recall@1 ${holdout2.recallAt1.toFixed(2)}, recall@5 ${holdout2.recallAt5.toFixed(2)} (${holdout2.queries} queries)`);
 
 await mkdir('bench/results', { recursive: true });
-const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, listing, calls, context, searchLatency: latency5000, footprint, load, soak, extension, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools, holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries } } };
+const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, restarts, listing, calls, context, searchLatency: latency5000, footprint, load, soak, extension, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools, holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries }, holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries } } };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');

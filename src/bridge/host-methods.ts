@@ -58,7 +58,8 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
         return converted;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        const outcome = error instanceof Error && error.name === 'ToolDeniedError' ? 'denied' : 'failed';
+        const refused = error instanceof Error && (error.name === 'ToolDeniedError' || error.name === 'ConsentNeededError');
+        const outcome = refused ? 'denied' : 'failed';
         runLog?.toolCall({ ...record, outcome, durationMs: performance.now() - started, error: message });
         throw error;
       }
@@ -66,14 +67,19 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
     async list_servers(_params, context) {
       context.describe('discovered_servers()');
       await hub.discover();
-      return hub.catalog.records().map((r) => ({
-        name: r.name,
-        alias: `mcp_${r.alias}`,
-        description: r.description ?? '',
-        tools: r.tools ? r.tools.length : null,
-        status: r.state,
-        ...(r.error ? { error: r.error } : {}),
-      }));
+      return hub.catalog.records().map((r) => {
+        const common = { name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' };
+        // A server awaiting consent shows no tools (not even cached ones) and says why.
+        const consent = hub.consentState(r.name);
+        if (consent !== 'allowed') return { ...common, tools: null, status: consent, error: hub.consentReason(r.name) };
+        return {
+          ...common,
+          tools: r.tools ? r.tools.length : null,
+          status: r.state,
+          ...(r.error ? { error: r.error } : {}),
+          ...(r.warning ? { warning: r.warning } : {}),
+        };
+      });
     },
     async list_tools(params, context) {
       context.describe(`the tools of ${params.server}`);
@@ -83,7 +89,7 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
     async search_tools(params, context) {
       context.describe('search_tool_docs()');
       const notReady = await hub.discover();
-      return { hits: hub.catalog.search(params.query, params.limit).map((t) => toolDoc(t, params.detail)), notReady };
+      return { hits: hub.search(params.query, params.limit).map((t) => toolDoc(t, params.detail)), notReady };
     },
     async query_tools(params, context) {
       context.describe(`the tool docs of ${params.server}`);

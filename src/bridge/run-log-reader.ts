@@ -1,8 +1,19 @@
-// Reading the run log back into runs, for the extension's views and panel. The file is
-// written by another process and may end in a half-written line: bad lines are skipped.
+// Reading the run log back into runs, for the extension's views and panel. The files are
+// written by other processes (every bridge that shares the state dir) and may end in a
+// half-written line: bad lines are skipped. A run's events may straddle a rotation (its start
+// in runs.1.jsonl, its end in runs.jsonl), so events of all files are folded together.
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { z } from 'zod';
+import { runLogFiles } from './run-log-files.ts';
 
 const errorSchema = z.object({ type: z.string(), message: z.string(), traceback: z.string().optional() }).nullable();
+
+const imageSchema = z.object({
+  mime: z.string(),
+  bytes: z.number(),
+  file: z.string().regex(/^images\/[A-Za-z0-9-]+\.(png|jpg|gif|webp)$/).optional(),
+  skipped: z.string().optional(),
+});
 
 const eventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run-start'), run: z.string(), session: z.string(), time: z.string(), code: z.string(), timeoutMs: z.number().optional() }),
@@ -18,6 +29,15 @@ const eventSchema = z.discriminatedUnion('type', [
     error: z.string().optional(),
   }),
   z.object({
+    type: z.literal('tool-calls-omitted'),
+    run: z.string(),
+    time: z.string(),
+    count: z.number(),
+    bytes: z.number().optional(),
+    byTool: z.record(z.string(), z.number()).optional(),
+    byOutcome: z.record(z.string(), z.number()).optional(),
+  }),
+  z.object({
     type: z.literal('run-end'),
     run: z.string(),
     session: z.string(),
@@ -28,12 +48,14 @@ const eventSchema = z.discriminatedUnion('type', [
     stderr: z.string().optional(),
     value: z.string().nullable().optional(),
     error: errorSchema.optional(),
-    images: z.array(z.object({ mime: z.string(), bytes: z.number(), file: z.string().regex(/^images\/[A-Za-z0-9-]+\.(png|jpg|gif|webp)$/).optional() })).optional(),
+    images: z.array(imageSchema).optional(),
     toolCalls: z.number().optional(),
     truncated: z.boolean().optional(),
     sessionLost: z.boolean().optional(),
   }),
 ]);
+
+export type RunLogEvent = z.infer<typeof eventSchema>;
 
 export interface ToolCallRecord {
   time: string;
@@ -43,6 +65,13 @@ export interface ToolCallRecord {
   outcome: string;
   durationMs: number;
   error?: string;
+}
+
+/** Tool calls of a run beyond its budget in the log: counted, not logged one by one. */
+export interface OmittedToolCalls {
+  count: number;
+  byTool: Record<string, number>;
+  byOutcome: Record<string, number>;
 }
 
 export interface RunRecord {
@@ -60,8 +89,12 @@ export interface RunRecord {
   stderr: string;
   value: string | null;
   error: { type: string; message: string; traceback?: string } | null;
-  images: Array<{ mime: string; bytes: number; file?: string }>;
+  images: Array<{ mime: string; bytes: number; file?: string; skipped?: string }>;
+  /** The calls logged in full (the first ones, within the run's budget). */
   toolCalls: ToolCallRecord[];
+  omittedToolCalls?: OmittedToolCalls;
+  /** All the run's tool calls, logged or not (from its end, else what is logged). */
+  toolCallCount: number;
   truncated: boolean;
   sessionLost: boolean;
 }
@@ -77,9 +110,9 @@ export function displayStatus(run: RunRecord, now = Date.now()): string {
   return now - Date.parse(run.started) > limit ? 'lost' : 'running';
 }
 
-/** Runs in the order they started, from the JSON lines of a run log. */
-export function parseRunLog(text: string): RunRecord[] {
-  const runs = new Map<string, RunRecord>();
+/** The valid events among JSON lines; anything else (a half-written line) is skipped. */
+export function parseEvents(text: string): RunLogEvent[] {
+  const events: RunLogEvent[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     let raw: unknown;
@@ -89,8 +122,15 @@ export function parseRunLog(text: string): RunRecord[] {
       continue;
     }
     const parsed = eventSchema.safeParse(raw);
-    if (!parsed.success) continue;
-    const event = parsed.data;
+    if (parsed.success) events.push(parsed.data);
+  }
+  return events;
+}
+
+/** Runs in the order they started, from events in the order they were read. */
+export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
+  const runs = new Map<string, RunRecord & { endedCount?: number }>();
+  for (const event of events) {
     let run = runs.get(event.run);
     if (!run) {
       run = {
@@ -104,6 +144,7 @@ export function parseRunLog(text: string): RunRecord[] {
         error: null,
         images: [],
         toolCalls: [],
+        toolCallCount: 0,
         truncated: false,
         sessionLost: false,
       };
@@ -117,13 +158,12 @@ export function parseRunLog(text: string): RunRecord[] {
     } else if (event.type === 'tool-call') {
       const { type: _type, run: _run, ...call } = event;
       run.toolCalls.push(call);
+    } else if (event.type === 'tool-calls-omitted') {
+      run.omittedToolCalls = { count: event.count, byTool: event.byTool ?? {}, byOutcome: event.byOutcome ?? {} };
     } else {
       run.status = event.status;
       run.ended = event.time;
-      // Failures logged by older bridges have no duration: the two timestamps give it.
-      const elapsed = Date.parse(event.time) - Date.parse(run.started);
       if (event.durationMs !== undefined) run.durationMs = event.durationMs;
-      else if (run.code && elapsed >= 0) run.durationMs = elapsed;
       run.stdout = event.stdout ?? '';
       run.stderr = event.stderr ?? '';
       run.value = event.value ?? null;
@@ -131,7 +171,115 @@ export function parseRunLog(text: string): RunRecord[] {
       run.images = event.images ?? [];
       run.truncated = event.truncated ?? false;
       run.sessionLost = event.sessionLost ?? false;
+      if (event.toolCalls !== undefined) run.endedCount = event.toolCalls;
     }
   }
-  return [...runs.values()];
+  return [...runs.values()]
+    .map(({ endedCount, ...run }) => {
+      // Failures logged by older bridges have no duration: the two timestamps give it.
+      if (run.durationMs === undefined && run.ended && run.code) {
+        const elapsed = Date.parse(run.ended) - Date.parse(run.started);
+        if (elapsed >= 0) run.durationMs = elapsed;
+      }
+      run.toolCallCount = endedCount ?? run.toolCalls.length + (run.omittedToolCalls?.count ?? 0);
+      return run;
+    })
+    .sort((a, b) => (a.started < b.started ? -1 : a.started > b.started ? 1 : 0));
+}
+
+/** Runs in the order they started, from the JSON lines of a run log. */
+export function parseRunLog(text: string): RunRecord[] {
+  return foldRuns(parseEvents(text));
+}
+
+export interface RunLogReaderOptions {
+  /** Stop reading older files once this many runs are known... */
+  minRuns?: number;
+  /** ...or this many bytes have been read. */
+  maxBytes?: number;
+}
+
+interface FileCache {
+  id: string;
+  /** Where reading started (a tail of a file too big for the budget) and how far it got. */
+  start: number;
+  parsed: number;
+  events: RunLogEvent[];
+  runIds: Set<string>;
+}
+
+/**
+ * Every run of every bridge that writes the state dir, across rotation: the current file and
+ * the rotated ones, newest first until enough runs are known. Files are cached by identity
+ * (a rotated file keeps its inode), and a growing file is read from where it was left.
+ */
+export class RunLogReader {
+  private readonly dir: string;
+  private readonly minRuns: number;
+  private readonly maxBytes: number;
+  private readonly cache = new Map<string, FileCache>();
+  private last: { key: string; runs: RunRecord[] } | undefined;
+
+  constructor(dir: string, options: RunLogReaderOptions = {}) {
+    this.dir = dir;
+    this.minRuns = options.minRuns ?? 300;
+    this.maxBytes = options.maxBytes ?? 32 * 1024 * 1024;
+  }
+
+  runs(): RunRecord[] {
+    const files = runLogFiles(this.dir).reverse();
+    const chosen: FileCache[] = [];
+    const runIds = new Set<string>();
+    let bytes = 0;
+    const keys: string[] = [];
+    for (const path of files) {
+      const entry = this.read(path, this.maxBytes);
+      if (!entry) continue;
+      chosen.unshift(entry);
+      keys.push(`${entry.id}:${entry.parsed}`);
+      for (const id of entry.runIds) runIds.add(id);
+      bytes += entry.parsed - entry.start;
+      if (runIds.size >= this.minRuns || bytes >= this.maxBytes) break;
+    }
+    const live = new Set(chosen.map((e) => e.id));
+    for (const id of this.cache.keys()) if (!live.has(id)) this.cache.delete(id);
+    const key = keys.join('|');
+    if (this.last?.key !== key) this.last = { key, runs: foldRuns(chosen.flatMap((e) => e.events)) };
+    return this.last.runs;
+  }
+
+  private read(path: string, limit: number): FileCache | undefined {
+    let fd: number;
+    try {
+      fd = openSync(path, 'r');
+    } catch {
+      return undefined; // rotated away or removed since listed
+    }
+    try {
+      const stat = fstatSync(fd);
+      // A deleted file's inode number may come back for a new one: its birth time tells them apart.
+      const id = `${stat.dev}:${stat.ino}:${stat.birthtimeMs}`;
+      let entry = this.cache.get(id);
+      if (!entry || stat.size < entry.parsed) {
+        const start = Math.max(0, stat.size - limit);
+        entry = { id, start, parsed: start, events: [], runIds: new Set() };
+        this.cache.set(id, entry);
+      }
+      if (stat.size > entry.parsed) {
+        const buffer = Buffer.alloc(stat.size - entry.parsed);
+        const got = readSync(fd, buffer, 0, buffer.length, entry.parsed);
+        // Only whole lines: a line still being written is read next time.
+        const end = buffer.lastIndexOf(0x0a, got - 1) + 1;
+        if (end > 0) {
+          const events = parseEvents(buffer.subarray(0, end).toString('utf8'));
+          entry.events.push(...events);
+          for (const event of events) entry.runIds.add(event.run);
+          entry.parsed += end;
+        }
+      }
+      return entry;
+    } finally {
+      closeSync(fd);
+    }
+  }
 }

@@ -127,6 +127,18 @@ export class RunLog {
     return this.currentProblem;
   }
 
+  /** Opens the log now, so that a state dir that cannot be written is said at start, not at the first run. */
+  check(): string | undefined {
+    try {
+      this.open();
+      this.setProblem(undefined);
+    } catch (error) {
+      this.close();
+      this.setProblem(`cannot write the run log ${this.file}: ${(error as Error).message}`);
+    }
+    return this.currentProblem;
+  }
+
   runStarted(event: { run: string; session: string; code: string; timeoutMs: number }): void {
     this.startedAt.set(event.run, performance.now());
     this.budgets.set(event.run, newBudget());

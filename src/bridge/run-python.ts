@@ -90,22 +90,34 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         });
         const toolCalls = deps.toolCalls.toolCallsOf(runId);
         deps.runLog?.runEnded(result, { toolCalls });
-        const content: CallToolResult['content'] = [{ type: 'text', text: runText(result, toolCalls) }];
+        const audit = auditNote(deps.runLog);
+        const content: CallToolResult['content'] = [{ type: 'text', text: runText(result, toolCalls) + (audit ? `\n[${audit}]` : '') }];
         for (const image of result.images) content.push({ type: 'image', data: image.data, mimeType: image.mime });
-        return { content, structuredContent: structuredRun(result, toolCalls), isError: result.status !== 'ok' };
+        const structuredContent = { ...structuredRun(result, toolCalls), ...(audit ? { auditLog: audit } : {}) };
+        return { content, structuredContent, isError: result.status !== 'ok' };
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         deps.runLog?.runFailed({ run: runId, session, message });
         deps.log(`run ${runId} failed: ${message}`);
         // The same shape as a run's, so a client that reads only structuredContent (VS Code) gets the fix too.
         const type = error instanceof Error ? error.name : 'Error';
-        return { ...errorResult(`${type}: ${message}`), structuredContent: { status: 'error', error: { type, message }, session, runId } };
+        const audit = auditNote(deps.runLog);
+        return {
+          ...errorResult(`${type}: ${message}${audit ? `\n[${audit}]` : ''}`),
+          structuredContent: { status: 'error', error: { type, message }, session, runId, ...(audit ? { auditLog: audit } : {}) },
+        };
       } finally {
         progress.stop();
         deps.toolCalls.forget(runId);
       }
     },
   );
+}
+
+/** Said in every result while the run log cannot be written, so the loss is seen. */
+function auditNote(runLog: RunLog | undefined): string | undefined {
+  const problem = runLog?.problem;
+  return problem ? `the audit log is not being written (${problem}): this run is not recorded` : undefined;
 }
 
 function errorResult(message: string): CallToolResult {

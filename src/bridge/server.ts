@@ -36,7 +36,12 @@ export function pullHintFor(client: string | undefined): string | undefined {
 export async function createBridge(config: ConfigWithSecrets, log: (message: string) => void = () => {}, options: { pullHint?: string } = {}): Promise<Bridge> {
   const hub = new ProxyHub(config, { stateDir: config.stateDir, log });
   await hub.start();
-  const runLog = new RunLog(config.stateDir);
+  // An audit log that cannot be written is said loudly (and in every run_python result), not lost quietly.
+  const runLog = new RunLog(config.stateDir, {
+    ...config.runLog,
+    onProblem: (problem) => log(problem ? `AUDIT LOG NOT WRITTEN: ${problem}; runs are not recorded until this is fixed` : `the run log is written again: ${config.stateDir}`),
+  });
+  runLog.check();
   const methods = createHostMethods(hub, runLog);
   const prelude = preludeCode(
     hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
@@ -83,6 +88,11 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
 export function capabilityText(hub: ProxyHub): string {
   const lines = ['# Code Execution Mode', '', 'Proxied MCP servers, callable from run_python as `await mcp_<alias>.<tool>(**kwargs)`:', ''];
   for (const record of hub.catalog.records()) {
+    const consent = hub.consentState(record.name);
+    if (consent !== 'allowed') {
+      lines.push(`- \`mcp_${record.alias}\` (${record.name}): ${record.description ?? ''} [${consent}] ${hub.consentReason(record.name)}`);
+      continue;
+    }
     const tools = record.tools ? `${record.tools.length} tools` : 'tools not listed yet';
     lines.push(`- \`mcp_${record.alias}\` (${record.name}): ${record.description ?? ''} [${record.state}; ${tools}]${record.error ? ` ${record.error}` : ''}`);
   }

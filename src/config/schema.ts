@@ -112,14 +112,63 @@ const serversSchema = z.record(
   serverSchema,
 );
 
+const MiB = 1024 * 1024;
+
 export const proxyConfigSchema = z
   .object({
     connectTimeoutSeconds: z.number().positive().max(600).default(60),
     listTimeoutSeconds: z.number().positive().max(600).default(30),
     callTimeoutSeconds: z.number().positive().max(86400).default(300),
+    /** Bytes of one message a server may send (a tool result, a page of its tool list): over it, its connection is closed. */
+    maxResultBytes: z.number().int().min(64 * 1024).max(256 * MiB).default(10 * MiB),
+    /** Bytes of a tool call's arguments (as JSON) that sandboxed code may send. */
+    maxArgumentBytes: z.number().int().min(1024).max(256 * MiB).default(4 * MiB),
+    /** Tools kept of one server's list; the rest are left out, and the log says so. */
+    maxToolsPerServer: z.number().int().min(1).max(10_000).default(1000),
+    /** Bytes of one server's tool list (as JSON) kept. */
+    maxToolListBytes: z.number().int().min(64 * 1024).max(256 * MiB).default(4 * MiB),
+    /** Bytes of one tool as listed (name, description, schemas); a bigger tool is left out. */
+    maxToolSchemaBytes: z.number().int().min(1024).max(16 * MiB).default(64 * 1024),
+    /** Notifications (and requests) a server may send per second; the excess is dropped. */
+    maxNotificationsPerSecond: z.number().int().min(1).max(100_000).default(100),
   })
   .strict();
 export type ProxyConfig = z.infer<typeof proxyConfigSchema>;
+
+/** The run log in the state dir (the audit record) and the images beside it. */
+export const runLogConfigSchema = z
+  .object({
+    /** Size at which runs.jsonl is rotated. */
+    maxFileBytes: z.number().int().min(4096).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
+    /** Rotated files kept: runs.1.jsonl ... runs.<keepFiles>.jsonl. */
+    keepFiles: z.number().int().min(1).max(100).default(5),
+    /** All stored images together; the oldest are pruned first. */
+    maxImageBytes: z.number().int().min(0).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
+    /** Images stored of one run; the rest are listed (type, size) but not stored. */
+    maxImageBytesPerRun: z.number().int().min(0).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
+    /** Tool calls of one run logged in full; the rest are summed up in one line (counts per tool). */
+    fullToolCallsPerRun: z.number().int().min(0).max(1_000_000).default(100),
+    /** Bytes of one run's tool-call lines logged in full; the rest are summed up. */
+    maxToolCallBytesPerRun: z.number().int().min(0).max(1024 * 1024 * 1024).default(1024 * 1024),
+  })
+  .strict();
+export type RunLogConfig = z.infer<typeof runLogConfigSchema>;
+
+/**
+ * Servers that start only once the user allows their definition (in VS Code: those a workspace
+ * defines). The extension writes the decisions file; the bridge reads it whenever it needs one
+ * of these servers, so a decision takes effect without a restart, and asks for decisions in the
+ * requests file, which the extension watches.
+ */
+export const consentConfigSchema = z
+  .object({
+    decisionsFile: z.string().min(1),
+    requestsFile: z.string().min(1),
+    /** Server name -> the hash of its definition, as the decisions name it. */
+    servers: z.record(z.string().regex(SERVER_NAME), z.string().regex(/^[0-9a-f]{16,64}$/, 'must be a hex hash')).default({}),
+  })
+  .strict();
+export type ConsentConfig = z.infer<typeof consentConfigSchema>;
 
 export const configSchema = z
   .object({
@@ -127,9 +176,11 @@ export const configSchema = z
     mcpServers: serversSchema.optional(),
     sandbox: sandboxConfigSchema.default(() => sandboxConfigSchema.parse({})),
     proxy: proxyConfigSchema.default(() => proxyConfigSchema.parse({})),
+    runLog: runLogConfigSchema.default(() => runLogConfigSchema.parse({})),
     stateDir: z.string().min(1).default('~/.code-execution-mode'),
     /** What `${workspaceFolder}` means in server entries (the CLI uses --workspace or its cwd). */
     workspaceFolder: z.string().min(1).optional(),
+    consent: consentConfigSchema.optional(),
     /** JSON schema reference some editors add; ignored. */
     $schema: z.string().optional(),
   })

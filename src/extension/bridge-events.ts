@@ -22,7 +22,7 @@ export function logBridgeEvents(files: StateFiles, log: vscode.LogOutputChannel)
       for (const run of files.runs()) {
         if (!run.status || ended.has(run.id)) continue;
         ended.add(run.id);
-        const line = `run ${run.status} in ${formatDuration(run.durationMs)} (session ${run.session}, ${run.toolCalls.length} tool calls): ${runLabel(run)}`;
+        const line = `run ${run.status} in ${formatDuration(run.durationMs)} (session ${run.session}, ${run.toolCallCount} tool calls): ${runLabel(run)}`;
         if (run.status === 'ok') log.info(line);
         else log.warn(`${line}${run.error ? ` - ${run.error.type}: ${run.error.message}` : ''}`);
       }

@@ -1,21 +1,24 @@
 // Activation: registers the bridge with VS Code's MCP support, the runtime status, the Runs
 // and Tools views, the run panel and the commands. Heavy work (runtime probing, starting
 // servers) happens after activation, never in it.
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
-import { createBridge, pullHintFor, type Bridge } from '../bridge/server.ts';
+import { setCatalogWriter } from '../bridge/catalog/catalog-file.ts';
+import { ProxyHub } from '../bridge/hub/hub.ts';
 import type { Config } from '../config/schema.ts';
 import { applySecrets } from '../config/secrets.ts';
-import { ImageMissingError } from '../sandbox/errors.ts';
 import { logBridgeEvents } from './bridge-events.ts';
+import { BridgeRunner } from './bridge-runner.ts';
+import { WorkspaceConsent } from './consent.ts';
 import { DiagnosePanel } from './diagnose-panel.ts';
-import { BridgeProvider, PROVIDER_ID } from './provider.ts';
+import { BridgeProvider, PROVIDER_ID, SERVER_LABEL } from './provider.ts';
 import { RunPanel } from './run-panel.ts';
 import { RunsView } from './runs-view.ts';
 import { RuntimeStatusBar } from './runtime-status.ts';
 import { ServerSecrets } from './secrets.ts';
 import { registerServerCommands } from './server-commands.ts';
-import { readSettings, SECTION } from './settings.ts';
+import { readSettings, SECTION, type SettingsResult } from './settings.ts';
 import { StateFiles } from './state-files.ts';
 import { ToolsView } from './tools-view.ts';
 
@@ -29,7 +32,14 @@ export interface ExtensionApi {
   tools: ToolsView;
   runtime: RuntimeStatusBar;
   secrets: ServerSecrets;
+  /** Consent to what the workspace defines: decisions, the question, and a responder for tests. */
+  consent: WorkspaceConsent;
   activationMs: number;
+  /** The bridge configuration file this window's bridge reads. */
+  configFile: string;
+  /** Why the state dir cannot be used now (undefined: it can), and the warnings shown so far. */
+  stateProblem(): string | undefined;
+  stateWarnings: string[];
   panel(): RunPanel | undefined;
   diagnosePanel(): DiagnosePanel | undefined;
   config(): Config;
@@ -42,20 +52,43 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   const stateDir = join(context.globalStorageUri.fsPath, 'state');
   const configFile = join((context.storageUri ?? context.globalStorageUri).fsPath, 'bridge-config.json');
   const secrets = new ServerSecrets(context);
-  const files = new StateFiles(stateDir);
-  const provider = new BridgeProvider(vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath, configFile, secrets, log);
+  // This window's id: its bridge writes its own section of catalog.json under it, and so does
+  // the in-process hub of Refresh Tools (as "refresh"), so windows never erase each other's.
+  const owner = randomUUID();
+  setCatalogWriter({ role: 'refresh', owner });
+  const files = new StateFiles(stateDir, owner);
+  const provider = new BridgeProvider(vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath, configFile, secrets, log, owner);
   const runs = new RunsView(files, context.globalState);
   const tools = new ToolsView(files);
-  let settings = readSettings(stateDir);
+  // Beside the bridge's config: the decisions it reads live, and its requests for them.
+  const consent = new WorkspaceConsent(context.globalState, dirname(configFile), log);
+  context.subscriptions.push(consent);
+  const read = () => readSettings(stateDir, { decision: (hash) => consent.decision(hash), decisionsFile: consent.decisionsFile, requestsFile: consent.requestsFile });
+  let settings: SettingsResult = read();
   const runtime = new RuntimeStatusBar(settings.config.sandbox, log, context.extensionUri);
   context.subscriptions.push(files, provider, runs, tools, runtime);
 
-  // In-process bridge for "Run Selection" and "Refresh Tools"; rebuilt when settings change.
-  // It gives the same fixes as the bridge VS Code starts (the VS Code command to pull).
-  let local: Promise<Bridge> | undefined;
-  const localBridge = async () => {
-    local ??= (async () =>
-      createBridge(applySecrets(settings.config, await secrets.all()), (line) => log.info(`[local] ${line}`), { pullHint: pullHintFor('vscode') }))();
+  // A state dir that cannot be written loses the audit record: say so, with the path.
+  const stateWarnings: string[] = [];
+  const onStateProblem = (problem: string | undefined) => {
+    if (!problem) return log.info(`the state folder ${stateDir} is usable again`);
+    log.error(problem);
+    const message = `Code Execution Mode cannot use its state folder ${stateDir}: sandbox runs are not recorded in the run log. ${problem}`;
+    stateWarnings.push(message);
+    void vscode.window.showWarningMessage(message, 'Show Output').then((choice) => choice && log.show());
+  };
+  context.subscriptions.push(files.onDidChangeProblem(onStateProblem));
+  if (files.problem) onStateProblem(files.problem);
+
+  // An in-process hub (no sandbox, no run log) for Refresh Tools and Search Tools; runs go to
+  // the bridge VS Code started. Rebuilt when settings change.
+  let local: Promise<ProxyHub> | undefined;
+  const localHub = async () => {
+    local ??= (async () => {
+      const hub = new ProxyHub(applySecrets(settings.config, await secrets.all()), { stateDir, log: (line) => log.info(`[tools] ${line}`) });
+      await hub.start();
+      return hub;
+    })();
     return local;
   };
   const dropLocal = async () => {
@@ -64,14 +97,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     await (await old?.catch(() => undefined))?.close();
   };
   context.subscriptions.push({ dispose: () => void dropLocal() }, { dispose: () => DiagnosePanel.current?.dispose() });
+  const runner = new BridgeRunner({
+    definitionId: `${context.extension.id.toLowerCase()}/${SERVER_LABEL}`,
+    runs,
+    runtime,
+    log,
+    showRun: (run) => RunPanel.show(run, context.extensionUri, stateDir),
+  });
 
   const applySettings = async () => {
-    settings = readSettings(stateDir);
+    settings = read();
     for (const problem of settings.problems) log.warn(problem);
-    tools.setSettings(settings.entries, settings.problems);
+    consent.setItems(settings.consent);
+    tools.setSettings(settings.entries, settings.problems, consent.view());
     await provider.update(settings.config);
     await dropLocal();
   };
+  // The bridge reads decisions from the start: write them before it can be started.
+  await consent.writeDecisions().catch((error: Error) => log.error(`could not write ${consent.decisionsFile}: ${error.message}`));
   await applySettings();
 
   context.subscriptions.push(
@@ -87,6 +130,13 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     vscode.workspace.onDidGrantWorkspaceTrust(() => void applySettings()),
     vscode.workspace.onDidChangeWorkspaceFolders(() => void applySettings()),
     secrets.onDidChange(() => void applySettings()),
+    // Servers are gated live by the bridge; a sandbox value allowed changes the config (a restart).
+    consent.onDidChange(() => {
+      const sandbox = JSON.stringify(settings.config.sandbox);
+      void applySettings().then(() => {
+        if (JSON.stringify(settings.config.sandbox) !== sandbox) runtime.setSandbox(settings.config.sandbox);
+      });
+    }),
     files.onDidChangeRuns(() => {
       const open = RunPanel.current;
       const fresh = open && runs.find(open.run.id);
@@ -111,29 +161,32 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   });
   command('rerun', async (arg) => {
     const run = runOf(arg);
-    if (run) await runInSandbox(run.code, run.session);
+    if (run) await runner.run(run.code, run.session);
   });
   command('clearRuns', () => runs.clear());
   command('openRunLog', async () => vscode.window.showTextDocument(vscode.Uri.file(files.runLogPath)));
   command('diagnoseRuntime', () => runtime.diagnose());
   command('pullImage', () => runtime.pull());
   command('showOutput', () => log.show());
+  // From a server's item (its node, or its name) or from anywhere (everything pending).
+  command('reviewConsent', (arg) => consent.review(typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'name' in arg && typeof arg.name === 'string' ? arg.name : undefined));
+  command('manageConsent', () => consent.manage());
   command('refreshTools', async () => {
     await vscode.window.withProgress({ location: { viewId: 'codeExecutionMode.tools' }, title: 'Listing tools' }, async () => {
-      const bridge = await localBridge();
-      await bridge.hub.ensureCatalog();
-      await bridge.hub.catalog.flush();
+      const hub = await localHub();
+      await hub.ensureCatalog();
+      await hub.catalog.flush();
     });
     tools.refresh();
   });
   command('searchTools', async () => {
-    const bridge = await localBridge();
+    const hub = await localHub();
     const pick = vscode.window.createQuickPick<vscode.QuickPickItem>();
     pick.placeholder = 'Search the tools of every proxied server (as search_tool_docs does)';
     pick.matchOnDescription = true;
     pick.matchOnDetail = true;
     const update = () => {
-      const hits = pick.value.trim() ? bridge.hub.catalog.search(pick.value, 20) : bridge.hub.catalog.allTools().slice(0, 200);
+      const hits = pick.value.trim() ? hub.search(pick.value, 20) : hub.catalog.allTools().filter((t) => hub.consentState(t.server) === 'allowed').slice(0, 200);
       pick.items = hits.map((t) => ({ label: `mcp_${t.serverAlias}.${t.alias}`, description: t.server, detail: t.description.split('\n')[0], alwaysShow: true }));
     };
     pick.onDidChangeValue(update);
@@ -145,42 +198,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     pick.onDidHide(() => pick.dispose());
     pick.busy = true;
     pick.show();
-    await bridge.hub.ensureCatalog();
+    await hub.ensureCatalog();
     pick.busy = false;
     update();
   });
-
-  const runInSandbox = async (code: string, session = 'editor') => {
-    const bridge = await localBridge();
-    const runId = crypto.randomUUID();
-    bridge.runLog.runStarted({ run: runId, session, code, timeoutMs: settings.config.sandbox.timeoutSeconds * 1000 });
-    await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: 'Running in the sandbox', cancellable: true },
-      async (_progress, token) => {
-        const abort = new AbortController();
-        token.onCancellationRequested(() => abort.abort());
-        try {
-          const result = await bridge.sandbox.execute(code, { runId, session, signal: abort.signal });
-          bridge.runLog.runEnded(result, { toolCalls: bridge.toolCalls.toolCallsOf(runId) });
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          bridge.runLog.runFailed({ run: runId, session, message });
-          // The bridge's message for a missing image speaks to the model; a person gets a button.
-          const missingImage = error instanceof ImageMissingError;
-          const shown = missingImage ? `The sandbox image ${error.image} is not present in ${error.runtime}: pull it once to run code.` : message;
-          void vscode.window.showErrorMessage(shown, ...(missingImage ? ['Pull'] : []), 'Diagnose').then((choice) => {
-            if (choice === 'Pull') void runtime.pull();
-            else if (choice === 'Diagnose') void runtime.diagnose();
-          });
-        } finally {
-          bridge.toolCalls.forget(runId);
-        }
-      },
-    );
-    const run = runs.find(runId);
-    if (run) RunPanel.show(run, context.extensionUri, stateDir);
-    runs.refresh();
-  };
   command('runSelection', async () => {
     const editor = vscode.window.activeTextEditor;
     const code = editor ? (editor.selection.isEmpty ? editor.document.getText() : editor.document.getText(editor.selection)) : '';
@@ -188,7 +209,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
       void vscode.window.showInformationMessage('Select some Python to run in the sandbox.');
       return;
     }
-    await runInSandbox(code);
+    await runner.run(code);
   });
 
   // After activation: check the sandbox for the status bar (it starts a container).
@@ -203,7 +224,11 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     tools,
     runtime,
     secrets,
+    consent,
     activationMs,
+    configFile,
+    stateProblem: () => files.problem,
+    stateWarnings,
     panel: () => RunPanel.current,
     diagnosePanel: () => DiagnosePanel.current,
     config: () => settings.config,

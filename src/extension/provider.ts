@@ -2,9 +2,10 @@
 // no mcp.json. The configuration goes by file (no secrets in it); secrets are added only at
 // start time, in the process environment. Any change bumps the version so VS Code restarts it.
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
+import { OWNER_ENV } from '../bridge/catalog/catalog-file.ts';
+import { ensurePrivateDirAsync, writePrivateFile } from '../bridge/private-files.ts';
 import { CLIENT_ENV } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
 import { SECRETS_ENV } from '../config/secrets.ts';
@@ -21,19 +22,23 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
   private readonly configFile: string;
   private readonly secrets: ServerSecrets;
   private readonly log: vscode.LogOutputChannel;
+  private readonly owner: string;
 
-  constructor(cliPath: string, configFile: string, secrets: ServerSecrets, log: vscode.LogOutputChannel) {
+  /** `owner`: this window's id; the bridge writes its catalog section under it. */
+  constructor(cliPath: string, configFile: string, secrets: ServerSecrets, log: vscode.LogOutputChannel, owner: string) {
     this.cliPath = cliPath;
     this.configFile = configFile;
     this.secrets = secrets;
     this.log = log;
+    this.owner = owner;
   }
 
   /** Writes the bridge's configuration; tells VS Code when it (or a secret) changed. */
   async update(config: Config): Promise<void> {
     const text = `${JSON.stringify(config, null, 2)}\n`;
-    mkdirSync(dirname(this.configFile), { recursive: true });
-    writeFileSync(this.configFile, text, { mode: 0o600 });
+    // Owner-only, like the state dir: it names the servers, their commands and the state dir.
+    await ensurePrivateDirAsync(dirname(this.configFile));
+    await writePrivateFile(this.configFile, text);
     const secrets = JSON.stringify(await this.secrets.all());
     const version = createHash('sha256').update(text).update(secrets).digest('hex').slice(0, 12);
     if (version === this.version) return;
@@ -57,12 +62,13 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
 
   private definition(extraEnv: Record<string, string>): vscode.McpStdioServerDefinition {
     // process.execPath is Electron on desktop VS Code: run it as plain Node. CLIENT_ENV makes
-    // the bridge name this extension's commands (Prepare Sandbox Image) in the fixes it gives.
+    // the bridge name this extension's commands (Prepare Sandbox Image) in the fixes it gives;
+    // OWNER_ENV keeps its catalog apart from other windows' bridges.
     return new vscode.McpStdioServerDefinition(
       SERVER_LABEL,
       process.execPath,
       [this.cliPath, '--config', this.configFile],
-      { ELECTRON_RUN_AS_NODE: '1', [CLIENT_ENV]: 'vscode', ...extraEnv },
+      { ELECTRON_RUN_AS_NODE: '1', [CLIENT_ENV]: 'vscode', [OWNER_ENV]: this.owner, ...extraEnv },
       this.version,
     );
   }

@@ -3,11 +3,13 @@
 // to JSON. Strict CSP: no inline script but the nonce'd one, resources only from media/ and
 // the state dir's images.
 import { randomBytes } from 'node:crypto';
-import { writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import hljs from 'highlight.js/lib/core';
 import python from 'highlight.js/lib/languages/python';
 import * as vscode from 'vscode';
+import { PRIVATE_FILE_MODE } from '../bridge/private-files.ts';
 import { displayStatus, type RunRecord } from '../bridge/run-log-reader.ts';
 import { formatDuration } from './runs-view.ts';
 
@@ -68,7 +70,9 @@ export class RunPanel implements vscode.Disposable {
       filters: { JSON: ['json'] },
     });
     if (!target) return;
-    await writeFile(target.fsPath, `${JSON.stringify(this.run, null, 2)}\n`);
+    // The run holds code, output and tool arguments: owner-only, as in the state dir.
+    await writeFile(target.fsPath, `${JSON.stringify(this.run, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
+    await chmod(target.fsPath, PRIVATE_FILE_MODE).catch(() => undefined);
     void vscode.window.showInformationMessage(`Run exported to ${target.fsPath}`);
   }
 
@@ -85,7 +89,7 @@ export class RunPanel implements vscode.Disposable {
       `session <code>${escape(run.session)}</code>`,
       escape(new Date(run.started).toLocaleString()),
       run.durationMs !== undefined ? escape(formatDuration(run.durationMs)) : '',
-      `${run.toolCalls.length} tool call${run.toolCalls.length === 1 ? '' : 's'}`,
+      `${run.toolCallCount} tool call${run.toolCallCount === 1 ? '' : 's'}`,
       run.truncated ? 'output truncated' : '',
       run.sessionLost ? 'session state lost' : '',
     ].filter(Boolean);
@@ -95,11 +99,18 @@ export class RunPanel implements vscode.Disposable {
           `<td>${escape(formatDuration(c.durationMs))}</td><td><pre>${escape(JSON.stringify(c.arguments, null, 2))}</pre>${c.error ? `<div class="error">${escape(c.error)}</div>` : ''}</td></tr>`,
       )
       .join('');
+    const omitted = run.omittedToolCalls;
+    const omittedNote = omitted
+      ? `<p class="note">${omitted.count} more tool call${omitted.count === 1 ? '' : 's'} not logged one by one (the run's budget in the log): ` +
+        `${Object.entries(omitted.byTool).map(([tool, n]) => `<code>${escape(tool)}</code> &times;${n}`).join(', ')}; ` +
+        `${Object.entries(omitted.byOutcome).map(([outcome, n]) => `${escape(outcome)} ${n}`).join(', ')}.</p>`
+      : '';
+    // Images beyond a run's budget were never stored; old ones are pruned with the log.
     const images = run.images
       .map((image) =>
-        image.file
+        image.file && existsSync(join(this.stateDir, image.file))
           ? `<img alt="image emitted by the run" src="${webview.asWebviewUri(vscode.Uri.file(join(this.stateDir, image.file)))}">`
-          : `<p>${escape(image.mime)}, ${image.bytes} bytes (not stored)</p>`,
+          : `<p>${escape(image.mime)}, ${image.bytes} bytes (${escape(image.file ? 'pruned from the state folder' : (image.skipped ?? 'not stored'))})</p>`,
       )
       .join('');
     return `<!DOCTYPE html>
@@ -116,7 +127,7 @@ ${run.stderr ? section('stderr', pre(run.stderr, 'stderr')) : ''}
 ${run.value !== null ? section('Result', pre(run.value)) : ''}
 ${run.error ? section('Error', pre(`${run.error.type}: ${run.error.message}\n\n${run.error.traceback ?? ''}`, 'stderr')) : ''}
 ${images ? section('Images', images) : ''}
-${section('Tool calls', calls ? `<table><thead><tr><th>tool</th><th>outcome</th><th>time</th><th>arguments</th></tr></thead><tbody>${calls}</tbody></table>` : '<p>None.</p>')}
+${section('Tool calls', calls ? `<table><thead><tr><th>tool</th><th>outcome</th><th>time</th><th>arguments</th></tr></thead><tbody>${calls}</tbody></table>${omittedNote}` : omittedNote || '<p>None.</p>')}
 <p class="id">run ${escape(run.id)}</p>
 <script nonce="${nonce}" src="${media('run-panel.js')}"></script>
 </body></html>`;

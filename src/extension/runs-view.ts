@@ -85,7 +85,7 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     const { run } = node;
     const item = new vscode.TreeItem(runLabel(run), run.toolCalls.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     const status = displayStatus(run);
-    const calls = run.toolCalls.length;
+    const calls = run.toolCallCount;
     item.description = [status, formatDuration(run.durationMs), run.session, calls ? `${calls} tool call${calls === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
     const [icon, color] = STATUS_ICONS[status] ?? ['loading~spin', ''];
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);

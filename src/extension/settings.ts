@@ -1,10 +1,15 @@
 // The extension's settings as the bridge's configuration. Each server entry is validated on
-// its own, so one broken entry is reported and skipped while the others keep working.
+// its own, so one broken entry is reported and skipped while the others keep working. What a
+// trusted workspace defines that could run something (servers, some sandbox settings) waits
+// for the user's consent: servers go to the bridge gated by the hash of their definition (the
+// bridge reads the decisions live), sandbox values are replaced by the user's until allowed.
 import * as vscode from 'vscode';
 import { describeIssues } from '../config/load.ts';
-import { proxyConfigSchema, sandboxConfigSchema, serverSchema, SERVER_NAME, type Config, type ServerConfig } from '../config/schema.ts';
+import { proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serverSchema, SERVER_NAME, type Config, type ServerConfig } from '../config/schema.ts';
+import { canonicalJson, NOT_HASHED, sandboxConsentItem, serverConsentItem, type ConsentItem, type ConsentLocation, type Decision } from './consent-items.ts';
+import { CONSENT_SANDBOX_KEYS, entryScope, SANDBOX_SETTING_KEYS, SECTION, settingValue, workspaceScope } from './trusted-settings.ts';
 
-export const SECTION = 'codeExecutionMode';
+export { SECTION } from './trusted-settings.ts';
 
 export interface SettingsResult {
   config: Config;
@@ -12,23 +17,27 @@ export interface SettingsResult {
   problems: string[];
   /** Every configured server, valid or not, enabled or not (for the Tools view). */
   entries: Record<string, unknown>;
+  /** What the workspace defines that needs consent (allowed or not), servers first. */
+  consent: ConsentItem[];
 }
 
-// `pull` is not a setting: in VS Code the image is pulled when the person clicks "Pull".
-const SANDBOX_KEYS = [
-  'runtime',
-  'image',
-  'memory',
-  'cpus',
-  'pids',
-  'timeoutSeconds',
-  'maxTimeoutSeconds',
-  'idleSeconds',
-  'maxSessions',
-  'extraRunArgs',
-  'podmanPath',
-  'dockerPath',
-] as const;
+/** Where decisions are read: by the hash of a definition, and the files the bridge shares. */
+export interface ConsentSource {
+  decision(hash: string): Decision | undefined;
+  decisionsFile: string;
+  requestsFile: string;
+}
+
+/** Where a workspace scope's settings live, for the hash and for people. */
+function locationOf(scope: ConsentLocation['scope']): ConsentLocation {
+  const file = vscode.workspace.workspaceFile;
+  if (scope === 'workspace' && file) {
+    return { scope, id: file.toString(), label: file.scheme === 'file' ? `the workspace file ${file.fsPath}` : 'the workspace settings' };
+  }
+  const folder = vscode.workspace.workspaceFolders?.[0];
+  const settings = folder && vscode.Uri.joinPath(folder.uri, '.vscode', 'settings.json');
+  return { scope, id: settings?.toString() ?? scope, label: settings ? `the folder settings ${settings.scheme === 'file' ? settings.fsPath : settings.toString()}` : 'the workspace settings' };
+}
 
 /** What `${workspaceFolder}` means for the servers: the first folder, when it is on disk. */
 function workspaceFolder(): string | undefined {
@@ -36,29 +45,55 @@ function workspaceFolder(): string | undefined {
   return folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
 }
 
-export function readSettings(stateDir: string): SettingsResult {
+export function readSettings(stateDir: string, consent: ConsentSource): SettingsResult {
   const settings = vscode.workspace.getConfiguration(SECTION);
+  const trusted = vscode.workspace.isTrusted;
   const problems: string[] = [];
-  if (!vscode.workspace.isTrusted) {
-    const workspaceServers = settings.inspect('servers')?.workspaceValue;
-    if (workspaceServers && Object.keys(workspaceServers).length > 0) {
-      problems.push('This workspace is not trusted: servers from its settings are not started. Trust the workspace to use them.');
-    }
-  }
-  const entries = (settings.get<Record<string, unknown>>('servers') ?? {}) as Record<string, unknown>;
+  const ignored: string[] = [];
+  // In an untrusted workspace, a value from the workspace's own settings never applies.
+  const read = <T>(key: string): T | undefined => {
+    const { value, ignored: set } = settingValue(settings.inspect<T>(key), trusted, settings.get<T>(key));
+    if (set) ignored.push(key);
+    return value;
+  };
+  const entries = (read<Record<string, unknown>>('servers') ?? {}) as Record<string, unknown>;
   const servers: Record<string, ServerConfig> = {};
+  const items: ConsentItem[] = [];
+  const gated: Record<string, string> = {};
+  const folder = workspaceFolder();
+  const inspectedServers = trusted ? settings.inspect<Record<string, unknown>>('servers') : undefined;
   for (const [name, raw] of Object.entries(entries)) {
     if (!SERVER_NAME.test(name)) {
       problems.push(`codeExecutionMode.servers: "${name}" is not a valid server name (letters, digits, "_", "-", "."); skipped.`);
       continue;
     }
     const parsed = serverSchema.safeParse(raw);
-    if (parsed.success) servers[name] = parsed.data;
-    else problems.push(`Skipped server "${name}":\n${describeIssues(parsed.error, `codeExecutionMode.servers.${name}`)}`);
+    if (!parsed.success) {
+      problems.push(`Skipped server "${name}":\n${describeIssues(parsed.error, `codeExecutionMode.servers.${name}`)}`);
+      continue;
+    }
+    servers[name] = parsed.data;
+    const scope = entryScope(inspectedServers, name, NOT_HASHED);
+    if (scope && parsed.data.enabled) {
+      const location = locationOf(scope);
+      const overUser = inspectedServers?.globalValue !== undefined && Object.hasOwn(inspectedServers.globalValue, name);
+      const item = serverConsentItem(name, raw as Record<string, unknown>, overUser ? { ...location, label: `${location.label} (over your user settings' entry)` } : location, folder);
+      items.push(item);
+      gated[name] = item.hash;
+    }
   }
   const rawSandbox: Record<string, unknown> = {};
-  for (const key of SANDBOX_KEYS) {
-    const value = settings.get(`sandbox.${key}`);
+  for (const key of SANDBOX_SETTING_KEYS) {
+    let value = read(`sandbox.${key}`);
+    const inspected = settings.inspect(`sandbox.${key}`);
+    const scope = trusted && CONSENT_SANDBOX_KEYS.includes(key) ? workspaceScope(inspected) : undefined;
+    const own = inspected?.globalValue ?? inspected?.defaultValue;
+    // A workspace value that changes nothing needs no question.
+    if (scope && canonicalJson(value) !== canonicalJson(own)) {
+      const item = sandboxConsentItem(`sandbox.${key}`, value, locationOf(scope));
+      items.push(item);
+      if (consent.decision(item.hash) !== 'allowed') value = own;
+    }
     // An empty path setting means "find it": on PATH, then in the usual install folders.
     if (value !== undefined && value !== '') rawSandbox[key] = value;
   }
@@ -67,11 +102,26 @@ export function readSettings(stateDir: string): SettingsResult {
     problems.push(`Sandbox settings are invalid, defaults are used:\n${describeIssues(sandbox.error, 'codeExecutionMode.sandbox')}`);
     sandbox = sandboxConfigSchema.safeParse({});
   }
-  const folder = workspaceFolder();
+  if (ignored.includes('servers')) {
+    problems.push('This workspace is not trusted: servers from its settings are not started. Trust the workspace to use them.');
+  }
+  const sandboxIgnored = ignored.filter((key) => key !== 'servers');
+  if (sandboxIgnored.length > 0) {
+    problems.push(`This workspace is not trusted: its sandbox settings are ignored (${sandboxIgnored.map((k) => `${SECTION}.${k}`).join(', ')}). Trust the workspace to use them.`);
+  }
   return {
-    config: { servers, sandbox: sandbox.data!, proxy: proxyConfigSchema.parse({}), stateDir, ...(folder ? { workspaceFolder: folder } : {}) },
+    config: {
+      servers,
+      sandbox: sandbox.data!,
+      proxy: proxyConfigSchema.parse({}),
+      runLog: runLogConfigSchema.parse({}),
+      stateDir,
+      ...(folder ? { workspaceFolder: folder } : {}),
+      consent: { decisionsFile: consent.decisionsFile, requestsFile: consent.requestsFile, servers: gated },
+    },
     problems,
     entries,
+    consent: items,
   };
 }
 

@@ -1,58 +1,82 @@
-// Follows what the bridge writes to the state dir: the run log and the tool catalog. Watches
-// the folder (the files may not exist yet), debounces bursts, and re-reads on change.
-import { existsSync, mkdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
+// Follows what the bridges write to the state dir: the run log (every bridge's runs, across
+// rotation) and the tool catalog (this window's bridge's view of it). Watches the folder (the
+// files may not exist yet, the folder may be deleted), debounces bursts, re-reads on change,
+// and says when the folder cannot be used (the audit record would be lost).
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { CATALOG_FILE, cacheSchema, type CatalogFile } from '../bridge/catalog/catalog.ts';
-import { parseRunLog, type RunRecord } from '../bridge/run-log-reader.ts';
-import { RUN_LOG_FILE } from '../bridge/run-log.ts';
+import { CATALOG_FILE, mergeCatalog, parseCatalogFile, type CatalogServers } from '../bridge/catalog/catalog-file.ts';
+import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../bridge/private-files.ts';
+import { RunLogReader, type RunRecord } from '../bridge/run-log-reader.ts';
+import { isRunLogName, RUN_LOG_FILE } from '../bridge/run-log-files.ts';
+import { DirWatcher } from './dir-watcher.ts';
 
-/** Only the tail of a long log is shown; the file itself keeps everything (and rotates). */
-const MAX_LOG_BYTES = 4 * 1024 * 1024;
+/** Makes the state dir (owner-only) and proves it can be written. */
+export function prepareStateDir(dir: string): void {
+  ensurePrivateDir(dir);
+  const probe = join(dir, `.write-test-${process.pid}`);
+  writeFileSync(probe, '', { mode: PRIVATE_FILE_MODE });
+  rmSync(probe, { force: true });
+}
 
 export class StateFiles implements vscode.Disposable {
   readonly dir: string;
+  private readonly owner: string | undefined;
   private readonly runsChanged = new vscode.EventEmitter<void>();
   private readonly catalogChanged = new vscode.EventEmitter<void>();
+  private readonly problemChanged = new vscode.EventEmitter<string | undefined>();
   readonly onDidChangeRuns = this.runsChanged.event;
   readonly onDidChangeCatalog = this.catalogChanged.event;
-  private watcher: FSWatcher | undefined;
-  private timers = new Map<string, NodeJS.Timeout>();
-  private runsCache: { mtimeMs: number; size: number; runs: RunRecord[] } | undefined;
+  /** Fired with why the state dir cannot be used, and with undefined once it can again. */
+  readonly onDidChangeProblem = this.problemChanged.event;
+  private readonly reader: RunLogReader;
+  private readonly watcher: DirWatcher;
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private currentProblem: string | undefined;
 
-  constructor(dir: string) {
+  /** `owner`: this window's id, as its bridge writes it in the catalog. */
+  constructor(dir: string, owner?: string) {
     this.dir = dir;
-    mkdirSync(dir, { recursive: true });
-    try {
-      this.watcher = watch(dir, (_event, file) => {
-        if (file === RUN_LOG_FILE) this.debounce('runs', () => this.runsChanged.fire());
-        else if (file === CATALOG_FILE) this.debounce('catalog', () => this.catalogChanged.fire());
-      });
-    } catch {
-      // Without a watcher the views still refresh on their refresh commands.
-    }
+    this.owner = owner;
+    this.reader = new RunLogReader(dir);
+    this.watcher = new DirWatcher(
+      dir,
+      (file) => {
+        if (file === null || isRunLogName(file)) this.debounce('runs', () => this.runsChanged.fire());
+        if (file === null || file === CATALOG_FILE) this.debounce('catalog', () => this.catalogChanged.fire());
+      },
+      {
+        prepare: prepareStateDir,
+        onProblem: (problem) => {
+          this.currentProblem = problem;
+          this.problemChanged.fire(problem);
+        },
+      },
+    );
   }
 
   get runLogPath(): string {
     return join(this.dir, RUN_LOG_FILE);
   }
 
-  runs(): RunRecord[] {
-    const path = this.runLogPath;
-    if (!existsSync(path)) return [];
-    const stat = statSync(path);
-    if (this.runsCache && this.runsCache.mtimeMs === stat.mtimeMs && this.runsCache.size === stat.size) return this.runsCache.runs;
-    const buffer = readFileSync(path);
-    const text = buffer.subarray(Math.max(0, buffer.length - MAX_LOG_BYTES)).toString('utf8');
-    const runs = parseRunLog(text);
-    this.runsCache = { mtimeMs: stat.mtimeMs, size: stat.size, runs };
-    return runs;
+  /** Why the state dir cannot be used right now (undefined: it can). */
+  get problem(): string | undefined {
+    return this.currentProblem;
   }
 
-  catalog(): CatalogFile['servers'] {
+  /** Every bridge's runs, oldest first. */
+  runs(): RunRecord[] {
     try {
-      const parsed = cacheSchema.safeParse(JSON.parse(readFileSync(join(this.dir, CATALOG_FILE), 'utf8')));
-      return parsed.success ? parsed.data.servers : {};
+      return this.reader.runs();
+    } catch {
+      return [];
+    }
+  }
+
+  /** The servers as this window's bridge sees them, with tool lists from any writer. */
+  catalog(): CatalogServers {
+    try {
+      return mergeCatalog(parseCatalogFile(readFileSync(join(this.dir, CATALOG_FILE), 'utf8')), this.owner);
     } catch {
       return {};
     }
@@ -64,9 +88,10 @@ export class StateFiles implements vscode.Disposable {
   }
 
   dispose(): void {
-    this.watcher?.close();
+    this.watcher.dispose();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.runsChanged.dispose();
     this.catalogChanged.dispose();
+    this.problemChanged.dispose();
   }
 }

@@ -1,7 +1,8 @@
 // The Tools view: every configured server with its state (not started, running, error with
-// the message, disabled), its tools beneath with descriptions as tooltips.
+// the message, disabled, awaiting consent with a Review… action), its tools beneath with
+// descriptions as tooltips, and notes (settings set aside, workspace values awaiting consent).
 import * as vscode from 'vscode';
-import type { CatalogFile } from '../bridge/catalog/catalog.ts';
+import type { CatalogServers } from '../bridge/catalog/catalog-file.ts';
 import type { StateFiles } from './state-files.ts';
 
 export interface ServerNode {
@@ -10,6 +11,8 @@ export interface ServerNode {
   enabled: boolean;
   state: string;
   error?: string;
+  /** What of its tool list was left out (a cap). */
+  warning?: string;
   description?: string;
   tools?: Array<{ name: string; description?: string }>;
 }
@@ -22,6 +25,14 @@ export interface ToolNode {
 export interface NoteNode {
   kind: 'note';
   text: string;
+  /** Clicking it opens the consent question. */
+  review?: boolean;
+}
+
+/** Servers the user has not allowed (by name), and notes on workspace settings awaiting consent. */
+export interface ConsentView {
+  servers: Record<string, 'awaiting-consent' | 'declined'>;
+  notes: string[];
 }
 type Node = ServerNode | ToolNode | NoteNode;
 
@@ -31,6 +42,7 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
   private readonly files: StateFiles;
   private entries: Record<string, unknown> = {};
   private problems: string[] = [];
+  private consent: ConsentView = { servers: {}, notes: [] };
   private readonly subscription: vscode.Disposable;
 
   constructor(files: StateFiles) {
@@ -38,9 +50,10 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     this.subscription = files.onDidChangeCatalog(() => this.changed.fire());
   }
 
-  setSettings(entries: Record<string, unknown>, problems: string[]): void {
+  setSettings(entries: Record<string, unknown>, problems: string[], consent: ConsentView = { servers: {}, notes: [] }): void {
     this.entries = entries;
     this.problems = problems;
+    this.consent = consent;
     this.changed.fire();
   }
 
@@ -49,17 +62,21 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
   }
 
   servers(): ServerNode[] {
-    const catalog: CatalogFile['servers'] = this.files.catalog();
+    const catalog: CatalogServers = this.files.catalog();
     return Object.entries(this.entries).map(([name, raw]) => {
       const entry = (raw ?? {}) as { enabled?: boolean; description?: string };
       const cached = catalog[name];
       const enabled = entry.enabled !== false;
+      // Not allowed: its state is the question, and tools cached from before are not shown.
+      const consent = enabled ? this.consent.servers[name] : undefined;
+      if (consent) return { kind: 'server' as const, name, enabled, state: consent, ...(entry.description ? { description: entry.description } : {}) };
       return {
         kind: 'server' as const,
         name,
         enabled,
         state: enabled ? (cached?.state ?? 'not-started') : 'disabled',
         ...(cached?.error && enabled ? { error: cached.error } : {}),
+        ...(cached?.warning && enabled ? { warning: cached.warning } : {}),
         ...(entry.description ? { description: entry.description } : {}),
         ...(cached?.tools ? { tools: cached.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}) })) } : {}),
       };
@@ -67,7 +84,10 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
   }
 
   getChildren(node?: Node): Node[] {
-    if (!node) return [...this.problems.map((text) => ({ kind: 'note' as const, text })), ...this.servers()];
+    if (!node) {
+      const notes = [...this.problems.map((text) => ({ kind: 'note' as const, text })), ...this.consent.notes.map((text) => ({ kind: 'note' as const, text, review: true }))];
+      return [...notes, ...this.servers()];
+    }
     if (node.kind === 'server') return (node.tools ?? []).map((t) => ({ kind: 'tool' as const, server: node.name, name: t.name, ...(t.description ? { description: t.description } : {}) }));
     return [];
   }
@@ -77,6 +97,11 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       const item = new vscode.TreeItem(node.text.split('\n')[0] ?? node.text);
       item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
       item.tooltip = node.text;
+      if (node.review) {
+        item.iconPath = new vscode.ThemeIcon('shield');
+        item.command = { command: 'codeExecutionMode.reviewConsent', title: 'Review…' };
+        item.contextValue = 'consentNote';
+      }
       return item;
     }
     if (node.kind === 'tool') {
@@ -87,6 +112,7 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       item.contextValue = 'tool';
       return item;
     }
+    if (node.state === 'awaiting-consent' || node.state === 'declined') return consentItem(node);
     const count = node.tools ? `${node.tools.length} tools` : 'tools not listed yet';
     // "not-started" with known tools: listed earlier (cached); it starts on first use.
     const state = node.state === 'not-started' && node.tools ? 'idle' : node.state;
@@ -95,6 +121,7 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     const icon = { running: 'vm-running', error: 'error', disabled: 'circle-slash', starting: 'loading~spin' }[node.state] ?? 'server';
     item.iconPath = new vscode.ThemeIcon(icon);
     item.tooltip = new vscode.MarkdownString(`**${node.name}** · ${state}\n\n${node.description ?? ''}${node.error ? `\n\n${node.error}` : ''}`);
+    if (node.warning) item.tooltip.appendText(`\n\n${node.warning}`);
     item.contextValue = `server.${!node.enabled ? 'disabled' : node.state === 'error' ? 'error' : 'enabled'}`;
     item.id = `server:${node.name}`;
     return item;
@@ -104,4 +131,19 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     this.subscription.dispose();
     this.changed.dispose();
   }
+}
+
+/** A server the user has not allowed: says so, and clicking it (or Review…) asks. */
+function consentItem(node: ServerNode): vscode.TreeItem {
+  const item = new vscode.TreeItem(node.name, vscode.TreeItemCollapsibleState.None);
+  const waiting = node.state === 'awaiting-consent';
+  item.description = waiting ? 'awaiting consent · Review…' : 'not allowed · Review…';
+  item.iconPath = new vscode.ThemeIcon('shield');
+  item.tooltip = new vscode.MarkdownString(
+    `**${node.name}** · ${waiting ? 'awaiting your consent' : 'not allowed'}\n\nDefined by this workspace's settings: it is not started, searched or called until you allow it.${node.description ? `\n\n${node.description}` : ''}`,
+  );
+  item.command = { command: 'codeExecutionMode.reviewConsent', title: 'Review…', arguments: [node.name] };
+  item.contextValue = 'server.awaiting';
+  item.id = `server:${node.name}`;
+  return item;
 }

@@ -1,5 +1,6 @@
 // One sandbox container with a live kernel: starts it hardened, feeds the kernel over stdin,
-// decodes and validates frames from stdout, and kills it. Knows nothing of runs or sessions.
+// decodes and validates frames from stdout, restarts its interpreter in place, and kills it.
+// Knows nothing of runs or sessions.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
@@ -14,6 +15,8 @@ import { killArgs, removeArgs, runArgs } from './runtime/commands.ts';
 /** Frames from the kernel larger than this end the session (output arrives in 64 KB chunks). */
 export const MAX_KERNEL_FRAME_BYTES = 64 * 1024 * 1024;
 const MAX_START_STDERR = 8 * 1024;
+/** A restarted interpreter says `ready` within this, or the container is killed. */
+export const RESTART_TIMEOUT_MS = 3_000;
 
 export const OWNER = `${hostname()}/${process.pid}`;
 
@@ -53,6 +56,11 @@ const SPAWN_OPTIONS = {
 export class KernelContainer {
   readonly name: string;
   pythonVersion = '';
+  /** "installed", or why the kernel's own seccomp filter is not (an architecture without one). */
+  seccomp = '';
+  /** Counts interpreters: a restart starts the next one (replies to the old one are dropped). */
+  generation = 0;
+  private onReady: (() => void) | undefined;
   private readonly process: ResultPromise<typeof SPAWN_OPTIONS>;
   private readonly decoder = new FrameDecoder(MAX_KERNEL_FRAME_BYTES);
   private killReason: string | undefined;
@@ -96,6 +104,11 @@ export class KernelContainer {
     return this.exitPromise;
   }
 
+  /** How the container ended, once it has. */
+  get exitStatus(): ExitInfo | undefined {
+    return this.exitInfo;
+  }
+
   on(listeners: Partial<ContainerEvents>): void {
     this.listeners = listeners;
   }
@@ -103,6 +116,31 @@ export class KernelContainer {
   send(message: HostMessage): void {
     if (!this.alive || this.process.stdin.destroyed) return;
     this.process.stdin.write(encodeFrame(message));
+  }
+
+  /**
+   * Replaces the kernel's interpreter with a fresh one in the same container (every other
+   * process in it ends): resolves true once it is ready. If it does not say so within
+   * `timeoutMs` (code that holds the interpreter's lock, say), the container is killed and
+   * this resolves false. Frames of the old interpreter still in flight reach the listeners.
+   */
+  async restart(timeoutMs = RESTART_TIMEOUT_MS): Promise<boolean> {
+    if (!this.alive) return false;
+    this.generation++;
+    const ready = new Promise<boolean>((resolve) => {
+      const settle = (ok: boolean) => {
+        clearTimeout(timer);
+        this.onReady = undefined;
+        resolve(ok);
+      };
+      const timer = setTimeout(() => settle(false), timeoutMs);
+      this.onReady = () => settle(true);
+      void this.exitPromise.then(() => settle(false));
+    });
+    this.send({ t: 'restart', source: kernelSource().toString('utf8') });
+    if (await ready) return true;
+    await this.kill(`its interpreter did not restart within ${timeoutMs / 1000} s`);
+    return false;
   }
 
   /** Kills the container (not just the CLI client, which would leave it running). */
@@ -148,7 +186,7 @@ export class KernelContainer {
         message: (message) => {
           if (message.t !== 'ready') return fail(`The sandbox kernel sent "${message.t}" before it was ready.`);
           clearTimeout(timer);
-          this.pythonVersion = message.python;
+          this.noteReady(message);
           this.listeners = {};
           resolve();
         },
@@ -158,6 +196,11 @@ export class KernelContainer {
         exit: (info) => fail(`The sandbox container exited while starting (exit code ${info.code ?? 'none'}).`),
       };
     });
+  }
+
+  private noteReady(ready: Extract<KernelMessage, { t: 'ready' }>): void {
+    this.pythonVersion = ready.python;
+    this.seccomp = ready.seccomp ?? 'not reported';
   }
 
   private onStdout(chunk: Buffer): void {
@@ -174,6 +217,11 @@ export class KernelContainer {
         parsed = kernelMessageSchema.parse(JSON.parse(body));
       } catch (error) {
         return this.protocolFailure(`sandbox sent an invalid frame (${error instanceof Error ? error.message.slice(0, 200) : 'unparseable'})`);
+      }
+      // Only a `ready` that is awaited counts: user code can send frames of its own.
+      if (parsed.t === 'ready' && this.onReady) {
+        this.noteReady(parsed);
+        this.onReady();
       }
       this.listeners.message?.(parsed);
     }

@@ -1,10 +1,11 @@
 // Runs inside a real VS Code extension host (see test/host/run.mjs): the packaged extension,
 // VS Code's own MCP client starting the bridge, run_python through vscode.lm.invokeTool, real
 // containers and a real npm MCP server configured through the settings.
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
+import { consentChecks } from './consent.ts';
 
 interface Outcome {
   name: string;
@@ -160,6 +161,30 @@ export async function run(): Promise<void> {
     await screenshot('run-panel');
   });
 
+  await check('the state dir is private: folder 0700; run log, catalog and bridge config 0600', async () => {
+    const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
+    assert(mode(ext.stateDir) === '700', `state dir ${mode(ext.stateDir)}`);
+    await waitFor('catalog.json', () => existsSync(join(ext.stateDir, 'catalog.json')) || undefined, 10_000);
+    for (const file of [join(ext.stateDir, 'runs.jsonl'), join(ext.stateDir, 'catalog.json'), ext.configFile]) {
+      assert(mode(file) === '600', `${file}: ${mode(file)}`);
+    }
+  });
+
+  await check("Run Selection goes through VS Code's MCP client to the same bridge and session as the agent", async () => {
+    await invoke('shared_marker = 41');
+    const code = 'shared_marker + 1';
+    const document = await vscode.workspace.openTextDocument({ language: 'python', content: `${code}\nprint("not selected")\n` });
+    const editor = await vscode.window.showTextDocument(document);
+    editor.selection = new vscode.Selection(0, 0, 0, code.length);
+    await vscode.commands.executeCommand('codeExecutionMode.runSelection');
+    const run = await waitFor('the selection in the Runs view', () => ext.runs.runs().find((r) => r.code === code && r.status));
+    assert(run.status === 'ok' && run.value === '42', `the agent's variable was not there: ${run.status} ${run.value} ${run.error?.message ?? ''}`);
+    assert(run.session === 'default', `session ${run.session}`);
+    await waitFor('the panel for the selection', () => (ext.panel()?.run.id === run.id ? true : undefined), 10_000);
+    await vscode.window.showTextDocument(document);
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+  });
+
   await check('a settings change restarts the bridge with the new server list', async () => {
     await settings.update(
       'servers',
@@ -243,6 +268,39 @@ export async function run(): Promise<void> {
     assert(text.includes(`['${folder}', 'input-value-42']`), text);
   });
 
+  await check('deleting the state dir while the extension runs: the views follow the new one', async () => {
+    rmSync(ext.stateDir, { recursive: true, force: true });
+    await waitFor('the state dir to be made again', () => (existsSync(ext.stateDir) && ext.stateProblem() === undefined ? true : undefined), 15_000);
+    // The view hears of the new run from the watcher (made again on the new folder), not a poll.
+    let refreshed = 0;
+    const listener = ext.runs.onDidChangeTreeData(() => refreshed++);
+    try {
+      const out = await invoke('"after-delete"');
+      assert(out.includes('after-delete'), out);
+      await waitFor('the Runs view to be told of the run', () => (refreshed > 0 ? true : undefined), 15_000);
+    } finally {
+      listener.dispose();
+    }
+    await waitFor('the run in the Runs view', () => ext.runs.runs().find((r) => r.code === '"after-delete"' && r.status === 'ok'), 15_000);
+  });
+
+  await check('an unwritable state dir: a warning with its path, and run_python says the run is not recorded', async () => {
+    rmSync(ext.stateDir, { recursive: true, force: true });
+    writeFileSync(ext.stateDir, 'a file where the state folder should be');
+    try {
+      await waitFor('the extension to see the problem', () => ext.stateProblem(), 15_000);
+      assert(ext.stateWarnings.some((w) => w.includes(ext.stateDir)), `warnings: ${ext.stateWarnings.join(' | ')}`);
+      const out = await invoke('"while-unwritable"');
+      assert(out.includes('the audit log is not being written'), out);
+    } finally {
+      rmSync(ext.stateDir, { force: true });
+    }
+    await waitFor('the state dir to be usable again', () => (existsSync(ext.stateDir) && ext.stateProblem() === undefined ? true : undefined), 15_000);
+    const out = await invoke('"after-fix"');
+    assert(!out.includes('audit log'), out);
+    await waitFor('the run in the Runs view', () => ext.runs.runs().find((r) => r.code === '"after-fix"' && r.status === 'ok'), 15_000);
+  });
+
   // The first-contact path: the configured image is not present (as python:3.14-slim is
   // before any pull). The tag below exists nowhere, so nothing is downloaded.
   const missingImage = 'localhost/cem-missing:none';
@@ -312,6 +370,8 @@ export async function run(): Promise<void> {
     assert(panel, 'the report closed');
     await waitFor('the report to say ready', () => (panel.title === 'Sandbox: ready' ? true : undefined), 10_000).catch(() => assert(false, `title: ${panel.title}`));
   });
+
+  await consentChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, image);
 
   save(true);
 }

@@ -8,8 +8,10 @@ import { ImageMissingError, RuntimeUnavailableError } from '../../src/sandbox/er
 import { listOwnedContainers } from '../../src/sandbox/cleanup.ts';
 import { runCli } from '../../src/sandbox/runtime/cli.ts';
 import { LABEL, labelsArgs, OWNER_LABEL, removeArgs, SESSION_LABEL } from '../../src/sandbox/runtime/commands.ts';
-import { OWNER } from '../../src/sandbox/container.ts';
+import { KernelContainer, OWNER } from '../../src/sandbox/container.ts';
+import { runOnContainer } from '../../src/sandbox/run.ts';
 import { MAX_REQUESTS_IN_FLIGHT } from '../../src/sandbox/session.ts';
+import { preludeCode } from '../../src/bridge/runtime/prelude.ts';
 import { SessionManager } from '../../src/sandbox/sessions.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
@@ -78,6 +80,77 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.status, 'ok', JSON.stringify(result.error));
       assert.equal(result.value, "([0, 1, 2, 3, 4], True, ('Error', 'refused on purpose'))");
       assert.equal(result.requests, 6);
+    });
+
+    test('tool calls work from any event loop and any thread, many at once', async () => {
+      let inFlight = 0;
+      let peak = 0;
+      const sandbox = manager(
+        {},
+        {
+          prelude: preludeCode([{ name: 'echo', alias: 'mcp_echo', description: 'echoes' }]),
+          onRequest: async (method: string, params: unknown) => {
+            inFlight++;
+            peak = Math.max(peak, inFlight);
+            try {
+              await sleep(100);
+              if (method === 'list_tools') {
+                return [{ tool: 'say', alias: 'say', description: 'says', params: [{ name: 'text', type: 'string', required: true, identifier: true }] }];
+              }
+              if (method === 'call_tool') return { value: (params as { arguments: { text: string } }).arguments.text };
+              return { method, params };
+            } finally {
+              inFlight--;
+            }
+          },
+        },
+      );
+      // No top-level await here: asyncio.run() needs a thread with no running loop.
+      const result = await sandbox.execute(
+        [
+          'import asyncio, sandbox_host',
+          'from concurrent.futures import ThreadPoolExecutor',
+          'async def many(prefix, n):',
+          '    return await asyncio.gather(*[mcp_echo.say(text=f"{prefix}{i}") for i in range(n)])',
+          'own_loop = asyncio.run(many("run", 5))',
+          'def sync_call(i):',
+          '    return sandbox_host.request_sync("ping", {"i": i})["params"]["i"]',
+          'def loop_in_thread(i):',
+          '    return asyncio.run(call_tool("echo", "say", {"text": f"thread{i}"}))',
+          'with ThreadPoolExecutor(8) as pool:',
+          '    synced = list(pool.map(sync_call, range(8)))',
+          '    threaded = list(pool.map(loop_in_thread, range(8)))',
+          '(own_loop, synced, threaded)',
+        ].join('\n'),
+        { timeoutMs: 60_000 },
+      );
+      assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      const names = (prefix: string, n: number) => `[${Array.from({ length: n }, (_, i) => `'${prefix}${i}'`).join(', ')}]`;
+      assert.equal(result.value, `(${names('run', 5)}, [0, 1, 2, 3, 4, 5, 6, 7], ${names('thread', 8)})`);
+      // Top-level await on the kernel's loop, with worker threads running loops of their own meanwhile.
+      const mixed = await sandbox.execute(
+        [
+          'workers = [asyncio.to_thread(loop_in_thread, i) for i in range(4)]',
+          'await asyncio.gather(many("top", 3), *workers)',
+        ].join('\n'),
+        { timeoutMs: 60_000 },
+      );
+      assert.equal(mixed.value, `[${names('top', 3)}, ${names('thread', 4).slice(1, -1)}]`, JSON.stringify(mixed.error));
+      assert.ok(peak >= 4, `requests did not overlap (at most ${peak} at once)`);
+      // A restarted interpreter gets the prelude again.
+      const reset = await sandbox.execute('(type(mcp_echo).__name__, "own_loop" in globals())', { reset: true });
+      assert.equal(reset.value, "('_ServerProxy', False)", JSON.stringify(reset.error));
+    });
+
+    test('a run on a container that has already exited finishes as a lost session', async () => {
+      const config = testSandbox(runtime);
+      const container = await KernelContainer.start({ name: runtime, command: runtime }, config, 'gone');
+      await container.kill('ended for the test');
+      const run = runOnContainer({ container, runId: 'late', session: 'gone', config, options: { timeoutMs: 60_000 }, cold: false, started: performance.now(), code: '1' });
+      const outcome = await Promise.race([run, sleep(5000).then(() => undefined)]);
+      assert.ok(outcome, 'the run never finished');
+      assert.equal(outcome.result.sessionLost, true);
+      assert.equal(outcome.result.error?.type, 'SandboxExited');
     });
 
     test('requests in flight are capped per run', async () => {

@@ -35,11 +35,14 @@ for (const runtime of testRuntimes()) {
       await sandbox.closeSession('b');
     });
 
-    test('reset starts a fresh interpreter', async () => {
+    test('reset starts a fresh interpreter in the same container', async () => {
       await sandbox.execute('kept = 1', { session: 'r' });
+      const container = sandbox.list().find((s) => s.name === 'r')?.container;
       const result = await sandbox.execute('"kept" in globals()', { session: 'r', reset: true });
       assert.equal(result.value, 'False');
-      assert.equal(result.coldStart, true);
+      assert.equal(result.sessionLost, false);
+      assert.equal(result.coldStart, false);
+      assert.equal(sandbox.list().find((s) => s.name === 'r')?.container, container);
       await sandbox.closeSession('r');
     });
 
@@ -100,16 +103,18 @@ for (const runtime of testRuntimes()) {
       assert.equal(next.coldStart, false);
     });
 
-    test('code that ignores the interrupt is killed and its session replaced', async () => {
+    test('code that ignores the interrupt loses its interpreter, not its container', async () => {
       await sandbox.execute('doomed = 1', { session: 't' });
+      const container = sandbox.list().find((s) => s.name === 't')?.container;
       const stubborn = 'while True:\n    try:\n        while True:\n            pass\n    except KeyboardInterrupt:\n        pass';
       const result = await sandbox.execute(stubborn, { session: 't', timeoutMs: 500 });
       assert.equal(result.status, 'timeout');
       assert.equal(result.sessionLost, true);
-      assert.match(result.error?.message ?? '', /killed/);
+      assert.match(result.error?.message ?? '', /did not stop within 2 s, so its interpreter was restarted; the session's state is lost/);
       const next = await sandbox.execute('"doomed" in globals()', { session: 't' });
       assert.equal(next.value, 'False');
-      assert.equal(next.coldStart, true);
+      assert.equal(next.coldStart, false);
+      assert.equal(sandbox.list().find((s) => s.name === 't')?.container, container);
       await sandbox.closeSession('t');
     });
 
@@ -290,6 +295,97 @@ for (const runtime of testRuntimes()) {
       assert.match(result.value ?? '', /\[repr cut at 1048576 characters\]$/);
     });
 
+    test('nothing the code prints or raises ends its session', async () => {
+      await sandbox.execute('kept = "yes"', { session: 'caps' });
+      const literal = `data = [${'"ab", '.repeat(75_000)}1 2]`; // ~450 KB on one line, a comma missing at the end
+      const typoFirst = `data = [1 2, ${'"ab", '.repeat(75_000)}]`;
+      const cases: Array<[string, string, string | null]> = [
+        ['a 450 KB one-line literal with a syntax error at its end', literal, 'SyntaxError'],
+        ['the same with the error at its start', typoFirst, 'SyntaxError'],
+        ['a huge exception message', 'raise ValueError("m" * 5_000_000)', 'ValueError'],
+        ['a huge message of astral characters', 'raise ValueError("\\U0001F600" * 100_000)', 'ValueError'],
+        ['lone surrogates', 'print("\\ud800" * 1000)\nraise ValueError("\\udc80" * 50_000)', 'ValueError'],
+        ['a deep recursion', 'def f(n):\n    return f(n + 1)\nf(0)', 'RecursionError'],
+        ['a long chain of exceptions with long messages', 'e = None\nfor i in range(300):\n    try:\n        raise ValueError(str(i) * 20_000) from e\n    except ValueError as x:\n        e = x\nraise e', 'ValueError'],
+        ['a huge source line in every frame', `def f(n):\n    return f(n + 1) if n < 200 else 1 / 0  # ${'x'.repeat(200_000)}\nf(0)`, 'ZeroDivisionError'],
+        ['a huge exception type name', 'raise type("E" * 100_000, (Exception,), {})("x")', 'E'.repeat(120)],
+        ['an exception whose str() raises', 'class Bad(Exception):\n    def __str__(self):\n        raise RuntimeError("no")\nraise Bad()', 'Bad'],
+        ['a repr that raises', 'class R:\n    def __repr__(self):\n        raise ValueError("no")\nR()', null],
+        ['a huge stderr write', 'import sys\nsys.stderr.write("e" * 20_000_000)', null],
+        ['a huge value', '"v" * 20_000_000', null],
+      ];
+      for (const [what, code, type] of cases) {
+        const result = await sandbox.execute(code, { session: 'caps' });
+        assert.equal(result.sessionLost, false, `${what}: ${result.error?.message}`);
+        assert.equal(result.error?.type ?? null, type, `${what}: ${result.error?.type}`);
+        assert.ok((result.error?.message.length ?? 0) <= 64 * 1024, what);
+        assert.ok((result.error?.traceback.length ?? 0) <= 256 * 1024, what);
+        if (type === 'SyntaxError') assert.ok(result.error!.traceback.length < 2000, `${what}: ${result.error!.traceback.length} characters`);
+        assert.equal((await sandbox.execute('kept', { session: 'caps' })).value, "'yes'", what);
+      }
+      const requests = await sandbox.execute(
+        [
+          'import sandbox_host',
+          'errors = []',
+          'for args in [("m" * 100, {}), ("echo", {"x": float("nan")}), ("echo", {"x": object()}), ("echo", "p" * 40_000_000)]:',
+          '    try:',
+          '        sandbox_host.request_sync(*args)',
+          '    except (ValueError, TypeError) as e:',
+          '        errors.append(type(e).__name__)',
+          'errors',
+        ].join('\n'),
+        { session: 'caps' },
+      );
+      assert.equal(requests.value, "['ValueError', 'ValueError', 'TypeError', 'ValueError']", JSON.stringify(requests.error));
+      assert.equal(requests.sessionLost, false);
+      await sandbox.closeSession('caps');
+    });
+
+    test('a forged done frame does not end the run', async () => {
+      const result = await sandbox.execute(
+        [
+          'import gc, sys, time',
+          'send = sys.modules["__main__"]._send',
+          'run = sys.modules["__main__"]._state.run',
+          'send({"t": "done", "run": run, "status": "ok", "value": "\'forged\'", "error": None})',
+          'send({"t": "done", "run": run, "token": "0" * 32, "status": "ok", "value": "\'forged\'", "error": None})',
+          'send([f for f in gc.get_objects() if getattr(f, "__name__", "") == "_send"] and {"t": "done", "run": run, "token": None, "status": "ok", "value": "1", "error": None})',
+          'time.sleep(0.5)',
+          'print("still running")',
+          '"genuine"',
+        ].join('\n'),
+      );
+      assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      assert.equal(result.value, "'genuine'");
+      assert.equal(result.stdout, 'still running\n');
+    });
+
+    test('our seccomp filter refuses user namespaces and io_uring; normal code still works', async () => {
+      const probe = [
+        'import ctypes, errno, multiprocessing, subprocess, threading',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        'params = ctypes.create_string_buffer(120)',
+        'ring = libc.syscall(ctypes.c_long(425), ctypes.c_ulong(8), params)',
+        'io_uring = errno.errorcode.get(ctypes.get_errno()) if ring == -1 else "allowed"',
+        'userns = subprocess.run(["unshare", "-Urm", "true"], capture_output=True, text=True)',
+        'status = dict(l.split(":\\t", 1) for l in open("/proc/self/status").read().splitlines() if ":\\t" in l)',
+        'box = []',
+        't = threading.Thread(target=box.append, args=(1,)); t.start(); t.join()',
+        'with multiprocessing.Pool(2) as pool:',
+        '    squares = pool.map(abs, [-1, -2, -3])',
+        'echo = subprocess.run(["echo", "hi"], capture_output=True, text=True).stdout',
+        'filters = status.get("Seccomp_filters", "?").strip()',
+        '(io_uring, userns.returncode != 0, "Operation not permitted" in userns.stderr, box, squares, echo, status["Seccomp"].strip())',
+      ].join('\n');
+      const result = await sandbox.execute(probe, { session: 'seccomp' });
+      assert.equal(result.value, "('EPERM', True, True, [1], [1, 2, 3], 'hi\\n', '2')", JSON.stringify(result.error));
+      // A restarted interpreter keeps the filter and does not stack another copy.
+      const before = (await sandbox.execute('filters', { session: 'seccomp' })).value;
+      const again = await sandbox.execute(`${probe}\n(io_uring, filters)`, { session: 'seccomp', reset: true });
+      assert.equal(again.value, `('EPERM', ${before})`, JSON.stringify(again.error));
+      await sandbox.closeSession('seccomp');
+    });
+
     test('code can emit images', async () => {
       const png = '\\x89PNG\\r\\n\\x1a\\n' + 'rest';
       const result = await sandbox.execute(`emit_image(b"${png}")\nimport sandbox_host\nsandbox_host.emit_image(b"GIF89a", "image/gif")`);
@@ -312,14 +408,14 @@ for (const runtime of testRuntimes()) {
 
     // User code shares the kernel's process, so it can reach the real protocol channel.
     const cases: Array<[string, string]> = [
-      ['an invalid frame', '__main__._proto_out.write(struct.pack(">I", 9) + b"not json!")'],
+      ['an invalid frame', 'os.write(__main__._out_fd, struct.pack(">I", 9) + b"not json!")'],
       ['a frame of the wrong shape', '__main__._send({"t": "out", "run": 5, "stream": "nowhere"})'],
-      ['an oversized frame header', '__main__._proto_out.write(struct.pack(">I", 0xFFFFFFF0))'],
+      ['an oversized frame header', 'os.write(__main__._out_fd, struct.pack(">I", 0xFFFFFFF0))'],
     ];
     for (const [what, code] of cases) {
       test(`${what} on the protocol channel ends the session, not the host`, async () => {
         await sandbox.execute('state = 1', { session: 'h' });
-        const result = await sandbox.execute(`import __main__, struct, time\n${code}\ntime.sleep(30)`, { session: 'h' });
+        const result = await sandbox.execute(`import __main__, os, struct, time\n${code}\ntime.sleep(30)`, { session: 'h' });
         assert.equal(result.status, 'error');
         assert.equal(result.sessionLost, true);
         assert.match(result.error?.message ?? '', /protocol error/);

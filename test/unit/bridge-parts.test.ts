@@ -65,7 +65,7 @@ test('run text is compact and says what was cut or lost', () => {
 
 test('the run log appends JSON lines and rotates by size', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'cem-runlog-'));
-  const log = new RunLog(dir, { maxBytes: 2000, keep: 2 });
+  const log = new RunLog(dir, { maxFileBytes: 2000, keepFiles: 2 });
   for (let i = 0; i < 30; i++) log.runStarted({ run: `r${i}`, session: 's', code: 'x'.repeat(200), timeoutMs: 1000 });
   log.close();
   const files = (await readdir(dir)).sort();

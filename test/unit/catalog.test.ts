@@ -84,8 +84,10 @@ test('the catalog is cached on disk and reloaded only for the same server config
   const dir = await mkdtemp(join(tmpdir(), 'cem-catalog-'));
   const first = catalogWith(dir);
   await first.flush();
-  const saved = JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8')) as { servers: Record<string, unknown> };
-  assert.deepEqual(Object.keys(saved.servers).sort(), ['chat', 'git-hub']);
+  const saved = JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8')) as { writers: Record<string, { pid: number; servers: Record<string, unknown> }> };
+  const [mine] = Object.values(saved.writers);
+  assert.equal(mine?.pid, process.pid);
+  assert.deepEqual(Object.keys(mine.servers).sort(), ['chat', 'git-hub']);
   const again = new ToolCatalog([{ name: 'chat', fingerprint: 'f1' }, { name: 'git-hub', fingerprint: 'changed' }], dir);
   await again.load();
   assert.equal(again.get('chat')?.tools?.length, 2);

@@ -8,3 +8,8 @@ test('the kernel parses as Python 3.9', () => {
   const check = 'import ast, sys; ast.parse(sys.stdin.read(), feature_version=(3, 9)); print("ok")';
   assert.equal(execFileSync('python3', ['-c', check], { input: kernelSource() }).toString().trim(), 'ok');
 });
+
+test('the kernel fits in one exec argument (a restart passes it on the command line)', () => {
+  // Linux's MAX_ARG_STRLEN is 128 KiB per argument; keep a margin.
+  assert.ok(kernelSource().length < 120 * 1024, `${kernelSource().length} bytes`);
+});

@@ -1,18 +1,40 @@
-// Search quality on the real tool lists of ten npm MCP servers: plain-language queries must
-// find the right tool first nearly always, and in the top five always.
+// Search quality on the real tool lists of ten npm MCP servers (88 tools), three query sets:
+// - search-queries.json (45): in view while the ranking was tuned, first and second time;
+// - search-queries-holdout.json (20): held out when written; looked at while the ranking was
+//   reworked (ranking.ts), so a regression set now;
+// - search-queries-holdout2.json (75): written before that rework, never used to choose a
+//   feature or a weight (see docs/benchmarks.md for what was looked at).
+// Each asserts the level reached, a little below it, so that a change that loses ground fails.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { evaluateSearch } from '../helpers/search-eval.ts';
+import { evaluateSearch, QUERY_SETS, type SearchEval } from '../helpers/search-eval.ts';
 
-test('plain-language queries find the right tool over real catalogs', () => {
-  const result = evaluateSearch();
+function detail(result: SearchEval): string {
+  return [
+    ...result.misses.map((m) => `not in top 5: "${m.query}" -> ${m.got.join(', ')}`),
+    ...result.notFirst.map((m) => `not first: "${m.query}" -> ${m.got[0]}`),
+  ].join('\n');
+}
+
+test('plain-language queries find the right tool over real catalogs (tuned set)', () => {
+  const result = evaluateSearch(undefined, QUERY_SETS.tuned);
   assert.ok(result.tools >= 80, `only ${result.tools} tools in the real catalogs`);
-  const detail = result.misses.map((m) => `"${m.query}" -> ${m.got.join(', ')}`).join('\n');
-  assert.ok(result.recallAt5 >= 0.95, `recall@5 ${result.recallAt5}\n${detail}`);
-  assert.ok(result.recallAt1 >= 0.85, `recall@1 ${result.recallAt1}`);
+  assert.ok(result.recallAt5 >= 0.97, `recall@5 ${result.recallAt5}\n${detail(result)}`);
+  assert.ok(result.recallAt1 >= 0.95, `recall@1 ${result.recallAt1}\n${detail(result)}`);
 });
 
-test('held-out queries, never used for tuning, still find the tool in the top five', () => {
-  const result = evaluateSearch(undefined, 'test/fixtures/search-queries-holdout.json');
-  assert.ok(result.recallAt5 >= 0.9, `held-out recall@5 ${result.recallAt5}: ${result.misses.map((m) => m.query).join('; ')}`);
+test('the first held-out set (now a regression set) keeps its level', () => {
+  const result = evaluateSearch(undefined, QUERY_SETS.holdout);
+  assert.ok(result.recallAt5 >= 0.95, `recall@5 ${result.recallAt5}\n${detail(result)}`);
+  assert.ok(result.recallAt1 >= 0.85, `recall@1 ${result.recallAt1}\n${detail(result)}`);
+});
+
+test('the second held-out set, written before the rework: the level reached', () => {
+  const result = evaluateSearch(undefined, QUERY_SETS.holdout2);
+  assert.ok(result.queries >= 40, `only ${result.queries} queries`);
+  // Issue 10 asks for recall@1 0.85 and recall@5 0.97 here; the ranking reaches 0.67 and 0.89
+  // (0.67 and 0.85 before). What is left needs word knowledge the catalogs do not have
+  // ("press the submit button" -> click); see docs/benchmarks.md.
+  assert.ok(result.recallAt5 >= 0.88, `recall@5 ${result.recallAt5}\n${detail(result)}`);
+  assert.ok(result.recallAt1 >= 0.65, `recall@1 ${result.recallAt1}\n${detail(result)}`);
 });

@@ -1,14 +1,13 @@
 // The tool catalog over every enabled proxied server: what each server offers, under which
 // Python names, and its state. Cached on disk in the state dir so that a search does not have
 // to start every server; refreshed whenever a server lists its tools.
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { pythonName, uniqueAliases } from './aliases.ts';
+import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection, type CatalogServers, type ServerState } from './catalog-file.ts';
 import { ToolIndex } from './search.ts';
 import { paramsOf, signatureOf, type ParamDoc } from './signature.ts';
 
-export type ServerState = (typeof serverStates)[number];
+export { CATALOG_FILE, type CatalogServers, type ServerState } from './catalog-file.ts';
 
 export interface ToolEntry {
   server: string;
@@ -23,43 +22,19 @@ export interface ToolEntry {
 }
 
 /** A tool as a server lists it; only the parts the catalog keeps. */
-export interface ListedTool {
-  name: string;
-  description?: string;
-  inputSchema?: unknown;
-}
-
-const listedToolSchema = z.object({
-  name: z.string().min(1).max(256),
-  description: z.string().max(20_000).optional(),
-  inputSchema: z.unknown().optional(),
-});
-
-const serverStates = ['not-started', 'starting', 'running', 'error', 'disabled'] as const;
-
-export const cacheSchema = z.object({
-  version: z.literal(1),
-  servers: z.record(
-    z.string(),
-    z.object({
-      tools: z.array(listedToolSchema).max(10_000).optional(),
-      updatedAt: z.string().optional(),
-      fingerprint: z.string().optional(),
-      /** The server's state when written (for the extension's views); not used on load. */
-      state: z.enum(serverStates).optional(),
-      error: z.string().max(4000).optional(),
-      description: z.string().optional(),
-    }),
-  ),
-});
-export type CatalogFile = z.infer<typeof cacheSchema>;
+export type ListedTool = z.infer<typeof listedToolSchema>;
 
 export interface ServerRecord {
   name: string;
   alias: string;
   description?: string;
   state: ServerState;
+  /** Why it failed, in our words: what sandboxed code is told. */
   error?: string;
+  /** Why it failed in full (its stderr, redacted): for the log and the Tools view only. */
+  detail?: string;
+  /** What of its tool list was left out (a cap), in our words. */
+  warning?: string;
   /** undefined while never listed (nor cached). */
   tools?: ToolEntry[];
   updatedAt?: string;
@@ -67,7 +42,6 @@ export interface ServerRecord {
   fingerprint: string;
 }
 
-export const CATALOG_FILE = 'catalog.json';
 export const MAX_TOOLS_PER_SERVER = 10_000;
 
 export class ToolCatalog {
@@ -97,20 +71,14 @@ export class ToolCatalog {
     return () => this.listeners.delete(listener);
   }
 
-  /** Reads cached tool lists; entries of unknown servers or another config are ignored. */
+  /** Reads cached tool lists (any writer's); entries of unknown servers or another config are ignored. */
   async load(): Promise<void> {
     if (!this.stateDir) return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await readFile(join(this.stateDir, CATALOG_FILE), 'utf8'));
-    } catch {
-      return;
-    }
-    const parsed = cacheSchema.safeParse(raw);
-    if (!parsed.success) return;
-    for (const [name, cached] of Object.entries(parsed.data.servers)) {
-      const record = this.servers.get(name);
-      if (!record || record.tools || !cached.tools || (cached.fingerprint && cached.fingerprint !== record.fingerprint)) continue;
+    const sections = await readCatalogSections(this.stateDir);
+    for (const record of this.servers.values()) {
+      if (record.tools) continue;
+      const cached = cachedTools(sections, record.name, record.fingerprint);
+      if (!cached?.tools) continue;
       record.tools = this.entriesFor(record, cached.tools);
       if (cached.updatedAt) record.updatedAt = cached.updatedAt;
     }
@@ -129,17 +97,24 @@ export class ToolCatalog {
     return [...this.servers.values()];
   }
 
-  setState(server: string, state: ServerState, error?: string): void {
+  /** `error` is what the sandbox may be told; `detail` (default: the same) what people see. */
+  setState(server: string, state: ServerState, error?: string, detail?: string): void {
     const record = this.servers.get(server);
     if (!record) return;
     record.state = state;
-    if (error === undefined) delete record.error;
-    else record.error = error;
+    if (error === undefined) {
+      delete record.error;
+      delete record.detail;
+    } else {
+      record.error = error;
+      if (detail !== undefined && detail !== error) record.detail = detail;
+      else delete record.detail;
+    }
     this.changed(true);
   }
 
-  /** Records a fresh tool list (untrusted: validated and capped). */
-  setTools(server: string, tools: readonly unknown[]): ToolEntry[] {
+  /** Records a fresh tool list (untrusted: validated and capped), with what was left out. */
+  setTools(server: string, tools: readonly unknown[], warning?: string): ToolEntry[] {
     const record = this.servers.get(server);
     if (!record) return [];
     const valid = tools
@@ -148,6 +123,8 @@ export class ToolCatalog {
       .flatMap((r) => (r.success ? [r.data] : []));
     record.tools = this.entriesFor(record, valid);
     record.updatedAt = new Date().toISOString();
+    if (warning) record.warning = warning;
+    else delete record.warning;
     this.index = undefined;
     this.changed(true);
     return record.tools;
@@ -214,12 +191,14 @@ export class ToolCatalog {
   }
 
   private async save(dir: string): Promise<void> {
-    const servers: CatalogFile['servers'] = {};
+    const servers: CatalogServers = {};
     for (const record of this.servers.values()) {
       servers[record.name] = {
         fingerprint: record.fingerprint,
         state: record.state,
-        ...(record.error ? { error: record.error } : {}),
+        // The Tools view shows the full reason; the sandbox never reads this file.
+        ...(record.error ? { error: (record.detail ?? record.error).slice(0, 4000) } : {}),
+        ...(record.warning ? { warning: record.warning.slice(0, 4000) } : {}),
         ...(record.description ? { description: record.description } : {}),
         ...(record.tools && record.updatedAt
           ? {
@@ -229,10 +208,7 @@ export class ToolCatalog {
           : {}),
       };
     }
-    await mkdir(dir, { recursive: true });
-    const file = join(dir, CATALOG_FILE);
-    const temp = `${file}.${process.pid}.tmp`;
-    await writeFile(temp, `${JSON.stringify({ version: 1, servers })}\n`);
-    await rename(temp, file);
+    // Only this writer's section is replaced: other bridges of the state dir keep theirs.
+    await saveCatalogSection(dir, servers);
   }
 }

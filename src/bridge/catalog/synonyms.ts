@@ -1,21 +1,29 @@
 // How agents phrase intents vs how tools are named: "open a PR" is create_pull_request,
 // "forget" is delete, "type into" is fill. Query words gain these related words (weighted
-// lower than the words the agent used) before the BM25 search.
-const GROUPS: string[][] = [
+// lower than the words the agent used) before the search. Two strengths: ACTIONS are verbs
+// that name the same operation (remove = delete), so a tool named by one answers a query
+// using another almost as well; TOPICS are looser associations (memory ~ fact ~ note).
+const ACTIONS: string[][] = [
   ['create', 'open', 'make', 'new', 'add', 'start', 'insert'],
   ['delete', 'remove', 'forget', 'erase', 'drop', 'destroy'],
   ['update', 'edit', 'change', 'modify', 'set', 'close', 'reopen'],
   ['get', 'read', 'fetch', 'show', 'view', 'retrieve', 'see', 'look'],
   ['list', 'show', 'enumerate', 'all'],
-  ['search', 'find', 'lookup', 'query', 'locate'],
-  ['send', 'post', 'publish', 'notify', 'message', 'chat'],
-  ['remember', 'memory', 'store', 'save', 'entity', 'observation', 'fact', 'note'],
-  ['person', 'people', 'entity', 'user'],
+  ['search', 'find', 'lookup', 'look', 'locate'],
+  ['send', 'post', 'publish', 'notify'],
   ['save', 'write', 'store', 'persist'],
   ['move', 'rename'],
   ['type', 'fill', 'enter', 'input'],
-  ['javascript', 'js', 'script', 'evaluate', 'execute'],
   ['run', 'execute', 'evaluate'],
+  ['select', 'choose', 'pick'],
+  ['reply', 'respond', 'answer'],
+];
+
+const TOPICS: string[][] = [
+  ['send', 'message', 'chat'],
+  ['remember', 'memory', 'store', 'save', 'entity', 'observation', 'fact', 'note'],
+  ['person', 'people', 'entity', 'user'],
+  ['javascript', 'js', 'script', 'evaluate', 'execute'],
   ['approve', 'review'],
   ['sum', 'add', 'plus', 'total'],
   ['compress', 'gzip', 'zip', 'archive'],
@@ -25,29 +33,35 @@ const GROUPS: string[][] = [
   ['altitude', 'elevation', 'height'],
   ['navigate', 'go', 'visit', 'browse'],
   ['url', 'page', 'link', 'website', 'web'],
-  ['reply', 'respond', 'answer'],
   ['emoji', 'reaction', 'react'],
   ['commit', 'history'],
   ['repository', 'repo', 'project'],
   ['pr', 'pull', 'request', 'merge'],
   ['issue', 'ticket', 'bug'],
   ['sql', 'query', 'database', 'table'],
+  ['search', 'query'],
   ['think', 'reason', 'thought', 'sequential'],
+  ['multiple', 'several', 'many', 'batch', 'bulk'],
 ];
 
-const RELATED = new Map<string, Set<string>>();
-for (const group of GROUPS) {
-  for (const word of group) {
-    const related = RELATED.get(word) ?? new Set<string>();
-    for (const other of group) if (other !== word) related.add(other);
-    RELATED.set(word, related);
+/** Strength of a related word, relative to the word itself. */
+const ACTION_STRENGTH = 1;
+const TOPIC_STRENGTH = 0.5;
+
+const RELATED = new Map<string, Map<string, number>>();
+function addGroups(groups: string[][], strength: number): void {
+  for (const group of groups) {
+    for (const word of group) {
+      const related = RELATED.get(word) ?? new Map<string, number>();
+      for (const other of group) if (other !== word && (related.get(other) ?? 0) < strength) related.set(other, strength);
+      RELATED.set(word, related);
+    }
   }
 }
+addGroups(ACTIONS, ACTION_STRENGTH);
+addGroups(TOPICS, TOPIC_STRENGTH);
 
-/** Related words for each query word, excluding words the query already has. */
-export function relatedWords(words: readonly string[]): string[] {
-  const have = new Set(words);
-  const out = new Set<string>();
-  for (const word of words) for (const related of RELATED.get(word) ?? []) if (!have.has(related)) out.add(related);
-  return [...out];
+/** Every word of the table with its related words and their strengths. */
+export function relatedTable(): ReadonlyMap<string, ReadonlyMap<string, number>> {
+  return RELATED;
 }

@@ -1,14 +1,23 @@
 // One proxied MCP server behind an SDK client: started on first use, kept warm, restarted
-// after a crash with backoff, every step bounded by a timeout. Its failures stay its own, and
-// say why: the last lines of its stderr (secrets redacted) go into every start error.
+// after a crash with backoff, every step bounded by a timeout. The server is untrusted: what
+// it sends is capped (message size, tool list, notification rate), and its failures are told
+// twice: in full (its stderr, redacted) to the log and the Tools view, and in our words only
+// to sandboxed code.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../../config/schema.ts';
 import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
+import { listedToolSchema } from '../catalog/catalog-file.ts';
 import type { ToolCatalog, ToolEntry } from '../catalog/catalog.ts';
+import { callReason, exitText, SEE_LOG, seconds, StartTimeout, startReason, type ExitInfo } from './failures.ts';
+import { Flow, GuardedTransport } from './guarded-transport.ts';
+import { limitedFetch } from './limited-fetch.ts';
+import { oversizeReason, ProxyLimitError, type ProxyLimits } from './limits.ts';
 import { redactor, stderrSummary } from './stderr.ts';
-import { httpKinds, httpTransport, isStdio, stdioTransport } from './transports.ts';
+import { MAX_PAGES, readToolList } from './tool-list.ts';
+import { childOf, httpKinds, httpTransport, isStdio, isStdioOversize, stdioTransport } from './transports.ts';
 
 export interface ProxyTimeouts {
   connectMs: number;
@@ -16,8 +25,14 @@ export interface ProxyTimeouts {
   callMs: number;
 }
 
+/** The server cannot be used now. `message` is for sandboxed code; `detail` for people. */
 export class ServerUnavailableError extends Error {
   override readonly name = 'ServerUnavailableError';
+  readonly detail: string;
+  constructor(message: string, detail: string = message) {
+    super(message);
+    this.detail = detail;
+  }
 }
 
 /** What a connection needs beyond its entry to start the server. */
@@ -28,24 +43,49 @@ export interface StartContext {
   secretKeys: ReadonlySet<string>;
   /** Every stored secret value of this server (env, headers, inputs), for redaction. */
   secretValues: readonly string[];
+  /** Added to a stdio server's environment last (the nesting marker). */
+  env?: Record<string, string>;
 }
 
 const SET_SECRET_COMMAND = 'Code Execution Mode: Set Server Secret';
 const MAX_BACKOFF_MS = 30_000;
 const STDERR_TAIL = 4000;
-const MAX_PAGES = 50;
+/** The longest a detail (for the log and the Tools view) gets. */
+const MAX_DETAIL_CHARS = 2000;
+/** A tool list change is acted on after this, and relisting happens at most this often. */
+const RELIST_DEBOUNCE_MS = 200;
+const RELIST_INTERVAL_MS = 2000;
+/** How often dropped notifications are reported in the log. */
+const DROP_LOG_MS = 10_000;
 
-class StartTimeout extends Error {}
+/** What became of one started server process or HTTP session. */
+interface LinkState {
+  exit?: ExitInfo;
+  /** The server sent a message over the size cap: the bridge closed the connection. */
+  oversize: boolean;
+  /** Why the connection closed, in our words (set when it closes). */
+  reason?: string;
+  /** Ends a stdio server's process at once. */
+  kill?: () => void;
+}
+
+/** One started server process or HTTP session: its client, transport and state. */
+interface Link {
+  client: Client;
+  transport: GuardedTransport;
+  state: LinkState;
+}
 
 export class ServerConnection {
   readonly name: string;
   private readonly config: ServerConfig;
   private readonly catalog: ToolCatalog;
   private readonly timeouts: ProxyTimeouts;
+  private readonly limits: ProxyLimits;
   private readonly log: (message: string) => void;
   private readonly start: StartContext;
-  private client: Client | undefined;
-  private connecting: Promise<Client> | undefined;
+  private link: Link | undefined;
+  private connecting: Promise<Link> | undefined;
   /** When the start or first listing in progress began. */
   private busySince = 0;
   private listing: Promise<void> | undefined;
@@ -56,12 +96,27 @@ export class ServerConnection {
   private stderrTail = '';
   private redact: (text: string) => string;
   private closed = false;
+  private relistTimer: NodeJS.Timeout | undefined;
+  private relisting = false;
+  private relistAgain = false;
+  private lastRelist = 0;
+  private droppedLoggedAt = 0;
+  private lastWarning = '';
 
-  constructor(name: string, config: ServerConfig, catalog: ToolCatalog, timeouts: ProxyTimeouts, log: (message: string) => void, start: StartContext) {
+  constructor(
+    name: string,
+    config: ServerConfig,
+    catalog: ToolCatalog,
+    timeouts: ProxyTimeouts,
+    log: (message: string) => void,
+    start: StartContext,
+    limits: ProxyLimits,
+  ) {
     this.name = name;
     this.config = config;
     this.catalog = catalog;
     this.timeouts = timeouts;
+    this.limits = limits;
     this.log = log;
     this.start = start;
     this.redact = redactor(start.secretValues, []);
@@ -69,12 +124,12 @@ export class ServerConnection {
 
   /** The server's tools, listing them (and starting the server) when not known this session. */
   async tools(): Promise<ToolEntry[]> {
-    const client = await this.ensureClient();
+    const link = await this.ensureLink();
     if (!this.listed) {
       // Concurrent first uses share one listing.
       if (!this.listing) {
         this.busySince = Date.now();
-        this.listing = this.refreshTools(client).finally(() => (this.listing = undefined));
+        this.listing = this.refreshTools(link).finally(() => (this.listing = undefined));
       }
       await this.listing;
     }
@@ -83,7 +138,7 @@ export class ServerConnection {
 
   /** Resolves once the server is started (starting it if needed); rejects with why it is not. */
   async connected(): Promise<void> {
-    await this.ensureClient();
+    await this.ensureLink();
   }
 
   /** When the start (or first listing) in progress began, as Date.now(); undefined when none is. */
@@ -100,30 +155,40 @@ export class ServerConnection {
   }
 
   async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, progress?: () => void): Promise<CallToolResult> {
-    const client = await this.ensureClient();
+    const link = await this.ensureLink();
+    // A controller per call, linked to the run's signal only while the call is in flight: the SDK
+    // never removes its abort listener from a request that completed, so handing it the run's
+    // signal would cancel, at the end of the run, every call the run ever made.
+    const call = new AbortController();
+    const abort = () => call.abort(signal.reason);
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
     try {
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal,
+      const result = await link.client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: call.signal,
         timeout: this.timeouts.callMs,
         ...(progress ? { onprogress: progress, resetTimeoutOnProgress: false } : {}),
       });
       this.failures = 0;
       return result as CallToolResult;
     } catch (error) {
-      throw this.explain(error, `calling ${tool}`);
+      throw this.explain(error, `calling ${tool}`, link);
+    } finally {
+      signal.removeEventListener('abort', abort);
     }
   }
 
   async close(): Promise<void> {
     this.closed = true;
-    const client = this.client ?? (await this.connecting?.catch(() => undefined));
-    this.client = undefined;
-    await client?.close().catch(() => undefined);
+    clearTimeout(this.relistTimer);
+    const link = this.link ?? (await this.connecting?.catch(() => undefined));
+    this.link = undefined;
+    await link?.client.close().catch(() => undefined);
   }
 
-  private async ensureClient(): Promise<Client> {
+  private async ensureLink(): Promise<Link> {
     if (this.closed) throw new ServerUnavailableError(`server "${this.name}" is shut down`);
-    if (this.client) return this.client;
+    if (this.link) return this.link;
     if (!this.connecting) {
       const wait = this.retryAt - Date.now();
       if (wait > 0) {
@@ -135,7 +200,7 @@ export class ServerConnection {
     return this.connecting;
   }
 
-  private async connect(): Promise<Client> {
+  private async connect(): Promise<Link> {
     this.catalog.setState(this.name, 'starting');
     let config: ServerConfig;
     try {
@@ -149,32 +214,79 @@ export class ServerConnection {
     this.redact = redactor(this.start.secretValues, Object.values(own));
     const kinds = isStdio(config) ? (['stdio'] as const) : httpKinds(config);
     let lastError: unknown;
+    let lastLink: Link | undefined;
     for (const kind of kinds) {
-      const transport = this.transportFor(config, kind);
-      const client = new Client(
-        { name: 'code-execution-mode', version: '0.1.0' },
-        {
-          capabilities: {},
-          listChanged: { tools: { autoRefresh: false, debounceMs: 200, onChanged: () => void this.onListChanged() } },
-        },
-      );
+      const link = this.newLink(config, kind);
+      lastLink = link;
       try {
-        await withTimeout(client.connect(transport, { timeout: this.timeouts.connectMs }), this.timeouts.connectMs);
+        await withTimeout(link.client.connect(link.transport, { timeout: this.timeouts.connectMs }), this.timeouts.connectMs);
       } catch (error) {
-        lastError = error;
-        await client.close().catch(() => undefined);
+        lastError = link.state.oversize ? new ProxyLimitError(oversizeReason(this.limits.maxResultBytes)) : error;
+        await link.client.close().catch(() => undefined);
         continue;
       }
-      client.onclose = () => this.onClosed(client);
-      this.client = client;
+      link.client.onclose = () => this.onClosed(link);
+      this.link = link;
       this.listed = false;
       this.catalog.setState(this.name, 'running');
       this.log(`server ${this.name}: connected (${kind})`);
-      return client;
+      return link;
     }
     // Let the last of a dying process's stderr arrive before quoting it.
     if (isStdio(config)) await new Promise((resolve) => setTimeout(resolve, 50));
-    throw this.failed(this.startError(lastError));
+    throw this.failed(this.startError(lastError, lastLink?.state.exit, isStdio(config) ? config.command : undefined));
+  }
+
+  /** A client and guarded transport for one attempt to start the server. */
+  private newLink(config: ServerConfig, kind: 'stdio' | 'streamable' | 'sse'): Link {
+    const flow = new Flow();
+    const state: LinkState = { oversize: false };
+    const guard = {
+      maxPerSecond: this.limits.maxNotificationsPerSecond,
+      flow,
+      onDropped: (total: number) => this.onDropped(total),
+      onOversize: () => {
+        state.oversize = true;
+        // It may still be writing the rest: no need to wait for it to see its stdin close.
+        state.kill?.();
+      },
+    };
+    let transport: GuardedTransport;
+    if (isStdio(config)) {
+      this.stderrTail = '';
+      const inner = stdioTransport(config, this.start.env, this.limits.maxResultBytes);
+      inner.stderr?.on('data', (chunk: Buffer) => {
+        // Only the tail is kept: decode no more of a big chunk than that.
+        this.stderrTail = (this.stderrTail + chunk.subarray(-STDERR_TAIL).toString('utf8')).slice(-STDERR_TAIL);
+      });
+      transport = new GuardedTransport(inner, { ...guard, isOversize: isStdioOversize, onStarted: () => this.watchProcess(inner, state, flow) });
+    } else {
+      const inner: Transport = httpTransport(config, kind === 'sse' ? 'sse' : 'streamable', {}, (base) =>
+        limitedFetch(base, {
+          maxBytes: this.limits.maxResultBytes,
+          flow,
+          onOversize: () => {
+            state.oversize = true;
+            transport.end();
+          },
+        }),
+      );
+      transport = new GuardedTransport(inner, guard);
+    }
+    const client = new Client({ name: 'code-execution-mode', version: '0.1.0' }, { capabilities: {} });
+    const link: Link = { client, transport, state };
+    // Our own handler (not the SDK's listChanged option, whose debounce a steady flood never lets fire).
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onListChanged(link));
+    return link;
+  }
+
+  /** The stdio process: its exit (said when it fails) and its stdout (paused in a flood). */
+  private watchProcess(transport: StdioClientTransport, state: LinkState, flow: Flow): void {
+    const child = childOf(transport);
+    if (!child) return;
+    if (child.stdout) flow.attach(child.stdout);
+    child.once('exit', (code, signal) => (state.exit = { code, signal }));
+    state.kill = () => void child.kill('SIGTERM');
   }
 
   /** Records a failed start (state, log, backoff) and returns the error to throw. */
@@ -182,8 +294,8 @@ export class ServerConnection {
     this.failures++;
     this.retryAt = Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 1));
     this.lastError = error.message;
-    this.catalog.setState(this.name, 'error', error.message);
-    this.log(error.message);
+    this.catalog.setState(this.name, 'error', error.message, error.detail);
+    this.log(error.detail);
     return error;
   }
 
@@ -194,83 +306,129 @@ export class ServerConnection {
     return `server "${this.name}" cannot start: ${error.message}`;
   }
 
-  private startError(error: unknown): ServerUnavailableError {
-    const reason =
-      error instanceof StartTimeout || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
-        ? `did not finish starting within ${seconds(this.timeouts.connectMs)} (proxy.connectTimeoutSeconds)`
-        : `failed to start: ${error instanceof Error ? error.message : String(error)}`;
-    return new ServerUnavailableError(this.redact(`server "${this.name}" ${reason}${this.stderrNote()}`));
+  private startError(error: unknown, exit: ExitInfo | undefined, command: string | undefined): ServerUnavailableError {
+    const reason = startReason(error, exit, this.timeouts.connectMs, command);
+    const timedOut = reason.startsWith('did not finish');
+    const cause = timedOut ? reason : `failed to start: ${error instanceof Error ? error.message : String(error)}${exit ? ` (${exitText(exit)})` : ''}`;
+    // The command is the user's, not the server's; still, it may hold a substituted secret.
+    return new ServerUnavailableError(this.redact(`server "${this.name}" ${reason}${this.seeLog()}`), this.detail(`server "${this.name}" ${cause}${this.stderrNote()}`));
   }
 
-  /** "; its stderr ended with: a | b", or nothing when it wrote nothing. */
+  /** " (its error output is in the ... log)" when the server wrote anything on stderr. */
+  private seeLog(): string {
+    return this.stderrTail.trim() ? ` (${SEE_LOG})` : '';
+  }
+
+  /** "; its stderr ended with: a | b", or nothing when it wrote nothing. For people only. */
   private stderrNote(): string {
     const summary = stderrSummary(this.stderrTail, this.redact);
     return summary ? `; its stderr ended with: ${summary}` : '';
   }
 
-  private transportFor(config: ServerConfig, kind: 'stdio' | 'streamable' | 'sse'): Transport {
-    if (isStdio(config)) {
-      this.stderrTail = '';
-      const transport = stdioTransport(config);
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        this.stderrTail = (this.stderrTail + chunk.toString('utf8')).slice(-STDERR_TAIL);
-      });
-      return transport;
-    }
-    return httpTransport(config, kind === 'sse' ? 'sse' : 'streamable');
+  private detail(text: string): string {
+    const redacted = this.redact(text);
+    return redacted.length > MAX_DETAIL_CHARS ? `${redacted.slice(0, MAX_DETAIL_CHARS - 3)}...` : redacted;
   }
 
-  private onClosed(client: Client): void {
-    if (this.client !== client) return;
-    this.client = undefined;
+  private onClosed(link: Link): void {
+    const { state } = link;
+    // Set before the SDK fails the pending requests, which explain() then words with it.
+    state.reason = state.oversize ? oversizeReason(this.limits.maxResultBytes) : state.exit ? exitText(state.exit) : 'its connection closed';
+    if (this.link !== link) return;
+    this.link = undefined;
+    clearTimeout(this.relistTimer);
+    this.relistTimer = undefined;
     if (this.closed) return;
     // A crash: the next use restarts it, at once the first time, then with growing backoff.
     this.failures++;
     this.retryAt = this.failures <= 1 ? 0 : Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 2));
-    this.lastError = this.redact(`server "${this.name}" exited${this.stderrNote()}`);
-    this.catalog.setState(this.name, 'error', this.lastError);
-    this.log(this.lastError);
+    this.lastError = `server "${this.name}" stopped: ${state.reason}${state.oversize ? '' : this.seeLog()}`;
+    const detail = this.detail(`server "${this.name}" stopped: ${state.reason}${this.stderrNote()}`);
+    this.catalog.setState(this.name, 'error', this.lastError, detail);
+    this.log(detail);
   }
 
-  private async onListChanged(): Promise<void> {
-    const client = this.client;
-    if (!client) return;
-    await this.refreshTools(client).catch((error: unknown) => this.log(`server ${this.name}: relisting tools failed: ${String(error)}`));
-  }
-
-  private async refreshTools(client: Client): Promise<void> {
-    const tools: unknown[] = [];
-    let cursor: string | undefined;
-    for (let page = 0; page < MAX_PAGES; page++) {
-      let result: Awaited<ReturnType<Client['listTools']>>;
-      try {
-        result = await client.listTools(cursor ? { cursor } : undefined, { timeout: this.timeouts.listMs });
-      } catch (error) {
-        throw this.explain(error, 'listing tools');
-      }
-      tools.push(...result.tools);
-      cursor = result.nextCursor;
-      if (!cursor) break;
+  /** Relists on a change, debounced, one at a time and at most every RELIST_INTERVAL_MS. */
+  private onListChanged(link: Link): void {
+    if (this.link !== link || this.closed) return;
+    if (this.relistTimer || this.relisting) {
+      this.relistAgain = true;
+      return;
     }
-    this.catalog.setTools(this.name, tools);
+    const wait = Math.max(RELIST_DEBOUNCE_MS, this.lastRelist + RELIST_INTERVAL_MS - Date.now());
+    this.relistTimer = setTimeout(() => void this.relist(link), wait);
+  }
+
+  private async relist(link: Link): Promise<void> {
+    this.relistTimer = undefined;
+    if (this.link !== link) return;
+    this.relisting = true;
+    this.relistAgain = false;
+    this.lastRelist = Date.now();
+    try {
+      await this.refreshTools(link);
+    } catch (error) {
+      if (this.closed || this.link !== link) return;
+      this.log(`server ${this.name}: relisting tools failed: ${error instanceof ServerUnavailableError ? error.detail : String(error)}`);
+    } finally {
+      this.relisting = false;
+      if (this.relistAgain) this.onListChanged(link);
+    }
+  }
+
+  private onDropped(total: number): void {
+    const now = Date.now();
+    if (now - this.droppedLoggedAt < DROP_LOG_MS) return;
+    this.droppedLoggedAt = now;
+    this.log(
+      `server ${this.name}: sends more than ${this.limits.maxNotificationsPerSecond} notifications a second; ${total} dropped so far and its output paused (proxy.maxNotificationsPerSecond)`,
+    );
+  }
+
+  private async refreshTools(link: Link): Promise<void> {
+    const listed = await readToolList(
+      async (cursor) => {
+        try {
+          return await link.client.listTools(cursor ? { cursor } : undefined, { timeout: this.timeouts.listMs });
+        } catch (error) {
+          throw this.explain(error, 'listing tools', link);
+        }
+      },
+      {
+        maxTools: this.limits.maxToolsPerServer,
+        maxBytes: this.limits.maxToolListBytes,
+        maxToolBytes: this.limits.maxToolSchemaBytes,
+        maxPages: MAX_PAGES,
+      },
+    );
+    const invalid = listed.tools.filter((t) => !listedToolSchema.safeParse(t).success).length;
+    const notes = [...listed.notes, ...(invalid > 0 ? [`${invalid} ${invalid === 1 ? 'tool was' : 'tools were'} left out for not being valid tool descriptions`] : [])];
+    const warning = notes.join('; ');
+    this.catalog.setTools(this.name, listed.tools, warning || undefined);
     this.listed = true;
+    if (warning && warning !== this.lastWarning) {
+      const names = listed.oversized.length > 0 ? ` (left out for size: ${listed.oversized.join(', ')})` : '';
+      this.log(this.detail(`server ${this.name}: tool list cut: ${warning}${names}`));
+    }
+    this.lastWarning = warning;
   }
 
-  private explain(error: unknown, doing: string): Error {
-    if (error instanceof ServerUnavailableError) return error;
-    const message = error instanceof Error ? error.message : String(error);
-    return new ServerUnavailableError(this.redact(`server "${this.name}" failed ${doing}: ${message}${!this.client ? this.stderrNote() : ''}`));
+  private explain(error: unknown, doing: string, link: Link): Error {
+    if (error instanceof ServerUnavailableError || error instanceof ProxyLimitError) return error;
+    if (link.state.oversize) {
+      return new ProxyLimitError(`server "${this.name}" failed ${doing}: ${oversizeReason(this.limits.maxResultBytes)}; it is started again on next use`);
+    }
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && link.state.reason) {
+      return new ServerUnavailableError(`server "${this.name}" failed ${doing}: ${link.state.reason}${this.seeLog()}`);
+    }
+    return new ServerUnavailableError(this.redact(`server "${this.name}" failed ${doing}: ${callReason(error)}`));
   }
-}
-
-function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new StartTimeout()), ms);
+    timer = setTimeout(() => reject(new StartTimeout(`did not start within ${seconds(ms)}`)), ms);
   });
   try {
     return await Promise.race([promise, timeout]);

@@ -7,11 +7,14 @@ import { sep } from 'node:path';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Config, ServerConfig } from '../../config/schema.ts';
 import { SECRETS_ENV, type Secrets, type ServerSecret } from '../../config/secrets.ts';
-import type { VariableContext } from '../../config/variables.ts';
+import { substituteServer, type VariableContext } from '../../config/variables.ts';
 import { ToolCatalog, type ServerState, type ToolEntry } from '../catalog/catalog.ts';
+import { ConsentGate, ConsentNeededError, type ConsentState } from './consent.ts';
 import { ServerConnection, type StartContext } from './connection.ts';
+import { formatBytes, jsonBytes, ProxyLimitError, type ProxyLimits } from './limits.ts';
 import { toolAllowed } from './policy.ts';
-import { isStdio, startsThisBridge } from './transports.ts';
+import { markerEnv, nestedRefusal, startsThisBridge } from './self-proxy.ts';
+import { isStdio } from './transports.ts';
 
 export class ToolCallError extends Error {
   override readonly name: string = 'ToolCallError';
@@ -29,10 +32,12 @@ export class ToolDeniedError extends ToolCallError {
 export interface HubOptions {
   stateDir?: string;
   log?: (message: string) => void;
+  /** The bridge's own environment (for the nesting marker); process.env by default. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The parts of the configuration the hub reads; `secrets` as applySecrets leaves it. */
-export type HubConfig = Pick<Config, 'servers' | 'proxy'> & { workspaceFolder?: string | undefined; secrets?: Secrets | undefined };
+export type HubConfig = Pick<Config, 'servers' | 'proxy' | 'consent'> & { workspaceFolder?: string | undefined; secrets?: Secrets | undefined };
 
 /** How long search and discovery wait, in all, for servers whose tools are not known yet. */
 export const DISCOVERY_WAIT_MS = 1500;
@@ -40,7 +45,7 @@ export const DISCOVERY_WAIT_MS = 1500;
 /** A server whose tools are not known (yet), and why. */
 export interface NotReady {
   server: string;
-  state: ServerState;
+  state: ServerState | Exclude<ConsentState, 'allowed'>;
   error?: string;
 }
 
@@ -55,11 +60,16 @@ export class ProxyHub {
   readonly catalog: ToolCatalog;
   private readonly configs = new Map<string, ServerConfig>();
   private readonly connections = new Map<string, ServerConnection>();
+  /** Makes a fresh connection: a revoked server's old one is closed for good. */
+  private readonly connectionMakers = new Map<string, () => ServerConnection>();
+  private readonly consent: ConsentGate;
   private readonly refused = new Map<string, string>();
   private readonly log: (message: string) => void;
+  private readonly limits: ProxyLimits;
 
   constructor(config: HubConfig, options: HubOptions = {}) {
     this.log = options.log ?? (() => {});
+    this.consent = new ConsentGate(config.consent, this.log);
     const enabled = Object.entries(config.servers).filter(([, server]) => server.enabled);
     this.catalog = new ToolCatalog(
       enabled.map(([name, server]) => ({
@@ -74,6 +84,9 @@ export class ProxyHub {
       listMs: config.proxy.listTimeoutSeconds * 1000,
       callMs: config.proxy.callTimeoutSeconds * 1000,
     };
+    this.limits = config.proxy;
+    const own = options.env ?? process.env;
+    const nested = nestedRefusal(own);
     const { [SECRETS_ENV]: _secrets, ...env } = process.env;
     const variables: Omit<VariableContext, 'inputs'> = {
       workspaceFolder: config.workspaceFolder,
@@ -84,16 +97,56 @@ export class ProxyHub {
     };
     for (const [name, server] of enabled) {
       this.configs.set(name, server);
-      if (startsThisBridge(server) && !server.allowSelfProxy) {
-        const why = `server "${name}" would start this bridge again and is not proxied (set allowSelfProxy to override)`;
+      const start = startContext(server, config.secrets?.[name], variables);
+      const why =
+        isStdio(server) && nested
+          ? `server "${name}" is not started: ${nested}`
+          : startsThisBridge(resolvedOrAsIs(server, start.variables, start.secretKeys)) && !server.allowSelfProxy
+            ? `server "${name}" would start this bridge again and is not proxied (set allowSelfProxy to override)`
+            : undefined;
+      if (why) {
         this.refused.set(name, why);
         this.catalog.setState(name, 'error', why);
         this.log(why);
         continue;
       }
-      const start = startContext(server, config.secrets?.[name], variables);
-      this.connections.set(name, new ServerConnection(name, server, this.catalog, timeouts, this.log, start));
+      if (isStdio(server)) start.env = markerEnv(server, own);
+      const make = () => new ServerConnection(name, server, this.catalog, timeouts, this.log, start, this.limits);
+      this.connectionMakers.set(name, make);
+      this.connections.set(name, make());
     }
+    this.consent.watch((name, state) => void this.consentChanged(name, state));
+  }
+
+  /** Whether the user allows the server (always, for servers that need no consent). */
+  consentState(server: string): ConsentState {
+    return this.consent.state(server);
+  }
+
+  /** What sandboxed code is told about a server that is not allowed. */
+  consentReason(server: string): string {
+    return this.consent.reason(server);
+  }
+
+  /** Servers that could be started now: connected, and allowed. */
+  private usable(server: string): boolean {
+    return this.connections.has(server) && this.consent.state(server) === 'allowed';
+  }
+
+  /** Asks the user about the servers among these that wait for consent. */
+  private askConsent(servers: readonly string[]): void {
+    this.consent.request(servers.filter((s) => this.connections.has(s) && this.consent.gated(s)));
+  }
+
+  /** A revoked server stops now; the next allowed use starts it afresh. */
+  private async consentChanged(name: string, state: ConsentState): Promise<void> {
+    this.log(`server "${name}": ${state === 'allowed' ? 'the user allowed it' : `not allowed (${state}); stopped if it was running`}`);
+    const make = this.connectionMakers.get(name);
+    if (state === 'allowed' || !make) return;
+    const old = this.connections.get(name);
+    this.connections.set(name, make());
+    await old?.close();
+    this.catalog.setState(name, 'not-started');
   }
 
   async start(): Promise<void> {
@@ -105,6 +158,10 @@ export class ProxyHub {
     const record = this.catalog.findServer(name);
     const refused = record && this.refused.get(record.name);
     if (refused) throw new UnknownServerError(refused);
+    if (record && this.connections.has(record.name) && this.consent.state(record.name) !== 'allowed') {
+      this.askConsent([record.name]);
+      throw new ConsentNeededError(this.consent.reason(record.name));
+    }
     const connection = record && this.connections.get(record.name);
     const config = record && this.configs.get(record.name);
     if (!record || !connection || !config) {
@@ -124,7 +181,8 @@ export class ProxyHub {
 
   /** Makes sure every enabled server's tools are known: from the disk cache, else by listing. */
   async ensureCatalog(): Promise<void> {
-    const missing = this.catalog.records().filter((r) => !r.tools && this.connections.has(r.name));
+    this.askConsent(this.catalog.names());
+    const missing = this.catalog.records().filter((r) => !r.tools && this.usable(r.name));
     await Promise.allSettled(missing.map((r) => this.connections.get(r.name)!.tools()));
   }
 
@@ -135,7 +193,8 @@ export class ProxyHub {
    * tools are still unknown.
    */
   async discover(waitMs = DISCOVERY_WAIT_MS): Promise<NotReady[]> {
-    const missing = this.catalog.records().flatMap((r) => (!r.tools && this.connections.has(r.name) ? [this.connections.get(r.name)!] : []));
+    this.askConsent(this.catalog.names());
+    const missing = this.catalog.records().flatMap((r) => (!r.tools && this.usable(r.name) ? [this.connections.get(r.name)!] : []));
     await Promise.all(
       missing.map((connection) => {
         const warm = connection.warmUp();
@@ -148,10 +207,20 @@ export class ProxyHub {
 
   /** Enabled servers whose tools are not known, with their state and error. */
   notReady(): NotReady[] {
-    return this.catalog
-      .records()
-      .filter((r) => !r.tools)
-      .map((r) => ({ server: r.name, state: r.state, ...(r.error ? { error: r.error } : {}) }));
+    return this.catalog.records().flatMap((r): NotReady[] => {
+      const consent = this.consent.state(r.name);
+      if (consent !== 'allowed') return [{ server: r.name, state: consent }];
+      return r.tools ? [] : [{ server: r.name, state: r.state, ...(r.error ? { error: r.error } : {}) }];
+    });
+  }
+
+  /** Ranked search over the tools of the servers that may be used (a server awaiting consent is not searched). */
+  search(query: string, limit: number): ToolEntry[] {
+    const hidden = this.catalog.records().filter((r) => this.consent.state(r.name) !== 'allowed');
+    if (hidden.length === 0) return this.catalog.search(query, limit);
+    const skip = new Set(hidden.map((r) => r.name));
+    const extra = hidden.reduce((n, r) => n + (r.tools?.length ?? 0), 0);
+    return this.catalog.search(query, limit + extra).filter((t) => !skip.has(t.server)).slice(0, limit);
   }
 
   async callTool(
@@ -161,6 +230,12 @@ export class ProxyHub {
     signal: AbortSignal,
     options: { progress?: () => void; untimed?: WaitOptions['untimed'] } = {},
   ): Promise<{ server: string; tool: string; result: CallToolResult }> {
+    const bytes = jsonBytes(args);
+    if (bytes > this.limits.maxArgumentBytes) {
+      throw new ProxyLimitError(
+        `the arguments are ${formatBytes(bytes)} as JSON, over the ${formatBytes(this.limits.maxArgumentBytes)} a call may send (proxy.maxArgumentBytes)`,
+      );
+    }
     const resolved = this.resolveServer(server);
     const wait = { signal, ...(options.untimed ? { untimed: options.untimed } : {}) };
     // A server still starting is waited for (bounded by its connect timeout); a failed one throws.
@@ -191,6 +266,7 @@ export class ProxyHub {
   }
 
   async close(): Promise<void> {
+    this.consent.close();
     await Promise.all([...this.connections.values()].map((c) => c.close()));
     await this.catalog.flush();
   }
@@ -229,6 +305,15 @@ function startContext(server: ServerConfig, secret: ServerSecret | undefined, va
   const secretKeys = new Set(Object.keys(stored).filter((key) => own[key] === stored[key]));
   const secretValues = secret ? [...Object.values(secret.env), ...Object.values(secret.headers), ...Object.values(secret.inputs ?? {})] : [];
   return { variables: { ...variables, inputs: secret?.inputs ?? {} }, secretKeys, secretValues };
+}
+
+/** The entry with its variables filled in where that works (to see where it really points). */
+function resolvedOrAsIs(server: ServerConfig, variables: VariableContext, secretKeys: ReadonlySet<string>): ServerConfig {
+  try {
+    return substituteServer(server, variables, secretKeys);
+  } catch {
+    return server;
+  }
 }
 
 function fingerprint(server: ServerConfig): string {

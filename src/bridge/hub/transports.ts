@@ -1,29 +1,20 @@
 // SDK transports for a proxied server's config: stdio (a child process with only the safe
 // default environment, the proxy and certificate settings, and the server's own env) or HTTP
 // (Streamable HTTP, SSE as fallback).
-import { basename } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { EventEmitter } from 'node:events';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { FetchLike, Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { HttpServerConfig, ServerConfig, StdioServerConfig } from '../../config/schema.ts';
 
 export function isStdio(config: ServerConfig): config is StdioServerConfig {
   return 'command' in config;
 }
 
-export const BRIDGE_COMMAND = 'code-execution-mode';
-
-/**
- * Whether a stdio entry would start this bridge again (directly, through npx, or through the
- * bundled script), which would recurse. Such entries are refused unless `allowSelfProxy`.
- */
-export function startsThisBridge(config: ServerConfig, ownScript = process.argv[1]): boolean {
-  if (!isStdio(config)) return false;
-  const words = [config.command, ...config.args].map((w) => basename(w).replace(/@[^@/]*$/, ''));
-  if (words.includes(BRIDGE_COMMAND)) return true;
-  return ownScript !== undefined && [config.command, ...config.args].includes(ownScript);
-}
+// Recognising entries that start this bridge lives with the nesting guard.
+export { BRIDGE_COMMAND, startsThisBridge } from './self-proxy.ts';
 
 /**
  * Host variables a stdio server inherits besides the SDK's defaults (HOME, PATH... or the
@@ -62,22 +53,48 @@ export function serverEnvironment(own: Record<string, string>, host: NodeJS.Proc
   return { ...env, ...own };
 }
 
-export function stdioTransport(config: StdioServerConfig, extraEnv: Record<string, string> = {}): StdioClientTransport {
+/**
+ * `maxBufferSize` caps the bytes the SDK buffers of one unfinished message (plus at most one
+ * read from the pipe): over it, the transport reports an error and closes.
+ */
+export function stdioTransport(config: StdioServerConfig, extraEnv: Record<string, string> = {}, maxBufferSize?: number): StdioClientTransport {
   return new StdioClientTransport({
     command: config.command,
     args: config.args,
     env: serverEnvironment({ ...config.env, ...extraEnv }),
     ...(config.cwd ? { cwd: config.cwd } : {}),
     stderr: 'pipe',
+    ...(maxBufferSize ? { maxBufferSize } : {}),
   });
 }
 
-export function httpTransport(config: HttpServerConfig, kind: 'streamable' | 'sse', extraHeaders: Record<string, string> = {}): Transport {
+/** The SDK's stdio error for a message over `maxBufferSize`. */
+export function isStdioOversize(error: Error): boolean {
+  return error.message.startsWith('ReadBuffer exceeded maximum size');
+}
+
+/**
+ * The child process of a started stdio transport. The SDK keeps it private; the bridge needs it
+ * for the exit code (said when the server fails) and to pause its stdout (during a flood).
+ * Undefined if a version of the SDK keeps it elsewhere: both then degrade, nothing breaks.
+ */
+export function childOf(transport: StdioClientTransport): ChildProcess | undefined {
+  const child = (transport as unknown as { _process?: unknown })._process;
+  return child instanceof EventEmitter && 'stdout' in child ? (child as ChildProcess) : undefined;
+}
+
+/** `fetch` (when given) wraps every request, to cap and pace response bodies. */
+export function httpTransport(config: HttpServerConfig, kind: 'streamable' | 'sse', extraHeaders: Record<string, string> = {}, wrap: (f: FetchLike) => FetchLike = (f) => f): Transport {
   const url = new URL(config.url);
   const headers = { ...config.headers, ...extraHeaders };
+  const base: FetchLike = (u, init) => fetch(u, init);
   return kind === 'sse'
-    ? new SSEClientTransport(url, { requestInit: { headers }, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) } })
-    : new StreamableHTTPClientTransport(url, { requestInit: { headers } });
+    ? new SSEClientTransport(url, {
+        requestInit: { headers },
+        fetch: wrap(base),
+        eventSourceInit: { fetch: wrap((u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } })) },
+      })
+    : new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: wrap(base) });
 }
 
 /** Which HTTP transport to try first; `sse` pins the legacy one. */

@@ -24,7 +24,9 @@ _proxies = {}
 
 class ToolError(Exception):
     """A tool call failed: the tool reported an error (kind "tool-error"), or the bridge refused
-    or could not make the call ("denied", "unknown-server", "unknown-tool", "unavailable")."""
+    or could not make the call ("denied", "unknown-server", "unknown-tool", "unavailable",
+    "too-large" for arguments or a result over the bridge's size limits, or "needs-consent" for
+    a server the workspace defines and the user has not allowed yet)."""
 
     def __init__(self, server, tool, message, kind="tool-error"):
         super().__init__("%s.%s: %s" % (server, tool, message))
@@ -38,6 +40,8 @@ _KINDS = {
     "UnknownServerError": "unknown-server",
     "UnknownToolError": "unknown-tool",
     "ServerUnavailableError": "unavailable",
+    "ProxyLimitError": "too-large",
+    "ConsentNeededError": "needs-consent",
 }
 
 
@@ -62,8 +66,10 @@ async def call_tool(server, tool, args=None, **kwargs):
 
 def discovered_servers():
     """One dict per enabled server: name, alias, description, tools (count, when known), status
-    ("not-started", "starting", "running" or "error") and, for an error, the reason. Servers
-    whose tools are not known yet are started; this waits for them only briefly."""
+    ("not-started", "starting", "running", "error", or "awaiting-consent" / "declined" for a
+    server the workspace defines and the user has not allowed) and, for those, the reason;
+    "warning" says what of its tool list was left out by the bridge's limits. Servers whose tools
+    are not known yet are started; this waits for them only briefly."""
     return _host.request_sync("list_servers", {})
 
 
@@ -107,6 +113,8 @@ def capability_summary():
             note = " [error: %s]" % (server.get("error") or "unknown")
         elif status == "starting":
             note = " [starting]"
+        elif status in ("awaiting-consent", "declined"):
+            note = " [%s: the user has not allowed it]" % status
         else:
             note = ""
         lines.append(
@@ -121,7 +129,7 @@ def capability_summary():
     if len(lines) == 1:
         lines.append("  (none configured)")
     lines.append("Discover: await search_tool_docs('what you need'), await query_tool_docs(server), help(mcp_<server>.<tool>).")
-    lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start). No network; files in /work and /tmp only.")
+    lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it). No network; files in /work and /tmp only.")
     return "\n".join(lines)
 
 

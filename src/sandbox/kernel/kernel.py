@@ -1,24 +1,31 @@
 # Code Execution Mode sandbox kernel. Runs inside the container as the only process of
 # interest, fed over stdin by the host: frames are a 4-byte big-endian length and UTF-8 JSON.
-# Python 3.9+ and the standard library only.
+# Python 3.9+ and the standard library only. The host prepends seccomp.py to this source.
 #
 # The protocol uses private duplicates of the original stdin/stdout. File descriptor 0 is then
 # /dev/null and file descriptor 1 a pipe read back as the run's stdout, so neither user code's
-# prints nor subprocesses can read or write protocol bytes by accident. Code running in this process could still forge
-# frames on purpose; the host validates every frame and grants nothing a frame asks for beyond
-# what the run is allowed anyway.
+# prints nor subprocesses can read or write protocol bytes by accident. Code running in this
+# process could still forge frames on purpose; the host validates every frame and grants nothing
+# a frame asks for beyond what the run is allowed anyway.
+#
+# Threads: the main thread runs user code; a reader thread takes frames from the host; a writer
+# thread alone writes frames, whole, from a bounded queue. The host's interrupt becomes a
+# SIGINT to the main thread (Python runs signal handlers there only), and the handler raises
+# KeyboardInterrupt only while user code runs, never half-way through the kernel's own lines.
+# A `restart` frame makes the reader thread end every other process and exec a fresh
+# interpreter in place, on the same protocol descriptors: that is how `reset` and code that
+# ignores interrupts cost milliseconds instead of a container.
 import ast
-import asyncio
 import base64
 import builtins
 import codecs
+import collections
+import functools
 import io
 import itertools
 import json
 import linecache
 import os
-import platform
-import queue
 import select
 import signal
 import struct
@@ -31,11 +38,51 @@ import types
 _HEADER = struct.Struct(">I")
 _CHUNK_CHARS = 64 * 1024
 _FLUSH_SECONDS = 0.1
-_MAX_VALUE_CHARS = 1024 * 1024
 _MAX_TRACEBACK_FRAMES = 30
+# Caps in code points, at most half the host's limits in UTF-16 units (an astral character
+# counts twice there), so that nothing the code raises or returns makes a frame the host refuses.
+_MAX_VALUE_CHARS = 1024 * 1024
+_MAX_MESSAGE_CHARS = 30000
+_MAX_TRACEBACK_CHARS = 120000
+_MAX_TYPE_CHARS = 120
+_MAX_METHOD_CHARS = 64
+_MAX_REQUEST_BYTES = 32 * 1024 * 1024
+_MAX_SOURCE_LINE_CHARS = 240
+# Output waiting for the host beyond this blocks the writing thread (back-pressure).
+_OUTBOX_BYTES = 2 * 1024 * 1024
+# How the exec'd kernel finds its source: the argument after -c's.
+_RESTART_BOOTSTRAP = "import sys;exec(compile(sys.argv.pop(1),'<kernel>','exec'))"
 
-_proto_in = os.fdopen(os.dup(0), "rb", buffering=0)
-_proto_out = os.fdopen(os.dup(1), "wb", buffering=0)
+# ---- start: protocol descriptors, a restart's hand-over, the seccomp filter ----
+
+_boot = json.loads(sys.argv.pop(1)) if len(sys.argv) > 1 else None
+if _boot is None:
+    _in_fd = os.dup(0)
+    _out_fd = os.dup(1)
+    _seccomp_status = _install_seccomp()[:160]
+else:
+    _in_fd = int(_boot["in"])
+    _out_fd = int(_boot["out"])
+    os.set_inheritable(_in_fd, False)
+    os.set_inheritable(_out_fd, False)
+    _seccomp_status = str(_boot["seccomp"])
+    # What the previous interpreter left: ignored signals and a signal mask survive exec,
+    # and its killed children are ours to reap.
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for _signal in signal.valid_signals():
+        if _signal not in (signal.SIGKILL, signal.SIGSTOP, signal.SIGPIPE, signal.SIGXFSZ):
+            try:
+                if signal.getsignal(_signal) == signal.SIG_IGN:
+                    signal.signal(_signal, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+    try:
+        while os.waitpid(-1, os.WNOHANG)[0] > 0:
+            pass
+    except ChildProcessError:
+        pass
+_ENVIRON = dict(os.environ)
+_CWD = os.getcwd()
 _null = os.open(os.devnull, os.O_RDONLY)
 os.dup2(_null, 0)
 os.close(_null)
@@ -44,24 +91,7 @@ os.dup2(_fd1_write, 1)
 os.close(_fd1_write)
 os.set_blocking(_fd1_read, False)
 
-_send_lock = threading.Lock()
-
-
-def _send(message):
-    body = json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass")
-    with _send_lock:
-        _proto_out.write(_HEADER.pack(len(body)) + body)
-
-
-def _read_exact(n):
-    parts = []
-    while n > 0:
-        chunk = _proto_in.read(n)
-        if not chunk:
-            return None
-        parts.append(chunk)
-        n -= len(chunk)
-    return b"".join(parts)
+_MAIN = threading.get_ident()
 
 
 class _State:
@@ -72,7 +102,118 @@ class _State:
 
 _state = _State()
 _state_lock = threading.Lock()
-_main_thread = threading.main_thread().ident
+
+# ---- interrupts: only user code is ever interrupted ----
+
+_user = [False]  # user code of a run is on the main thread
+_guard = [0]  # > 0 while the main thread is in kernel code called from user code
+_deferred = [False]  # an interrupt arrived inside such kernel code
+
+
+def _on_sigint(signum, frame):
+    if not _user[0]:
+        return
+    if _guard[0]:
+        _deferred[0] = True
+        return
+    raise KeyboardInterrupt
+
+
+def _guarded(function):
+    """Kernel code user code calls on the main thread (print, requests): an interrupt that
+    arrives meanwhile is raised when it returns, not inside it."""
+
+    @functools.wraps(function)
+    def wrapper(*args, **kwargs):
+        if threading.get_ident() != _MAIN:
+            return function(*args, **kwargs)
+        _guard[0] += 1
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _guard[0] -= 1
+            if not _guard[0] and _deferred[0]:
+                _deferred[0] = False
+                if _user[0]:
+                    raise KeyboardInterrupt
+
+    return wrapper
+
+
+def _interrupt_waiting():
+    """True on the main thread when an interrupt waits for kernel code to return."""
+    return threading.get_ident() == _MAIN and _deferred[0]
+
+
+# ---- frames to the host: one writer thread, whole frames ----
+
+
+def _encode(message):
+    body = json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    # A lone surrogate (print("\ud800")) becomes "?" rather than bytes that are not UTF-8.
+    data = body.encode("utf-8", "replace")
+    return _HEADER.pack(len(data)) + data
+
+
+class _Outbox:
+    """Frames waiting for the writer thread, the only writer of the protocol descriptor."""
+
+    def __init__(self, limit):
+        self._frames = collections.deque()
+        self._bytes = 0
+        self._limit = limit
+        self._ready = threading.Condition(threading.Lock())
+        self.wire = threading.Lock()  # held while a frame is being written
+
+    def put(self, frame, interruptible=True):
+        """Queues a frame; waits while too much is queued. False if an interrupt cut the wait."""
+        with self._ready:
+            while self._bytes and self._bytes + len(frame) > self._limit:
+                if interruptible and _interrupt_waiting():
+                    return False
+                self._ready.wait(0.05)
+            self._frames.append(frame)
+            self._bytes += len(frame)
+            self._ready.notify_all()
+        return True
+
+    def run(self):
+        # No signal ever interrupts this thread's writes half-way.
+        signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+        while True:
+            with self._ready:
+                while not self._frames:
+                    self._ready.wait()
+                frame = self._frames.popleft()
+            with self.wire:
+                view = memoryview(frame)
+                try:
+                    while view:
+                        view = view[os.write(_out_fd, view):]
+                except OSError:
+                    os._exit(0)  # the host is gone
+            with self._ready:
+                self._bytes -= len(frame)
+                self._ready.notify_all()
+
+
+_outbox = _Outbox(_OUTBOX_BYTES)
+
+
+@_guarded
+def _send(message):
+    return _outbox.put(_encode(message))
+
+
+def _cut(text, limit):
+    """`text` with its middle cut to at most about `limit` characters."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return "%s\n... [%d characters cut] ...\n%s" % (text[:half], len(text) - 2 * half, text[-half:])
+
+
+# ---- the run's stdout and stderr ----
 
 
 class _StreamWriter(io.TextIOBase):
@@ -101,6 +242,7 @@ class _StreamWriter(io.TextIOBase):
         return False
 
     def write(self, text):
+        # Not guarded: buffering is safe to interrupt, and this is print's hot path.
         if not isinstance(text, str):
             raise TypeError("write() argument must be str, not %s" % type(text).__name__)
         if not text:
@@ -108,10 +250,12 @@ class _StreamWriter(io.TextIOBase):
         with self._lock:
             self._parts.append(text)
             self._size += len(text)
-            if self._size >= _CHUNK_CHARS or time.monotonic() - self._last_flush >= _FLUSH_SECONDS:
-                self.flush()
+            due = self._size >= _CHUNK_CHARS or time.monotonic() - self._last_flush >= _FLUSH_SECONDS
+        if due:
+            self.flush()
         return len(text)
 
+    @_guarded
     def flush(self):
         with self._lock:
             if not self._parts:
@@ -122,7 +266,8 @@ class _StreamWriter(io.TextIOBase):
             self._last_flush = time.monotonic()
             run = _state.run or _state.last_run
             for start in range(0, len(data), _CHUNK_CHARS):
-                _send({"t": "out", "run": run, "stream": self._name, "data": data[start:start + _CHUNK_CHARS]})
+                if not _send({"t": "out", "run": run, "stream": self._name, "data": data[start:start + _CHUNK_CHARS]}):
+                    return  # interrupted while the host was behind: the rest is dropped
 
 
 _stdout = _StreamWriter("stdout")
@@ -130,6 +275,23 @@ _stderr = _StreamWriter("stderr")
 sys.stdout = _stdout
 sys.stderr = _stderr
 sys.stdin = io.StringIO("")
+
+
+def _after_fork_in_child():
+    # A forked child (os.fork, multiprocessing) has no writer thread and no business with the
+    # protocol: it loses the descriptors, and its prints go to fd 1 and 2, which come back as
+    # the run's stdout and stderr.
+    for fd in (_in_fd, _out_fd):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        stream = io.TextIOWrapper(io.FileIO(fd, "w", closefd=False), encoding="utf-8", errors="replace", line_buffering=True)
+        setattr(sys, name, stream)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 _fd1_lock = threading.Lock()
 _fd1_decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -158,12 +320,10 @@ def _fd1_reader():
         _drain_fd1()
 
 
-# ---- requests to the host (tool calls and the like), many in flight at once ----
+# ---- requests to the host (tool calls and the like), from any thread and any event loop ----
 
-_loop = asyncio.new_event_loop()
-asyncio.set_event_loop(_loop)
-_pending = {}
-_sync_waiters = {}
+_pending = {}  # request id -> asyncio future (of whichever loop awaits it)
+_sync_waiters = {}  # request id -> [threading.Event, reply]
 _ids = itertools.count(1)
 
 
@@ -175,9 +335,8 @@ class HostError(Exception):
         self.type = type_
 
 
-def _settle(request_id, message):
-    future = _pending.pop(request_id, None)
-    if future is None or future.done():
+def _settle(future, message):
+    if future.done():
         return
     try:
         future.set_result(_reply_value(message))
@@ -192,13 +351,29 @@ def _reply_value(message):
     raise HostError(str(error.get("type", "HostError")), str(error.get("message", "")))
 
 
+def _request_frame(request_id, method, params):
+    if not isinstance(method, str) or not 0 < len(method) <= _MAX_METHOD_CHARS:
+        raise ValueError("method must be a string of 1 to %d characters" % _MAX_METHOD_CHARS)
+    frame = _encode({"t": "req", "id": request_id, "run": _state.run or _state.last_run, "method": method, "params": params})
+    if len(frame) > _MAX_REQUEST_BYTES:
+        raise ValueError("the request is %d bytes; the limit is %d" % (len(frame), _MAX_REQUEST_BYTES))
+    return frame
+
+
+@_guarded
+def _send_request(frame):
+    if not _outbox.put(frame):
+        raise KeyboardInterrupt
+
+
 def request_sync(method, params=None):
-    """Like request(), for code that cannot await (attribute look-ups, help())."""
+    """Like request(), for code that cannot await (attribute look-ups, help()); any thread."""
     request_id = next(_ids)
+    frame = _request_frame(request_id, method, params)
     slot = [threading.Event(), None]
     _sync_waiters[request_id] = slot
     try:
-        _send({"t": "req", "id": request_id, "run": _state.run or _state.last_run, "method": method, "params": params})
+        _send_request(frame)
         slot[0].wait()
     finally:
         _sync_waiters.pop(request_id, None)
@@ -206,15 +381,36 @@ def request_sync(method, params=None):
 
 
 async def request(method, params=None):
-    """Ask the host to do `method` with JSON-serialisable `params`; returns its JSON result."""
+    """Ask the host to do `method` with JSON-serialisable `params`; returns its JSON result.
+    Works on any event loop, in any thread."""
+    import asyncio  # already loaded: something runs this coroutine
+
     request_id = next(_ids)
+    frame = _request_frame(request_id, method, params)
     future = asyncio.get_running_loop().create_future()
     _pending[request_id] = future
     try:
-        _send({"t": "req", "id": request_id, "run": _state.run or _state.last_run, "method": method, "params": params})
+        _send_request(frame)
         return await future
     finally:
         _pending.pop(request_id, None)
+
+
+def _deliver(message):
+    """A reply from the host, on the reader thread: wakes its waiter on the waiter's own loop."""
+    request_id = message.get("id")
+    slot = _sync_waiters.get(request_id)
+    if slot is not None:
+        slot[1] = message
+        slot[0].set()
+        return
+    future = _pending.pop(request_id, None)
+    if future is None:
+        return
+    try:
+        future.get_loop().call_soon_threadsafe(_settle, future, message)
+    except RuntimeError:
+        pass  # that loop is closed: nobody waits any more
 
 
 _IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
@@ -249,23 +445,59 @@ _namespace = {"__name__": "__main__", "__builtins__": builtins, "emit_image": em
 _run_count = [0]
 
 
-def _trimmed_traceback(exc):
-    tb = exc.__traceback__
-    # Drop the kernel's own frames so the agent sees only its code and what it called.
-    while tb is not None and tb.tb_frame.f_code.co_filename == "<kernel>":
-        tb = tb.tb_next
-    lines = traceback.format_exception(type(exc), exc, tb, limit=-_MAX_TRACEBACK_FRAMES)
-    return "".join(lines)
+def _text_of(value, convert=str):
+    try:
+        return convert(value)
+    except BaseException as exc:  # a __str__ that raises must not take the kernel with it
+        return "<%s() failed: %s>" % (convert.__name__, type(exc).__name__)
+
+
+def _short_source_line(exc):
+    """A SyntaxError of a huge one-line literal: keep a window of the line around the error."""
+    text = exc.text
+    if not isinstance(text, str) or len(text) <= _MAX_SOURCE_LINE_CHARS:
+        return
+    offset = exc.offset if isinstance(exc.offset, int) and exc.offset > 0 else 1
+    start = max(0, offset - 1 - _MAX_SOURCE_LINE_CHARS // 2)
+    end = start + _MAX_SOURCE_LINE_CHARS
+    prefix = "..." if start else ""
+    exc.text = prefix + text[start:end] + ("..." if end < len(text) else "")
+    exc.offset = offset - start + len(prefix)
+    end_offset = getattr(exc, "end_offset", None)
+    if isinstance(end_offset, int) and end_offset > 0:
+        exc.end_offset = min(end_offset - start + len(prefix), len(exc.text) + 1)
+    # str(exc) repeats msg, not the line; the message may still be huge on its own.
+    if isinstance(exc.msg, str) and len(exc.msg) > _MAX_MESSAGE_CHARS:
+        exc.msg = exc.msg[:_MAX_MESSAGE_CHARS] + "..."
+
+
+def _traceback_text(exc):
+    try:
+        if isinstance(exc, SyntaxError):
+            _short_source_line(exc)
+        report = traceback.TracebackException(type(exc), exc, exc.__traceback__, limit=-_MAX_TRACEBACK_FRAMES)
+        # Drop the kernel's own frames (its runner above the code, the interrupt handler and
+        # print's plumbing below it) so the agent sees only its code and what it called.
+        pending, seen = [report], set()
+        while pending:
+            part = pending.pop()
+            if part is None or id(part) in seen:
+                continue
+            seen.add(id(part))
+            part.stack = traceback.StackSummary.from_list([f for f in part.stack if f.filename != "<kernel>"])
+            pending += [part.__cause__, part.__context__]
+        lines = list(report.format())
+    except BaseException as failure:
+        lines = ["%s (the traceback could not be formatted: %s)\n" % (type(exc).__name__, type(failure).__name__)]
+    # One huge source line or message repeated in many frames: cut each line, then the whole.
+    return _cut("".join(_cut(line, _MAX_TRACEBACK_CHARS // 4) for line in lines), _MAX_TRACEBACK_CHARS)
 
 
 def _error_of(exc):
-    message = str(exc)
-    if len(message) > 60000:
-        message = message[:60000] + "..."
-    text = _trimmed_traceback(exc)
-    if len(text) > 200000:
-        text = text[:100000] + "\n...\n" + text[-100000:]
-    return {"type": type(exc).__name__, "message": message, "traceback": text}
+    message = _text_of(exc)
+    if len(message) > _MAX_MESSAGE_CHARS:
+        message = message[:_MAX_MESSAGE_CHARS] + "... [message cut at %d characters]" % _MAX_MESSAGE_CHARS
+    return {"type": type(exc).__name__[:_MAX_TYPE_CHARS], "message": message, "traceback": _traceback_text(exc)}
 
 
 def _compile(code, filename):
@@ -279,95 +511,256 @@ def _compile(code, filename):
     return body, expr
 
 
+_loop_box = []
+
+
+def _kernel_loop():
+    """The event loop top-level await runs on, kept from run to run. Made on first use:
+    importing asyncio costs a fresh interpreter tens of milliseconds."""
+    if not _loop_box or _loop_box[0].is_closed():
+        import asyncio
+        import warnings
+
+        loop = None
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            try:
+                loop = asyncio.get_event_loop()  # one the code made current already
+            except RuntimeError:
+                pass
+        if loop is None or loop.is_closed():
+            loop = asyncio.new_event_loop()
+            asyncio.set_event_loop(loop)
+        _loop_box[:] = [loop]
+    return _loop_box[0]
+
+
 def _evaluate(code_object):
     result = eval(code_object, _namespace)
     if code_object.co_flags & 0x80:  # CO_COROUTINE: the code used top-level await
-        result = _loop.run_until_complete(result)
+        result = _kernel_loop().run_until_complete(result)
     return result
 
 
 def _cancel_leftover_tasks():
-    tasks = [t for t in asyncio.all_tasks(_loop) if not t.done()]
+    if not _loop_box:
+        return
+    import asyncio
+
+    loop = _loop_box[0]
+    if loop.is_closed():
+        return
+    tasks = [t for t in asyncio.all_tasks(loop) if not t.done()]
     for task in tasks:
         task.cancel()
     if tasks:
         try:
-            _loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+            loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
         except BaseException:
             pass
 
 
 def _run_code(code):
+    """Compiles and runs one run's code: (status, value repr or None, error or None)."""
     _run_count[0] += 1
     filename = "<run-%d>" % _run_count[0]
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     try:
-        body, expr = _compile(code, filename)
-    except SyntaxError as exc:
-        detail = "".join(traceback.format_exception_only(type(exc), exc))
-        return "error", None, {"type": type(exc).__name__, "message": str(exc), "traceback": detail}
-    try:
+        _user[0] = True
+        if _state.interrupted:
+            raise KeyboardInterrupt
+        try:
+            body, expr = _compile(code, filename)
+        except SyntaxError as exc:
+            _user[0] = False
+            return "error", None, _error_of(exc)
         _evaluate(body)
         value = _evaluate(expr) if expr is not None else None
+        if value is None:
+            return "ok", None, None
+        _namespace["_"] = value
+        text = _text_of(value, repr)
     except KeyboardInterrupt as exc:
+        _user[0] = False
         _cancel_leftover_tasks()
         return ("interrupted" if _state.interrupted else "error"), None, _error_of(exc)
     except BaseException as exc:  # SystemExit too: user code must not end the kernel
+        _user[0] = False
         return "error", None, _error_of(exc)
-    if value is None:
-        return "ok", None, None
-    _namespace["_"] = value
-    try:
-        text = repr(value)
-    except BaseException as exc:
-        text = "<repr failed: %s: %s>" % (type(exc).__name__, exc)
+    finally:
+        _user[0] = False
     if len(text) > _MAX_VALUE_CHARS:
         text = text[:_MAX_VALUE_CHARS] + "... [repr cut at %d characters]" % _MAX_VALUE_CHARS
     return "ok", text, None
 
 
-def _execute(message):
-    run = str(message.get("run"))
-    outcome = None
+# ---- after a run: nothing of it keeps running ----
+
+_kernel_threads = set()
+
+
+def _in_own_pid_namespace():
+    # The kernel is the container's init or its direct child: every other process in sight
+    # is the sandbox's own. Anywhere else (a kernel run by hand) nothing is killed.
+    return os.getpid() == 1 or os.getppid() == 1
+
+
+def _process_state(pid):
     try:
-        with _state_lock:
-            _state.run = run
-            _state.last_run = run
-            _state.interrupted = False
+        with open("/proc/%d/stat" % pid, "rb") as f:
+            stat = f.read()
+        return stat[stat.rindex(b")") + 2:stat.rindex(b")") + 3].decode()
+    except (OSError, ValueError):
+        return None  # gone
+
+
+def _sweep():
+    """SIGKILLs every process in the container but init and this one; returns their names."""
+    if not _in_own_pid_namespace():
+        return []
+    me = os.getpid()
+    killed = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) in (1, me):
+            continue
+        pid = int(name)
+        if _process_state(pid) in (None, "Z"):
+            continue
         try:
-            outcome = _run_code(str(message.get("code", "")))
-        except KeyboardInterrupt as exc:
-            outcome = ("interrupted", None, _error_of(exc))
-        finally:
-            with _state_lock:
-                _state.run = None
-    except KeyboardInterrupt as exc:
-        # An interrupt sent just as the run ended lands here; the run still reports.
-        if outcome is None:
-            outcome = ("interrupted", None, _error_of(exc))
-    status, value, error = outcome
-    try:
-        _drain_fd1()
-    except BaseException:
-        pass
-    for stream in (_stdout, _stderr):
+            with open("/proc/%d/comm" % pid) as f:
+                command = f.read().strip()
+        except OSError:
+            command = "?"
         try:
-            stream.flush()
+            os.kill(pid, signal.SIGKILL)
+            killed.append((pid, command))
+        except OSError:
+            pass
+    # Reap our own children; init reaps the rest. Bounded: a process stuck in the kernel
+    # (uninterruptible sleep) must not stop the run from reporting.
+    deadline = time.monotonic() + 1.0
+    for pid, _ in killed:
+        while time.monotonic() < deadline:
+            try:
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    break
+            except ChildProcessError:
+                if _process_state(pid) is None:
+                    break
+            time.sleep(0.002)
+    return [command for _, command in killed]
+
+
+def _leftover_threads():
+    """User threads still alive shortly after an interrupted run."""
+    deadline = time.monotonic() + 0.2
+    main = threading.main_thread()
+
+    def user_threads():
+        return [t for t in threading.enumerate() if t is not main and t.ident not in _kernel_threads and t.is_alive()]
+
+    for thread in user_threads():
+        try:
+            thread.join(max(0.0, deadline - time.monotonic()))
         except BaseException:
             pass
-    _send({"t": "done", "run": run, "status": status, "value": value, "error": error})
+    return len(user_threads())
+
+
+def _after_run():
+    """Clean-up between the user code and the `done` frame; extra fields for that frame."""
+    extra = {}
+    signal.signal(signal.SIGINT, _on_sigint)  # in case the code replaced it
+    stopped = _sweep()
+    if stopped:
+        names = ", ".join(sorted(set(stopped))[:5])
+        _stderr.write("[sandbox] stopped %d process%s the code left running (%s)\n" % (len(stopped), "" if len(stopped) == 1 else "es", names))
+    if _state.interrupted:
+        threads = _leftover_threads()
+        if threads:
+            extra["leftoverThreads"] = threads
+    _drain_fd1()
+    _stdout.flush()
+    _stderr.flush()
+    return extra
+
+
+def _execute(message):
+    run = str(message.get("run"))
+    # Echoed in `done`, so the host can tell it from one the code forged with _send (a best
+    # effort: the code shares this process and could dig the token out of it).
+    token = message.get("token")
+    with _state_lock:
+        _state.run = run
+        _state.last_run = run
+        _state.interrupted = False
+    _deferred[0] = False
+    try:
+        outcome = _run_code(str(message.get("code", "")))
+    except KeyboardInterrupt:
+        # Raised on one of the kernel's own lines next to the user code (it is not caught
+        # there): the run still reports.
+        _user[0] = False
+        outcome = ("interrupted" if _state.interrupted else "error"), None, {"type": "KeyboardInterrupt", "message": "", "traceback": "KeyboardInterrupt\n"}
+    status, value, error = outcome
+    done = {"t": "done", "run": run, "token": token, "status": status, "value": value, "error": error}
+    try:
+        done.update(_after_run())
+    finally:
+        with _state_lock:
+            _state.run = None
+        _outbox.put(_encode(done), interruptible=False)
 
 
 # ---- the reader thread: frames from the host ----
 
-_inbox = queue.Queue()
+_inbox = collections.deque()
+_inbox_wake = threading.Lock()  # released by the reader when it queues a message
+_inbox_wake.acquire()
+
+
+def _read_exact(n):
+    parts = []
+    while n > 0:
+        chunk = os.read(_in_fd, n)
+        if not chunk:
+            return None
+        parts.append(chunk)
+        n -= len(chunk)
+    return b"".join(parts)
 
 
 def _interrupt(run):
     with _state_lock:
         if _state.run is not None and _state.run == run:
             _state.interrupted = True
-            signal.pthread_kill(_main_thread, signal.SIGINT)
+            signal.pthread_kill(_MAIN, signal.SIGINT)
+
+
+def _restart(source):
+    """Ends every other process and replaces this interpreter with a fresh kernel, keeping the
+    container and the protocol descriptors. Runs on the reader thread: the main thread may be
+    stuck in code that ignores interrupts."""
+    _sweep()
+    argv = [sys.executable or "/usr/bin/python3", "-u", "-c", _RESTART_BOOTSTRAP, source,
+            json.dumps({"in": _in_fd, "out": _out_fd, "seccomp": _seccomp_status})]
+    try:
+        os.chdir(_CWD)
+    except OSError:
+        pass
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    # The writer finishes the frame on the wire; queued frames of the old run are dropped.
+    _outbox.wire.acquire(timeout=2.0)
+    try:
+        os.set_inheritable(_in_fd, True)
+        os.set_inheritable(_out_fd, True)
+        os.execve(argv[0], argv, _ENVIRON)
+    except OSError as exc:
+        # The host sees no `ready` and kills the container.
+        os.write(2, ("sandbox kernel: restart failed: %s\n" % exc).encode())
+        os.set_inheritable(_in_fd, False)
+        os.set_inheritable(_out_fd, False)
+        _outbox.wire.release()
 
 
 def _reader():
@@ -381,32 +774,45 @@ def _reader():
         message = json.loads(body.decode("utf-8"))
         kind = message.get("t")
         if kind == "exec":
-            _inbox.put(message)
+            _inbox.append(message)
+            try:
+                _inbox_wake.release()
+            except RuntimeError:
+                pass  # already awake
         elif kind == "interrupt":
             _interrupt(message.get("run"))
         elif kind == "res":
-            slot = _sync_waiters.get(message.get("id"))
-            if slot is not None:
-                slot[1] = message
-                slot[0].set()
-            else:
-                _loop.call_soon_threadsafe(_settle, message.get("id"), message)
+            _deliver(message)
+        elif kind == "restart":
+            _restart(str(message.get("source", "")))
     # stdin closed: the host is gone or done with us. Stop at once, even mid-run, so that
     # nothing keeps running after the bridge exits.
     os._exit(0)
 
 
+def _start_thread(target, name):
+    thread = threading.Thread(target=target, name=name, daemon=True)
+    thread.start()
+    _kernel_threads.add(thread.ident)
+
+
 def _main():
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    threading.Thread(target=_reader, name="sandbox-reader", daemon=True).start()
-    threading.Thread(target=_fd1_reader, name="sandbox-fd1", daemon=True).start()
-    _send({"t": "ready", "python": platform.python_version(), "pid": os.getpid()})
+    if _boot is not None:
+        _sweep()  # anything the old interpreter's threads started while it was being replaced
+    signal.signal(signal.SIGINT, _on_sigint)
+    _start_thread(_outbox.run, "sandbox-writer")
+    _start_thread(_reader, "sandbox-reader")
+    _start_thread(_fd1_reader, "sandbox-fd1")
+    _send({"t": "ready", "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "seccomp": _seccomp_status})
     while True:
         try:
-            message = _inbox.get()
-        except KeyboardInterrupt:
+            while not _inbox:
+                _inbox_wake.acquire()
+            _execute(_inbox.popleft())
+        except BaseException:
+            # A signal handler the code installed raised on the kernel's own lines. If that
+            # cost a run its `done`, the host's timeout and restart take over.
             continue
-        _execute(message)
 
 
 _main()

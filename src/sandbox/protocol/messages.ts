@@ -1,6 +1,7 @@
 // The messages exchanged with the kernel. Kernel-to-host messages are untrusted: each frame is
 // parsed with these schemas and anything else ends the session. Host-to-kernel messages are
-// typed only, since the host writes them.
+// typed only, since the host writes them. The kernel caps every field where it makes it, well
+// below these limits, so that nothing user code prints or raises ends its session.
 import { z } from 'zod';
 
 const runId = z.string().min(1).max(64);
@@ -16,7 +17,13 @@ export const kernelErrorSchema = z.object({
 export type KernelError = z.infer<typeof kernelErrorSchema>;
 
 export const kernelMessageSchema = z.discriminatedUnion('t', [
-  z.object({ t: z.literal('ready'), python: z.string().max(64), pid: z.number().int() }),
+  z.object({
+    t: z.literal('ready'),
+    python: z.string().max(64),
+    pid: z.number().int(),
+    /** "installed", or why the kernel's own seccomp filter is not. */
+    seccomp: z.string().max(200).optional(),
+  }),
   z.object({
     t: z.literal('out'),
     run: runId,
@@ -35,6 +42,15 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
     status: z.enum(['ok', 'error', 'interrupted']),
     value: z.string().max(MAX_TEXT).nullable(),
     error: kernelErrorSchema.nullable(),
+    /**
+     * The exec's token, echoed. User code shares the kernel's process and can call its send
+     * function; a `done` without the right token is ignored. Best effort: code that digs the
+     * token out of the kernel's memory can still forge one, and gains nothing but its own
+     * run's early end.
+     */
+    token: z.string().max(64).nullable().optional(),
+    /** Threads of the code still alive after an interrupted run: the host restarts the interpreter. */
+    leftoverThreads: z.number().int().positive().max(1_000_000).optional(),
   }),
   z.object({
     t: z.literal('req'),
@@ -47,7 +63,9 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
 export type KernelMessage = z.infer<typeof kernelMessageSchema>;
 
 export type HostMessage =
-  | { t: 'exec'; run: string; code: string }
+  | { t: 'exec'; run: string; code: string; token: string }
   | { t: 'interrupt'; run: string }
+  /** A fresh interpreter in the same container: the kernel execs `source`, then says `ready`. */
+  | { t: 'restart'; source: string }
   | { t: 'res'; id: number; ok: true; result: unknown }
   | { t: 'res'; id: number; ok: false; error: { type: string; message: string } };

@@ -1,0 +1,138 @@
+// A transport between the SDK client and a proxied server's real transport that holds the
+// server to its caps: at most so many notifications (and requests) a second, the excess
+// dropped and the server's stream paused for the rest of the second so that a flood costs the
+// bridge next to nothing; and a connection that can be ended at once, failing every pending
+// request, when the server sends a message over the size cap.
+import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+
+const WINDOW_MS = 1000;
+const HOLD_MS = 100;
+
+/**
+ * Reading from one server, paused and resumed: a stdio server's stdout is paused (it then
+ * blocks on its own writes); an HTTP server's response bodies wait in `wait()`.
+ */
+export class Flow {
+  private timer: NodeJS.Timeout | undefined;
+  private waiters: Array<() => void> = [];
+  private stream: { pause(): unknown; resume(): unknown } | undefined;
+
+  attach(stream: { pause(): unknown; resume(): unknown }): void {
+    this.stream = stream;
+  }
+
+  /** Stops reading for `ms` (no-op while already held). */
+  hold(ms: number): void {
+    if (this.timer) return;
+    this.stream?.pause();
+    this.timer = setTimeout(() => this.release(), Math.max(1, ms));
+  }
+
+  release(): void {
+    if (!this.timer) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.stream?.resume();
+    for (const resolve of this.waiters.splice(0)) resolve();
+  }
+
+  /** Resolves when reading may go on. */
+  wait(): Promise<void> {
+    return this.timer ? new Promise((resolve) => this.waiters.push(resolve)) : Promise.resolve();
+  }
+}
+
+export interface GuardOptions {
+  maxPerSecond: number;
+  flow: Flow;
+  /** Called with the total dropped so far, each time one is dropped. */
+  onDropped(total: number): void;
+  /** Whether an error of the inner transport means a message over the size cap. */
+  isOversize?(error: Error): boolean;
+  onOversize?(): void;
+  /** Called once the inner transport has started (a stdio server's process exists). */
+  onStarted?(): void;
+}
+
+export class GuardedTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  private readonly inner: Transport;
+  private readonly options: GuardOptions;
+  private windowStart = 0;
+  private inWindow = 0;
+  private dropped = 0;
+  private closed = false;
+
+  constructor(inner: Transport, options: GuardOptions) {
+    this.inner = inner;
+    this.options = options;
+  }
+
+  get sessionId(): string | undefined {
+    return this.inner.sessionId;
+  }
+
+  setProtocolVersion(version: string): void {
+    this.inner.setProtocolVersion?.(version);
+  }
+
+  async start(): Promise<void> {
+    this.inner.onmessage = (message, extra) => {
+      if (this.closed || !this.admit(message)) return;
+      this.onmessage?.(message, extra);
+    };
+    this.inner.onerror = (error) => {
+      if (this.options.isOversize?.(error)) {
+        this.options.onOversize?.();
+        this.end();
+      }
+      this.onerror?.(error);
+    };
+    this.inner.onclose = () => this.fireClose();
+    await this.inner.start();
+    this.options.onStarted?.();
+  }
+
+  send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    return this.inner.send(message, options);
+  }
+
+  async close(): Promise<void> {
+    try {
+      await this.inner.close();
+    } finally {
+      this.fireClose();
+    }
+  }
+
+  /** Ends the connection now: pending requests fail at once; the server is stopped behind. */
+  end(): void {
+    this.fireClose();
+    this.inner.close().catch(() => undefined);
+  }
+
+  private fireClose(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.options.flow.release();
+    this.onclose?.();
+  }
+
+  /** Responses always pass; what the server sends of its own accord is rate-limited. */
+  private admit(message: JSONRPCMessage): boolean {
+    if (!('method' in message)) return true;
+    const now = Date.now();
+    if (now - this.windowStart >= WINDOW_MS) {
+      this.windowStart = now;
+      this.inWindow = 0;
+    }
+    if (++this.inWindow <= this.options.maxPerSecond) return true;
+    this.dropped++;
+    this.options.flow.hold(Math.min(HOLD_MS, this.windowStart + WINDOW_MS - now));
+    this.options.onDropped(this.dropped);
+    return false;
+  }
+}

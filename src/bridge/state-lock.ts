@@ -1,0 +1,119 @@
+// A lock file for the few steps that several bridges (one per VS Code window, plus command-line
+// runs) must not do at once in one state dir: rotating the shared run log, pruning images,
+// rewriting catalog.json. Created with O_EXCL; a lock whose holder died on this host, or that
+// is older than any holder keeps it, is broken. Held for milliseconds, so waiting is a short
+// spin (synchronous for the run log, whose appends are synchronous).
+import { randomBytes } from 'node:crypto';
+import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { PRIVATE_FILE_MODE } from './private-files.ts';
+
+export interface LockOptions {
+  /** Give up after this long (the caller decides what giving up means). */
+  timeoutMs?: number;
+  /** A lock older than this is taken to be left over from a crash. */
+  staleMs?: number;
+}
+
+const DEFAULT_TIMEOUT_MS = 5000;
+const DEFAULT_STALE_MS = 4000;
+const HOST = hostname();
+
+/** Whether a process of this user with that pid is alive (EPERM: alive, someone else's). */
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function tryAcquire(path: string, staleMs: number): boolean {
+  try {
+    const fd = openSync(path, 'wx', PRIVATE_FILE_MODE);
+    try {
+      writeSync(fd, `${process.pid}\n${HOST}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  breakIfStale(path, staleMs);
+  return false;
+}
+
+function breakIfStale(path: string, staleMs: number): void {
+  let content: string;
+  let mtimeMs: number;
+  try {
+    content = readFileSync(path, 'utf8');
+    mtimeMs = statSync(path).mtimeMs;
+  } catch {
+    return; // released meanwhile
+  }
+  const [pid, host] = content.split('\n');
+  const holderDead = host === HOST && Number(pid) > 0 && !processAlive(Number(pid));
+  if (!holderDead && Date.now() - mtimeMs < staleMs) return;
+  // Move it aside before removing, and put it back if what was moved is not what was judged
+  // stale (another process broke it and took a fresh lock in between).
+  const aside = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.stale`;
+  try {
+    renameSync(path, aside);
+  } catch {
+    return;
+  }
+  try {
+    if (readFileSync(aside, 'utf8') !== content) linkSync(aside, path);
+  } catch {
+    // A lock is there again: fine, whoever holds it goes first.
+  }
+  try {
+    unlinkSync(aside);
+  } catch {
+    // already gone
+  }
+}
+
+function release(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // broken as stale by another process: nothing to release
+  }
+}
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
+
+/** Runs fn holding the lock; undefined (fn not run) when the lock could not be had in time. */
+export function withLockSync<T>(path: string, fn: () => T, options: LockOptions = {}): { value: T } | undefined {
+  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  let wait = 1;
+  while (!tryAcquire(path, options.staleMs ?? DEFAULT_STALE_MS)) {
+    if (Date.now() > deadline) return undefined;
+    Atomics.wait(sleeper, 0, 0, wait);
+    wait = Math.min(wait * 2, 25);
+  }
+  try {
+    return { value: fn() };
+  } finally {
+    release(path);
+  }
+}
+
+export async function withLock<T>(path: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<{ value: T } | undefined> {
+  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+  let wait = 2;
+  while (!tryAcquire(path, options.staleMs ?? DEFAULT_STALE_MS)) {
+    if (Date.now() > deadline) return undefined;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+    wait = Math.min(wait * 2, 50);
+  }
+  try {
+    return { value: await fn() };
+  } finally {
+    release(path);
+  }
+}

@@ -1,0 +1,79 @@
+// Which settings a workspace may not set unless it is trusted, and the value a setting has
+// then. Every setting of this extension can weaken the sandbox or start a program (servers,
+// image, runtime paths, extra run arguments, limits, timeouts, sessions), so all of them are
+// restricted. VS Code drops restricted workspace values from `get()` only in some versions;
+// `inspect()` gives every scope, so the rule is applied here, explicitly. No 'vscode' here:
+// the rule is unit-tested.
+
+export const SECTION = 'codeExecutionMode';
+
+// `pull` is not a setting: in VS Code the image is pulled when the person clicks "Pull".
+export const SANDBOX_SETTING_KEYS = [
+  'runtime',
+  'image',
+  'memory',
+  'cpus',
+  'pids',
+  'timeoutSeconds',
+  'maxTimeoutSeconds',
+  'idleSeconds',
+  'maxSessions',
+  'extraRunArgs',
+  'podmanPath',
+  'dockerPath',
+] as const;
+
+/** Every setting a workspace's own settings cannot change while it is not trusted. */
+export const RESTRICTED_SETTINGS = [`${SECTION}.servers`, ...SANDBOX_SETTING_KEYS.map((k) => `${SECTION}.sandbox.${k}`)];
+
+/** The scopes of a setting as `WorkspaceConfiguration.inspect()` gives them. */
+export interface InspectedSetting<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/**
+ * A setting's value: what VS Code resolved when the workspace is trusted; otherwise the user's
+ * value, else the default, and whether a workspace value was set aside.
+ */
+export function settingValue<T>(inspected: InspectedSetting<T> | undefined, trusted: boolean, resolved: T | undefined): { value: T | undefined; ignored: boolean } {
+  if (trusted) return { value: resolved, ignored: false };
+  const ignored = inspected?.workspaceValue !== undefined || inspected?.workspaceFolderValue !== undefined;
+  return { value: inspected?.globalValue ?? inspected?.defaultValue, ignored };
+}
+
+/**
+ * Sandbox settings that change what runs or what the sandbox may do: in a trusted workspace, a
+ * workspace value of one of these is used only once the user allows it (consent-items.ts);
+ * until then the user's value (or the default) applies. Packages, workspace mounts and a
+ * workspace's snippets folder belong here as they arrive.
+ */
+export const CONSENT_SANDBOX_KEYS: ReadonlyArray<(typeof SANDBOX_SETTING_KEYS)[number]> = ['runtime', 'image', 'extraRunArgs'];
+
+/** The workspace scope a setting's effective value comes from, if any (a folder's wins). */
+export function workspaceScope(inspected: InspectedSetting<unknown> | undefined): 'workspace' | 'workspaceFolder' | undefined {
+  if (inspected?.workspaceFolderValue !== undefined) return 'workspaceFolder';
+  if (inspected?.workspaceValue !== undefined) return 'workspace';
+  return undefined;
+}
+
+/**
+ * The workspace scope that defines (or changes) one entry of an object setting, if any. A
+ * workspace entry that sets only `inert` keys (enabling or describing a user's server) does not count.
+ */
+export function entryScope(
+  inspected: InspectedSetting<Record<string, unknown>> | undefined,
+  name: string,
+  inert: ReadonlySet<string> = new Set(),
+): 'workspace' | 'workspaceFolder' | undefined {
+  const has = (value: Record<string, unknown> | undefined) => {
+    if (value === undefined || value === null || typeof value !== 'object' || !Object.hasOwn(value, name)) return false;
+    const entry = value[name];
+    return !(entry && typeof entry === 'object' && Object.keys(entry).every((key) => inert.has(key)) && Object.keys(entry).length > 0);
+  };
+  if (has(inspected?.workspaceFolderValue)) return 'workspaceFolder';
+  if (has(inspected?.workspaceValue)) return 'workspace';
+  return undefined;
+}

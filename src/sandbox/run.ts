@@ -1,0 +1,399 @@
+// One run on a kernel container, from `exec` to `done` (or to the container's end): output,
+// images, requests to the host, the time limit, and the stop (interrupt, then a restart of the
+// interpreter when the code does not stop). Sessions (session.ts) queue runs and act on the
+// restart a run asks for.
+import { randomBytes } from 'node:crypto';
+import type { SandboxConfig } from '../config/schema.ts';
+import type { ExitInfo, KernelContainer } from './container.ts';
+import { CappedText } from './output.ts';
+import type { KernelError, KernelMessage } from './protocol/messages.ts';
+
+export type RunStatus = 'ok' | 'error' | 'timeout' | 'cancelled';
+
+export interface RunImage {
+  mime: string;
+  /** base64 */
+  data: string;
+}
+
+export interface RunResult {
+  runId: string;
+  session: string;
+  status: RunStatus;
+  stdout: string;
+  stderr: string;
+  /** repr() of the last bare expression, when it was not None. */
+  value: string | null;
+  error: KernelError | null;
+  images: RunImage[];
+  durationMs: number;
+  /** Characters cut from the middle of stdout / stderr (0 when nothing was cut). */
+  omitted: { stdout: number; stderr: number; images: number };
+  truncated: boolean;
+  /** The session's interpreter is gone (killed, crashed, out of memory); state was lost. */
+  sessionLost: boolean;
+  /** This run started a new container (a cold start). */
+  coldStart: boolean;
+  /** Requests the code made to the host (tool calls). */
+  requests: number;
+}
+
+export interface RequestContext {
+  runId: string;
+  session: string;
+  signal: AbortSignal;
+  /** Adds an image to the run's result (as if the code had emitted it). */
+  emitImage(mime: string, data: string): void;
+  /**
+   * Waits for `work` with the run's time limit paused: for waits that are not the code's doing
+   * (a proxied server starting), each bounded by its own timeout. Nested and concurrent waits
+   * share one pause; the time left is kept, not reset. The signal still stops the run.
+   */
+  untimed<T>(work: Promise<T>): Promise<T>;
+  /** Names what this request waits for (e.g. "memory.read_graph"), for a timeout's message. */
+  describe(what: string): void;
+}
+
+/** Serves a request from sandboxed code. Throwing sends the error back into Python. */
+export type RequestHandler = (method: string, params: unknown, context: RequestContext) => Promise<unknown>;
+
+export interface RunOptions {
+  /** The run's id, when the caller wants to know it up front (for logs). */
+  runId?: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+  onRequest?: RequestHandler;
+}
+
+export const MAX_IMAGES_PER_RUN = 16;
+/** 8 MiB of image bytes, as base64 (the kernel refuses bigger images with a ValueError). */
+export const MAX_IMAGE_BASE64_CHARS = Math.ceil((8 * 1024 * 1024) / 3) * 4;
+export const MAX_REQUESTS_IN_FLIGHT = 64;
+/** At most this much of a run's time goes uncounted in untimed() waits (the longest connect timeout). */
+export const MAX_UNTIMED_MS = 600_000;
+
+export interface TrackedRun {
+  result: RunResult;
+  /**
+   * The interpreter must be restarted before the next run (the code ignored its interrupt, or
+   * left threads running). `result.error.message` then ends mid-sentence, for the session to
+   * say what the restart did.
+   */
+  restart: boolean;
+}
+
+export interface RunSpec {
+  container: KernelContainer;
+  runId: string;
+  session: string;
+  config: SandboxConfig;
+  options: RunOptions;
+  /** This run started its container. */
+  cold: boolean;
+  /** performance.now() when the run was asked for. */
+  started: number;
+  code: string;
+}
+
+/** Runs `code` on a container; never rejects (a dead container is a lost session). */
+export function runOnContainer(spec: RunSpec): Promise<TrackedRun> {
+  return new RunTracker(spec).outcome;
+}
+
+/** Follows one run on a container from `exec` to `done` (or to the container's end). */
+class RunTracker {
+  readonly outcome: Promise<TrackedRun>;
+  private readonly stdout: CappedText;
+  private readonly stderr: CappedText;
+  private readonly images: RunImage[] = [];
+  private omittedImages = 0;
+  private requests = 0;
+  private inFlight = 0;
+  /** What requests in flight wait for, by request id; named in a timeout's message. */
+  private readonly waits = new Map<number, { what: string; since: number }>();
+  private waitingAtStop: string[] = [];
+  private stopping: 'timeout' | 'cancelled' | undefined;
+  private readonly requestsAbort = new AbortController();
+  private timers: NodeJS.Timeout[] = [];
+  private readonly clock: RunClock;
+  private settle!: (outcome: TrackedRun) => void;
+  /** Echoed by the kernel's real `done` (see the protocol's `token`). */
+  private readonly token = randomBytes(16).toString('hex');
+  private readonly generation: number;
+
+  private readonly container: KernelContainer;
+  private readonly runId: string;
+  private readonly session: string;
+  private readonly config: SandboxConfig;
+  private readonly options: RunOptions;
+  private readonly cold: boolean;
+  private readonly started: number;
+
+  constructor(run: RunSpec) {
+    const { container, runId, config, options, code } = run;
+    this.container = container;
+    this.runId = runId;
+    this.session = run.session;
+    this.config = config;
+    this.options = options;
+    this.cold = run.cold;
+    this.started = run.started;
+    this.stdout = new CappedText(config.maxOutputChars);
+    this.stderr = new CappedText(config.maxOutputChars);
+    this.generation = container.generation;
+    this.outcome = new Promise((resolve) => (this.settle = resolve));
+    container.on({
+      message: (message) => this.onMessage(message),
+      stderr: (text) => this.output('stderr', text),
+      exit: (info) => this.onExit(info),
+    });
+    const onAbort = () => this.stop('cancelled');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    this.outcome.finally(() => options.signal?.removeEventListener('abort', onAbort)).catch(() => undefined);
+    this.clock = new RunClock(options.timeoutMs, () => this.stop('timeout'));
+    // A container that ended before this run attached will never send `exit` again.
+    const ended = container.exitStatus;
+    if (ended) queueMicrotask(() => this.onExit(ended));
+    else container.send({ t: 'exec', run: runId, code, token: this.token });
+  }
+
+  private output(stream: 'stdout' | 'stderr', text: string): void {
+    (stream === 'stdout' ? this.stdout : this.stderr).append(text);
+    this.options.onOutput?.(stream, text);
+  }
+
+  private onMessage(message: KernelMessage): void {
+    switch (message.t) {
+      case 'out':
+        if (message.run === this.runId) this.output(message.stream, message.data);
+        return;
+      case 'image':
+        if (message.run === this.runId) this.addImage(message.mime, message.data);
+        return;
+      case 'req':
+        void this.onRequest(message.id, message.method, message.params);
+        return;
+      case 'done':
+        if (message.run !== this.runId || message.token !== this.token) return;
+        if (this.stopping && message.leftoverThreads) {
+          const threads = message.leftoverThreads === 1 ? '1 thread it started was' : `${message.leftoverThreads} threads it started were`;
+          const error = this.stopError(message.error);
+          this.finish(this.stopping, null, { ...error, message: `${error.message} ${threads} still running after the interrupt` }, true, true);
+        } else if (message.status === 'interrupted' && this.stopping) {
+          this.finish(this.stopping, null, this.stopError(message.error), false);
+        } else if (message.status === 'interrupted') {
+          // A run that finished on its own just as it was stopped keeps its real outcome.
+          this.finish('error', null, message.error, false);
+        } else {
+          this.finish(message.status, message.value, message.error, false);
+        }
+        return;
+      case 'ready':
+        return;
+    }
+  }
+
+  private addImage(mime: string, data: string): void {
+    if (this.finished || this.images.length >= MAX_IMAGES_PER_RUN || data.length > MAX_IMAGE_BASE64_CHARS) {
+      this.omittedImages++;
+    } else {
+      this.images.push({ mime, data });
+    }
+  }
+
+  private async onRequest(id: number, method: string, params: unknown): Promise<void> {
+    const reply = (ok: boolean, payload: unknown) => {
+      // A restarted interpreter numbers its requests from 1 again: it must not get old answers.
+      if (this.container.generation !== this.generation) return;
+      const message = ok
+        ? ({ t: 'res', id, ok: true, result: payload } as const)
+        : ({ t: 'res', id, ok: false, error: payload as { type: string; message: string } } as const);
+      this.container.send(message);
+    };
+    if (this.stopping || !this.options.onRequest) {
+      return reply(false, { type: 'HostError', message: this.stopping ? 'the run is stopping' : `no host method "${method}"` });
+    }
+    if (this.inFlight >= MAX_REQUESTS_IN_FLIGHT) {
+      return reply(false, { type: 'HostError', message: `too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})` });
+    }
+    this.requests++;
+    this.inFlight++;
+    this.waits.set(id, { what: method, since: performance.now() });
+    try {
+      const result = await this.options.onRequest(method, params, {
+        runId: this.runId,
+        session: this.session,
+        signal: this.requestsAbort.signal,
+        emitImage: (mime, data) => this.addImage(mime, data),
+        untimed: (work) => this.clock.untimed(work),
+        describe: (what) => {
+          const wait = this.waits.get(id);
+          if (wait) wait.what = what;
+        },
+      });
+      reply(true, result ?? null);
+    } catch (error) {
+      reply(false, {
+        type: error instanceof Error ? error.name : 'HostError',
+        message: error instanceof Error ? error.message : String(error),
+      });
+    } finally {
+      this.inFlight--;
+      this.waits.delete(id);
+    }
+  }
+
+  /** Timeout or cancel: interrupt, then ask for a restart if the code does not stop in time. */
+  private stop(why: 'timeout' | 'cancelled'): void {
+    if (this.stopping) return;
+    this.stopping = why;
+    this.clock.stop();
+    const now = performance.now();
+    this.waitingAtStop = [...this.waits.values()].map((w) => `${w.what} (${((now - w.since) / 1000).toFixed(1)} s)`);
+    this.requestsAbort.abort();
+    this.container.send({ t: 'interrupt', run: this.runId });
+    const graceMs = this.config.interruptGraceSeconds * 1000;
+    this.timers.push(
+      setTimeout(() => {
+        const error = this.stopError(null);
+        this.finish(why, null, { ...error, message: `${error.message} It did not stop within ${this.config.interruptGraceSeconds} s` }, true, true);
+      }, graceMs),
+    );
+  }
+
+  private stopError(kernelError: KernelError | null): KernelError {
+    const uncounted = this.clock.untimedMs >= 100 ? ` (not counting ${(this.clock.untimedMs / 1000).toFixed(1)} s spent waiting for servers to start)` : '';
+    const message =
+      this.stopping === 'timeout'
+        ? `The code did not finish within ${Math.round(this.options.timeoutMs / 100) / 10} s${uncounted} and was interrupted${this.waitingText()}.`
+        : `The run was cancelled and interrupted${this.waitingText()}.`;
+    return { type: this.stopping === 'timeout' ? 'Timeout' : 'Cancelled', message, traceback: kernelError?.traceback ?? '' };
+  }
+
+  private onExit(info: ExitInfo): void {
+    let error: KernelError;
+    const how = `exit code ${info.code ?? 'none'}${info.reason ? `: ${info.reason}` : ''}`;
+    if (this.stopping) {
+      error = {
+        type: this.stopping === 'timeout' ? 'Timeout' : 'Cancelled',
+        message: `${this.stopError(null).message} Its sandbox ended before the code stopped (${how}); the session's state is lost.`,
+        traceback: '',
+      };
+    } else if (info.code === 137 && !info.killedByHost) {
+      error = {
+        type: 'OutOfMemory',
+        message: `The sandbox was killed (SIGKILL), most likely for exceeding its memory limit of ${this.config.memory}; the session's state is lost.`,
+        traceback: '',
+      };
+    } else {
+      error = {
+        type: 'SandboxExited',
+        message: `The sandbox ended during the run (${how}); the session's state is lost.`,
+        traceback: '',
+      };
+    }
+    this.finish(this.stopping ?? 'error', null, error, true);
+  }
+
+  /** " while waiting for memory.read_graph (12.1 s)", when requests were in flight at the stop. */
+  private waitingText(): string {
+    const waits = this.waitingAtStop;
+    if (waits.length === 0) return '';
+    const shown = waits.slice(0, 3).join(', ');
+    return ` while waiting for ${shown}${waits.length > 3 ? ` and ${waits.length - 3} more` : ''}`;
+  }
+
+  private finished = false;
+
+  private finish(status: RunStatus, value: string | null, error: KernelError | null, lost: boolean, restart = false): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.clock.stop();
+    for (const timer of this.timers) clearTimeout(timer);
+    this.requestsAbort.abort();
+    this.container.on({});
+    const omitted = { stdout: this.stdout.omitted, stderr: this.stderr.omitted, images: this.omittedImages };
+    const result: RunResult = {
+      runId: this.runId,
+      session: this.session,
+      status,
+      stdout: this.stdout.toString(),
+      stderr: this.stderr.toString(),
+      value,
+      error,
+      images: this.images,
+      durationMs: performance.now() - this.started,
+      omitted,
+      truncated: omitted.stdout > 0 || omitted.stderr > 0 || omitted.images > 0,
+      sessionLost: lost,
+      coldStart: this.cold,
+      requests: this.requests,
+    };
+    this.settle({ result, restart });
+  }
+}
+
+/**
+ * A run's time limit, which can be paused while the host waits on the code's behalf: nested
+ * and concurrent pauses count once, and at most `budgetMs` in all goes uncounted.
+ */
+export class RunClock {
+  /** Time paused so far (not counted against the limit). */
+  untimedMs = 0;
+  private leftMs: number;
+  private budgetMs: number;
+  private since = performance.now();
+  private timer: NodeJS.Timeout | undefined;
+  /** Waits in progress; the clock stands still while there is one. */
+  private pauses = 0;
+  private stopped = false;
+  private readonly onTimeout: () => void;
+
+  constructor(limitMs: number, onTimeout: () => void, budgetMs = MAX_UNTIMED_MS) {
+    this.leftMs = limitMs;
+    this.budgetMs = budgetMs;
+    this.onTimeout = onTimeout;
+    this.arm();
+  }
+
+  async untimed<T>(work: Promise<T>): Promise<T> {
+    if (this.stopped) return work;
+    if (this.pauses === 0) this.book();
+    this.pauses++;
+    if (this.pauses === 1) this.arm();
+    try {
+      return await work;
+    } finally {
+      this.book();
+      this.pauses--;
+      if (!this.stopped) this.arm();
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** Books the time since the last booking: counted, or uncounted while paused (up to the budget). */
+  private book(): void {
+    const now = performance.now();
+    const elapsed = now - this.since;
+    this.since = now;
+    const free = this.pauses > 0 ? Math.min(elapsed, this.budgetMs) : 0;
+    this.budgetMs -= free;
+    this.untimedMs += free;
+    this.leftMs = Math.max(0, this.leftMs - (elapsed - free));
+  }
+
+  /** While paused the clock stands still until the budget is spent, then runs again. */
+  private arm(): void {
+    clearTimeout(this.timer);
+    const ms = this.pauses > 0 ? this.leftMs + this.budgetMs : this.leftMs;
+    this.timer = setTimeout(() => {
+      this.stopped = true;
+      this.onTimeout();
+    }, ms);
+  }
+}

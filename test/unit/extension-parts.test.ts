@@ -1,0 +1,111 @@
+// The extension's parts that need no VS Code: the state-dir watcher that survives its folder
+// being deleted, finding run_python among VS Code's tools and reading its result, and the
+// untrusted-workspace rule for every setting.
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { ensurePrivateDir } from '../../src/bridge/private-files.ts';
+import { RUN_PYTHON_DESCRIPTION } from '../../src/bridge/run-python.ts';
+import { bridgeToolName, runOutcome } from '../../src/extension/bridge-tool.ts';
+import { DirWatcher } from '../../src/extension/dir-watcher.ts';
+import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/trusted-settings.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until(what: string, probe: () => boolean, ms = 5000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!probe()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+test('the state-dir watcher survives its folder being deleted, replaced by a file, and made again', async (t) => {
+  const root = await mkdtemp(join(tmpdir(), 'cem-watch-'));
+  t.after(() => rmSync(root, { recursive: true, force: true }));
+  const dir = join(root, 'state');
+  const changes: Array<string | null> = [];
+  const problems: Array<string | undefined> = [];
+  const crashes: unknown[] = [];
+  const onUncaught = (error: unknown) => crashes.push(error);
+  process.on('uncaughtException', onUncaught);
+  const watcher = new DirWatcher(dir, (file) => changes.push(file), { prepare: ensurePrivateDir, onProblem: (p) => problems.push(p), checkMs: 50 });
+  try {
+    assert.ok(watcher.watching, 'the folder was made and watched');
+    writeFileSync(join(dir, 'runs.jsonl'), '{}\n');
+    await until('the first change', () => changes.includes('runs.jsonl'));
+
+    // Deleted (as a person cleaning up does): the watcher makes it again and reports a change.
+    rmSync(dir, { recursive: true });
+    changes.length = 0;
+    await until('a change after the folder came back', () => changes.includes(null));
+    writeFileSync(join(dir, 'runs.jsonl'), '{}\n');
+    await until('changes in the new folder', () => changes.includes('runs.jsonl'));
+
+    // Deleted and made again by someone else (a bridge's next write) before a check: still followed.
+    rmSync(dir, { recursive: true });
+    mkdirSync(dir);
+    changes.length = 0;
+    await until('the replaced folder to be watched', () => changes.includes(null));
+    writeFileSync(join(dir, 'catalog.json'), '{}');
+    await until('changes in the replaced folder', () => changes.includes('catalog.json'));
+
+    // Replaced by a file: unusable, said once; usable again once the file is gone.
+    rmSync(dir, { recursive: true });
+    writeFileSync(dir, 'not a folder');
+    await until('the problem', () => problems.some((p) => p !== undefined));
+    assert.match(problems.find((p) => p !== undefined)!, new RegExp(`cannot watch ${dir.replace(/[\\/.]/g, '\\$&')}`));
+    await sleep(200);
+    assert.equal(problems.filter((p) => p !== undefined).length, 1, 'said once, not at every retry');
+    rmSync(dir);
+    await until('recovery', () => problems.at(-1) === undefined && watcher.watching);
+    assert.deepEqual(crashes, []);
+  } finally {
+    watcher.dispose();
+    process.off('uncaughtException', onUncaught);
+  }
+});
+
+test("run_python of this extension's bridge is found among VS Code's tools by its name and description", () => {
+  const tool = (name: string, description = 'x') => ({ name, description });
+  assert.equal(bridgeToolName([tool('mcp_other_run_python'), tool('mcp_code_executio_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'), 'mcp_code_executio_run_python');
+  // A second server of the same label gets a numbered prefix.
+  assert.equal(bridgeToolName([tool('mcp_code_executi2_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'), 'mcp_code_executi2_run_python');
+  // Another server's run_python is not ours, unless it is ours by its description.
+  assert.equal(bridgeToolName([tool('mcp_python_tools_run_python')], 'Code Execution Mode'), undefined);
+  assert.equal(bridgeToolName([tool('mcp_renamed_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'), 'mcp_renamed_run_python');
+  assert.equal(bridgeToolName([], 'Code Execution Mode'), undefined);
+});
+
+test("a run_python result as VS Code hands it back: the structured content's JSON, or plain text", () => {
+  const ran = runOutcome(JSON.stringify({ status: 'ok', stdout: '', runId: 'r1', session: 'default', value: '42', auditLog: 'the audit log is not being written' }));
+  assert.deepEqual([ran.runId, ran.status, ran.stdout, ran.auditLog], ['r1', 'ok', '', 'the audit log is not being written']);
+  const failed = runOutcome(JSON.stringify({ status: 'error', error: { type: 'ImageMissingError', message: 'The sandbox image "x" is not present in podman' }, session: 'default', runId: 'r2' }));
+  assert.equal(failed.stdout, undefined, 'no sandbox started');
+  assert.equal(failed.error?.type, 'ImageMissingError');
+  assert.deepEqual(runOutcome('Invalid arguments: timeout: must be at most 300 seconds'), { text: 'Invalid arguments: timeout: must be at most 300 seconds' });
+});
+
+test('untrusted workspaces: a workspace value of a restricted setting never applies', () => {
+  const inspected = { defaultValue: 128, globalValue: 256, workspaceValue: 65536 };
+  assert.deepEqual(settingValue(inspected, true, 65536), { value: 65536, ignored: false });
+  assert.deepEqual(settingValue(inspected, false, 65536), { value: 256, ignored: true });
+  assert.deepEqual(settingValue({ defaultValue: '512m', workspaceFolderValue: '64g' }, false, '64g'), { value: '512m', ignored: true });
+  assert.deepEqual(settingValue({ defaultValue: 30 }, false, 30), { value: 30, ignored: false });
+});
+
+test('every setting of the extension is restricted in untrusted workspaces, and read through the rule', () => {
+  const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
+    capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } };
+    contributes: { configuration: { properties: Record<string, unknown> } };
+  };
+  const declared = Object.keys(manifest.contributes.configuration.properties);
+  const restricted = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
+  assert.deepEqual(declared.filter((key) => !restricted.includes(key)), [], 'settings a workspace could still set');
+  assert.deepEqual(restricted.filter((key) => !RESTRICTED_SETTINGS.includes(key)), [], 'restricted in package.json but not read through the rule');
+  const sandboxKeys = declared.filter((k) => k.startsWith('codeExecutionMode.sandbox.')).map((k) => k.slice('codeExecutionMode.sandbox.'.length));
+  assert.deepEqual(sandboxKeys.filter((k) => !(SANDBOX_SETTING_KEYS as readonly string[]).includes(k)), [], 'sandbox settings the extension does not read');
+});
