@@ -24,6 +24,6 @@ if (files.includes(LAST)) files.push(...files.splice(files.indexOf(LAST), 1));
 const result = spawnSync(
   process.execPath,
   ['--test', '--test-concurrency=1', '--test-reporter=spec', ...files],
-  { stdio: 'inherit' },
+  { stdio: 'inherit', env: { ...process.env, CEM_TEST_STARTED: String(Date.now()) } },
 );
 process.exit(result.status ?? 1);

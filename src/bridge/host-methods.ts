@@ -5,9 +5,10 @@
 import { z } from 'zod';
 import type { RequestContext, RequestHandler } from '../sandbox/session.ts';
 import type { ToolEntry } from './catalog/catalog.ts';
+import { takesOtherKeys } from './catalog/signature.ts';
 import type { ProxyHub } from './hub/hub.ts';
 import type { RunLog } from './run-log.ts';
-import { toSandboxResult } from './tool-results.ts';
+import { toSandboxResult, type ResultImage } from './tool-results.ts';
 
 const detail = z.enum(['summary', 'full']).default('summary');
 const name = z.string().min(1).max(256);
@@ -31,20 +32,52 @@ export function toolDoc(entry: ToolEntry, level: 'summary' | 'full'): Record<str
   };
   if (level === 'full') {
     doc.signature = `mcp_${entry.serverAlias}.${entry.signature}`;
+    doc.returns = entry.returns ?? RETURNS_TEXT;
     doc.inputSchema = entry.inputSchema;
   }
   return doc;
 }
 
+/** What a call of a tool without an outputSchema returns (see tool-results.ts). */
+export const RETURNS_TEXT = "str: the tool's text (a list if it sends several items)";
+
+/** Tool names shown per server by discovered_servers(); the rest are counted. */
+export const MAX_LISTED_TOOL_NAMES = 60;
+
+function toolNamesOf(tools: readonly ToolEntry[]): string[] {
+  const names = tools.slice(0, MAX_LISTED_TOOL_NAMES).map((t) => t.alias);
+  if (tools.length > names.length) names.push(`... ${tools.length - names.length} more: search_tool_docs()`);
+  return names;
+}
+
+/** What is kept of a run's tool images to recognise a returned one: by count and by base64 size. */
+const MAX_TOOL_IMAGES_PER_RUN = 64;
+const MAX_TOOL_IMAGE_CHARS_PER_RUN = 48 * 1024 * 1024;
+
 export interface HostMethods {
   handle: RequestHandler;
   /** Tool calls a run has made so far (its count is dropped once read after the run). */
   toolCallsOf(runId: string): number;
+  /** Images the run's tool calls returned (not attached by themselves: see format.ts). */
+  toolImagesOf(runId: string): ResultImage[];
   forget(runId: string): void;
 }
 
 export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): HostMethods {
   const calls = new Map<string, number>();
+  const images = new Map<string, { list: ResultImage[]; chars: number }>();
+  const keepImages = (runId: string, found: ResultImage[]) => {
+    // A call that ends after its run was forgotten keeps nothing (nobody would forget it again).
+    if (found.length === 0 || !calls.has(runId)) return;
+    let kept = images.get(runId);
+    if (!kept) images.set(runId, (kept = { list: [], chars: 0 }));
+    for (const image of found) {
+      if (kept.list.length >= MAX_TOOL_IMAGES_PER_RUN || kept.chars + image.data.length > MAX_TOOL_IMAGE_CHARS_PER_RUN) return;
+      if (kept.list.some((k) => k.data === image.data)) continue;
+      kept.list.push(image);
+      kept.chars += image.data.length;
+    }
+  };
   const handlers: { [M in HostMethod]: (params: z.infer<(typeof schemas)[M]>, context: RequestContext) => Promise<unknown> } = {
     async call_tool(params, context) {
       context.describe(`${params.server}.${params.tool}`);
@@ -53,7 +86,8 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
       const record = { run: context.runId, server: params.server, tool: params.tool, arguments: params.arguments };
       try {
         const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal, { untimed: context.untimed });
-        const converted = toSandboxResult(result, (image) => context.emitImage(image.mime, image.data));
+        const { images: found, ...converted } = toSandboxResult(result);
+        keepImages(context.runId, found);
         runLog?.toolCall({ ...record, server, tool, outcome: converted.isError ? 'tool-error' : 'ok', durationMs: performance.now() - started, ...(converted.errorText ? { error: converted.errorText } : {}) });
         return converted;
       } catch (error) {
@@ -72,9 +106,11 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
         // A server awaiting consent shows no tools (not even cached ones) and says why.
         const consent = hub.consentState(r.name);
         if (consent !== 'allowed') return { ...common, tools: null, status: consent, error: hub.consentReason(r.name) };
+        // Tools known from the cache count even while the server is not started.
         return {
           ...common,
           tools: r.tools ? r.tools.length : null,
+          toolNames: r.tools ? toolNamesOf(r.tools) : null,
           status: r.state,
           ...(r.error ? { error: r.error } : {}),
           ...(r.warning ? { warning: r.warning } : {}),
@@ -84,7 +120,15 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
     async list_tools(params, context) {
       context.describe(`the tools of ${params.server}`);
       const tools = await hub.listTools(params.server, { signal: context.signal, untimed: context.untimed });
-      return tools.map((t) => ({ ...toolDoc(t, 'full'), params: t.params, allowed: hub.allowed(t.server, t.tool) }));
+      // For the sandbox's tool functions: `returnType` annotates their signature; `otherKeys`:
+      // the schema takes keys it does not list, so the sandbox does not check keyword names.
+      return tools.map((t) => ({
+        ...toolDoc(t, 'full'),
+        params: t.params,
+        returnType: t.returns ?? 'str',
+        otherKeys: takesOtherKeys(t.inputSchema),
+        allowed: hub.allowed(t.server, t.tool),
+      }));
     },
     async search_tools(params, context) {
       context.describe('search_tool_docs()');
@@ -112,6 +156,10 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
   return {
     handle,
     toolCallsOf: (runId) => calls.get(runId) ?? 0,
-    forget: (runId) => void calls.delete(runId),
+    toolImagesOf: (runId) => images.get(runId)?.list ?? [],
+    forget: (runId) => {
+      calls.delete(runId);
+      images.delete(runId);
+    },
   };
 }

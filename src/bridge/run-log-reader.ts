@@ -52,6 +52,7 @@ const eventSchema = z.discriminatedUnion('type', [
     toolCalls: z.number().optional(),
     truncated: z.boolean().optional(),
     sessionLost: z.boolean().optional(),
+    sessionChange: z.object({ kind: z.string(), reason: z.string() }).optional(),
   }),
 ]);
 
@@ -97,6 +98,8 @@ export interface RunRecord {
   toolCallCount: number;
   truncated: boolean;
   sessionLost: boolean;
+  /** Why the session's earlier state was gone when the run started (reaped, evicted, reset, lost). */
+  sessionChange?: { kind: string; reason: string };
 }
 
 /**
@@ -171,6 +174,7 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
       run.images = event.images ?? [];
       run.truncated = event.truncated ?? false;
       run.sessionLost = event.sessionLost ?? false;
+      if (event.sessionChange) run.sessionChange = event.sessionChange;
       if (event.toolCalls !== undefined) run.endedCount = event.toolCalls;
     }
   }

@@ -188,6 +188,7 @@ export class RunLog {
       toolCalls: extra.toolCalls,
       truncated: result.truncated,
       sessionLost: result.sessionLost,
+      ...(result.sessionChange ? { sessionChange: result.sessionChange } : {}),
     });
   }
 

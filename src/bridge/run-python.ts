@@ -1,6 +1,7 @@
 // The one MCP tool, run_python: validated input (never a silent clamp), the run in the
 // sandbox with proxied tools reachable, progress for long runs, cancellation, and a result
-// with text, images and structured content. Never throws: failures are isError results.
+// with text, images and structured content (format.ts). Never throws: failures are isError
+// results of the same shape.
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
@@ -8,28 +9,35 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import { z } from 'zod';
 import type { SandboxConfig } from '../config/schema.ts';
 import { SESSION_NAME, type SessionManager } from '../sandbox/sessions.ts';
-import { runText, structuredRun } from './format.ts';
+import type { FoundImage } from './base64-text.ts';
+import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from './format.ts';
 import type { ProxyHub } from './hub/hub.ts';
+import { LastLine, progressMessage } from './progress.ts';
 import type { RunLog } from './run-log.ts';
 
 export const RUN_PYTHON = 'run_python';
 export const MAX_CODE_CHARS = 1024 * 1024;
 const PROGRESS_INTERVAL_MS = 2000;
+/**
+ * A result bigger than this (as JSON) goes without its images: MCP clients drop the connection
+ * over 10 MiB. The budgets keep results far below it; this is the last line of defence.
+ */
+export const MAX_RESULT_BYTES = 9 * 1024 * 1024;
 
 export const RUN_PYTHON_DESCRIPTION =
-  'Run Python 3 in a sandbox (no network, no host files). MCP tools are async functions: ' +
-  'await mcp_<server>.<tool>(**kwargs). Find them with await search_tool_docs("what you need"), ' +
-  'discovered_servers(), help(mcp_<server>.<tool>). Top-level await works; state persists per ' +
-  'session; the last expression is returned.';
+  'Python 3 sandbox, standard library only (no pip, no network). MCP tools are async: ' +
+  'await mcp_<server>.<tool>(**kwargs); failures raise ToolError. Find: await search_tool_docs("query"). ' +
+  'Docs: await query_tool_docs(server, tool, detail="full"). emit_image(png_bytes) shows images. ' +
+  'Output is capped; the last expression is returned.';
 
 /** What the listing shows: types only, so the listing stays small. */
 export function listedInput(sandbox: SandboxConfig) {
   return {
-    code: z.string(),
+    code: z.string().describe('top-level await works'),
     timeout: z.number().optional().describe(`seconds, max ${sandbox.maxTimeoutSeconds}`),
-    session: z.string().optional(),
-    reset: z.boolean().optional(),
-    servers: z.array(z.string()).optional(),
+    session: z.string().optional().describe('state persists per session'),
+    reset: z.boolean().optional().describe('fresh interpreter first'),
+    servers: z.array(z.string()).optional().describe('start these first'),
   };
 }
 
@@ -52,7 +60,7 @@ export interface RunPythonDeps {
   sandbox: SessionManager;
   hub: ProxyHub;
   runLog?: RunLog;
-  toolCalls: { toolCallsOf(runId: string): number; forget(runId: string): void };
+  toolCalls: { toolCallsOf(runId: string): number; toolImagesOf(runId: string): readonly FoundImage[]; forget(runId: string): void };
   log: (message: string) => void;
 }
 
@@ -60,11 +68,11 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
   const strict = strictInput(config);
   server.registerTool(
     RUN_PYTHON,
-    { description: RUN_PYTHON_DESCRIPTION, inputSchema: listedInput(config) },
+    { description: RUN_PYTHON_DESCRIPTION, inputSchema: listedInput(config), outputSchema: runViewShape },
     async (listed, extra): Promise<CallToolResult> => {
       const checked = strict.safeParse(listed);
       if (!checked.success) {
-        return errorResult(`Invalid arguments: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+        return failed('InvalidArguments', checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
       }
       const args = checked.data;
       const runId = randomUUID();
@@ -72,10 +80,10 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
       const timeoutMs = (args.timeout ?? config.timeoutSeconds) * 1000;
       // Servers asked for up front start together; the first that fails is reported.
       const started = await Promise.allSettled((args.servers ?? []).map((name) => deps.hub.listTools(name)));
-      const failed = started.findIndex((s) => s.status === 'rejected');
-      if (failed >= 0) {
-        const reason = (started[failed] as PromiseRejectedResult).reason as unknown;
-        return errorResult(`Could not start server "${args.servers![failed]}": ${reason instanceof Error ? reason.message : String(reason)}`);
+      const refused = started.findIndex((s) => s.status === 'rejected');
+      if (refused >= 0) {
+        const reason = (started[refused] as PromiseRejectedResult).reason as unknown;
+        return failed('ServerUnavailable', `Could not start server "${args.servers![refused]}": ${reason instanceof Error ? reason.message : String(reason)}`);
       }
       const progress = startProgress(extra, () => deps.toolCalls.toolCallsOf(runId));
       deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
@@ -89,23 +97,23 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
           onOutput: progress.onOutput,
         });
         const toolCalls = deps.toolCalls.toolCallsOf(runId);
-        deps.runLog?.runEnded(result, { toolCalls });
-        const audit = auditNote(deps.runLog);
-        const content: CallToolResult['content'] = [{ type: 'text', text: runText(result, toolCalls) + (audit ? `\n[${audit}]` : '') }];
-        for (const image of result.images) content.push({ type: 'image', data: image.data, mimeType: image.mime });
-        const structuredContent = { ...structuredRun(result, toolCalls), ...(audit ? { auditLog: audit } : {}) };
-        return { content, structuredContent, isError: result.status !== 'ok' };
+        const shaped = shapeRun({ result, toolCalls, toolImages: deps.toolCalls.toolImagesOf(runId), budget: config.resultChars });
+        // The log keeps the full record: the output as captured, every image emitted or returned.
+        deps.runLog?.runEnded({ ...result, images: shaped.recorded }, { toolCalls });
+        shaped.setAudit(auditNote(deps.runLog));
+        let reply = callResult(shaped);
+        if (reply.content.length > 1 && Buffer.byteLength(JSON.stringify(reply)) > MAX_RESULT_BYTES) {
+          shaped.dropImages();
+          reply = callResult(shaped);
+        }
+        return reply;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         deps.runLog?.runFailed({ run: runId, session, message });
         deps.log(`run ${runId} failed: ${message}`);
         // The same shape as a run's, so a client that reads only structuredContent (VS Code) gets the fix too.
         const type = error instanceof Error ? error.name : 'Error';
-        const audit = auditNote(deps.runLog);
-        return {
-          ...errorResult(`${type}: ${message}${audit ? `\n[${audit}]` : ''}`),
-          structuredContent: { status: 'error', error: { type, message }, session, runId, ...(audit ? { auditLog: audit } : {}) },
-        };
+        return failed(type, message, session, auditNote(deps.runLog));
       } finally {
         progress.stop();
         deps.toolCalls.forget(runId);
@@ -120,8 +128,18 @@ function auditNote(runLog: RunLog | undefined): string | undefined {
   return problem ? `the audit log is not being written (${problem}): this run is not recorded` : undefined;
 }
 
-function errorResult(message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true };
+function callResult(shaped: ShapedRun): CallToolResult {
+  const content: CallToolResult['content'] = [{ type: 'text', text: shaped.text }];
+  for (const image of shaped.images) content.push({ type: 'image', data: image.data, mimeType: image.mime });
+  return { content, structuredContent: shaped.view, isError: shaped.view.status !== 'ok' };
+}
+
+/** A failure before the code could run (no durationMs: the code did not run). */
+function failed(type: string, message: string, session = 'default', audit?: string): CallToolResult {
+  const view: RunView = { status: 'error', error: { type, message } };
+  if (session !== 'default') view.session = session;
+  if (audit) view.auditLog = audit;
+  return { content: [{ type: 'text', text: renderText(view) }], structuredContent: view, isError: true };
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -129,25 +147,20 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** Sends MCP progress notifications while a run goes on, when the client asked for them. */
 function startProgress(extra: Extra, toolCalls: () => number) {
   const token = extra._meta?.progressToken;
-  let lastLine = '';
+  const lastLine = new LastLine();
   const started = Date.now();
   const timer =
     token === undefined
       ? undefined
       : setInterval(() => {
           const seconds = Math.round((Date.now() - started) / 1000);
-          const calls = toolCalls();
-          const message = `running for ${seconds} s${calls > 0 ? `, ${calls} tool calls` : ''}${lastLine ? `: ${lastLine}` : ''}`;
+          const message = progressMessage(seconds, toolCalls(), lastLine.line);
           void extra
             .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: seconds, message } })
             .catch(() => undefined);
         }, PROGRESS_INTERVAL_MS);
   return {
-    onOutput: (_stream: 'stdout' | 'stderr', text: string) => {
-      const lines = text.trimEnd().split('\n');
-      const last = lines[lines.length - 1];
-      if (last) lastLine = last.slice(0, 120);
-    },
+    onOutput: (stream: 'stdout' | 'stderr', text: string) => lastLine.add(stream, text),
     stop: () => clearInterval(timer),
   };
 }

@@ -9,6 +9,7 @@ import { ProxyHub } from './hub/hub.ts';
 import { RunLog } from './run-log.ts';
 import { registerRunPython } from './run-python.ts';
 import { preludeCode } from './runtime/prelude.ts';
+import { serverInstructions } from './server-instructions.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
 export const BRIDGE_VERSION = '0.1.0';
@@ -54,7 +55,8 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   });
   const server = new McpServer(
     { name: BRIDGE_NAME, version: BRIDGE_VERSION },
-    { instructions: 'Use run_python to run Python that calls the proxied MCP servers as async functions.' },
+    // The servers as known at start (cached tool lists included); the listing itself never grows.
+    { instructions: serverInstructions(hub.catalog.records(), (name) => hub.consentState(name) === 'allowed') },
   );
   registerRunPython(server, config.sandbox, {
     sandbox,

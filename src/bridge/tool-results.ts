@@ -1,6 +1,6 @@
 // Turning a proxied server's CallToolResult (untrusted) into what Python code gets back: the
-// structured content when there is one, else the text (a list for several items). Images are
-// also attached to the run so the agent sees them.
+// structured content when there is one, else the text (a list for several items). Images stay
+// in the value: they reach the model only when the code returns or emits them (see format.ts).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 
 export interface SandboxToolResult {
@@ -8,6 +8,8 @@ export interface SandboxToolResult {
   value: unknown;
   /** A short text for ToolError messages. */
   errorText?: string;
+  /** The well-formed images among the content, so a returned one can be recognised and attached. */
+  images: ResultImage[];
 }
 
 export interface ResultImage {
@@ -36,20 +38,20 @@ function itemValue(item: ContentItem): unknown {
   }
 }
 
-export function toSandboxResult(result: CallToolResult, onImage: (image: ResultImage) => void): SandboxToolResult {
+export function toSandboxResult(result: CallToolResult): SandboxToolResult {
   const content = Array.isArray(result.content) ? result.content : [];
-  for (const item of content) {
-    if (item.type === 'image' && IMAGE_MIME.test(item.mimeType) && /^[A-Za-z0-9+/]*={0,2}$/.test(item.data)) {
-      onImage({ mime: item.mimeType, data: item.data });
-    }
-  }
+  const images = content.flatMap((item) =>
+    item.type === 'image' && typeof item.data === 'string' && IMAGE_MIME.test(item.mimeType) && /^[A-Za-z0-9+/]*={0,2}$/.test(item.data)
+      ? [{ mime: item.mimeType, data: item.data }]
+      : [],
+  );
   const texts = content.flatMap((item) => (item.type === 'text' ? [item.text] : []));
   if (result.isError) {
-    return { isError: true, value: null, errorText: texts.join('\n').slice(0, 4000) || 'the tool reported an error' };
+    return { isError: true, value: null, errorText: texts.join('\n').slice(0, 4000) || 'the tool reported an error', images: [] };
   }
   if (result.structuredContent !== undefined && result.structuredContent !== null) {
-    return { isError: false, value: result.structuredContent };
+    return { isError: false, value: result.structuredContent, images };
   }
   const values = content.map(itemValue);
-  return { isError: false, value: values.length === 1 ? values[0] : values };
+  return { isError: false, value: values.length === 1 ? values[0] : values, images };
 }

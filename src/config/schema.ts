@@ -44,6 +44,11 @@ export const sandboxConfigSchema = z
     prewarm: z.boolean().default(true),
     /** Characters of stdout (and, separately, stderr) kept per run: head and tail. */
     maxOutputChars: z.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+    /**
+     * Characters of output (stdout, stderr, value and error together) a run's result hands the
+     * model, in each of its forms (text, structured): head and tail kept, the cut said.
+     */
+    resultChars: z.number().int().min(1000).max(200_000).default(20_000),
     extraRunArgs: extraRunArgs.default([]),
     /** Full paths of the runtimes' executables, when they are neither on PATH nor where they usually install. */
     podmanPath: executablePath.optional(),

@@ -4,7 +4,7 @@
 // is not running (not started yet, or not trusted), the person is told and offered to start it.
 import * as vscode from 'vscode';
 import type { RunRecord } from '../bridge/run-log-reader.ts';
-import { bridgeToolName, runOutcome, type RunOutcome } from './bridge-tool.ts';
+import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome, type RunOutcome } from './bridge-tool.ts';
 import { SERVER_LABEL } from './provider.ts';
 import type { RunsView } from './runs-view.ts';
 import type { RuntimeStatusBar } from './runtime-status.ts';
@@ -37,6 +37,7 @@ export class BridgeRunner {
     const name = this.toolName() ?? (await this.offerStart());
     if (!name) return undefined;
     let outcome: RunOutcome;
+    const since = Date.now();
     try {
       outcome = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: 'Running in the sandbox', cancellable: true },
@@ -55,13 +56,13 @@ export class BridgeRunner {
       return undefined;
     }
     if (outcome.auditLog) void vscode.window.showWarningMessage(`Code Execution Mode: ${outcome.auditLog}.`);
-    if (!outcome.runId) {
+    if (outcome.status === undefined || (outcome.error && REFUSED_TYPES.includes(outcome.error.type))) {
       // Refused before it ran (an argument the bridge does not take): the text says why.
-      void vscode.window.showErrorMessage(outcome.text || 'The sandbox bridge gave no result.');
+      void vscode.window.showErrorMessage(outcome.error?.message ?? (outcome.text || 'The sandbox bridge gave no result.'));
       return outcome;
     }
-    if (outcome.status === 'error' && outcome.stdout === undefined && outcome.error) this.sandboxFailed(outcome.error);
-    const run = await this.waitForRun(outcome.runId);
+    if (outcome.status === 'error' && outcome.durationMs === undefined && outcome.error) this.sandboxFailed(outcome.error);
+    const run = await this.waitForRun(code, session, since);
     if (run) this.deps.showRun(run);
     this.deps.runs.refresh();
     return outcome;
@@ -99,12 +100,13 @@ export class BridgeRunner {
   }
 
   /** The run as the log has it, once its end is there (the views follow the file). */
-  private async waitForRun(id: string): Promise<RunRecord | undefined> {
+  private async waitForRun(code: string, session: string, since: number): Promise<RunRecord | undefined> {
+    const find = () => findCallRun(this.deps.runs.runs(), code, session, since);
     for (let i = 0; i < 40; i++) {
-      const run = this.deps.runs.find(id);
+      const run = find();
       if (run?.status) return run;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    return this.deps.runs.find(id);
+    return find();
   }
 }

@@ -18,15 +18,23 @@ export function bridgeToolName(tools: ReadonlyArray<{ name: string; description:
 }
 
 const outcomeSchema = z.object({
-  runId: z.string().optional(),
   status: z.string().optional(),
   session: z.string().optional(),
-  /** Present for a run that ran (absent when no sandbox could start). */
-  stdout: z.string().optional(),
+  /** Present for a run that ran (absent when it was refused, or no sandbox could start). */
+  durationMs: z.number().optional(),
   error: z.object({ type: z.string(), message: z.string() }).nullable().optional(),
   auditLog: z.string().optional(),
 });
 export type RunOutcome = z.infer<typeof outcomeSchema> & { text: string };
+
+/** Refusals of the call itself: nothing ran and the run log has no run. */
+export const REFUSED_TYPES: readonly string[] = ['InvalidArguments', 'ServerUnavailable'];
+
+/** The run the log has for a call made at `since` (the result names no run: the model needs no id). */
+export function findCallRun<R extends { code: string; session: string; started: string }>(runs: readonly R[], code: string, session: string, since: number): R | undefined {
+  // A second of slack for clocks read in two processes.
+  return runs.filter((r) => r.code === code && r.session === session && Date.parse(r.started) >= since - 1000).sort((a, b) => b.started.localeCompare(a.started))[0];
+}
 
 /** VS Code hands back the structured content as JSON text when there is one, else the text. */
 export function runOutcome(text: string): RunOutcome {

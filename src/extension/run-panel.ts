@@ -92,6 +92,7 @@ export class RunPanel implements vscode.Disposable {
       `${run.toolCallCount} tool call${run.toolCallCount === 1 ? '' : 's'}`,
       run.truncated ? 'output truncated' : '',
       run.sessionLost ? 'session state lost' : '',
+      run.sessionChange ? `started fresh: session ${escape(run.sessionChange.kind)} (${escape(run.sessionChange.reason)})` : '',
     ].filter(Boolean);
     const calls = run.toolCalls
       .map(

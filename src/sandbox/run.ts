@@ -16,6 +16,12 @@ export interface RunImage {
   data: string;
 }
 
+/** Why a run found its session's earlier state gone (said in the result, with the reason). */
+export interface SessionChange {
+  kind: 'reaped' | 'evicted' | 'reset' | 'lost';
+  reason: string;
+}
+
 export interface RunResult {
   runId: string;
   session: string;
@@ -32,6 +38,8 @@ export interface RunResult {
   truncated: boolean;
   /** The session's interpreter is gone (killed, crashed, out of memory); state was lost. */
   sessionLost: boolean;
+  /** The session's state was gone before this run started (not for a brand-new session). */
+  sessionChange?: SessionChange;
   /** This run started a new container (a cold start). */
   coldStart: boolean;
   /** Requests the code made to the host (tool calls). */

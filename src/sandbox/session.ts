@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { SandboxConfig } from '../config/schema.ts';
 import { KernelContainer, type RuntimeRef } from './container.ts';
 import { SandboxStartError } from './errors.ts';
-import { runOnContainer, type RunOptions, type RunResult, type RunStatus } from './run.ts';
+import { runOnContainer, type RunOptions, type RunResult, type RunStatus, type SessionChange } from './run.ts';
 
 export {
   MAX_IMAGE_BASE64_CHARS,
@@ -22,6 +22,7 @@ export {
   type RunOptions,
   type RunResult,
   type RunStatus,
+  type SessionChange,
 } from './run.ts';
 
 let useCounter = 0;
@@ -37,6 +38,10 @@ export class Session {
   runs = 0;
   /** Closed sessions refuse work, and a container that finishes starting after the close is stopped. */
   private closed = false;
+  /** A loss of state the next run's result says (its own result did not, or could not). */
+  private pendingChange: SessionChange | undefined;
+  /** The container was alive when the last run ended: if it is gone at the next, it died in between. */
+  private aliveAfterRun = false;
 
   readonly name: string;
   private readonly runtime: RuntimeRef;
@@ -47,10 +52,19 @@ export class Session {
 
   /**
    * `prelude` runs in every new interpreter of this session before its first run;
-   * `takeSpare` hands over a pre-started container (with the prelude run), if there is one.
+   * `takeSpare` hands over a pre-started container (with the prelude run), if there is one;
+   * `change` is why an earlier session of this name is gone (reaped, evicted), for its first run to say.
    */
-  constructor(name: string, runtime: RuntimeRef, config: SandboxConfig, prelude?: string, takeSpare?: () => Promise<KernelContainer | undefined>) {
+  constructor(
+    name: string,
+    runtime: RuntimeRef,
+    config: SandboxConfig,
+    prelude?: string,
+    takeSpare?: () => Promise<KernelContainer | undefined>,
+    change?: SessionChange,
+  ) {
     this.name = name;
+    this.pendingChange = change;
     this.runtime = runtime;
     this.prelude = prelude;
     this.takeSpare = takeSpare;
@@ -75,7 +89,11 @@ export class Session {
     const run = this.queue.then(async () => {
       try {
         if (this.closed) throw new SandboxStartError(`Session "${this.name}" was closed; run the code again to start a new one.`);
-        if (reset) await this.restartInterpreter();
+        if (reset) {
+          // A reset of a session that had no state yet changes nothing worth saying.
+          if (this.runs > 0) this.pendingChange ??= { kind: 'reset', reason: 'asked for with reset: true' };
+          await this.restartInterpreter();
+        }
         return await this.runNow(code, options);
       } finally {
         this.busyCount--;
@@ -133,7 +151,14 @@ export class Session {
     const started = performance.now();
     const runId = options.runId ?? randomUUID();
     if (options.signal?.aborted) return this.emptyResult(runId, 'cancelled', started, 'Cancelled before it started.');
+    const ended = this.aliveAfterRun && !this.alive ? this.container?.exitStatus : undefined;
     const { container, cold } = await this.ensureContainer();
+    if (ended) {
+      const how = `exit code ${ended.code ?? 'none'}${ended.reason ? `: ${ended.reason}` : ''}`;
+      this.pendingChange ??= { kind: 'lost', reason: `its sandbox ended after the last run (${how})` };
+    }
+    const change = this.pendingChange;
+    this.pendingChange = undefined;
     this.runs++;
     const { result, restart } = await runOnContainer({ container, runId, session: this.name, config: this.config, options, cold, started, code });
     if (restart && result.error) {
@@ -143,6 +168,12 @@ export class Session {
         : ", and its interpreter did not restart either, so its sandbox was killed; the session's state is lost.";
       result.durationMs = performance.now() - started;
     }
+    // A cancelled run's result never reaches the caller (MCP drops it): the next run says the loss.
+    if (result.status === 'cancelled' && result.sessionLost) {
+      this.pendingChange = { kind: 'lost', reason: 'the run before this one was cancelled and its interpreter had to be restarted' };
+    }
+    this.aliveAfterRun = this.alive;
+    if (change) result.sessionChange = change;
     return result;
   }
 

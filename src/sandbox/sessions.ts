@@ -6,7 +6,7 @@ import { ImageMissingError, SessionLimitError } from './errors.ts';
 import { pullImage } from './image.ts';
 import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime/detect.ts';
 import type { KernelContainer } from './container.ts';
-import { Session, startKernel, type RequestHandler, type RunResult } from './session.ts';
+import { Session, startKernel, type RequestHandler, type RunResult, type SessionChange } from './session.ts';
 
 export interface ExecuteOptions {
   runId?: string;
@@ -41,11 +41,23 @@ export interface SessionManagerOptions {
 
 export const SESSION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/** Names of closed sessions remembered, with why they closed, for their next run to say. */
+const MAX_RETIRED = 1000;
+
+/** "10 min", "45 s", "2 h": a configured time as a person says it. */
+export function spokenSeconds(seconds: number): string {
+  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
 export class SessionManager {
   private runtimePromise: Promise<RuntimeStatus> | undefined;
   private orphanSweep: Promise<number> | undefined;
   private readonly sessions = new Map<string, Session>();
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+  /** Sessions closed by the manager (reaped, evicted): a run under the same name is told. */
+  private readonly retired = new Map<string, SessionChange>();
   private closed = false;
   /** The runtime once known, for synchronous clean-up at exit. */
   private runtimeRef: RuntimeStatus | undefined;
@@ -214,9 +226,15 @@ export class SessionManager {
       }
       this.sessions.delete(victim.name);
       this.clearIdle(victim.name);
+      this.retire(victim.name, {
+        kind: 'evicted',
+        reason: `closed to make room for session "${name}": at most ${this.config.maxSessions} sessions are kept (sandbox.maxSessions)`,
+      });
       void victim.close();
     }
-    const session = new Session(name, runtime, this.config, this.options.prelude, () => this.takeSpare());
+    const change = this.retired.get(name);
+    this.retired.delete(name);
+    const session = new Session(name, runtime, this.config, this.options.prelude, () => this.takeSpare(), change);
     this.sessions.set(name, session);
     return session;
   }
@@ -224,10 +242,18 @@ export class SessionManager {
   private armIdle(name: string, session: Session): void {
     this.clearIdle(name);
     const timer = setTimeout(() => {
-      if (this.sessions.get(name) === session && !session.busy) void this.closeSession(name);
+      if (this.sessions.get(name) !== session || session.busy) return;
+      this.retire(name, { kind: 'reaped', reason: `closed after ${spokenSeconds(this.config.idleSeconds)} idle (sandbox.idleSeconds)` });
+      void this.closeSession(name);
     }, this.config.idleSeconds * 1000);
     timer.unref();
     this.idleTimers.set(name, timer);
+  }
+
+  private retire(name: string, change: SessionChange): void {
+    this.retired.delete(name);
+    this.retired.set(name, change);
+    if (this.retired.size > MAX_RETIRED) this.retired.delete(this.retired.keys().next().value!);
   }
 
   private clearIdle(name: string): void {

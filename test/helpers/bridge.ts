@@ -7,7 +7,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 
 export const FIXTURE = resolve('test/fixtures/fixture-server.ts');
 export const MEMORY_SERVER = resolve('node_modules/@modelcontextprotocol/server-memory/dist/index.js');
@@ -17,7 +17,7 @@ export interface BridgeHandle {
   client: Client;
   stateDir: string;
   stderr: () => string;
-  call(code: string, extra?: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: () => void }): Promise<CallToolResult>;
+  call(code: string, extra?: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: (progress: Progress) => void }): Promise<CallToolResult>;
   close(): Promise<void>;
 }
 

@@ -212,6 +212,31 @@ export async function run(): Promise<void> {
     await screenshot('views');
   });
 
+  await check('what VS Code hands the model: a flood within the budget, a returned image once, no base64 as text', async () => {
+    // Images come back as data parts (mimeType + bytes); everything else as text parts.
+    const parts = async (code: string) => {
+      const name = toolName();
+      assert(name, 'run_python is not among vscode.lm.tools');
+      const result = await vscode.lm.invokeTool(name, { input: { code }, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+      const text = result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+      const data = result.content.filter((part): part is { mimeType: string; data: Uint8Array } => typeof part === 'object' && part !== null && 'mimeType' in part && 'data' in part);
+      return { text, data, kinds: result.content.map((part) => (part as object)?.constructor?.name ?? typeof part) };
+    };
+    const flood = await parts('for i in range(100000): print(i)');
+    figures.floodModelChars = flood.text.length;
+    assert(flood.text.length < 21_000, `the flood handed the model ${flood.text.length} characters`);
+    assert(flood.text.includes('print less, or summarise in code'), 'the cut is not said');
+    assert(flood.data.length === 0, `flood parts: ${flood.kinds.join(', ')}`);
+    const image = await parts('import base64\nr = await mcp_fixture.image()\nemit_image(base64.b64decode(r[0]["data"]))\nr');
+    figures.imageModelChars = image.text.length;
+    figures.imageDataParts = image.data.length;
+    figures.imageBytes = image.data.reduce((n, part) => n + part.data.byteLength, 0);
+    assert(image.data.length === 1, `image parts: ${image.kinds.join(', ')}`);
+    assert(image.data[0]!.mimeType.startsWith('image/'), `mime ${image.data[0]!.mimeType}`);
+    assert(image.text.includes('<image image/png 70 bytes, attached>'), image.text);
+    assert(!/[A-Za-z0-9+/]{60,}/.test(image.text), `base64 in the text: ${image.text}`);
+  });
+
   await check("the output channel has the bridge's notable events", async () => {
     // The LogOutputChannel writes a file under the window's exthost log folder.
     const root = join(ext.logDir, '..');

@@ -71,7 +71,7 @@ describe(`bridge on ${runtime}`, () => {
     assert.equal(structured(result).status, 'ok', textOf(result));
     assert.equal(
       structured(result).value,
-      "(['filesystem', 'fixture', 'loop', 'memory', 'web-fixture'], ('memory', 'create_entities'), 'mcp_fixture.add(*, a: float, b: float)')",
+      "(['filesystem', 'fixture', 'loop', 'memory', 'web-fixture'], ('memory', 'create_entities'), 'mcp_fixture.add(*, a: float, b: float) -> {sum: float}')",
     );
   });
 
@@ -164,11 +164,13 @@ describe(`bridge on ${runtime}`, () => {
     assert.equal(structured(result).value, "(10000000, 'xxx')", textOf(result));
   });
 
-  test('images from tools come through as images', async () => {
+  test('images from tools reach the model when the code returns them', async () => {
     const result = await bridge.call('r = await mcp_fixture.image()\n[type(x).__name__ for x in r]');
     assert.equal(structured(result).value, "['dict', 'str']");
-    const images = result.content.filter((c) => c.type === 'image');
-    assert.equal(images.length, 1);
+    assert.equal(result.content.filter((c) => c.type === 'image').length, 0, 'not attached by themselves');
+    const returned = await bridge.call('await mcp_fixture.image()');
+    assert.equal(returned.content.filter((c) => c.type === 'image').length, 1);
+    assert.match(String(structured(returned).value), /'data': '<image image\/png 70 bytes, attached>'/);
   });
 
   test('server env reaches the server but never the sandbox', async () => {

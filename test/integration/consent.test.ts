@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test, type TestContext } from 'node:test';
 import { ProxyHub } from '../../src/bridge/hub/hub.ts';
 import { configSchema } from '../../src/config/schema.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
@@ -36,15 +36,15 @@ function alive(pid: number): boolean {
   }
 }
 
-/** A workspace-like setup: one gated server that leaves its pid in a marker file when it starts, one free server. */
-async function setup(prefix: string) {
+/** A workspace-like setup: one gated server (given `args`) that leaves its pid in a marker file when it starts, one free server. */
+async function setup(prefix: string, args: string[] = [FIXTURE]) {
   const dir = await tempDir(prefix);
   const marker = join(dir, 'started.pid');
   const decisionsFile = join(dir, 'consent.json');
   const requestsFile = join(dir, 'consent-requests.json');
   const config = {
     servers: {
-      ws: { command: process.execPath, args: [FIXTURE], env: { FIXTURE_PID_FILE: marker }, description: 'Defined by the workspace' },
+      ws: { command: process.execPath, args, env: { FIXTURE_PID_FILE: marker }, description: 'Defined by the workspace' },
       free: { command: process.execPath, args: [FIXTURE], description: 'Defined by the user' },
     },
     proxy: { connectTimeoutSeconds: 20 },
@@ -110,6 +110,65 @@ describe('the hub and a server awaiting consent', () => {
     assert.deepEqual(again.result.structuredContent, { sum: 3 });
     assert.notEqual(Number(readFileSync(env.marker, 'utf8')), pid, 'a new process');
   });
+});
+
+// The hub checks the decisions every second (a mocked interval here, ticked by hand): whatever
+// happened between two checks, a server not allowed at a check is stopped, and at once.
+describe('revoking consent stops the server, whatever the timing', () => {
+  const signal = new AbortController().signal;
+  const markerPid = (marker: string) => until('the server to start', () => existsSync(marker) && Number(readFileSync(marker, 'utf8')) > 0 && Number(readFileSync(marker, 'utf8')));
+
+  async function withHub(t: TestContext, prefix: string, args: string[] | undefined, body: (hub: ProxyHub, env: Awaited<ReturnType<typeof setup>>) => Promise<void>) {
+    t.mock.timers.enable({ apis: ['setInterval'] });
+    const env = await setup(prefix, args);
+    const hub = new ProxyHub(configSchema.parse(env.config));
+    try {
+      await hub.start();
+      await body(hub, env);
+    } finally {
+      await hub.close();
+      rmSync(env.dir, { recursive: true, force: true });
+    }
+  }
+
+  test('allowed, started and revoked between two checks (no check saw it allowed): its process stops', (t) =>
+    withHub(t, 'cem-consent-between-', undefined, async (hub, env) => {
+      await env.decide([HASH]);
+      // Started on a fresh read of the decisions, before any check saw the change.
+      const { result } = await hub.callTool('ws', 'add', { a: 1, b: 2 }, signal);
+      assert.deepEqual(result.structuredContent, { sum: 3 });
+      const pid = await markerPid(env.marker);
+      await env.decide([]);
+      t.mock.timers.tick(1000);
+      await until('the revoked server to stop', () => !alive(pid), 5000);
+      await assert.rejects(hub.callTool('ws', 'add', { a: 1, b: 2 }, signal), { name: 'ConsentNeededError' });
+    }));
+
+  test('revoked while it is starting: its process stops now, not when its start times out', (t) =>
+    // Never answers initialize: the start would last the whole connect timeout (20 s).
+    withHub(t, 'cem-consent-starting-', [FIXTURE, '--hang'], async (hub, env) => {
+      await env.decide([HASH]);
+      t.mock.timers.tick(1000);
+      const call = hub.callTool('ws', 'add', { a: 1, b: 2 }, signal);
+      call.catch(() => undefined);
+      const pid = await markerPid(env.marker);
+      await env.decide([]);
+      t.mock.timers.tick(1000);
+      await until('the revoked server to stop', () => !alive(pid), 5000);
+      await assert.rejects(call, /server "ws" is shut down/);
+      assert.equal(hub.catalog.get('ws')?.state, 'not-started');
+    }));
+
+  test('revoked, a server that ignores both its stdin closing and SIGTERM is still stopped within seconds', (t) =>
+    withHub(t, 'cem-consent-stubborn-', ['--import', `data:text/javascript,${encodeURIComponent('process.on("SIGTERM", () => {}); setInterval(() => {}, 1e9);')}`, FIXTURE], async (hub, env) => {
+      await env.decide([HASH]);
+      t.mock.timers.tick(1000);
+      await hub.callTool('ws', 'add', { a: 1, b: 2 }, signal);
+      const pid = await markerPid(env.marker);
+      await env.decide([]);
+      t.mock.timers.tick(1000);
+      await until('the revoked server to stop', () => !alive(pid), 8000);
+    }));
 });
 
 describe(`sandboxed code and a server awaiting consent (${runtime})`, () => {

@@ -16,7 +16,7 @@ for (const runtime of testRuntimes()) {
     const status = await probeRuntime(runtime);
     assert.equal(status.state, 'ready', status.problems.join(' '));
     assert.match(status.version ?? '', /^\d+\.\d+/);
-    assert.equal(status.rootless, false);
+    assert.equal(typeof status.rootless, 'boolean');
   });
 }
 

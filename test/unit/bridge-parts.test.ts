@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseConfig } from '../../src/config/load.ts';
-import { runText } from '../../src/bridge/format.ts';
 import { toolAllowed } from '../../src/bridge/hub/policy.ts';
 import { startsThisBridge } from '../../src/bridge/hub/transports.ts';
 import { RunLog } from '../../src/bridge/run-log.ts';
@@ -30,18 +29,15 @@ test('entries that would start this bridge again are recognised', () => {
   assert.equal(startsThisBridge(server({ url: 'http://127.0.0.1:1/mcp' })), false);
 });
 
-test('tool results: structured content wins, text otherwise, a list for several items, images surfaced', () => {
-  const images: string[] = [];
-  const onImage = (i: { mime: string }) => images.push(i.mime);
-  assert.deepEqual(toSandboxResult({ content: [{ type: 'text', text: '5' }], structuredContent: { sum: 5 } }, onImage).value, { sum: 5 });
-  assert.equal(toSandboxResult({ content: [{ type: 'text', text: 'hi' }] }, onImage).value, 'hi');
-  const mixed = toSandboxResult({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] }, onImage);
+test('tool results: structured content wins, text otherwise, a list for several items; images found, not attached', () => {
+  assert.deepEqual(toSandboxResult({ content: [{ type: 'text', text: '5' }], structuredContent: { sum: 5 } }).value, { sum: 5 });
+  assert.equal(toSandboxResult({ content: [{ type: 'text', text: 'hi' }] }).value, 'hi');
+  const mixed = toSandboxResult({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] });
   assert.deepEqual(mixed.value, ['a', { type: 'image', mimeType: 'image/png', data: 'AAAA' }]);
-  assert.deepEqual(images, ['image/png']);
-  toSandboxResult({ content: [{ type: 'image', data: 'not base64!', mimeType: 'image/png' }] }, onImage);
-  toSandboxResult({ content: [{ type: 'image', data: 'AAAA', mimeType: 'text/html' }] }, onImage);
-  assert.deepEqual(images, ['image/png'], 'bad images are not surfaced');
-  const error = toSandboxResult({ content: [{ type: 'text', text: 'boom' }], isError: true }, onImage);
+  assert.deepEqual(mixed.images, [{ mime: 'image/png', data: 'AAAA' }]);
+  assert.deepEqual(toSandboxResult({ content: [{ type: 'image', data: 'not base64!', mimeType: 'image/png' }] }).images, [], 'bad base64 is no image');
+  assert.deepEqual(toSandboxResult({ content: [{ type: 'image', data: 'AAAA', mimeType: 'text/html' }] }).images, [], 'nor is another type');
+  const error = toSandboxResult({ content: [{ type: 'text', text: 'boom' }], isError: true });
   assert.deepEqual([error.isError, error.errorText], [true, 'boom']);
 });
 
@@ -51,17 +47,6 @@ function result(overrides: Partial<RunResult>): RunResult {
     omitted: { stdout: 0, stderr: 0, images: 0 }, truncated: false, sessionLost: false, coldStart: false, requests: 0, ...overrides,
   };
 }
-
-test('run text is compact and says what was cut or lost', () => {
-  assert.equal(runText(result({ stdout: 'hi\n', value: '3' }), 0), 'hi\nOut: 3');
-  assert.equal(runText(result({}), 0), '(no output)');
-  const text = runText(
-    result({ status: 'timeout', sessionLost: true, omitted: { stdout: 10, stderr: 0, images: 0 }, error: { type: 'Timeout', message: 'too slow', traceback: '' } }),
-    2,
-  );
-  assert.match(text, /Timeout: too slow/);
-  assert.match(text, /\[timeout; session "default" was restarted: its state is lost; 10 characters of stdout omitted; 2 tool calls\]/);
-});
 
 test('the run log appends JSON lines and rotates by size', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'cem-runlog-'));
@@ -120,4 +105,15 @@ test('a run that fails before it starts is logged with its duration, and old rec
     ].join('\n'),
   );
   assert.equal(legacy[0]!.durationMs, 350);
+});
+
+test("the run log keeps why a run's session started fresh, and reads it back for the run panel", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-runlog-change-'));
+  const log = new RunLog(dir);
+  log.runStarted({ run: 'r1', session: 's', code: 'x', timeoutMs: 1000 });
+  const sessionChange = { kind: 'reaped' as const, reason: 'closed after 10 min idle (sandbox.idleSeconds)' };
+  log.runEnded(result({ runId: 'r1', session: 's', status: 'error', sessionChange }), { toolCalls: 0 });
+  log.close();
+  const [run] = parseRunLog(await readFile(join(dir, 'runs.jsonl'), 'utf8'));
+  assert.deepEqual(run?.sessionChange, sessionChange);
 });

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { pythonName, uniqueAliases } from '../../src/bridge/catalog/aliases.ts';
 import { MAX_TOOLS_PER_SERVER, ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { splitWords } from '../../src/bridge/catalog/search.ts';
-import { paramsOf, signatureOf } from '../../src/bridge/catalog/signature.ts';
+import { paramsOf, returnsOf, signatureOf, takesOtherKeys } from '../../src/bridge/catalog/signature.ts';
 
 test('aliases are Python identifiers, keywords are suffixed, collisions numbered', () => {
   assert.equal(pythonName('web-fixture'), 'web_fixture');
@@ -31,11 +31,102 @@ test('signatures come from JSON schemas: required first, types mapped, odd names
   });
   assert.equal(
     signatureOf('search', params),
-    'search(*, query: str, limit: int | None = None, "user-id": str | None | None = None, mode: Literal["fast", "slow"] | None = None, tags: list[str] | None = None)',
+    'search(*, query: str, limit: int = None, "user-id": str | None = None, mode: Literal["fast", "slow"] = None, tags: list[str] = None) -> str',
   );
   assert.equal(params.find((p) => p.name === 'user-id')?.identifier, false);
-  assert.equal(signatureOf('ping', paramsOf(undefined)), 'ping()');
+  assert.equal(signatureOf('ping', paramsOf(undefined)), 'ping() -> str');
   assert.deepEqual(paramsOf({ properties: 'nonsense' }), []);
+});
+
+test('signatures show nested shapes, enums, defaults and what a call returns', () => {
+  const entities = {
+    type: 'object',
+    properties: {
+      entities: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: { name: { type: 'string' }, entityType: { type: 'string' }, observations: { type: 'array', items: { type: 'string' } } },
+          required: ['name', 'entityType', 'observations'],
+        },
+      },
+    },
+    required: ['entities'],
+  };
+  assert.equal(
+    signatureOf('create_entities', paramsOf(entities), returnsOf({ type: 'object', properties: { content: { type: 'string' } }, required: ['content'] })),
+    'create_entities(*, entities: list[{name: str, entityType: str, observations: list[str]}]) -> {content: str}',
+  );
+  const listing = paramsOf({
+    type: 'object',
+    properties: {
+      path: { type: 'string' },
+      sortBy: { type: 'string', enum: ['name', 'size'], default: 'name' },
+      exclude: { type: 'array', items: { type: 'string' }, default: [] },
+      recursive: { type: 'boolean', default: false },
+      depth: { anyOf: [{ type: 'integer' }, { type: 'null' }] },
+      options: { type: 'object', properties: { 'follow-links': { type: 'boolean' }, max: { type: 'number' } }, required: ['max'] },
+      headers: { type: 'object', additionalProperties: { type: 'string' } },
+      level: { const: 3 },
+    },
+    required: ['path'],
+  });
+  assert.equal(
+    signatureOf('list', listing),
+    'list(*, path: str, sortBy: Literal["name", "size"] = "name", exclude: list[str] = [], recursive: bool = False, depth: int | None = None, ' +
+      'options: {"follow-links"?: bool, max: float} = None, headers: dict[str, str] = None, level: Literal[3] = None) -> str',
+  );
+  assert.deepEqual(listing.find((p) => p.name === 'sortBy')?.default, 'name');
+  assert.equal(listing.find((p) => p.name === 'path')?.default, undefined);
+});
+
+test('signatures follow local $refs and allOf, stop recursive schemas, and stay short', () => {
+  const tree = {
+    type: 'object',
+    properties: { root: { $ref: '#/$defs/Node' } },
+    required: ['root'],
+    $defs: { Node: { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+  };
+  const [root] = paramsOf(tree);
+  assert.match(root!.type, /^\{label\?: str, children\?: list\[\{label\?: str, children\?: list\[/);
+  assert.ok(root!.type.length <= 240, root!.type);
+  const merged = paramsOf({ properties: { both: { allOf: [{ properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'integer' } } }] } } });
+  assert.equal(merged[0]!.type, '{a: str, b?: int}');
+  const wide = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`field${i}`, { type: 'object', properties: { value: { type: 'string' } } }]));
+  const [deep] = paramsOf({ properties: { deep: { type: 'object', properties: wide } } });
+  assert.ok(deep!.type.length <= 240, `${deep!.type.length} characters`);
+  const many = paramsOf({ properties: { pick: { enum: Array.from({ length: 30 }, (_, i) => `v${i}`) } } });
+  assert.match(many[0]!.type, /^Literal\["v0", .*"v11", \.\.\.\]$/);
+  assert.equal(returnsOf(undefined), undefined);
+});
+
+test('only a schema that lists its keys and does not allow others has its keywords checked', () => {
+  assert.equal(takesOtherKeys({ type: 'object', properties: { a: { type: 'string' } } }), false);
+  assert.equal(takesOtherKeys({ type: 'object', properties: {} }), false);
+  assert.equal(takesOtherKeys({ type: 'object', properties: { a: {} }, additionalProperties: true }), true);
+  assert.equal(takesOtherKeys({ type: 'object', properties: { a: {} }, additionalProperties: { type: 'string' } }), true);
+  assert.equal(takesOtherKeys({ type: 'object' }), true);
+  assert.equal(takesOtherKeys(undefined), true);
+});
+
+test('the catalog keeps title, annotations and outputSchema, and says what a call returns', () => {
+  const catalog = new ToolCatalog([{ name: 'files', fingerprint: 'f' }]);
+  const [read, write] = catalog.setTools('files', [
+    {
+      name: 'read',
+      title: 'Read File',
+      annotations: { readOnlyHint: true },
+      inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+      outputSchema: { type: 'object', properties: { content: { type: 'string' } }, required: ['content'] },
+    },
+    { name: 'write', title: 'x'.repeat(5000) },
+  ]);
+  assert.equal(read!.title, 'Read File');
+  assert.deepEqual(read!.annotations, { readOnlyHint: true });
+  assert.equal(read!.returns, '{content: str}');
+  assert.equal(read!.signature, 'read(*, path: str) -> {content: str}');
+  assert.equal(write!.title, undefined, 'a bad title is dropped, not the tool');
+  assert.equal(write!.signature, 'write() -> str');
 });
 
 test('tool names split into words', () => {
@@ -98,4 +189,12 @@ test('a server listing more tools than the cap keeps the first MAX_TOOLS_PER_SER
   const catalog = new ToolCatalog([{ name: 'huge', fingerprint: 'f' }]);
   const tools = Array.from({ length: MAX_TOOLS_PER_SERVER + 5 }, (_, i) => ({ name: `t${i}` }));
   assert.equal(catalog.setTools('huge', tools).length, MAX_TOOLS_PER_SERVER);
+});
+
+test('a schema built to fan out costs little to render', () => {
+  const refs = Array.from({ length: 50 }, () => ({ $ref: '#/$defs/A' }));
+  const started = performance.now();
+  const [param] = paramsOf({ properties: { x: { $ref: '#/$defs/A' } }, $defs: { A: { anyOf: refs } } });
+  assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
+  assert.ok(param!.type.length <= 240);
 });

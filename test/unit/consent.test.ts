@@ -137,7 +137,11 @@ test('the gate reads decisions live, fails closed, and asks once for several ser
   assert.match(gate.reason('one'), /has not allowed it to run yet; they have been asked/);
 
   const changes: Array<[string, ConsentState]> = [];
-  gate.watch((server, state) => changes.push([server, state]));
+  const checks: Array<[string, ConsentState]> = [];
+  gate.watch((server, state, changed) => {
+    checks.push([server, state]);
+    if (changed) changes.push([server, state]);
+  });
   decide([h1], [h2]);
   assert.equal(gate.state('one'), 'allowed');
   assert.equal(gate.state('two'), 'declined');
@@ -149,6 +153,11 @@ test('the gate reads decisions live, fails closed, and asks once for several ser
 
   await waitUntil('the watcher to see the decisions', () => changes.length >= 2);
   assert.deepEqual(changes.sort(), [['one', 'allowed'], ['two', 'declined']]);
+  // Every check reports every state, changed or not (the hub stops what is not allowed, even
+  // when it was allowed and revoked between two checks).
+  await waitUntil('a check with no change', () => checks.length >= 4);
+  assert.deepEqual(checks.slice(2, 4).sort(), [['one', 'allowed'], ['two', 'declined']]);
+  assert.equal(changes.length, 2);
   writeFileSync(decisionsFile, '{ not json');
   assert.equal(gate.state('one'), 'awaiting-consent', 'unreadable decisions allow nothing');
   assert.ok(logs.some((l) => l.includes('cannot be read')));

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ensurePrivateDir } from '../../src/bridge/private-files.ts';
 import { RUN_PYTHON_DESCRIPTION } from '../../src/bridge/run-python.ts';
-import { bridgeToolName, runOutcome } from '../../src/extension/bridge-tool.ts';
+import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome } from '../../src/extension/bridge-tool.ts';
 import { DirWatcher } from '../../src/extension/dir-watcher.ts';
 import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/trusted-settings.ts';
 
@@ -81,12 +81,29 @@ test("run_python of this extension's bridge is found among VS Code's tools by it
 });
 
 test("a run_python result as VS Code hands it back: the structured content's JSON, or plain text", () => {
-  const ran = runOutcome(JSON.stringify({ status: 'ok', stdout: '', runId: 'r1', session: 'default', value: '42', auditLog: 'the audit log is not being written' }));
-  assert.deepEqual([ran.runId, ran.status, ran.stdout, ran.auditLog], ['r1', 'ok', '', 'the audit log is not being written']);
-  const failed = runOutcome(JSON.stringify({ status: 'error', error: { type: 'ImageMissingError', message: 'The sandbox image "x" is not present in podman' }, session: 'default', runId: 'r2' }));
-  assert.equal(failed.stdout, undefined, 'no sandbox started');
+  const ran = runOutcome(JSON.stringify({ status: 'ok', value: '42', durationMs: 12, auditLog: 'the audit log is not being written' }));
+  assert.deepEqual([ran.status, ran.durationMs, ran.auditLog], ['ok', 12, 'the audit log is not being written']);
+  const failed = runOutcome(JSON.stringify({ status: 'error', error: { type: 'ImageMissingError', message: 'The sandbox image "x" is not present in podman' } }));
+  assert.equal(failed.durationMs, undefined, 'no sandbox started');
   assert.equal(failed.error?.type, 'ImageMissingError');
-  assert.deepEqual(runOutcome('Invalid arguments: timeout: must be at most 300 seconds'), { text: 'Invalid arguments: timeout: must be at most 300 seconds' });
+  const refused = runOutcome(JSON.stringify({ status: 'error', error: { type: 'InvalidArguments', message: 'timeout: must be at most 300 seconds' } }));
+  assert.ok(REFUSED_TYPES.includes(refused.error!.type));
+  assert.deepEqual(runOutcome('Input validation error: reset'), { text: 'Input validation error: reset' });
+});
+
+test('the run of a Run Selection call is found in the log by its code, session and time', () => {
+  const since = Date.parse('2026-12-01T10:00:00Z');
+  const run = (id: string, code: string, started: string, session = 'default') => ({ id, code, session, started });
+  const runs = [
+    run('old', 'x + 1', '2026-12-01T09:00:00.000Z'),
+    run('other-session', 'x + 1', '2026-12-01T10:00:01.000Z', 'mine'),
+    run('first', 'x + 1', '2026-12-01T10:00:01.000Z'),
+    run('newest', 'x + 1', '2026-12-01T10:00:02.000Z'),
+    run('other-code', 'x + 2', '2026-12-01T10:00:03.000Z'),
+  ];
+  assert.equal(findCallRun(runs, 'x + 1', 'default', since)?.id, 'newest');
+  assert.equal(findCallRun(runs, 'x + 1', 'mine', since)?.id, 'other-session');
+  assert.equal(findCallRun(runs, 'x + 3', 'default', since), undefined);
 });
 
 test('untrusted workspaces: a workspace value of a restricted setting never applies', () => {

@@ -21,8 +21,13 @@ export type ServerState = (typeof serverStates)[number];
 
 export const listedToolSchema = z.object({
   name: z.string().min(1).max(256),
+  // A bad title is dropped, not the tool.
+  title: z.string().max(1000).optional().catch(undefined),
   description: z.string().max(20_000).optional(),
   inputSchema: z.unknown().optional(),
+  // What a call returns (its structured content): shown as the docs' Returns line.
+  outputSchema: z.unknown().optional(),
+  annotations: z.unknown().optional(),
 });
 
 // Loose objects: a field this version does not know survives another writer's rewrite.

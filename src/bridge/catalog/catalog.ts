@@ -5,7 +5,7 @@ import type { z } from 'zod';
 import { pythonName, uniqueAliases } from './aliases.ts';
 import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection, type CatalogServers, type ServerState } from './catalog-file.ts';
 import { ToolIndex } from './search.ts';
-import { paramsOf, signatureOf, type ParamDoc } from './signature.ts';
+import { paramsOf, returnsOf, signatureOf, type ParamDoc } from './signature.ts';
 
 export { CATALOG_FILE, type CatalogServers, type ServerState } from './catalog-file.ts';
 
@@ -15,9 +15,14 @@ export interface ToolEntry {
   serverDescription?: string;
   tool: string;
   alias: string;
+  title?: string;
   description: string;
   inputSchema: unknown;
+  outputSchema?: unknown;
+  annotations?: unknown;
   params: ParamDoc[];
+  /** What a call returns, as a Python type from the outputSchema; absent: the tool's text. */
+  returns?: string;
   signature: string;
 }
 
@@ -160,16 +165,21 @@ export class ToolCatalog {
     const aliases = uniqueAliases(tools.map((t) => t.name));
     return tools.map((tool, i) => {
       const params = paramsOf(tool.inputSchema);
+      const returns = returnsOf(tool.outputSchema);
       return {
         server: record.name,
         serverAlias: record.alias,
         ...(record.description ? { serverDescription: record.description } : {}),
         tool: tool.name,
         alias: aliases[i]!,
+        ...(tool.title ? { title: tool.title } : {}),
         description: tool.description ?? '',
         inputSchema: tool.inputSchema ?? { type: 'object' },
+        ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
+        ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
         params,
-        signature: signatureOf(aliases[i]!, params),
+        ...(returns ? { returns } : {}),
+        signature: signatureOf(aliases[i]!, params, returns),
       };
     });
   }
@@ -203,7 +213,14 @@ export class ToolCatalog {
         ...(record.tools && record.updatedAt
           ? {
               updatedAt: record.updatedAt,
-              tools: record.tools.map((t) => ({ name: t.tool, description: t.description, inputSchema: t.inputSchema })),
+              tools: record.tools.map((t) => ({
+                name: t.tool,
+                ...(t.title ? { title: t.title } : {}),
+                description: t.description,
+                inputSchema: t.inputSchema,
+                ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
+                ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+              })),
             }
           : {}),
       };

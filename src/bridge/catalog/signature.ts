@@ -1,18 +1,19 @@
-// Python-flavoured signatures for tools, from their JSON input schemas, so that `help()` and
-// search results read like the functions an agent will call.
+// Python-flavoured signatures for tools, from their JSON schemas, so that `help()` and search
+// results read like the functions an agent will call, nested shapes included:
+// `create_entities(*, entities: list[{name: str, entityType: str, observations: list[str]}]) -> {...}`.
+// Types are cut to a few levels and a few hundred characters: the full schema is in the docs.
 import { z } from 'zod';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-const propertySchema = z
-  .object({
-    type: z.union([z.string(), z.array(z.string())]).optional(),
-    description: z.string().optional(),
-    default: z.unknown().optional(),
-    enum: z.array(z.unknown()).optional(),
-    items: z.unknown().optional(),
-  })
-  .passthrough();
+/** Object levels shown inside one type; deeper objects show as `dict`. */
+const MAX_DEPTH = 3;
+/** A type longer than this is shown shallower, then cut. */
+const MAX_TYPE_CHARS = 240;
+const MAX_ENUM_VALUES = 12;
+const MAX_DEFAULT_CHARS = 40;
+const MAX_DESCRIPTION_CHARS = 500;
+/** Schema nodes visited per rendering: a hostile schema (refs fanning out) costs no more. */
+const MAX_VISITS = 2000;
 
 const objectSchema = z
   .object({
@@ -26,6 +27,8 @@ export interface ParamDoc {
   type: string;
   required: boolean;
   description?: string;
+  /** The schema's default, as JSON; absent when it gives none. */
+  default?: unknown;
   /** False for names Python cannot take as keywords (pass them via call_tool). */
   identifier: boolean;
 }
@@ -40,17 +43,135 @@ const JSON_TO_PYTHON: Record<string, string> = {
   null: 'None',
 };
 
-function pythonType(raw: unknown): string {
-  const property = propertySchema.safeParse(raw);
-  if (!property.success) return 'Any';
-  const { type, enum: choices, items } = property.data;
-  if (choices && choices.length > 0 && choices.length <= 8) {
-    return `Literal[${choices.map((c) => JSON.stringify(c)).join(', ')}]`;
+type Schema = Record<string, unknown>;
+
+function isSchema(value: unknown): value is Schema {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A JSON value as a Python literal: `"a"`, `3`, `True`, `None`, `["x"]`. */
+export function pythonLiteral(value: unknown): string {
+  if (value === null || value === undefined) return 'None';
+  if (value === true) return 'True';
+  if (value === false) return 'False';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'None';
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (Array.isArray(value)) return `[${value.map(pythonLiteral).join(', ')}]`;
+  if (isSchema(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonLiteral(v)}`).join(', ')}}`;
+  return 'None';
+}
+
+class TypeRenderer {
+  private refs = 0;
+  private visits = 0;
+  private readonly root: unknown;
+
+  constructor(root: unknown) {
+    this.root = root;
   }
-  const types = (Array.isArray(type) ? type : type ? [type] : []).map((t) => JSON_TO_PYTHON[t] ?? 'Any');
-  if (types.length === 0) return 'Any';
-  if (types.length === 1 && types[0] === 'list' && items) return `list[${pythonType(items)}]`;
-  return types.join(' | ');
+
+  /** `depth` counts the object levels still allowed. */
+  render(raw: unknown, depth: number): string {
+    if (!isSchema(raw) || ++this.visits > MAX_VISITS) return 'Any';
+    if (typeof raw.$ref === 'string') return this.ref(raw.$ref, depth);
+    if ('const' in raw) return `Literal[${pythonLiteral(raw.const)}]`;
+    if (Array.isArray(raw.enum) && raw.enum.length > 0) {
+      const shown = raw.enum.slice(0, MAX_ENUM_VALUES).map(pythonLiteral);
+      return `Literal[${shown.join(', ')}${raw.enum.length > MAX_ENUM_VALUES ? ', ...' : ''}]`;
+    }
+    const union = Array.isArray(raw.anyOf) ? raw.anyOf : Array.isArray(raw.oneOf) ? raw.oneOf : undefined;
+    if (union) return this.union(union.map((s) => this.render(s, depth)));
+    if (Array.isArray(raw.allOf)) return this.allOf(raw.allOf, depth);
+    const types = Array.isArray(raw.type) ? raw.type : typeof raw.type === 'string' ? [raw.type] : [];
+    if (types.length === 0) {
+      if (isSchema(raw.properties)) return this.object(raw, depth);
+      if (raw.items !== undefined) return this.array(raw, depth);
+      return 'Any';
+    }
+    return this.union(
+      types.map((t) => {
+        if (t === 'array') return this.array(raw, depth);
+        if (t === 'object') return this.object(raw, depth);
+        return typeof t === 'string' ? (JSON_TO_PYTHON[t] ?? 'Any') : 'Any';
+      }),
+    );
+  }
+
+  private union(parts: string[]): string {
+    const unique = [...new Set(parts)];
+    if (unique.includes('Any')) return 'Any';
+    // None last, as Python writes Optional.
+    return [...unique.filter((p) => p !== 'None'), ...unique.filter((p) => p === 'None')].join(' | ');
+  }
+
+  private array(raw: Schema, depth: number): string {
+    return isSchema(raw.items) ? `list[${this.render(raw.items, depth)}]` : 'list';
+  }
+
+  private object(raw: Schema, depth: number): string {
+    const properties = isSchema(raw.properties) ? raw.properties : undefined;
+    if (!properties || Object.keys(properties).length === 0) {
+      const extra = raw.additionalProperties;
+      return isSchema(extra) && depth > 0 ? `dict[str, ${this.render(extra, depth - 1)}]` : 'dict';
+    }
+    if (depth <= 0) return 'dict';
+    const required = new Set(Array.isArray(raw.required) ? raw.required.filter((r): r is string => typeof r === 'string') : []);
+    const fields = Object.entries(properties).map(([name, schema]) => {
+      const key = IDENTIFIER.test(name) ? name : JSON.stringify(name);
+      return `${key}${required.has(name) ? '' : '?'}: ${this.render(schema, depth - 1)}`;
+    });
+    return `{${fields.join(', ')}}`;
+  }
+
+  private allOf(parts: unknown[], depth: number): string {
+    const schemas = parts.filter(isSchema).map((s) => (typeof s.$ref === 'string' ? this.resolve(s.$ref) : s)).filter(isSchema);
+    if (schemas.length === 1) return this.render(schemas[0], depth);
+    if (schemas.length > 1 && schemas.every((s) => isSchema(s.properties))) {
+      const merged = {
+        type: 'object',
+        properties: Object.assign({}, ...schemas.map((s) => s.properties)),
+        required: schemas.flatMap((s) => (Array.isArray(s.required) ? s.required : [])),
+      };
+      return this.object(merged, depth);
+    }
+    return 'Any';
+  }
+
+  private ref(ref: string, depth: number): string {
+    const name = ref.split('/').pop() || 'Any';
+    // Recursive schemas end at the depth limit or after a few hops, under their own name.
+    if (depth <= 0 || this.refs >= 8) return IDENTIFIER.test(name) ? name : 'Any';
+    const target = this.resolve(ref);
+    if (!target) return 'Any';
+    this.refs++;
+    try {
+      return this.render(target, depth);
+    } finally {
+      this.refs--;
+    }
+  }
+
+  /** A local JSON pointer (`#/$defs/X`, `#/definitions/X`) into the root schema. */
+  private resolve(ref: string): unknown {
+    if (!ref.startsWith('#')) return undefined;
+    let node: unknown = this.root;
+    for (const raw of ref.slice(1).split('/').filter(Boolean)) {
+      const key = decodeURIComponent(raw).replace(/~1/g, '/').replace(/~0/g, '~');
+      if (!isSchema(node) || !Object.hasOwn(node, key)) return undefined;
+      node = node[key];
+    }
+    return node;
+  }
+}
+
+/** The Python type of a schema: as deep as fits in MAX_TYPE_CHARS, then cut. */
+export function pythonType(schema: unknown, root: unknown = schema): string {
+  let text = 'Any';
+  for (let depth = MAX_DEPTH; depth >= 0; depth--) {
+    text = new TypeRenderer(root).render(schema, depth);
+    if (text.length <= MAX_TYPE_CHARS) return text;
+  }
+  return `${text.slice(0, MAX_TYPE_CHARS - 3)}...`;
 }
 
 export function paramsOf(inputSchema: unknown): ParamDoc[] {
@@ -58,23 +179,46 @@ export function paramsOf(inputSchema: unknown): ParamDoc[] {
   if (!parsed.success || !parsed.data.properties) return [];
   const required = new Set(parsed.data.required ?? []);
   return Object.entries(parsed.data.properties).map(([name, raw]) => {
-    const description = propertySchema.safeParse(raw).data?.description;
+    const schema = isSchema(raw) ? raw : {};
+    const description = typeof schema.description === 'string' ? schema.description : undefined;
     return {
       name,
-      type: pythonType(raw),
+      type: pythonType(raw, inputSchema),
       required: required.has(name),
-      ...(description ? { description: description.slice(0, 500) } : {}),
+      ...(description ? { description: description.slice(0, MAX_DESCRIPTION_CHARS) } : {}),
+      ...('default' in schema ? { default: schema.default } : {}),
       identifier: IDENTIFIER.test(name),
     };
   });
 }
 
-/** `create_entities(*, entities: list[dict], note: str | None = None)` */
-export function signatureOf(alias: string, params: readonly ParamDoc[]): string {
+/**
+ * What a call returns, from the tool's outputSchema: its structured content. Without one,
+ * a call returns the tool's text.
+ */
+export function returnsOf(outputSchema: unknown): string | undefined {
+  return isSchema(outputSchema) ? pythonType(outputSchema) : undefined;
+}
+
+/** Whether a tool takes keys its schema does not list (only when the schema says so). */
+export function takesOtherKeys(inputSchema: unknown): boolean {
+  if (!isSchema(inputSchema) || !isSchema(inputSchema.properties)) return true;
+  const extra = inputSchema.additionalProperties;
+  return extra === true || isSchema(extra) || isSchema(inputSchema.patternProperties) || 'anyOf' in inputSchema || 'oneOf' in inputSchema || 'allOf' in inputSchema;
+}
+
+function defaultText(param: ParamDoc): string {
+  if (!('default' in param)) return 'None';
+  const text = pythonLiteral(param.default);
+  return text.length <= MAX_DEFAULT_CHARS ? text : '...';
+}
+
+/** `create_entities(*, entities: list[{name: str}], note: str = None) -> {ok: bool}` */
+export function signatureOf(alias: string, params: readonly ParamDoc[], returns?: string): string {
   const ordered = [...params.filter((p) => p.required), ...params.filter((p) => !p.required)];
   const parts = ordered.map((p) => {
     const name = p.identifier ? p.name : JSON.stringify(p.name);
-    return p.required ? `${name}: ${p.type}` : `${name}: ${p.type} | None = None`;
+    return p.required ? `${name}: ${p.type}` : `${name}: ${p.type} = ${defaultText(p)}`;
   });
-  return `${alias}(${parts.length > 0 ? `*, ${parts.join(', ')}` : ''})`;
+  return `${alias}(${parts.length > 0 ? `*, ${parts.join(', ')}` : ''}) -> ${returns ?? 'str'}`;
 }

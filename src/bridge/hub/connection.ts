@@ -86,6 +86,9 @@ export class ServerConnection {
   private readonly start: StartContext;
   private link: Link | undefined;
   private connecting: Promise<Link> | undefined;
+  /** The attempt in progress of connect(): closed at once by close(). */
+  private attempt: Link | undefined;
+  private everStarted = false;
   /** When the start or first listing in progress began. */
   private busySince = 0;
   private listing: Promise<void> | undefined;
@@ -141,6 +144,11 @@ export class ServerConnection {
     await this.ensureLink();
   }
 
+  /** Whether the server was ever started (or a start tried) through this connection. */
+  get started(): boolean {
+    return this.everStarted;
+  }
+
   /** When the start (or first listing) in progress began, as Date.now(); undefined when none is. */
   get startingSince(): number | undefined {
     return this.connecting || this.listing ? this.busySince : undefined;
@@ -181,6 +189,8 @@ export class ServerConnection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.relistTimer);
+    // A start in progress ends now (its process too), not once it connects or times out.
+    await this.attempt?.client.close().catch(() => undefined);
     const link = this.link ?? (await this.connecting?.catch(() => undefined));
     this.link = undefined;
     await link?.client.close().catch(() => undefined);
@@ -195,6 +205,7 @@ export class ServerConnection {
         throw new ServerUnavailableError(`${this.lastError} (next attempt to start it in ${Math.ceil(wait / 1000)} s)`);
       }
       this.busySince = Date.now();
+      this.everStarted = true;
       this.connecting = this.connect().finally(() => (this.connecting = undefined));
     }
     return this.connecting;
@@ -216,14 +227,23 @@ export class ServerConnection {
     let lastError: unknown;
     let lastLink: Link | undefined;
     for (const kind of kinds) {
+      if (this.closed) break;
       const link = this.newLink(config, kind);
       lastLink = link;
+      this.attempt = link;
       try {
         await withTimeout(link.client.connect(link.transport, { timeout: this.timeouts.connectMs }), this.timeouts.connectMs);
       } catch (error) {
         lastError = link.state.oversize ? new ProxyLimitError(oversizeReason(this.limits.maxResultBytes)) : error;
         await link.client.close().catch(() => undefined);
         continue;
+      } finally {
+        this.attempt = undefined;
+      }
+      if (this.closed) {
+        // Closed while it started: close() may have missed it.
+        await link.client.close().catch(() => undefined);
+        break;
       }
       link.client.onclose = () => this.onClosed(link);
       this.link = link;
@@ -232,6 +252,8 @@ export class ServerConnection {
       this.log(`server ${this.name}: connected (${kind})`);
       return link;
     }
+    // Closed while starting (shut down, or consent revoked): not a failure of the server.
+    if (this.closed) throw new ServerUnavailableError(`server "${this.name}" is shut down`);
     // Let the last of a dying process's stderr arrive before quoting it.
     if (isStdio(config)) await new Promise((resolve) => setTimeout(resolve, 50));
     throw this.failed(this.startError(lastError, lastLink?.state.exit, isStdio(config) ? config.command : undefined));

@@ -100,16 +100,20 @@ export class ConsentGate {
       .catch((error: Error) => this.log(`could not ask for consent in ${file}: ${error.message}`));
   }
 
-  /** Calls `onChange` (checked every second) when a gated server's state changes. */
-  watch(onChange: (server: string, state: ConsentState) => void): void {
+  /**
+   * Every second, calls `onCheck` with each gated server's state, and whether it changed since
+   * the last check. Every state, not only the changes: a server can be allowed, started (on a
+   * fresh read of the decisions) and revoked between two checks, which then see no change.
+   */
+  watch(onCheck: (server: string, state: ConsentState, changed: boolean) => void): void {
     if (!this.config || Object.keys(this.config.servers).length === 0 || this.timer) return;
     for (const server of Object.keys(this.config.servers)) this.states.set(server, this.state(server));
     this.timer = setInterval(() => {
       for (const server of Object.keys(this.config!.servers)) {
         const state = this.state(server);
-        if (this.states.get(server) === state) continue;
+        const changed = this.states.get(server) !== state;
         this.states.set(server, state);
-        onChange(server, state);
+        onCheck(server, state, changed);
       }
     }, POLL_MS);
     this.timer.unref();

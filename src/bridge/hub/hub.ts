@@ -66,6 +66,7 @@ export class ProxyHub {
   private readonly refused = new Map<string, string>();
   private readonly log: (message: string) => void;
   private readonly limits: ProxyLimits;
+  private closed = false;
 
   constructor(config: HubConfig, options: HubOptions = {}) {
     this.log = options.log ?? (() => {});
@@ -115,7 +116,7 @@ export class ProxyHub {
       this.connectionMakers.set(name, make);
       this.connections.set(name, make());
     }
-    this.consent.watch((name, state) => void this.consentChanged(name, state));
+    this.consent.watch((name, state, changed) => void this.enforceConsent(name, state, changed));
   }
 
   /** Whether the user allows the server (always, for servers that need no consent). */
@@ -138,14 +139,19 @@ export class ProxyHub {
     this.consent.request(servers.filter((s) => this.connections.has(s) && this.consent.gated(s)));
   }
 
-  /** A revoked server stops now; the next allowed use starts it afresh. */
-  private async consentChanged(name: string, state: ConsentState): Promise<void> {
-    this.log(`server "${name}": ${state === 'allowed' ? 'the user allowed it' : `not allowed (${state}); stopped if it was running`}`);
+  /**
+   * Every check of the decisions: a server not allowed now is stopped if its connection was ever
+   * started (running, starting, or waiting to restart), even when no change was seen (allowed,
+   * started and revoked between two checks). The next allowed use starts it afresh.
+   */
+  private async enforceConsent(name: string, state: ConsentState, changed: boolean): Promise<void> {
+    if (changed) this.log(`server "${name}": ${state === 'allowed' ? 'the user allowed it' : `not allowed (${state}); stopped if it was running`}`);
     const make = this.connectionMakers.get(name);
-    if (state === 'allowed' || !make) return;
     const old = this.connections.get(name);
+    if (state === 'allowed' || !make || !old?.started || this.closed) return;
+    if (!changed) this.log(`server "${name}": not allowed (${state}); stopped`);
     this.connections.set(name, make());
-    await old?.close();
+    await old.close();
     this.catalog.setState(name, 'not-started');
   }
 
@@ -266,6 +272,7 @@ export class ProxyHub {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     this.consent.close();
     await Promise.all([...this.connections.values()].map((c) => c.close()));
     await this.catalog.flush();

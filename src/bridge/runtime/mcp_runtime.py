@@ -1,7 +1,8 @@
 # The MCP runtime inside the sandbox: the module `mcp.runtime`, loaded once per interpreter.
 # It gives sandboxed code the proxied servers as objects (`mcp_<server>.<tool>(**kwargs)`),
 # call_tool(), discovery and search. Every call goes through the host, which applies policy.
-# Python 3.9+.
+# Tool functions check their keywords against the tool's schema before a call, and errors the
+# kernel reports get hints only this side knows (server names). Python 3.9+.
 import inspect
 import json
 import sys
@@ -65,7 +66,8 @@ async def call_tool(server, tool, args=None, **kwargs):
 
 
 def discovered_servers():
-    """One dict per enabled server: name, alias, description, tools (count, when known), status
+    """One dict per enabled server: name, alias, description, tools (count, when known, cached
+    ones too), toolNames (their Python names, the first 60), status
     ("not-started", "starting", "running", "error", or "awaiting-consent" / "declined" for a
     server the workspace defines and the user has not allowed) and, for those, the reason;
     "warning" says what of its tool list was left out by the bridge's limits. Servers whose tools
@@ -75,7 +77,7 @@ def discovered_servers():
 
 async def search_tool_docs(query, limit=5, detail="summary"):
     """Ranked search over every enabled server's tools, best first. Each hit has server, tool,
-    alias and description; detail="full" adds signature and inputSchema. Servers whose tools
+    alias and description; detail="full" adds signature, returns and inputSchema. Servers whose tools
     are not known yet (still starting, or failed) are named in one line on stderr."""
     reply = await _host.request("search_tools", {"query": str(query), "limit": int(limit), "detail": detail})
     if isinstance(reply, list):
@@ -97,7 +99,9 @@ def _not_ready_text(server):
 
 
 async def query_tool_docs(server, tool=None, detail="summary"):
-    """Docs of one tool, or of every tool of `server`: always a list of the same dicts."""
+    """Docs of one tool, or of every tool of `server`: always a list of the same dicts as
+    search_tool_docs(); detail="full" adds signature (nested shapes, choices, defaults),
+    returns (what a call returns) and inputSchema."""
     return await _host.request("query_tools", {"server": server, "tool": tool, "detail": detail})
 
 
@@ -128,51 +132,160 @@ def capability_summary():
         )
     if len(lines) == 1:
         lines.append("  (none configured)")
-    lines.append("Discover: await search_tool_docs('what you need'), await query_tool_docs(server), help(mcp_<server>.<tool>).")
-    lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it). No network; files in /work and /tmp only.")
+    lines.append("Discover: await search_tool_docs('what you need'); help(mcp_<server>) lists a server's tools.")
+    lines.append("Full docs (parameter shapes, what a call returns): await query_tool_docs(server, tool, detail=\"full\") or help(mcp_<server>.<tool>).")
+    lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it).")
+    lines.append("Standard library only (no pip), no network; files in /work and /tmp only. emit_image(png_bytes) shows an image.")
     return "\n".join(lines)
 
 
-def _signature(params):
+class _Shape:
+    """A type as the docs write it (`list[{name: str}]`), shown bare by help() and signatures."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+_MAX_SIGNATURE_CHARS = 400
+_MAX_NAMES_SHOWN = 30
+_RETURNS_TEXT = "str: the tool's text (a list if it sends several items)"
+
+
+def _signature(params, returns):
     parameters = []
     ordered = [p for p in params if p.get("required")] + [p for p in params if not p.get("required")]
     for param in ordered:
         if not param.get("identifier"):
             continue
-        default = inspect.Parameter.empty if param.get("required") else None
-        parameters.append(
-            inspect.Parameter(param["name"], inspect.Parameter.KEYWORD_ONLY, default=default, annotation=param.get("type", "Any"))
-        )
-    return inspect.Signature(parameters)
+        if param.get("required"):
+            default = inspect.Parameter.empty
+        else:
+            default = param.get("default")
+        annotation = _Shape(param.get("type", "Any"))
+        parameters.append(inspect.Parameter(param["name"], inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
+    return inspect.Signature(parameters, return_annotation=_Shape(returns or "str"))
+
+
+def _closest(word, options):
+    """The option nearest to `word` (case, "_" and "-" ignored), or None."""
+    import difflib
+
+    def norm(text):
+        return str(text).lower().replace("_", "").replace("-", "")
+
+    def words(text):
+        return tuple(sorted(str(text).lower().replace("-", "_").split("_")))
+
+    table = {}
+    for option in options:
+        table.setdefault(norm(option), option)
+    if norm(word) in table:
+        return table[norm(word)]
+    # The same words in another order: read_file_text for read_text_file.
+    same = [option for option in options if words(option) == words(word)]
+    if same:
+        return same[0]
+    found = difflib.get_close_matches(norm(word), list(table), n=1, cutoff=0.6)
+    return table[found[0]] if found else None
+
+
+def _short(text, limit):
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+class _Arguments:
+    """Checks a call's arguments against the tool's schema before it is sent, so that a wrong
+    keyword is named with the right one and the signature, not met as a server's validation
+    error."""
+
+    def __init__(self, name, doc):
+        self.name = name  # mcp_<server>.<tool>
+        self.params = [p for p in doc.get("params") or [] if isinstance(p, dict) and "name" in p]
+        self.checked = not doc.get("otherKeys", True)
+        self.signature = _short(doc.get("signature") or self.name + "(...)", _MAX_SIGNATURE_CHARS)
+
+    def error(self, text):
+        return TypeError("%s\nSignature: %s" % (text, self.signature))
+
+    def of(self, args, kwargs):
+        if args:
+            if len(args) == 1 and isinstance(args[0], dict):
+                kwargs = dict(args[0], **kwargs)
+            else:
+                raise self.positional(args)
+        if not self.checked:
+            return kwargs
+        known = {p["name"]: p for p in self.params}
+        unknown = [k for k in kwargs if k not in known]
+        missing = [p["name"] for p in self.params if p.get("required") and p["name"] not in kwargs]
+        if unknown:
+            word = unknown[0]
+            guess = _closest(word, [n for n in known if n not in kwargs])
+            if guess is None and len(unknown) == 1 and len(missing) == 1:
+                guess = missing[0]
+            if not known:
+                raise self.error("%s() takes no arguments, got %r" % (self.name, word))
+            raise self.error(
+                "%s() got an unexpected keyword argument %r%s"
+                % (self.name, word, "; did you mean %r?" % guess if guess else "")
+            )
+        if missing:
+            raise self.error(
+                "%s() missing required keyword argument%s: %s"
+                % (self.name, "" if len(missing) == 1 else "s", ", ".join(repr(m) for m in missing))
+            )
+        # The signature shows optional parameters as "= None": None means "not given".
+        return {k: v for k, v in kwargs.items() if not (v is None and not known[k].get("required") and "None" not in known[k].get("type", ""))}
+
+    def positional(self, args):
+        ordered = [p for p in self.params if p.get("required")] + [p for p in self.params if not p.get("required")]
+        names = [p["name"] for p in ordered if p.get("identifier")]
+        pairs = ["%s=%s" % (n, _short(repr(v), 60)) for n, v in zip(names, args)]
+        example = "await %s(%s)" % (self.name, ", ".join(pairs) if pairs and len(args) <= len(names) else "name=value, ...")
+        return self.error("%s() takes keyword arguments only: write %s" % (self.name, example))
 
 
 def _tool_function(server, doc):
     real_name = doc["tool"]
+    qualname = "mcp_%s.%s" % (_alias_of(server), doc["alias"])
+    arguments = _Arguments(qualname, doc)
 
     async def tool(*args, **kwargs):
-        if args:
-            if len(args) > 1 or not isinstance(args[0], dict):
-                raise TypeError("%s() takes keyword arguments (or one dict of arguments)" % doc["alias"])
-            kwargs = dict(args[0], **kwargs)
-        return await call_tool(server, real_name, kwargs)
+        return await call_tool(server, real_name, arguments.of(args, kwargs))
 
     tool.__name__ = doc["alias"]
-    tool.__qualname__ = "mcp_%s.%s" % (_alias_of(server), doc["alias"])
+    tool.__qualname__ = qualname
     tool.__module__ = "mcp.runtime"
     params = doc.get("params") or []
+    returns = doc.get("returns") or _RETURNS_TEXT
     lines = [doc.get("description") or "(no description)", ""]
     if real_name != doc["alias"]:
         lines.append("Tool name on the server: %s" % real_name)
-    for param in params:
+    described = [p for p in params if p.get("description") or "default" in p]
+    if described:
+        lines.append("Parameters:")
+    for param in described:
+        notes = [] if param.get("required") else ["optional"]
+        if "default" in param:
+            notes.append("default %s" % _short(repr(param["default"]), 40))
         lines.append(
-            "  %s: %s%s%s"
-            % (param["name"], param.get("type", "Any"), "" if param.get("required") else " (optional)", " - " + param["description"] if param.get("description") else "")
+            "  %s%s%s"
+            % (param["name"], " (%s)" % ", ".join(notes) if notes else "", ": " + param["description"] if param.get("description") else "")
         )
+    lines.append("Returns: %s" % returns)
+    unnamed = [p["name"] for p in params if not p.get("identifier")]
+    if unnamed:
+        lines.append("Not Python names (pass them with call_tool(%r, %r, {...})): %s" % (server, real_name, ", ".join(unnamed)))
     if not doc.get("allowed", True):
         lines.append("Not allowed by the bridge's policy: calling it raises ToolError.")
     tool.__doc__ = "\n".join(lines).rstrip()
     try:
-        tool.__signature__ = _signature(params)
+        tool.__signature__ = _signature(params, doc.get("returnType"))
     except (TypeError, ValueError):
         pass
     return tool
@@ -214,8 +327,21 @@ class _ServerProxy:
             raise ToolError(self._info["name"], name, str(error), _KINDS.get(error.type, "failed")) from None
         if name not in tools:
             aliases = sorted({f.__name__ for f in tools.values()})
-            raise AttributeError("server %r has no tool %r; its tools: %s" % (self._info["name"], name, ", ".join(aliases) or "none"))
+            guess = _closest(name, aliases)
+            shown = ", ".join(aliases[:_MAX_NAMES_SHOWN]) + (", ..." if len(aliases) > _MAX_NAMES_SHOWN else "")
+            raise AttributeError(
+                "server %r has no tool %r.%s Its tools: %s"
+                % (self._info["name"], name, " Did you mean %r?" % guess if guess else "", shown or "none")
+            )
         return tools[name]
+
+    def _help_text(self):
+        """What help(mcp_<server>) prints: the server and one signature per tool."""
+        lines = ["%s: %s" % (self._info["alias"], self._info.get("description") or "an MCP server")]
+        for function in sorted({id(f): f for f in self._load().values()}.values(), key=lambda f: f.__name__):
+            lines.append("  async %s%s" % (function.__name__, _short(str(getattr(function, "__signature__", "(...)")), 300)))
+        lines.append("Call: await %s.<tool>(**kwargs); one tool's docs: help(%s.<tool>)." % (self._info["alias"], self._info["alias"]))
+        return "\n".join(lines)
 
     def __setattr__(self, name, value):
         raise AttributeError("MCP server proxies are read-only")
@@ -230,6 +356,47 @@ class _ServerProxy:
         return "<MCP server %r (%s)>" % (self._info["name"], self._info.get("description") or "no description")
 
 
+def help(*args, **kwargs):
+    """help(mcp_<server>) lists a server's tools with their signatures; help(mcp_<server>.<tool>)
+    shows one tool's; help() alone says what this sandbox offers. Anything else: Python's help."""
+    if not args and not kwargs:
+        print(capability_summary())
+        return
+    if len(args) == 1 and not kwargs and isinstance(args[0], _ServerProxy):
+        try:
+            print(args[0]._help_text())
+        except _host.HostError as error:
+            print("%r: its tools are not available: %s" % (args[0], error))
+        return
+    import builtins
+
+    return builtins.help(*args, **kwargs)
+
+
+def _error_hint(exc, kind, hint):
+    """Hints the kernel cannot give: the server a mistyped mcp_ name meant, and where the
+    network is (a proxied server)."""
+    if kind == "network":
+        return "%s Reach outside services through a proxied MCP server: discovered_servers(), await search_tool_docs(\"what you need\")." % hint
+    if kind == "coroutine":
+        return "That value is a coroutine: an async call was not awaited. Tool calls are async: write result = await mcp_<server>.<tool>(...)"
+    if isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):
+        name = getattr(exc, "name", None)
+        if not isinstance(name, str):
+            import re
+
+            found = re.match(r"name '([^']+)' is not defined", str(exc))
+            name = found.group(1) if found else None
+        if name and name.startswith("mcp_"):
+            aliases = [info["alias"] for info in _SERVERS]
+            if not aliases:
+                return "No MCP servers are proxied here."
+            guess = _closest(name, aliases)
+            shown = ", ".join(aliases[:_MAX_NAMES_SHOWN]) + (", ..." if len(aliases) > _MAX_NAMES_SHOWN else "")
+            return "%sThe proxied servers: %s." % ("Did you mean %s? " % guess if guess else "", shown)
+    return None
+
+
 def _install(servers, namespace):
     _SERVERS[:] = servers
     runtime = sys.modules[__name__] if __name__ in sys.modules else None
@@ -238,6 +405,10 @@ def _install(servers, namespace):
     sys.modules["mcp"] = package
     exported = {name: globals()[name] for name in __all__}
     namespace.update(exported)
+    namespace["help"] = help
+    if hasattr(_host, "add_error_hint"):
+        _host.add_error_hint(_error_hint)
+        _host.hide_frames("<mcp.runtime>")  # the prelude compiles this module under that name
     for info in servers:
         proxy = _ServerProxy(info)
         _proxies[info["name"]] = proxy

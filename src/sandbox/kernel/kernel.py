@@ -1,6 +1,7 @@
 # Code Execution Mode sandbox kernel. Runs inside the container as the only process of
 # interest, fed over stdin by the host: frames are a 4-byte big-endian length and UTF-8 JSON.
-# Python 3.9+ and the standard library only. The host prepends seccomp.py to this source.
+# Python 3.9+ and the standard library only. The host prepends seccomp.py and hints.py to this
+# source.
 #
 # The protocol uses private duplicates of the original stdin/stdout. File descriptor 0 is then
 # /dev/null and file descriptor 1 a pipe read back as the run's stdout, so neither user code's
@@ -34,6 +35,7 @@ import threading
 import time
 import traceback
 import types
+import warnings
 
 _HEADER = struct.Struct(">I")
 _CHUNK_CHARS = 64 * 1024
@@ -436,6 +438,8 @@ _host_module.request = request
 _host_module.request_sync = request_sync
 _host_module.emit_image = emit_image
 _host_module.HostError = HostError
+_host_module.add_error_hint = _add_error_hint
+_host_module.hide_frames = _hide_frames
 sys.modules["sandbox_host"] = _host_module
 
 
@@ -443,6 +447,7 @@ sys.modules["sandbox_host"] = _host_module
 
 _namespace = {"__name__": "__main__", "__builtins__": builtins, "emit_image": emit_image}
 _run_count = [0]
+warnings.showwarning = _unawaited_warning(warnings.showwarning)
 
 
 def _text_of(value, convert=str):
@@ -471,22 +476,32 @@ def _short_source_line(exc):
         exc.msg = exc.msg[:_MAX_MESSAGE_CHARS] + "..."
 
 
-def _traceback_text(exc):
+def _traceback_text(exc, message=None, network=False):
+    """The traceback; `message` (with its hint) replaces the exception's own last line."""
     try:
         if isinstance(exc, SyntaxError):
             _short_source_line(exc)
         report = traceback.TracebackException(type(exc), exc, exc.__traceback__, limit=-_MAX_TRACEBACK_FRAMES)
+        if network:
+            # Its chain (socket error, then URLError, then...) says "no network" at length.
+            report.__cause__ = report.__context__ = None
         # Drop the kernel's own frames (its runner above the code, the interrupt handler and
-        # print's plumbing below it) so the agent sees only its code and what it called.
+        # print's plumbing below it), asyncio's and the runtime's, so the agent sees only its
+        # code and what it called.
         pending, seen = [report], set()
         while pending:
             part = pending.pop()
             if part is None or id(part) in seen:
                 continue
             seen.add(id(part))
-            part.stack = traceback.StackSummary.from_list([f for f in part.stack if f.filename != "<kernel>"])
+            part.stack = traceback.StackSummary.from_list([f for f in part.stack if not _frame_hidden(f.filename, network)])
             pending += [part.__cause__, part.__context__]
+        replaced = message is not None and hasattr(report, "_str")
+        if replaced:
+            report._str = message
         lines = list(report.format())
+        if message is not None and not replaced:
+            lines.append(message + "\n")
     except BaseException as failure:
         lines = ["%s (the traceback could not be formatted: %s)\n" % (type(exc).__name__, type(failure).__name__)]
     # One huge source line or message repeated in many frames: cut each line, then the whole.
@@ -494,10 +509,23 @@ def _traceback_text(exc):
 
 
 def _error_of(exc):
+    kind, hint = _hint_of(exc)
     message = _text_of(exc)
     if len(message) > _MAX_MESSAGE_CHARS:
         message = message[:_MAX_MESSAGE_CHARS] + "... [message cut at %d characters]" % _MAX_MESSAGE_CHARS
-    return {"type": type(exc).__name__[:_MAX_TYPE_CHARS], "message": message, "traceback": _traceback_text(exc)}
+    if hint:
+        message = "%s\n%s" % (message, hint) if message else hint
+    traceback_text = _traceback_text(exc, message if hint else None, kind == "network")
+    return {"type": type(exc).__name__[:_MAX_TYPE_CHARS], "message": message, "traceback": traceback_text}
+
+
+def _value_text(value):
+    """repr of a run's last value; a coroutine (a call without await) says so, and is closed."""
+    if isinstance(value, types.CoroutineType):
+        name = getattr(value, "__qualname__", "f")
+        value.close()  # no "never awaited" warning: this says it
+        return "<coroutine %s(), not awaited: write result = await %s(...)>" % (name, name)
+    return _text_of(value, repr)
 
 
 def _compile(code, filename):
@@ -519,7 +547,6 @@ def _kernel_loop():
     importing asyncio costs a fresh interpreter tens of milliseconds."""
     if not _loop_box or _loop_box[0].is_closed():
         import asyncio
-        import warnings
 
         loop = None
         with warnings.catch_warnings():
@@ -579,7 +606,7 @@ def _run_code(code):
         if value is None:
             return "ok", None, None
         _namespace["_"] = value
-        text = _text_of(value, repr)
+        text = _value_text(value)
     except KeyboardInterrupt as exc:
         _user[0] = False
         _cancel_leftover_tasks()

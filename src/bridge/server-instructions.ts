@@ -1,0 +1,47 @@
+// The bridge's MCP `instructions`: what a client may add to the model's context once, beside
+// run_python's listing. The proxied servers' names and one-line descriptions go here, not in
+// the listing, so that the listing stays the same size whatever the servers; capped all the same.
+import type { ServerRecord } from './catalog/catalog.ts';
+
+export const MAX_INSTRUCTIONS_CHARS = 1500;
+const MAX_LINE_CHARS = 120;
+const TOOL_NAMES_SHOWN = 4;
+
+const HEAD =
+  'run_python runs Python in a sandbox where these MCP servers are async functions: ' +
+  'await mcp_<server>.<tool>(**kwargs). Find tools with await search_tool_docs("what you need"); ' +
+  'full docs: await query_tool_docs(server, tool, detail="full").';
+
+/** The first line (or sentence) of a description, cut to fit one line. */
+function oneLine(text: string): string {
+  const line = text.trim().split('\n')[0]!.trim();
+  const sentence = /^(.{20,}?[.!?])\s/.exec(line)?.[1] ?? line;
+  return sentence.length <= MAX_LINE_CHARS ? sentence : `${sentence.slice(0, MAX_LINE_CHARS - 3)}...`;
+}
+
+function serverLine(record: ServerRecord, allowed: boolean): string {
+  const name = `- mcp_${record.alias}`;
+  // A server the user has not allowed: its name only (its words are the workspace's, not the user's).
+  if (!allowed) return `${name}: needs the user's consent`;
+  if (record.description) return `${name}: ${oneLine(record.description)}`;
+  const tools = record.tools ?? [];
+  if (tools.length === 0) return name;
+  const names = tools.slice(0, TOOL_NAMES_SHOWN).map((t) => t.alias).join(', ');
+  return `${name}: ${tools.length} tools (${names}${tools.length > TOOL_NAMES_SHOWN ? ', ...' : ''})`;
+}
+
+export function serverInstructions(records: readonly ServerRecord[], allowed: (server: string) => boolean): string {
+  if (records.length === 0) return `${HEAD} No MCP servers are configured.`;
+  let text = `${HEAD}\nServers:`;
+  for (const [i, record] of records.entries()) {
+    const line = `\n${serverLine(record, allowed(record.name))}`;
+    const rest = records.length - i;
+    const more = `\n... ${rest} more: discovered_servers()`;
+    // Keep room for the "more" line unless this is the last server.
+    if (text.length + line.length + (rest > 1 ? `\n... ${rest - 1} more: discovered_servers()`.length : 0) > MAX_INSTRUCTIONS_CHARS) {
+      return text + more;
+    }
+    text += line;
+  }
+  return text;
+}

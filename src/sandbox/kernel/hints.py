@@ -1,0 +1,152 @@
+# Errors that carry their fix: what the kernel adds to the message of an error the code made
+# (no network, a module that is not installed, a coroutine used without await), which frames a
+# traceback leaves out (the kernel's, asyncio's, the runtimes'), and the same for the warning
+# about a coroutine never awaited. Part of the kernel's source (prepended to kernel.py);
+# Python 3.9+, standard library only. Whatever runs in the interpreter (the MCP runtime) may
+# add hooks with sandbox_host.add_error_hint(hook): hook(exc, kind, hint) returns a better
+# hint, or None to keep the one it got; and hide its own frames with
+# sandbox_host.hide_frames(filename).
+import errno as _errno
+import os as _os
+import sys as _sys
+
+_error_hints = []
+# Frames of these files are plumbing, not the code's: the traceback leaves them out.
+_HIDDEN_FILES = {"<kernel>"}
+_STDLIB = _os.path.dirname(_os.__file__) + _os.sep
+_HIDDEN_STDLIB = tuple(_STDLIB + name + _os.sep for name in ("asyncio", "concurrent"))
+_NETWORK_ERRNOS = {_errno.ENETUNREACH, _errno.EHOSTUNREACH, _errno.ENETDOWN, _errno.EADDRNOTAVAIL}
+_MAX_PACKAGES_SHOWN = 20
+# What the standard library offers instead of common packages.
+_INSTEAD = {
+    "pandas": "csv, json, statistics or sqlite3",
+    "numpy": "math, statistics or array",
+    "scipy": "math or statistics",
+    "requests": "nothing: there is no network",
+    "httpx": "nothing: there is no network",
+    "aiohttp": "nothing: there is no network",
+    "yaml": "json",
+    "dateutil": "datetime",
+    "pytz": "zoneinfo",
+    "bs4": "html.parser",
+    "lxml": "xml.etree.ElementTree or html.parser",
+}
+
+
+def _frame_hidden(filename, network=False):
+    """A frame the agent does not need: ours, asyncio's, and for a network error any of the
+    standard library's (socket, urllib, http: the chain that ends in the DNS failure)."""
+    if not isinstance(filename, str):
+        return False
+    if filename in _HIDDEN_FILES or filename.startswith(_HIDDEN_STDLIB):
+        return True
+    return network and filename.startswith(_STDLIB)
+
+
+def _causes(exc):
+    """The exception, then what it wraps (URLError's reason, its cause or context)."""
+    seen = set()
+    while isinstance(exc, BaseException) and id(exc) not in seen and len(seen) < 10:
+        seen.add(id(exc))
+        yield exc
+        reason = getattr(exc, "reason", None)
+        if isinstance(reason, BaseException):
+            yield reason
+        exc = exc.__cause__ or exc.__context__
+
+
+def _is_network_error(exc):
+    socket = _sys.modules.get("socket")
+    for part in _causes(exc):
+        if socket is not None and isinstance(part, socket.gaierror):
+            return True
+        if isinstance(part, OSError) and part.errno in _NETWORK_ERRNOS:
+            return True
+        if "Temporary failure in name resolution" in str(part):
+            return True
+    return False
+
+
+def _installed_packages():
+    """Distributions beside the standard library (a derived image's), pip and friends left out."""
+    try:
+        from importlib import metadata
+
+        names = {(d.metadata.get("Name") or "").strip() for d in metadata.distributions()}
+    except Exception:
+        return []
+    names -= {"", "pip", "setuptools", "wheel", "distribute"}
+    return sorted(names, key=str.lower)
+
+
+def _module_hint(exc):
+    name = getattr(exc, "name", None)
+    if not isinstance(name, str) or not name or "." in name:
+        return None  # a submodule of a package that is there: the message says enough
+    packages = _installed_packages()
+    if packages:
+        shown = ", ".join(packages[:_MAX_PACKAGES_SHOWN]) + (", ..." if len(packages) > _MAX_PACKAGES_SHOWN else "")
+        text = "Installed: the Python standard library and %s." % shown
+    else:
+        text = "Only the Python standard library is installed."
+    text += " pip is not available (no network)."
+    instead = _INSTEAD.get(name)
+    if instead:
+        text += " Instead of %s use %s." % (name, instead)
+    return text
+
+
+def _is_coroutine_misuse(exc):
+    return isinstance(exc, (TypeError, AttributeError)) and "'coroutine' object" in _str_of(exc)
+
+
+def _str_of(exc):
+    try:
+        return str(exc)
+    except BaseException:
+        return ""
+
+
+def _hint_of(exc):
+    """(kind, hint) for an error whose fix can be said, else (None, None)."""
+    kind = hint = None
+    try:
+        if isinstance(exc, ModuleNotFoundError):
+            hint = _module_hint(exc)
+            kind = "module" if hint else None
+        elif _is_coroutine_misuse(exc):
+            kind = "coroutine"
+            hint = "That value is a coroutine: an async function was called without await. Write: result = await f(...)"
+        elif isinstance(exc, OSError) and _is_network_error(exc):
+            kind = "network"
+            hint = "The sandbox has no network (by design): do not retry."
+        for hook in list(_error_hints):
+            better = hook(exc, kind, hint)
+            if better:
+                hint = better
+    except Exception:
+        pass  # a hint is a help, never a second error
+    return kind, hint
+
+
+def _add_error_hint(hook):
+    _error_hints.append(hook)
+
+
+def _hide_frames(filename):
+    _HIDDEN_FILES.add(str(filename))
+
+
+def _unawaited_warning(show):
+    """warnings.showwarning that says how to fix a coroutine never awaited, in one line."""
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        text = _str_of(message)
+        if category is RuntimeWarning and "was never awaited" in text:
+            target = file or _sys.stderr
+            name = text.split("'")[1] if text.count("'") >= 2 else "f"
+            target.write("%s:%s: RuntimeWarning: %s: write result = await %s(...)\n" % (filename, lineno, text.splitlines()[0], name))
+            return
+        show(message, category, filename, lineno, file, line)
+
+    return showwarning

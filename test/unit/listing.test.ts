@@ -1,0 +1,67 @@
+// What every prompt pays for: run_python's listing (name, description, input schema as an MCP
+// client receives them) and the bridge's server instructions.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { encode } from 'gpt-tokenizer';
+import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
+import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION, listedInput } from '../../src/bridge/run-python.ts';
+import { MAX_INSTRUCTIONS_CHARS, serverInstructions } from '../../src/bridge/server-instructions.ts';
+import { parseConfig } from '../../src/config/load.ts';
+
+const MAX_LISTING_TOKENS = 200;
+
+async function listing(maxTimeoutSeconds: number) {
+  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds } });
+  const server = new McpServer({ name: 'listing', version: '1' });
+  server.registerTool(RUN_PYTHON, { description: RUN_PYTHON_DESCRIPTION, inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
+  const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'listing-test', version: '1' });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  try {
+    const [tool] = (await client.listTools()).tools;
+    return tool!;
+  } finally {
+    await client.close();
+  }
+}
+
+test(`run_python's listing is at most ${MAX_LISTING_TOKENS} tokens (o200k) and says the essentials`, async () => {
+  for (const max of [60, 3600]) {
+    const tool = await listing(max);
+    const tokens = encode(JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })).length;
+    assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
+  }
+  for (const essential of ['standard library only', 'no pip', 'no network', 'ToolError', 'search_tool_docs', 'query_tool_docs(server, tool, detail="full")', 'emit_image', 'capped']) {
+    assert.ok(RUN_PYTHON_DESCRIPTION.includes(essential), `the description says ${essential}`);
+  }
+  const properties = ((await listing(300)).inputSchema.properties ?? {}) as Record<string, { description?: string }>;
+  assert.deepEqual(Object.keys(properties).sort(), ['code', 'reset', 'servers', 'session', 'timeout']);
+  for (const [name, property] of Object.entries(properties)) assert.ok(property.description, `${name} has a description`);
+});
+
+function catalogOf(count: number, description: (i: number) => string | undefined): ToolCatalog {
+  return new ToolCatalog(Array.from({ length: count }, (_, i) => ({ name: `server-${i}`, fingerprint: 'f', ...(description(i) ? { description: description(i)! } : {}) })));
+}
+
+test('server instructions name the servers with one line each, within the cap', () => {
+  const catalog = catalogOf(3, (i) => (i === 0 ? 'Knowledge graph memory.\nSecond line that is left out.' : i === 1 ? 'x'.repeat(400) : undefined));
+  catalog.setTools('server-2', [{ name: 'read-file' }, { name: 'write' }, { name: 'a' }, { name: 'b' }, { name: 'c' }]);
+  const text = serverInstructions(catalog.records(), () => true);
+  assert.match(text, /query_tool_docs\(server, tool, detail="full"\)/);
+  assert.match(text, /^- mcp_server_0: Knowledge graph memory\.$/m);
+  assert.doesNotMatch(text, /Second line/);
+  assert.match(text, /^- mcp_server_1: x{117}\.\.\.$/m);
+  assert.match(text, /^- mcp_server_2: 5 tools \(read_file, write, a, b, \.\.\.\)$/m);
+  assert.match(serverInstructions(catalog.records(), (s) => s !== 'server-0'), /^- mcp_server_0: needs the user's consent$/m);
+  assert.match(serverInstructions([], () => true), /No MCP servers are configured/);
+});
+
+test('server instructions stay under the cap whatever the number of servers', () => {
+  const many = serverInstructions(catalogOf(500, (i) => `Server number ${i} does a great many useful things for the agent`).records(), () => true);
+  assert.ok(many.length <= MAX_INSTRUCTIONS_CHARS, `${many.length} characters`);
+  assert.match(many, /\n\.\.\. \d+ more: discovered_servers\(\)$/);
+  assert.match(many, /^- mcp_server_0: /m);
+});
