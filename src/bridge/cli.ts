@@ -12,12 +12,17 @@ import { reportLines } from '../sandbox/runtime/report-text.ts';
 import { pullImage } from '../sandbox/image.ts';
 import { runToExitCode, writeRunResult } from './cli-output.ts';
 import { createBridge, serveStdio } from './server.ts';
+import { snippetCommand, SnippetUsageError } from './snippet-cli.ts';
 
 const USAGE = `Usage:
   code-execution-mode [serve] [--config FILE]                 the MCP bridge on stdio
   code-execution-mode run FILE.py | -c CODE | -   [options]   run Python in the sandbox
   code-execution-mode doctor [options]                        check the container runtimes
   code-execution-mode pull [options]                          pull the sandbox image
+  code-execution-mode snippet list                            the saved snippets
+  code-execution-mode snippet save NAME --run RUN_ID [--description TEXT] [--params "a, b=1"] [--force]
+                                                              a logged run's code as <stateDir>/snippets/NAME.py
+  code-execution-mode snippet remove NAME                     delete one of your snippets
 
 Options:
   --config FILE     JSON configuration (servers, sandbox, stateDir)
@@ -43,6 +48,10 @@ const options = {
   session: { type: 'string' },
   workspace: { type: 'string' },
   json: { type: 'boolean' },
+  run: { type: 'string' },
+  description: { type: 'string' },
+  params: { type: 'string' },
+  force: { type: 'boolean' },
   c: { type: 'string', short: 'c' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -70,6 +79,8 @@ async function main(argv: string[]): Promise<number> {
       return doctorCommand(config.sandbox);
     case 'pull':
       return pullImage(config.sandbox, (line) => process.stderr.write(`${line}\n`)).then(() => 0);
+    case 'snippet':
+      return snippetCommand(config, values, rest, (line) => process.stdout.write(`${line}\n`));
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -182,7 +193,7 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`code-execution-mode: ${message}\n`);
-    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (error instanceof UsageError || error instanceof SnippetUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`\n${USAGE}\n`);
       process.exitCode = 2;
     } else if (error instanceof ConfigError) process.exitCode = 2;

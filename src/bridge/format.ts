@@ -80,15 +80,15 @@ export function shapeRun(input: ShapeInput): ShapedRun {
     if (found.kind === 'data') return dataPlaceholder(found.bytes);
     const size = imageSize(found.image);
     return images.attach(found.image) === 'attached'
-      ? `<image ${found.image.mime} ${size}, attached>`
-      : `<image ${found.image.mime} ${size}, not attached: over the ${images.budgetText()} image budget of a result>`;
+      ? `<${mediaWord(found.image)} ${found.image.mime} ${size}, attached>`
+      : `<${mediaWord(found.image)} ${found.image.mime} ${size}, not attached: over the ${images.budgetText()} image budget of a result>`;
   };
   const mentioned = (found: Base64Kind): string => {
     if (found.kind === 'data') return dataPlaceholder(found.bytes);
     const size = imageSize(found.image);
     return images.isAttached(found.image)
-      ? `<image ${found.image.mime} ${size}, attached>`
-      : `<image ${found.image.mime} ${size}, not attached: return it as the last value to show it>`;
+      ? `<${mediaWord(found.image)} ${found.image.mime} ${size}, attached>`
+      : `<${mediaWord(found.image)} ${found.image.mime} ${size}, not attached: return it as the last value to show it>`;
   };
   const value = result.value === null ? '' : replaceBase64(result.value, known, returned);
   const stdout = replaceBase64(result.stdout, known, mentioned);
@@ -198,6 +198,11 @@ function fmt(n: number): string {
 
 function dataPlaceholder(bytes: number): string {
   return `<base64 data, ${sizeText(bytes)}, not shown>`;
+}
+
+/** "image", or "audio" for a tool's audio (attached the same way). */
+function mediaWord(image: FoundImage): string {
+  return image.mime.startsWith('audio/') ? 'audio' : 'image';
 }
 
 function imageSize(image: FoundImage): string {

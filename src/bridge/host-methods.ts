@@ -2,23 +2,33 @@
 // through the hub's policy, and discovery (servers, tool docs, search) from the catalog.
 // Waiting for a server to start is not charged to the run's time limit; search and discovery
 // never wait long for servers that are not ready.
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { RequestContext, RequestHandler } from '../sandbox/session.ts';
 import type { ToolEntry } from './catalog/catalog.ts';
 import { takesOtherKeys } from './catalog/signature.ts';
 import type { ProxyHub } from './hub/hub.ts';
+import { getPrompt, listAll, readResource, type Listing } from './resources.ts';
+import type { ConfirmationGate } from './confirmations.ts';
 import type { RunLog } from './run-log.ts';
+import { SNIPPET_NAME, SNIPPETS_SERVER, snippetDoc, type SnippetStore } from './snippets.ts';
 import { toSandboxResult, type ResultImage } from './tool-results.ts';
 
 const detail = z.enum(['summary', 'full']).default('summary');
 const name = z.string().min(1).max(256);
 
 const schemas = {
-  call_tool: z.object({ server: name, tool: name, arguments: z.record(z.string(), z.unknown()).default({}) }),
+  call_tool: z.object({ server: name, tool: name, arguments: z.record(z.string(), z.unknown()).default({}), raw: z.boolean().default(false) }),
   list_servers: z.object({}).default({}),
   list_tools: z.object({ server: name }),
   search_tools: z.object({ query: z.string().max(2000), limit: z.number().int().min(1).max(100).default(5), detail }),
   query_tools: z.object({ server: name, tool: name.nullable().optional(), detail }),
+  get_snippet: z.object({ name: z.string().regex(SNIPPET_NAME, 'must be a snippet name (letters, digits and _)') }),
+  list_resources: z.object({ server: name }),
+  list_resource_templates: z.object({ server: name }),
+  read_resource: z.object({ server: name, uri: z.string().min(1).max(8192) }),
+  list_prompts: z.object({ server: name }),
+  get_prompt: z.object({ server: name, name, arguments: z.record(z.string(), z.string()).default({}) }),
 };
 
 export type HostMethod = keyof typeof schemas;
@@ -34,6 +44,9 @@ export function toolDoc(entry: ToolEntry, level: 'summary' | 'full'): Record<str
     doc.signature = `mcp_${entry.serverAlias}.${entry.signature}`;
     doc.returns = entry.returns ?? RETURNS_TEXT;
     doc.inputSchema = entry.inputSchema;
+    if (entry.title !== undefined) doc.title = entry.title;
+    if (entry.annotations !== undefined) doc.annotations = entry.annotations;
+    if (entry.outputSchema !== undefined) doc.outputSchema = entry.outputSchema;
   }
   return doc;
 }
@@ -61,10 +74,16 @@ export interface HostMethods {
   /** Images the run's tool calls returned (not attached by themselves: see format.ts). */
   toolImagesOf(runId: string): ResultImage[];
   forget(runId: string): void;
+  /** Relays the progress of the run's proxied tool calls to `sink` until the returned function is called. */
+  onToolProgress(runId: string, sink: ToolProgressSink): () => void;
 }
 
-export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): HostMethods {
+/** Where a run's proxied tool calls' progress goes. */
+export type ToolProgressSink = (server: string, tool: string, progress: Progress) => void;
+
+export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, snippets?: SnippetStore, confirmations?: ConfirmationGate): HostMethods {
   const calls = new Map<string, number>();
+  const progressSinks = new Map<string, ToolProgressSink>();
   const images = new Map<string, { list: ResultImage[]; chars: number }>();
   const keepImages = (runId: string, found: ResultImage[]) => {
     // A call that ends after its run was forgotten keeps nothing (nobody would forget it again).
@@ -85,15 +104,21 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
       calls.set(context.runId, (calls.get(context.runId) ?? 0) + 1);
       const record = { run: context.runId, server: params.server, tool: params.tool, arguments: params.arguments };
       try {
-        const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal, { untimed: context.untimed });
-        const { images: found, ...converted } = toSandboxResult(result);
+        const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal, {
+          untimed: context.untimed,
+          // A progress token goes upstream with every call; what comes back is relayed to the run's client.
+          progress: (progress) => progressSinks.get(context.runId)?.(params.server, params.tool, progress),
+          // A call that needs the user's confirmation asks (off the run's clock); without a gate it is refused.
+          ...(confirmations ? { confirm: (request) => confirmations.confirm(request, context) } : {}),
+        });
+        const { images: found, ...converted } = toSandboxResult(result, params.raw);
         keepImages(context.runId, found);
         runLog?.toolCall({ ...record, server, tool, outcome: converted.isError ? 'tool-error' : 'ok', durationMs: performance.now() - started, ...(converted.errorText ? { error: converted.errorText } : {}) });
         return converted;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        const refused = error instanceof Error && (error.name === 'ToolDeniedError' || error.name === 'ConsentNeededError');
-        const outcome = refused ? 'denied' : 'failed';
+        const refused = error instanceof Error && (error.name === 'ToolDeniedError' || error.name === 'ConsentNeededError' || error.name === 'ConfirmationNeededError');
+        const outcome = error instanceof Error && error.name === 'ConfirmationDeclinedError' ? 'declined' : refused ? 'denied' : 'failed';
         runLog?.toolCall({ ...record, outcome, durationMs: performance.now() - started, error: message });
         throw error;
       }
@@ -133,15 +158,71 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
     async search_tools(params, context) {
       context.describe('search_tool_docs()');
       const notReady = await hub.discover();
-      return { hits: hub.search(params.query, params.limit).map((t) => toolDoc(t, params.detail)), notReady };
+      const tools = hub.search(params.query, params.limit).map((t) => toolDoc(t, params.detail));
+      // Snippets that match come first (at most half of the hits, at least one), then tools.
+      const found = snippets ? await snippets.search(params.query, Math.max(1, Math.floor(params.limit / 2))) : [];
+      const snippetHits = await Promise.all(
+        found.map(async (s) => snippetDoc(params.detail === 'full' ? await snippets!.get(s.name).catch(() => s) : s, params.detail)),
+      );
+      return { hits: [...snippetHits, ...tools].slice(0, params.limit), notReady };
     },
     async query_tools(params, context) {
       context.describe(`the tool docs of ${params.server}`);
+      if (params.server === SNIPPETS_SERVER && snippets && !hub.catalog.names().includes(SNIPPETS_SERVER)) {
+        if (params.tool) return [snippetDoc(await snippets.get(params.tool), params.detail)];
+        return (await snippets.list()).map((s) => snippetDoc(s, params.detail));
+      }
       const tools = await hub.listTools(params.server, { signal: context.signal, untimed: context.untimed });
       const wanted = params.tool ? tools.filter((t) => t.tool === params.tool || t.alias === params.tool) : tools;
       if (params.tool && wanted.length === 0) throw new Error(`server "${params.server}" has no tool "${params.tool}"`);
       return wanted.map((t) => toolDoc(t, params.detail));
     },
+    async get_snippet(params, context) {
+      context.describe(`snippet ${params.name}`);
+      if (!snippets) throw new Error('snippets are not available in this bridge');
+      const snippet = await snippets.get(params.name);
+      return { name: snippet.name, source: snippet.source, path: snippet.path, origin: snippet.origin };
+    },
+    async list_resources(params, context) {
+      return listing(params.server, 'resources', context);
+    },
+    async list_resource_templates(params, context) {
+      return listing(params.server, 'resourceTemplates', context);
+    },
+    async read_resource(params, context) {
+      context.describe(`${params.server}: read_resource(${params.uri.slice(0, 200)})`);
+      return serverUse(context, params.server, `read_resource ${params.uri}`, async (wait) => (await readResource(hub, params.server, params.uri, wait)).contents);
+    },
+    async list_prompts(params, context) {
+      return listing(params.server, 'prompts', context);
+    },
+    async get_prompt(params, context) {
+      context.describe(`${params.server}: get_prompt(${params.name})`);
+      return serverUse(context, params.server, `get_prompt ${params.name}`, async (wait) => (await getPrompt(hub, params.server, params.name, params.arguments, wait)).prompt);
+    },
+  };
+  /** A resource or prompt request, in the run log like a tool call. */
+  const serverUse = async <T>(context: RequestContext, server: string, what: string, work: (wait: { signal: AbortSignal; untimed: RequestContext['untimed'] }) => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const record = { run: context.runId, server, tool: what, arguments: {} };
+    try {
+      const value = await work({ signal: context.signal, untimed: context.untimed });
+      runLog?.toolCall({ ...record, outcome: 'ok', durationMs: performance.now() - started });
+      return value;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const refused = error instanceof Error && (error.name === 'ToolDeniedError' || error.name === 'ConsentNeededError');
+      runLog?.toolCall({ ...record, outcome: refused ? 'denied' : 'failed', durationMs: performance.now() - started, error: message });
+      throw error;
+    }
+  };
+  const listing = (server: string, kind: Listing, context: RequestContext) => {
+    const label = { resources: 'list_resources', resourceTemplates: 'list_resource_templates', prompts: 'list_prompts' }[kind];
+    context.describe(`${server}: ${label}()`);
+    return serverUse(context, server, label, async (wait) => {
+      const { items, note } = await listAll(hub, server, kind, wait);
+      return { items, ...(note ? { note } : {}) };
+    });
   };
 
   const handle: RequestHandler = async (method, params, context) => {
@@ -155,6 +236,12 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined): Ho
   };
   return {
     handle,
+    onToolProgress: (runId, sink) => {
+      progressSinks.set(runId, sink);
+      return () => {
+        if (progressSinks.get(runId) === sink) progressSinks.delete(runId);
+      };
+    },
     toolCallsOf: (runId) => calls.get(runId) ?? 0,
     toolImagesOf: (runId) => images.get(runId)?.list ?? [],
     forget: (runId) => {

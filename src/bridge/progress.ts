@@ -10,6 +10,14 @@ export function progressMessage(seconds: number, toolCalls: number, line: string
   return `running for ${seconds} s${toolCalls > 0 ? `, ${plural(toolCalls, 'tool call')}` : ''}${line ? `: ${line}` : ''}`;
 }
 
+/** A proxied tool's progress as the run's progress message: "server.tool: message (3/10)". */
+export function toolProgressMessage(server: string, tool: string, progress: { progress: number; total?: number | undefined; message?: string | undefined }): string {
+  const count = `${progress.progress}${progress.total !== undefined ? `/${progress.total}` : ''}`;
+  const said = progress.message ? progress.message.replace(/\s+/g, ' ').trim() : '';
+  const text = `${server}.${tool}: ${said ? `${said} (${count})` : count}`;
+  return text.length > SHOWN_LINE_CHARS + 80 ? `${text.slice(0, SHOWN_LINE_CHARS + 77)}...` : text;
+}
+
 /** Follows output chunks of both streams and keeps the last complete, non-blank line. */
 export class LastLine {
   private pending = { stdout: '', stderr: '' };

@@ -29,6 +29,18 @@ const eventSchema = z.discriminatedUnion('type', [
     error: z.string().optional(),
   }),
   z.object({
+    type: z.literal('confirmation'),
+    run: z.string(),
+    time: z.string(),
+    server: z.string(),
+    tool: z.string(),
+    arguments: z.unknown(),
+    phase: z.string(),
+    answer: z.string().optional(),
+    waitedMs: z.number().optional(),
+    error: z.string().optional(),
+  }),
+  z.object({
     type: z.literal('tool-calls-omitted'),
     run: z.string(),
     time: z.string(),
@@ -68,6 +80,19 @@ export interface ToolCallRecord {
   error?: string;
 }
 
+/** A confirmation asked of the user: when, about what, and (once answered) the answer. */
+export interface ConfirmationRecord {
+  asked: string;
+  server: string;
+  tool: string;
+  arguments: unknown;
+  /** allowed-once, allowed-for-session, declined, cancelled, timeout, no-client, stopped, failed; absent while waiting. */
+  answer?: string;
+  answered?: string;
+  waitedMs?: number;
+  error?: string;
+}
+
 /** Tool calls of a run beyond its budget in the log: counted, not logged one by one. */
 export interface OmittedToolCalls {
   count: number;
@@ -100,6 +125,13 @@ export interface RunRecord {
   sessionLost: boolean;
   /** Why the session's earlier state was gone when the run started (reaped, evicted, reset, lost). */
   sessionChange?: { kind: string; reason: string };
+  /** Confirmations asked during the run, in order (absent from logs of older bridges). */
+  confirmations: ConfirmationRecord[];
+}
+
+/** Whether the run is waiting for the user to answer a confirmation now. */
+export function waitingForConfirmation(run: RunRecord): boolean {
+  return run.status === undefined && run.confirmations.some((c) => c.answer === undefined);
 }
 
 /**
@@ -150,6 +182,7 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
         toolCallCount: 0,
         truncated: false,
         sessionLost: false,
+        confirmations: [],
       };
       runs.set(event.run, run);
     }
@@ -161,6 +194,17 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
     } else if (event.type === 'tool-call') {
       const { type: _type, run: _run, ...call } = event;
       run.toolCalls.push(call);
+    } else if (event.type === 'confirmation') {
+      // An answer closes the oldest open question about the same tool; one without it stands alone.
+      const open = event.phase === 'answered' ? run.confirmations.find((c) => c.answer === undefined && c.server === event.server && c.tool === event.tool) : undefined;
+      const record: ConfirmationRecord = open ?? { asked: event.time, server: event.server, tool: event.tool, arguments: event.arguments };
+      if (event.phase === 'answered') {
+        record.answer = event.answer ?? 'unknown';
+        record.answered = event.time;
+        if (event.waitedMs !== undefined) record.waitedMs = event.waitedMs;
+        if (event.error) record.error = event.error;
+      }
+      if (!open) run.confirmations.push(record);
     } else if (event.type === 'tool-calls-omitted') {
       run.omittedToolCalls = { count: event.count, byTool: event.byTool ?? {}, byOutcome: event.byOutcome ?? {} };
     } else {

@@ -74,8 +74,23 @@ export interface ToolCallEvent {
   server: string;
   tool: string;
   arguments: unknown;
-  outcome: 'ok' | 'tool-error' | 'denied' | 'failed';
+  outcome: 'ok' | 'tool-error' | 'denied' | 'declined' | 'failed';
   durationMs: number;
+  error?: string;
+}
+
+/** How a confirmation ended (see confirmations.ts). */
+export type ConfirmationAnswer = 'allowed-once' | 'allowed-for-session' | 'declined' | 'cancelled' | 'timeout' | 'no-client' | 'stopped' | 'failed';
+
+/** A confirmation asked of the user, then its answer: one `confirmation` line each. */
+export interface ConfirmationEvent {
+  run: string;
+  server: string;
+  tool: string;
+  arguments: unknown;
+  phase: 'asked' | 'answered';
+  answer?: ConfirmationAnswer;
+  waitedMs?: number;
   error?: string;
 }
 
@@ -168,6 +183,19 @@ export class RunLog {
     const key = budget.byTool.has(name) || budget.byTool.size < MAX_SUMMARY_TOOLS ? name : '(other tools)';
     budget.byTool.set(key, (budget.byTool.get(key) ?? 0) + 1);
     budget.byOutcome.set(event.outcome, (budget.byOutcome.get(event.outcome) ?? 0) + 1);
+  }
+
+  /** A confirmation asked or answered: always logged in full (each one is a question to the user). */
+  confirmation(event: ConfirmationEvent): void {
+    this.append(
+      this.line({
+        type: 'confirmation',
+        time: new Date().toISOString(),
+        ...event,
+        arguments: capJson(event.arguments, MAX_ARGUMENT_CHARS),
+        ...(event.waitedMs !== undefined ? { waitedMs: round(event.waitedMs) } : {}),
+      }),
+    );
   }
 
   runEnded(result: RunResult, extra: { toolCalls: number }): void {

@@ -12,12 +12,15 @@ import { SESSION_NAME, type SessionManager } from '../sandbox/sessions.ts';
 import type { FoundImage } from './base64-text.ts';
 import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from './format.ts';
 import type { ProxyHub } from './hub/hub.ts';
-import { LastLine, progressMessage } from './progress.ts';
+import { LastLine, progressMessage, toolProgressMessage } from './progress.ts';
+import type { ToolProgressSink } from './host-methods.ts';
 import type { RunLog } from './run-log.ts';
 
 export const RUN_PYTHON = 'run_python';
 export const MAX_CODE_CHARS = 1024 * 1024;
 const PROGRESS_INTERVAL_MS = 2000;
+/** The shortest gap between two relayed progress notifications of proxied tools. */
+const TOOL_PROGRESS_GAP_MS = 250;
 /**
  * A result bigger than this (as JSON) goes without its images: MCP clients drop the connection
  * over 10 MiB. The budgets keep results far below it; this is the last line of defence.
@@ -60,7 +63,13 @@ export interface RunPythonDeps {
   sandbox: SessionManager;
   hub: ProxyHub;
   runLog?: RunLog;
-  toolCalls: { toolCallsOf(runId: string): number; toolImagesOf(runId: string): readonly FoundImage[]; forget(runId: string): void };
+  toolCalls: {
+    toolCallsOf(runId: string): number;
+    toolImagesOf(runId: string): readonly FoundImage[];
+    forget(runId: string): void;
+    /** Relays the progress of a run's proxied tool calls (see host-methods.ts). */
+    onToolProgress?(runId: string, sink: ToolProgressSink): () => void;
+  };
   log: (message: string) => void;
 }
 
@@ -85,7 +94,7 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         const reason = (started[refused] as PromiseRejectedResult).reason as unknown;
         return failed('ServerUnavailable', `Could not start server "${args.servers![refused]}": ${reason instanceof Error ? reason.message : String(reason)}`);
       }
-      const progress = startProgress(extra, () => deps.toolCalls.toolCallsOf(runId));
+      const progress = startProgress(extra, () => deps.toolCalls.toolCallsOf(runId), deps.toolCalls.onToolProgress && ((sink) => deps.toolCalls.onToolProgress!(runId, sink)));
       deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
       try {
         const result = await deps.sandbox.execute(args.code, {
@@ -130,7 +139,10 @@ function auditNote(runLog: RunLog | undefined): string | undefined {
 
 function callResult(shaped: ShapedRun): CallToolResult {
   const content: CallToolResult['content'] = [{ type: 'text', text: shaped.text }];
-  for (const image of shaped.images) content.push({ type: 'image', data: image.data, mimeType: image.mime });
+  for (const image of shaped.images) {
+    // Audio a tool returned is attached like its images (and within the same budget).
+    content.push(image.mime.startsWith('audio/') ? { type: 'audio', data: image.data, mimeType: image.mime } : { type: 'image', data: image.data, mimeType: image.mime });
+  }
   return { content, structuredContent: shaped.view, isError: shaped.view.status !== 'ok' };
 }
 
@@ -145,22 +157,50 @@ function failed(type: string, message: string, session = 'default', audit?: stri
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** Sends MCP progress notifications while a run goes on, when the client asked for them. */
-function startProgress(extra: Extra, toolCalls: () => number) {
+function startProgress(extra: Extra, toolCalls: () => number, watchTools?: (sink: ToolProgressSink) => () => void) {
   const token = extra._meta?.progressToken;
   const lastLine = new LastLine();
   const started = Date.now();
+  // One token, one increasing progress value: the heartbeat's seconds and the relayed
+  // progress of proxied tools ("server.tool: message (3/10)") share it.
+  let sent = 0;
+  const send = (value: number, message: string) => {
+    sent = Math.max(value, Math.round((sent + 0.001) * 1000) / 1000);
+    void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token!, progress: sent, message } }).catch(() => undefined);
+  };
   const timer =
     token === undefined
       ? undefined
       : setInterval(() => {
           const seconds = Math.round((Date.now() - started) / 1000);
-          const message = progressMessage(seconds, toolCalls(), lastLine.line);
-          void extra
-            .sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: seconds, message } })
-            .catch(() => undefined);
+          send(seconds, progressMessage(seconds, toolCalls(), lastLine.line));
         }, PROGRESS_INTERVAL_MS);
+  // A tool's progress is relayed at most every TOOL_PROGRESS_GAP_MS (the latest one wins).
+  let pending: string | undefined;
+  let lastRelay = 0;
+  let relayTimer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    relayTimer = undefined;
+    if (pending === undefined) return;
+    lastRelay = Date.now();
+    send((Date.now() - started) / 1000, pending);
+    pending = undefined;
+  };
+  const unwatch =
+    token === undefined || !watchTools
+      ? undefined
+      : watchTools((server, tool, progress) => {
+          pending = toolProgressMessage(server, tool, progress);
+          const wait = lastRelay + TOOL_PROGRESS_GAP_MS - Date.now();
+          if (wait <= 0) flush();
+          else relayTimer ??= setTimeout(flush, wait);
+        });
   return {
     onOutput: (stream: 'stdout' | 'stderr', text: string) => lastLine.add(stream, text),
-    stop: () => clearInterval(timer),
+    stop: () => {
+      clearInterval(timer);
+      clearTimeout(relayTimer);
+      unwatch?.();
+    },
   };
 }

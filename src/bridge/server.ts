@@ -4,7 +4,10 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
 import { SessionManager } from '../sandbox/sessions.ts';
+import { ConfirmationGate, clientAsker } from './confirmations.ts';
 import { createHostMethods, type HostMethods } from './host-methods.ts';
+import { SnippetStore, snippetDirs } from './snippets.ts';
+import type { ServerLogMessage } from './hub/connection.ts';
 import { ProxyHub } from './hub/hub.ts';
 import { RunLog } from './run-log.ts';
 import { registerRunPython } from './run-python.ts';
@@ -35,7 +38,20 @@ export function pullHintFor(client: string | undefined): string | undefined {
 }
 
 export async function createBridge(config: ConfigWithSecrets, log: (message: string) => void = () => {}, options: { pullHint?: string } = {}): Promise<Bridge> {
-  const hub = new ProxyHub(config, { stateDir: config.stateDir, log });
+  // Proxied servers' log messages (rate-limited per server by the hub) go to the bridge's log
+  // and, as the bridge's own logging messages, to its client (at the level it set).
+  const serverLog = (name: string, message: ServerLogMessage) => {
+    const data = cappedLogData(message.data);
+    log(`server ${name} [${message.level}]${message.logger ? ` ${message.logger}` : ''}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+    try {
+      // `server` is set below, before any server can start.
+      if (!server.isConnected()) return;
+      void server.sendLoggingMessage({ level: message.level, logger: message.logger ? `${name}/${message.logger}` : name, data }).catch(() => undefined);
+    } catch {
+      // Not set yet: the bridge's log has it.
+    }
+  };
+  const hub = new ProxyHub(config, { stateDir: config.stateDir, log, serverLog });
   await hub.start();
   // An audit log that cannot be written is said loudly (and in every run_python result), not lost quietly.
   const runLog = new RunLog(config.stateDir, {
@@ -43,7 +59,9 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
     onProblem: (problem) => log(problem ? `AUDIT LOG NOT WRITTEN: ${problem}; runs are not recorded until this is fixed` : `the run log is written again: ${config.stateDir}`),
   });
   runLog.check();
-  const methods = createHostMethods(hub, runLog);
+  // Confirmations ask the bridge's own client (the server below, once it is connected).
+  const confirmations = new ConfirmationGate(() => clientAsker(server.server), runLog);
+  const methods = createHostMethods(hub, runLog, new SnippetStore(snippetDirs(config.stateDir, config.workspaceSnippetsDir)), confirmations);
   const prelude = preludeCode(
     hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
   );
@@ -56,7 +74,8 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   const server = new McpServer(
     { name: BRIDGE_NAME, version: BRIDGE_VERSION },
     // The servers as known at start (cached tool lists included); the listing itself never grows.
-    { instructions: serverInstructions(hub.catalog.records(), (name) => hub.consentState(name) === 'allowed') },
+    // logging: proxied servers' log messages are relayed as the bridge's.
+    { capabilities: { logging: {} }, instructions: serverInstructions(hub.catalog.records(), (name) => hub.consentState(name) === 'allowed') },
   );
   registerRunPython(server, config.sandbox, {
     sandbox,
@@ -87,6 +106,20 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   };
 }
 
+/** The most characters of a proxied server's log message relayed (as JSON for non-strings). */
+const MAX_LOG_DATA_CHARS = 4000;
+
+function cappedLogData(data: unknown): unknown {
+  if (typeof data === 'string') return data.length > MAX_LOG_DATA_CHARS ? `${data.slice(0, MAX_LOG_DATA_CHARS - 3)}...` : data;
+  let json: string;
+  try {
+    json = JSON.stringify(data) ?? 'null';
+  } catch {
+    return '(a log message that is not JSON)';
+  }
+  return json.length > MAX_LOG_DATA_CHARS ? `${json.slice(0, MAX_LOG_DATA_CHARS - 3)}...` : data;
+}
+
 export function capabilityText(hub: ProxyHub): string {
   const lines = ['# Code Execution Mode', '', 'Proxied MCP servers, callable from run_python as `await mcp_<alias>.<tool>(**kwargs)`:', ''];
   for (const record of hub.catalog.records()) {
@@ -103,7 +136,8 @@ export function capabilityText(hub: ProxyHub): string {
     '',
     'Python API: `await call_tool(server, tool, {...})`, `discovered_servers()`, `await search_tool_docs(query, limit=5, detail="summary")`,',
     '`await query_tool_docs(server, tool=None, detail="summary")`, `help(mcp_<alias>.<tool>)`, `from mcp import runtime`, `ToolError`,',
-    '`emit_image(png_bytes)`. The sandbox has no network and no host files; /work and /tmp are writable.',
+    '`await list_resources(server)`, `await read_resource(server, uri)`, `await list_resource_templates(server)`, `await list_prompts(server)`,',
+    '`await get_prompt(server, name, arguments)`, `emit_image(png_bytes)`. The sandbox has no network and no host files; /work and /tmp are writable.',
   );
   return lines.join('\n');
 }

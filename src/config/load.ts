@@ -22,8 +22,13 @@ export function describeIssues(error: z.ZodError, prefix = ''): string {
 export function parseConfig(raw: unknown, source = 'configuration'): Config {
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) throw new ConfigError(`Invalid ${source}:\n${describeIssues(parsed.error)}`);
-  const { workspaceFolder } = parsed.data;
-  return { ...parsed.data, stateDir: expandHome(parsed.data.stateDir), ...(workspaceFolder ? { workspaceFolder: expandHome(workspaceFolder) } : {}) };
+  const { workspaceFolder, workspaceSnippetsDir } = parsed.data;
+  return {
+    ...parsed.data,
+    stateDir: expandHome(parsed.data.stateDir),
+    ...(workspaceFolder ? { workspaceFolder: expandHome(workspaceFolder) } : {}),
+    ...(workspaceSnippetsDir ? { workspaceSnippetsDir: expandHome(workspaceSnippetsDir) } : {}),
+  };
 }
 
 export async function loadConfigFile(path: string): Promise<Config> {

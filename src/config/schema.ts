@@ -80,6 +80,15 @@ const serverCommon = {
   denyTools: z.array(z.string().min(1)).default([]),
   /** Permit an entry that starts this bridge again (normally refused: it would recurse). */
   allowSelfProxy: z.boolean().default(false),
+  /**
+   * Which calls ask the user first (by elicitation to the bridge's client): "destructive" (tools
+   * annotated destructiveHint: true), "all", or "none". Read-only tools never ask unless in confirmTools.
+   */
+  confirm: z.enum(['destructive', 'all', 'none']).default('destructive'),
+  /** Tools that always ask, whatever `confirm` says. */
+  confirmTools: z.array(z.string().min(1)).default([]),
+  /** Seconds a confirmation waits for an answer; then the call is declined. */
+  confirmTimeoutSeconds: z.number().positive().max(600).default(120),
 };
 
 export const stdioServerSchema = z
@@ -185,6 +194,11 @@ export const configSchema = z
     stateDir: z.string().min(1).default('~/.code-execution-mode'),
     /** What `${workspaceFolder}` means in server entries (the CLI uses --workspace or its cwd). */
     workspaceFolder: z.string().min(1).optional(),
+    /**
+     * A workspace's snippets folder (`.vscode/code-execution-mode/snippets`), read besides
+     * `<stateDir>/snippets`; only when set (the extension sets it in trusted workspaces only).
+     */
+    workspaceSnippetsDir: z.string().min(1).optional(),
     consent: consentConfigSchema.optional(),
     /** JSON schema reference some editors add; ignored. */
     $schema: z.string().optional(),

@@ -88,6 +88,8 @@ export function serverFacts(entry: Record<string, unknown>): string[] {
     if (typeof entry.cwd === 'string') facts.push(`working folder: ${entry.cwd}`);
   }
   if (entry.allowSelfProxy === true) facts.push('allowSelfProxy: true');
+  // Turning confirmations off is part of what the user allows.
+  if (entry.confirm === 'none') facts.push('confirm: none (its tools never ask you first, destructive ones included)');
   return facts;
 }
 

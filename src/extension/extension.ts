@@ -18,6 +18,7 @@ import { RunsView } from './runs-view.ts';
 import { RuntimeStatusBar } from './runtime-status.ts';
 import { ServerSecrets } from './secrets.ts';
 import { registerServerCommands } from './server-commands.ts';
+import { registerSnippetCommands } from './snippet-commands.ts';
 import { readSettings, SECTION, type SettingsResult } from './settings.ts';
 import { StateFiles } from './state-files.ts';
 import { ToolsView } from './tools-view.ts';
@@ -151,6 +152,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     const id = typeof arg === 'string' ? arg : (arg as { run?: { id?: string } } | undefined)?.run?.id;
     return id ? runs.find(id) : undefined;
   };
+  const snippets = registerSnippetCommands(context, { stateDir, workspaceSnippetsDir: () => settings.config.workspaceSnippetsDir, findRun: runOf, tools });
   command('openRun', (arg) => {
     const run = runOf(arg);
     if (run) RunPanel.show(run, context.extensionUri, stateDir);
@@ -177,6 +179,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
       await hub.ensureCatalog();
       await hub.catalog.flush();
     });
+    await snippets.refresh();
     tools.refresh();
   });
   command('searchTools', async () => {

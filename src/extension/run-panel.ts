@@ -10,7 +10,7 @@ import hljs from 'highlight.js/lib/core';
 import python from 'highlight.js/lib/languages/python';
 import * as vscode from 'vscode';
 import { PRIVATE_FILE_MODE } from '../bridge/private-files.ts';
-import { displayStatus, type RunRecord } from '../bridge/run-log-reader.ts';
+import { displayStatus, waitingForConfirmation, type RunRecord } from '../bridge/run-log-reader.ts';
 import { formatDuration } from './runs-view.ts';
 
 hljs.registerLanguage('python', python);
@@ -50,6 +50,7 @@ export class RunPanel implements vscode.Disposable {
     this.panel.webview.onDidReceiveMessage((message: { type?: string }) => {
       if (message?.type === 'export') void this.exportJson();
       if (message?.type === 'copy') void vscode.env.clipboard.writeText(this.run.code);
+      if (message?.type === 'saveSnippet') void vscode.commands.executeCommand('codeExecutionMode.saveRunAsSnippet', this.run.id);
     }, undefined, this.disposables);
     this.update(run);
   }
@@ -93,7 +94,16 @@ export class RunPanel implements vscode.Disposable {
       run.truncated ? 'output truncated' : '',
       run.sessionLost ? 'session state lost' : '',
       run.sessionChange ? `started fresh: session ${escape(run.sessionChange.kind)} (${escape(run.sessionChange.reason)})` : '',
+      waitingForConfirmation(run) ? '<strong>waiting for confirmation</strong>' : '',
     ].filter(Boolean);
+    // Each question asked of the user: when, about which call, and the answer (absent while waiting).
+    const confirmations = (run.confirmations ?? [])
+      .map(
+        (c) => `<tr class="${c.answer === undefined || c.answer.startsWith('allowed') ? '' : 'bad'}"><td><code>${escape(c.server)}.${escape(c.tool)}</code></td>` +
+          `<td>${escape(c.answer ?? 'waiting')}</td><td>${escape(new Date(c.asked).toLocaleTimeString())}${c.waitedMs !== undefined ? ` (${escape(formatDuration(c.waitedMs))})` : ''}</td>` +
+          `<td><pre>${escape(JSON.stringify(c.arguments, null, 2))}</pre>${c.error ? `<div class="error">${escape(c.error)}</div>` : ''}</td></tr>`,
+      )
+      .join('');
     const calls = run.toolCalls
       .map(
         (c) => `<tr class="${c.outcome === 'ok' ? '' : 'bad'}"><td><code>${escape(c.server)}.${escape(c.tool)}</code></td><td>${escape(c.outcome)}</td>` +
@@ -121,7 +131,7 @@ export class RunPanel implements vscode.Disposable {
 <link rel="stylesheet" href="${media('run-panel.css')}"><title>Sandbox Run</title></head>
 <body>
 <header><h1>Sandbox run</h1><div class="facts">${facts.join(' · ')}</div>
-<div class="actions"><button id="copy">Copy code</button><button id="export">Export JSON</button></div></header>
+<div class="actions"><button id="copy">Copy code</button><button id="export">Export JSON</button><button id="save-snippet" title="Save this run's code as a snippet the model can find and run">Save as Snippet…</button></div></header>
 ${section('Code', `<pre class="code hljs"><code>${code}</code></pre>`)}
 ${run.stdout ? section('stdout', pre(run.stdout)) : ''}
 ${run.stderr ? section('stderr', pre(run.stderr, 'stderr')) : ''}
@@ -129,6 +139,7 @@ ${run.value !== null ? section('Result', pre(run.value)) : ''}
 ${run.error ? section('Error', pre(`${run.error.type}: ${run.error.message}\n\n${run.error.traceback ?? ''}`, 'stderr')) : ''}
 ${images ? section('Images', images) : ''}
 ${section('Tool calls', calls ? `<table><thead><tr><th>tool</th><th>outcome</th><th>time</th><th>arguments</th></tr></thead><tbody>${calls}</tbody></table>${omittedNote}` : omittedNote || '<p>None.</p>')}
+${confirmations ? section('Confirmations', `<table><thead><tr><th>tool</th><th>answer</th><th>asked</th><th>arguments</th></tr></thead><tbody>${confirmations}</tbody></table>`) : ''}
 <p class="id">run ${escape(run.id)}</p>
 <script nonce="${nonce}" src="${media('run-panel.js')}"></script>
 </body></html>`;

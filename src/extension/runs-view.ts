@@ -1,7 +1,7 @@
 // The Sandbox Runs view: newest first, with status, duration, session and tool calls; each
 // run's tool calls as children. Live: refreshed when the run log changes.
 import * as vscode from 'vscode';
-import { displayStatus, type RunRecord, type ToolCallRecord } from '../bridge/run-log-reader.ts';
+import { displayStatus, waitingForConfirmation, type RunRecord, type ToolCallRecord } from '../bridge/run-log-reader.ts';
 import type { StateFiles } from './state-files.ts';
 
 const CLEARED_KEY = 'codeExecutionMode.runsClearedAt';
@@ -86,8 +86,10 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     const item = new vscode.TreeItem(runLabel(run), run.toolCalls.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     const status = displayStatus(run);
     const calls = run.toolCallCount;
-    item.description = [status, formatDuration(run.durationMs), run.session, calls ? `${calls} tool call${calls === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
-    const [icon, color] = STATUS_ICONS[status] ?? ['loading~spin', ''];
+    // A run whose tool call waits for the user's answer says so (live: the question is in the log).
+    const waiting = status === 'running' && waitingForConfirmation(run);
+    item.description = [waiting ? 'waiting for confirmation' : status, formatDuration(run.durationMs), run.session, calls ? `${calls} tool call${calls === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
+    const [icon, color] = waiting ? ['bell-dot', 'notificationsWarningIcon.foreground'] : (STATUS_ICONS[status] ?? ['loading~spin', '']);
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     item.tooltip = new vscode.MarkdownString(`**${status}** · ${new Date(run.started).toLocaleString()} · session \`${run.session}\`\n`).appendCodeblock(run.code.slice(0, 3000), 'python');
     item.contextValue = `run.${status}`;

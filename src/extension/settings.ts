@@ -3,7 +3,9 @@
 // trusted workspace defines that could run something (servers, some sandbox settings) waits
 // for the user's consent: servers go to the bridge gated by the hash of their definition (the
 // bridge reads the decisions live), sandbox values are replaced by the user's until allowed.
+import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { WORKSPACE_SNIPPETS_PATH } from '../bridge/snippets.ts';
 import { describeIssues } from '../config/load.ts';
 import { proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serverSchema, SERVER_NAME, type Config, type ServerConfig } from '../config/schema.ts';
 import { canonicalJson, NOT_HASHED, sandboxConsentItem, serverConsentItem, type ConsentItem, type ConsentLocation, type Decision } from './consent-items.ts';
@@ -117,6 +119,8 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
       runLog: runLogConfigSchema.parse({}),
       stateDir,
       ...(folder ? { workspaceFolder: folder } : {}),
+      // The workspace's snippets (shared through git) run only in a trusted workspace.
+      ...(folder && trusted ? { workspaceSnippetsDir: join(folder, ...WORKSPACE_SNIPPETS_PATH) } : {}),
       consent: { decisionsFile: consent.decisionsFile, requestsFile: consent.requestsFile, servers: gated },
     },
     problems,

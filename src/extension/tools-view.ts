@@ -3,6 +3,7 @@
 // descriptions as tooltips, and notes (settings set aside, workspace values awaiting consent).
 import * as vscode from 'vscode';
 import type { CatalogServers } from '../bridge/catalog/catalog-file.ts';
+import type { Snippet } from '../bridge/snippets.ts';
 import type { StateFiles } from './state-files.ts';
 
 export interface ServerNode {
@@ -34,7 +35,15 @@ export interface ConsentView {
   servers: Record<string, 'awaiting-consent' | 'declined'>;
   notes: string[];
 }
-type Node = ServerNode | ToolNode | NoteNode;
+/** The "Snippets" section and its entries (saved Python the model runs with run_snippet). */
+export interface SnippetsNode {
+  kind: 'snippets';
+}
+export interface SnippetNode {
+  kind: 'snippet';
+  snippet: Snippet;
+}
+type Node = ServerNode | ToolNode | NoteNode | SnippetsNode | SnippetNode;
 
 export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -43,6 +52,7 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
   private entries: Record<string, unknown> = {};
   private problems: string[] = [];
   private consent: ConsentView = { servers: {}, notes: [] };
+  private snippets: Snippet[] = [];
   private readonly subscription: vscode.Disposable;
 
   constructor(files: StateFiles) {
@@ -59,6 +69,15 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
 
   refresh(): void {
     this.changed.fire();
+  }
+
+  setSnippets(snippets: Snippet[]): void {
+    this.snippets = [...snippets].sort((a, b) => a.name.localeCompare(b.name));
+    this.changed.fire();
+  }
+
+  snippetList(): readonly Snippet[] {
+    return this.snippets;
   }
 
   servers(): ServerNode[] {
@@ -86,8 +105,9 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
   getChildren(node?: Node): Node[] {
     if (!node) {
       const notes = [...this.problems.map((text) => ({ kind: 'note' as const, text })), ...this.consent.notes.map((text) => ({ kind: 'note' as const, text, review: true }))];
-      return [...notes, ...this.servers()];
+      return [...notes, ...this.servers(), ...(this.snippets.length > 0 ? [{ kind: 'snippets' as const }] : [])];
     }
+    if (node.kind === 'snippets') return this.snippets.map((snippet) => ({ kind: 'snippet' as const, snippet }));
     if (node.kind === 'server') return (node.tools ?? []).map((t) => ({ kind: 'tool' as const, server: node.name, name: t.name, ...(t.description ? { description: t.description } : {}) }));
     return [];
   }
@@ -102,6 +122,28 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
         item.command = { command: 'codeExecutionMode.reviewConsent', title: 'Review…' };
         item.contextValue = 'consentNote';
       }
+      return item;
+    }
+    if (node.kind === 'snippets') {
+      const item = new vscode.TreeItem('Snippets', vscode.TreeItemCollapsibleState.Collapsed);
+      item.description = `${this.snippets.length} saved · run_snippet(name, **kwargs)`;
+      item.iconPath = new vscode.ThemeIcon('symbol-snippet');
+      item.tooltip = 'Python you saved from runs. The model finds them with search_tool_docs and runs them with await run_snippet(name, **kwargs).';
+      item.contextValue = 'snippets';
+      item.id = 'snippets';
+      return item;
+    }
+    if (node.kind === 'snippet') {
+      const { snippet } = node;
+      const item = new vscode.TreeItem(snippet.name);
+      item.iconPath = new vscode.ThemeIcon('symbol-snippet');
+      item.description = `${snippet.origin === 'workspace' ? 'workspace · ' : ''}${snippet.description.split('\n')[0]?.slice(0, 80) ?? ''}`;
+      item.tooltip = new vscode.MarkdownString(`**await run_snippet(${JSON.stringify(snippet.name)}${snippet.params ? `, ${snippet.params}` : ''})**\n\n`).appendText(
+        `${snippet.description || '(no docstring)'}\n\n${snippet.path}`,
+      );
+      item.command = { command: 'vscode.open', title: 'Open Snippet', arguments: [vscode.Uri.file(snippet.path)] };
+      item.contextValue = `snippet.${snippet.origin}`;
+      item.id = `snippet:${snippet.origin}:${snippet.name}`;
       return item;
     }
     if (node.kind === 'tool') {

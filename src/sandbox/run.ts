@@ -216,7 +216,7 @@ class RunTracker {
       if (this.container.generation !== this.generation) return;
       const message = ok
         ? ({ t: 'res', id, ok: true, result: payload } as const)
-        : ({ t: 'res', id, ok: false, error: payload as { type: string; message: string } } as const);
+        : ({ t: 'res', id, ok: false, error: payload as { type: string; message: string; details?: object } } as const);
       this.container.send(message);
     };
     if (this.stopping || !this.options.onRequest) {
@@ -242,9 +242,12 @@ class RunTracker {
       });
       reply(true, result ?? null);
     } catch (error) {
+      // `hostDetails`: what an error carries for the sandbox besides its message (a JSON-RPC code and data).
+      const details = error instanceof Error ? (error as { hostDetails?: unknown }).hostDetails : undefined;
       reply(false, {
         type: error instanceof Error ? error.name : 'HostError',
         message: error instanceof Error ? error.message : String(error),
+        ...(details && typeof details === 'object' ? { details } : {}),
       });
     } finally {
       this.inFlight--;

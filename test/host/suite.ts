@@ -170,6 +170,29 @@ export async function run(): Promise<void> {
     }
   });
 
+  await check('Save Run as Snippet writes a 0600 file, the Tools view lists it, and the model finds and runs it', async () => {
+    const code = '# names in the memory graph\nkind = "person"\ngraph = await mcp_memory.read_graph()\nsorted(e["name"] for e in graph["entities"] if e["entityType"] == kind)';
+    await invoke(code);
+    const run = await waitFor('the run to save', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
+    // From the run panel's button (the same command, with the run's id); the answers given as a preset.
+    await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
+    const path = await vscode.commands.executeCommand<string | undefined>('codeExecutionMode.saveRunAsSnippet', run.id, {
+      name: 'graph_names',
+      description: 'Lists the names of the memory graph entities of one kind.',
+      params: 'kind',
+    });
+    assert(path === join(ext.stateDir, 'snippets', 'graph_names.py'), `saved to ${path}`);
+    assert((statSync(path).mode & 0o777) === 0o600, `mode ${(statSync(path).mode & 0o777).toString(8)}`);
+    assert(vscode.window.activeTextEditor?.document.uri.fsPath === path, 'the snippet is not opened for review');
+    const listed = await waitFor('the snippet in the Tools view', () => ext.tools.snippetList().find((s) => s.name === 'graph_names'));
+    assert(listed.params === 'kind="person"', `params ${listed.params}`);
+    const section = ext.tools.getChildren().find((n) => n.kind === 'snippets');
+    assert(section, 'no Snippets section in the Tools view');
+    const text = await invoke('hits = await search_tool_docs("names of memory graph entities")\n(hits[0]["kind"], hits[0]["tool"], await run_snippet("graph_names"), await run_snippet("graph_names", kind="nobody"))');
+    assert(text.includes("('snippet', 'graph_names', ['Ada'], [])"), `unexpected result: ${text}`);
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+  });
+
   await check("Run Selection goes through VS Code's MCP client to the same bridge and session as the agent", async () => {
     await invoke('shared_marker = 41');
     const code = 'shared_marker + 1';
@@ -294,7 +317,8 @@ export async function run(): Promise<void> {
   });
 
   await check('deleting the state dir while the extension runs: the views follow the new one', async () => {
-    rmSync(ext.stateDir, { recursive: true, force: true });
+    // The bridge may write into it meanwhile (ENOTEMPTY): retry as a user deleting it would.
+    rmSync(ext.stateDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     await waitFor('the state dir to be made again', () => (existsSync(ext.stateDir) && ext.stateProblem() === undefined ? true : undefined), 15_000);
     // The view hears of the new run from the watcher (made again on the new folder), not a poll.
     let refreshed = 0;
@@ -310,7 +334,8 @@ export async function run(): Promise<void> {
   });
 
   await check('an unwritable state dir: a warning with its path, and run_python says the run is not recorded', async () => {
-    rmSync(ext.stateDir, { recursive: true, force: true });
+    // The bridge may write into it meanwhile (ENOTEMPTY): retry as a user deleting it would.
+    rmSync(ext.stateDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
     writeFileSync(ext.stateDir, 'a file where the state folder should be');
     try {
       await waitFor('the extension to see the problem', () => ext.stateProblem(), 15_000);

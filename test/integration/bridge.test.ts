@@ -27,7 +27,8 @@ describe(`bridge on ${runtime}`, () => {
       proxy: { callTimeoutSeconds: 3 },
       servers: {
         memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') }, description: 'Knowledge graph memory' },
-        filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, files], description: 'Files in a scratch folder' },
+        // write_file is annotated destructive, and this client cannot answer confirmations (confirmations.test.ts).
+        filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, files], description: 'Files in a scratch folder', confirm: 'none' },
         fixture: {
           command: process.execPath,
           args: [FIXTURE],

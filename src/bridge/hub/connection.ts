@@ -5,8 +5,10 @@
 // to sandboxed code.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../../config/schema.ts';
 import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
 import { listedToolSchema } from '../catalog/catalog-file.ts';
@@ -35,6 +37,40 @@ export class ServerUnavailableError extends Error {
   }
 }
 
+/**
+ * The server answered a request with a JSON-RPC error: it is alive, and said no. Its code and
+ * data (capped) reach sandboxed code (ToolError.code / .data); the message is the server's,
+ * said once ("MCP error -32602: ..." with no repeated prefix).
+ */
+export class ServerError extends Error {
+  override readonly name = 'ServerError';
+  readonly code: number;
+  readonly data: unknown;
+  constructor(message: string, code: number, data: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+  /** What the sandbox gets besides the message (see sandbox/run.ts). */
+  get hostDetails(): Record<string, unknown> {
+    return { code: this.code, ...(this.data !== undefined ? { data: this.data } : {}) };
+  }
+}
+
+/** The most bytes of an error's data (as JSON) passed on; more is replaced by a note. */
+export const MAX_ERROR_DATA_BYTES = 16 * 1024;
+
+/** "MCP error -32042: MCP error -32042: text" -> "text" (the SDK prefixes on each side). */
+export function bareErrorMessage(message: string): string {
+  let text = message;
+  for (let i = 0; i < 4; i++) {
+    const next = text.replace(/^MCP error -?\d+: /, '');
+    if (next === text) break;
+    text = next;
+  }
+  return text;
+}
+
 /** What a connection needs beyond its entry to start the server. */
 export interface StartContext {
   /** Facts for `${...}` variables, with this server's stored inputs. */
@@ -57,6 +93,11 @@ const RELIST_DEBOUNCE_MS = 200;
 const RELIST_INTERVAL_MS = 2000;
 /** How often dropped notifications are reported in the log. */
 const DROP_LOG_MS = 10_000;
+/** Log messages of one server relayed per second at most (the rest are counted, then said). */
+export const MAX_SERVER_LOGS_PER_SECOND = 10;
+
+/** A log message a proxied server sent (notifications/message), for the bridge to relay. */
+export type ServerLogMessage = LoggingMessageNotification['params'];
 
 /** What became of one started server process or HTTP session. */
 interface LinkState {
@@ -67,7 +108,12 @@ interface LinkState {
   reason?: string;
   /** Ends a stdio server's process at once. */
   kill?: () => void;
+  /** Ends a Streamable HTTP session (DELETE), when the server gave one. */
+  terminate?: () => Promise<void>;
 }
+
+/** The longest the bridge waits for a session's DELETE when it closes a server. */
+const TERMINATE_MS = 2000;
 
 /** One started server process or HTTP session: its client, transport and state. */
 interface Link {
@@ -105,6 +151,9 @@ export class ServerConnection {
   private lastRelist = 0;
   private droppedLoggedAt = 0;
   private lastWarning = '';
+  /** Where the server's log messages go (set by the hub); rate-limited here. */
+  serverLog: ((message: ServerLogMessage) => void) | undefined;
+  private logWindow = { start: 0, count: 0, dropped: 0 };
 
   constructor(
     name: string,
@@ -162,7 +211,7 @@ export class ServerConnection {
     );
   }
 
-  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, progress?: () => void): Promise<CallToolResult> {
+  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, progress?: (progress: Progress) => void): Promise<CallToolResult> {
     const link = await this.ensureLink();
     // A controller per call, linked to the run's signal only while the call is in flight: the SDK
     // never removes its abort listener from a request that completed, so handing it the run's
@@ -186,6 +235,32 @@ export class ServerConnection {
     }
   }
 
+  /**
+   * One request of the server's resources or prompts (resources/list, resources/read,
+   * resources/templates/list, prompts/list, prompts/get), with the call timeout and the run's
+   * signal; `capability` is what the server must declare, or the request is not sent. The SDK is
+   * used here only, with the tool calls above: the one place to change for another SDK.
+   */
+  async request<T>(capability: 'resources' | 'prompts', doing: string, send: (client: Client, options: RequestOptions) => Promise<T>, signal: AbortSignal): Promise<T> {
+    const link = await this.ensureLink();
+    if (!link.client.getServerCapabilities()?.[capability]) {
+      throw new ServerUnavailableError(`server "${this.name}" offers no ${capability} (it does not declare the capability)`);
+    }
+    const call = new AbortController();
+    const abort = () => call.abort(signal.reason);
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+    try {
+      const result = await send(link.client, { signal: call.signal, timeout: this.timeouts.callMs });
+      this.failures = 0;
+      return result;
+    } catch (error) {
+      throw this.explain(error, doing, link);
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.relistTimer);
@@ -193,6 +268,12 @@ export class ServerConnection {
     await this.attempt?.client.close().catch(() => undefined);
     const link = this.link ?? (await this.connecting?.catch(() => undefined));
     this.link = undefined;
+    // A Streamable HTTP session is ended (DELETE), briefly: a server that does not answer delays no one.
+    if (link?.state.terminate && !link.state.reason) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([link.state.terminate().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, TERMINATE_MS)))]);
+      clearTimeout(timer);
+    }
     await link?.client.close().catch(() => undefined);
   }
 
@@ -294,11 +375,13 @@ export class ServerConnection {
         }),
       );
       transport = new GuardedTransport(inner, guard);
+      if (inner instanceof StreamableHTTPClientTransport) state.terminate = () => inner.terminateSession();
     }
     const client = new Client({ name: 'code-execution-mode', version: '0.1.0' }, { capabilities: {} });
     const link: Link = { client, transport, state };
     // Our own handler (not the SDK's listChanged option, whose debounce a steady flood never lets fire).
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onListChanged(link));
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => this.onServerLog(link, notification.params));
     return link;
   }
 
@@ -398,6 +481,26 @@ export class ServerConnection {
     }
   }
 
+  /** Relays a log message of the server, at most MAX_SERVER_LOGS_PER_SECOND; says how many were dropped. */
+  private onServerLog(link: Link, message: ServerLogMessage): void {
+    if (this.link !== link && this.attempt !== link) return;
+    if (!this.serverLog) return;
+    const now = Date.now();
+    const window = this.logWindow;
+    if (now - window.start >= 1000) {
+      if (window.dropped > 0) {
+        this.serverLog({ level: 'warning', logger: 'code-execution-mode', data: `${window.dropped} log messages of server ${this.name} dropped (more than ${MAX_SERVER_LOGS_PER_SECOND} a second)` });
+      }
+      this.logWindow = { start: now, count: 0, dropped: 0 };
+    }
+    if (this.logWindow.count >= MAX_SERVER_LOGS_PER_SECOND) {
+      this.logWindow.dropped++;
+      return;
+    }
+    this.logWindow.count++;
+    this.serverLog(message);
+  }
+
   private onDropped(total: number): void {
     const now = Date.now();
     if (now - this.droppedLoggedAt < DROP_LOG_MS) return;
@@ -435,6 +538,24 @@ export class ServerConnection {
     this.lastWarning = warning;
   }
 
+  /** An error's data as sandboxed code gets it: JSON, redacted, at most MAX_ERROR_DATA_BYTES. */
+  private cappedData(data: unknown): unknown {
+    if (data === undefined) return undefined;
+    let json: string;
+    try {
+      json = JSON.stringify(data) ?? 'null';
+    } catch {
+      return undefined;
+    }
+    const redacted = this.redact(json);
+    if (Buffer.byteLength(redacted, 'utf8') > MAX_ERROR_DATA_BYTES) return { truncated: true, note: `the error's data was over ${MAX_ERROR_DATA_BYTES} bytes as JSON`, start: redacted.slice(0, 1000) };
+    try {
+      return JSON.parse(redacted);
+    } catch {
+      return redacted;
+    }
+  }
+
   private explain(error: unknown, doing: string, link: Link): Error {
     if (error instanceof ServerUnavailableError || error instanceof ProxyLimitError) return error;
     if (link.state.oversize) {
@@ -443,8 +564,17 @@ export class ServerConnection {
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && link.state.reason) {
       return new ServerUnavailableError(`server "${this.name}" failed ${doing}: ${link.state.reason}${this.seeLog()}`);
     }
+    // The SDK's own codes (timeout, closed connection) are not the server's answer.
+    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
+      const message = clipText(this.redact(bareErrorMessage(error.message)), 2000);
+      return new ServerError(`server "${this.name}" failed ${doing}: MCP error ${error.code}: ${message}`, error.code, this.cappedData(error.data));
+    }
     return new ServerUnavailableError(this.redact(`server "${this.name}" failed ${doing}: ${callReason(error)}`));
   }
+}
+
+function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -4,13 +4,16 @@
 import { createHash } from 'node:crypto';
 import { homedir } from 'node:os';
 import { sep } from 'node:path';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { Config, ServerConfig } from '../../config/schema.ts';
 import { SECRETS_ENV, type Secrets, type ServerSecret } from '../../config/secrets.ts';
 import { substituteServer, type VariableContext } from '../../config/variables.ts';
 import { ToolCatalog, type ServerState, type ToolEntry } from '../catalog/catalog.ts';
+import { confirmationNeeded, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './confirm.ts';
 import { ConsentGate, ConsentNeededError, type ConsentState } from './consent.ts';
-import { ServerConnection, type StartContext } from './connection.ts';
+import { ServerConnection, type ServerLogMessage, type StartContext } from './connection.ts';
 import { formatBytes, jsonBytes, ProxyLimitError, type ProxyLimits } from './limits.ts';
 import { toolAllowed } from './policy.ts';
 import { markerEnv, nestedRefusal, startsThisBridge } from './self-proxy.ts';
@@ -34,6 +37,8 @@ export interface HubOptions {
   log?: (message: string) => void;
   /** The bridge's own environment (for the nesting marker); process.env by default. */
   env?: NodeJS.ProcessEnv;
+  /** Where proxied servers' log messages go (already rate-limited per server). */
+  serverLog?: (server: string, message: ServerLogMessage) => void;
 }
 
 /** The parts of the configuration the hub reads; `secrets` as applySecrets leaves it. */
@@ -112,7 +117,12 @@ export class ProxyHub {
         continue;
       }
       if (isStdio(server)) start.env = markerEnv(server, own);
-      const make = () => new ServerConnection(name, server, this.catalog, timeouts, this.log, start, this.limits);
+      const make = () => {
+        const connection = new ServerConnection(name, server, this.catalog, timeouts, this.log, start, this.limits);
+        const serverLog = options.serverLog;
+        if (serverLog) connection.serverLog = (message) => serverLog(name, message);
+        return connection;
+      };
       this.connectionMakers.set(name, make);
       this.connections.set(name, make());
     }
@@ -234,7 +244,12 @@ export class ProxyHub {
     tool: string,
     args: Record<string, unknown>,
     signal: AbortSignal,
-    options: { progress?: () => void; untimed?: WaitOptions['untimed'] } = {},
+    options: {
+      progress?: (progress: Progress) => void;
+      untimed?: WaitOptions['untimed'];
+      /** Asks the user about a call that needs confirmation; resolves to go on, throws to refuse. */
+      confirm?: (request: ConfirmationRequest) => Promise<void>;
+    } = {},
   ): Promise<{ server: string; tool: string; result: CallToolResult }> {
     const bytes = jsonBytes(args);
     if (bytes > this.limits.maxArgumentBytes) {
@@ -261,6 +276,16 @@ export class ProxyHub {
     if (!toolAllowed(resolved.config, entry.tool)) {
       throw new ToolDeniedError(`tool "${entry.tool}" of server "${resolved.name}" is not allowed by the bridge's policy`);
     }
+    if (confirmationNeeded(resolved.config, entry)) {
+      if (!options.confirm) throw new ConfirmationNeededError(noOneToAsk(resolved.name, entry.tool, 'this bridge cannot ask here'));
+      await options.confirm({
+        server: resolved.name,
+        tool: entry.tool,
+        ...(entry.title ? { title: entry.title } : {}),
+        arguments: args,
+        timeoutMs: (resolved.config.confirmTimeoutSeconds ?? 120) * 1000,
+      });
+    }
     const result = await resolved.connection.callTool(entry.tool, args, signal, options.progress);
     return { server: resolved.name, tool: entry.tool, result };
   }
@@ -269,6 +294,29 @@ export class ProxyHub {
   allowed(server: string, tool: string): boolean {
     const config = this.configs.get(server);
     return config !== undefined && toolAllowed(config, tool);
+  }
+
+  /** The byte caps on what servers send and sandboxed code sends them. */
+  get proxyLimits(): ProxyLimits {
+    return this.limits;
+  }
+
+  /**
+   * A request of a server's resources or prompts for sandboxed code (see resources.ts): the
+   * server is resolved as for a tool call (enabled, not refused, allowed by the user), started
+   * if needed (off the run's clock), then asked.
+   */
+  async serverRequest<T>(
+    server: string,
+    capability: 'resources' | 'prompts',
+    doing: string,
+    send: (client: Client, options: RequestOptions) => Promise<T>,
+    wait: WaitOptions & { signal: AbortSignal },
+  ): Promise<{ server: string; result: T }> {
+    const resolved = this.resolveServer(server);
+    await waitFor(resolved.connection.connected(), wait);
+    const result = await resolved.connection.request(capability, doing, send, wait.signal);
+    return { server: resolved.name, result };
   }
 
   async close(): Promise<void> {

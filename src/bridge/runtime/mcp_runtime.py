@@ -16,7 +16,14 @@ __all__ = [
     "discovered_servers",
     "search_tool_docs",
     "query_tool_docs",
+    "run_snippet",
+    "SnippetError",
     "capability_summary",
+    "list_resources",
+    "list_resource_templates",
+    "read_resource",
+    "list_prompts",
+    "get_prompt",
 ]
 
 _SERVERS = []  # filled by _install: [{"name": ..., "alias": ..., "description": ...}]
@@ -26,14 +33,33 @@ _proxies = {}
 class ToolError(Exception):
     """A tool call failed: the tool reported an error (kind "tool-error"), or the bridge refused
     or could not make the call ("denied", "unknown-server", "unknown-tool", "unavailable",
+    "server-error" when the server answered with a JSON-RPC error: see .code and .data,
     "too-large" for arguments or a result over the bridge's size limits, or "needs-consent" for
-    a server the workspace defines and the user has not allowed yet)."""
+    a server the workspace defines and the user has not allowed yet). A call that needs the
+    user's confirmation raises kind "declined" when the user declines, cancels or does not
+    answer in time, and "needs-confirmation" when the bridge's client cannot be asked."""
 
-    def __init__(self, server, tool, message, kind="tool-error"):
+    # A JSON-RPC error the server answered with (kind "server-error") also carries .code (int)
+    # and .data (the error's data, capped by the bridge, or None); other kinds have None there.
+    # A tool-reported error (kind "tool-error") carries .structured (its structuredContent or
+    # None) and .content (its content items: text, images, audio, resource links, each with
+    # its annotations and _meta when the server gave them).
+
+    def __init__(self, server, tool, message, kind="tool-error", code=None, data=None, structured=None, content=None):
         super().__init__("%s.%s: %s" % (server, tool, message))
         self.server = server
         self.tool = tool
         self.kind = kind
+        self.code = code
+        self.data = data
+        self.structured = structured
+        self.content = content
+
+
+def _host_tool_error(server, tool, error):
+    """The ToolError for a host error (a HostError of the kernel)."""
+    details = getattr(error, "details", None) or {}
+    return ToolError(server, tool, str(error), _KINDS.get(error.type, "failed"), code=details.get("code"), data=details.get("data"))
 
 
 _KINDS = {
@@ -43,26 +69,97 @@ _KINDS = {
     "ServerUnavailableError": "unavailable",
     "ProxyLimitError": "too-large",
     "ConsentNeededError": "needs-consent",
+    "ServerError": "server-error",
+    "ConfirmationDeclinedError": "declined",
+    "ConfirmationNeededError": "needs-confirmation",
 }
 
 
-async def call_tool(server, tool, args=None, **kwargs):
+async def call_tool(server, tool, args=None, *, raw=False, **kwargs):
     """Calls `tool` of `server` with the arguments in `args` (a dict) and/or keywords.
     Returns the tool's structured content when it has one, else its text (a list when there
-    are several content items). Raises ToolError when the tool reports an error."""
+    are several content items; images, audio and resource links as dicts with their
+    annotations and _meta). Raises ToolError when the tool reports an error.
+    raw=True returns the whole result instead, and does not raise for a tool-reported error:
+    {"content": [{"type": "text", "text": ..., "annotations"?: ..., "_meta"?: ...}, ...],
+    "structuredContent"?: ..., "isError": bool, "_meta"?: ...}. (A tool argument named "raw"
+    goes in `args`.)"""
     if args is None:
         args = {}
     if not isinstance(args, dict):
         raise TypeError("call_tool(server, tool, args): args must be a dict, not %s" % type(args).__name__)
     arguments = dict(args)
     arguments.update(kwargs)
+    params = {"server": server, "tool": tool, "arguments": arguments}
+    if raw:
+        params["raw"] = True
     try:
-        reply = await _host.request("call_tool", {"server": server, "tool": tool, "arguments": arguments})
+        reply = await _host.request("call_tool", params)
     except _host.HostError as error:
-        raise ToolError(server, tool, str(error), _KINDS.get(error.type, "failed")) from None
+        raise _host_tool_error(server, tool, error) from None
     if reply.get("isError"):
-        raise ToolError(server, tool, reply.get("errorText") or "the tool reported an error")
+        raise ToolError(
+            server,
+            tool,
+            reply.get("errorText") or "the tool reported an error",
+            structured=reply.get("errorStructured"),
+            content=reply.get("errorContent"),
+        )
     return reply.get("value")
+
+
+async def _server_request(server, method, params, what):
+    try:
+        return await _host.request(method, dict(params, server=server))
+    except _host.HostError as error:
+        raise _host_tool_error(server, what, error) from None
+
+
+async def _listing(server, method):
+    reply = await _server_request(server, method, {}, method)
+    if reply.get("note"):
+        sys.stderr.write("%s(%r): %s\n" % (method, server, reply["note"]))
+    return reply.get("items") or []
+
+
+async def list_resources(server):
+    """The resources `server` offers: a list of dicts with uri and name, and when the server
+    gives them title, description, mimeType, size, annotations, _meta. Read one with
+    read_resource(server, uri). Raises ToolError (kind "unavailable" when the server offers no
+    resources or could not start)."""
+    return await _listing(server, "list_resources")
+
+
+async def list_resource_templates(server):
+    """The resource templates of `server`: dicts with uriTemplate (RFC 6570, e.g.
+    "file:///{path}") and name, maybe title, description, mimeType. Fill one in and pass the URI
+    to read_resource()."""
+    return await _listing(server, "list_resource_templates")
+
+
+async def read_resource(server, uri):
+    """The contents of the resource `uri` of `server` (from list_resources(), a filled-in
+    template, or a {"type": "resource_link", "uri": ...} a tool returned): a list of dicts, each
+    with uri, maybe mimeType and _meta, and either text (str) or blob (base64 str: decode with
+    base64.b64decode)."""
+    return await _server_request(server, "read_resource", {"uri": str(uri)}, "read_resource")
+
+
+async def list_prompts(server):
+    """The prompts of `server`: dicts with name, maybe title, description and arguments
+    ([{name, description, required}]). Fill one in with get_prompt()."""
+    return await _listing(server, "list_prompts")
+
+
+async def get_prompt(server, name, arguments=None):
+    """The prompt `name` of `server` filled in with `arguments` (a dict of str): a dict with
+    messages ([{role: "user" | "assistant", content: {type: "text", text} or an image, audio or
+    resource item}]) and maybe description."""
+    args = {} if arguments is None else arguments
+    if not isinstance(args, dict):
+        raise TypeError("get_prompt(server, name, arguments): arguments must be a dict of str, not %s" % type(args).__name__)
+    args = {str(k): v if isinstance(v, str) else json.dumps(v) for k, v in args.items()}
+    return await _server_request(server, "get_prompt", {"name": name, "arguments": args}, "get_prompt")
 
 
 def discovered_servers():
@@ -77,7 +174,8 @@ def discovered_servers():
 
 async def search_tool_docs(query, limit=5, detail="summary"):
     """Ranked search over every enabled server's tools, best first. Each hit has server, tool,
-    alias and description; detail="full" adds signature, returns and inputSchema. Servers whose tools
+    alias and description; detail="full" adds signature, returns and inputSchema (and title,
+    annotations, outputSchema when the server gives them). Servers whose tools
     are not known yet (still starting, or failed) are named in one line on stderr."""
     reply = await _host.request("search_tools", {"query": str(query), "limit": int(limit), "detail": detail})
     if isinstance(reply, list):
@@ -101,8 +199,64 @@ def _not_ready_text(server):
 async def query_tool_docs(server, tool=None, detail="summary"):
     """Docs of one tool, or of every tool of `server`: always a list of the same dicts as
     search_tool_docs(); detail="full" adds signature (nested shapes, choices, defaults),
-    returns (what a call returns) and inputSchema."""
+    returns (what a call returns) and inputSchema, and when the server gives them title,
+    annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) and
+    outputSchema."""
     return await _host.request("query_tools", {"server": server, "tool": tool, "detail": detail})
+
+
+class SnippetError(Exception):
+    """A snippet could not be loaded (missing, too large, a syntax error, no main) or its main
+    raised; `.snippet` is its name and the original error is the cause."""
+
+    def __init__(self, snippet, message):
+        super().__init__("snippet %r: %s" % (snippet, message))
+        self.snippet = snippet
+
+
+async def run_snippet(name, /, *args, **kwargs):
+    """Runs the saved snippet `name` (see search_tool_docs hits with kind "snippet"): its source
+    comes from the host and runs in a fresh module of its own in this session; its main(**kwargs)
+    (plain or async) is called with the arguments given, and its return value is returned.
+    Errors name the snippet (SnippetError; a ToolError of a tool call inside it is raised as is)."""
+    import asyncio
+    import linecache
+
+    name = str(name)
+    try:
+        reply = await _host.request("get_snippet", {"name": name})
+    except _host.HostError as error:
+        raise SnippetError(name, str(error)) from None
+    filename = "<snippet %s>" % name
+    source = reply.get("source") or ""
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module = types.ModuleType("snippet_%s" % name, None)
+    module.__file__ = filename
+    module.__dict__.update({n: globals()[n] for n in __all__})
+    module.__dict__.update({info["alias"]: _proxies[info["name"]] for info in _SERVERS if info["name"] in _proxies})
+    try:
+        code = compile(source, filename, "exec")
+        exec(code, module.__dict__)
+    except SyntaxError as error:
+        raise SnippetError(name, "syntax error on line %s: %s" % (error.lineno, error.msg)) from None
+    except Exception as error:
+        raise SnippetError(name, "loading it failed: %s: %s" % (type(error).__name__, error)) from error
+    main = module.__dict__.get("main")
+    if not callable(main):
+        raise SnippetError(name, "it defines no main(**kwargs) function")
+    try:
+        result = main(*args, **kwargs)
+        if inspect.isawaitable(result):
+            result = await result
+    except ToolError as error:
+        if hasattr(error, "add_note"):
+            error.add_note("in snippet %r" % name)
+        raise
+    except (asyncio.CancelledError, KeyboardInterrupt):
+        raise
+    except Exception as error:
+        raise SnippetError(name, "%s: %s" % (type(error).__name__, error)) from error
+    return result
 
 
 def capability_summary():
@@ -133,8 +287,10 @@ def capability_summary():
     if len(lines) == 1:
         lines.append("  (none configured)")
     lines.append("Discover: await search_tool_docs('what you need'); help(mcp_<server>) lists a server's tools.")
+    lines.append("Saved snippets (written by the user): search hits with kind \"snippet\"; source: await query_tool_docs(\"snippets\", tool=name, detail=\"full\"); run: await run_snippet(name, **kwargs).")
     lines.append("Full docs (parameter shapes, what a call returns): await query_tool_docs(server, tool, detail=\"full\") or help(mcp_<server>.<tool>).")
-    lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it).")
+    lines.append("Resources and prompts: await list_resources(server), await read_resource(server, uri) (also a resource_link a tool returned), await list_resource_templates(server), await list_prompts(server), await get_prompt(server, name, {arg: str}).")
+    lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it, \"declined\" when the user refused a call that asks for confirmation).")
     lines.append("Standard library only (no pip), no network; files in /work and /tmp only. emit_image(png_bytes) shows an image.")
     return "\n".join(lines)
 
@@ -250,6 +406,22 @@ class _Arguments:
         return self.error("%s() takes keyword arguments only: write %s" % (self.name, example))
 
 
+def _hint_words(annotations):
+    """The tool's annotations in words: "read-only", "destructive", "idempotent", "open world"."""
+    if not isinstance(annotations, dict):
+        return ""
+    words = []
+    if annotations.get("readOnlyHint") is True:
+        words.append("read-only")
+    elif annotations.get("destructiveHint") is True:
+        words.append("destructive")
+    if annotations.get("idempotentHint") is True:
+        words.append("idempotent")
+    if annotations.get("openWorldHint") is True:
+        words.append("open world")
+    return ", ".join(words)
+
+
 def _tool_function(server, doc):
     real_name = doc["tool"]
     qualname = "mcp_%s.%s" % (_alias_of(server), doc["alias"])
@@ -264,8 +436,13 @@ def _tool_function(server, doc):
     params = doc.get("params") or []
     returns = doc.get("returns") or _RETURNS_TEXT
     lines = [doc.get("description") or "(no description)", ""]
+    if isinstance(doc.get("title"), str) and doc["title"]:
+        lines.insert(0, _short(doc["title"], 120))
     if real_name != doc["alias"]:
         lines.append("Tool name on the server: %s" % real_name)
+    hints = _hint_words(doc.get("annotations"))
+    if hints:
+        lines.append("Hints from the server: %s" % hints)
     described = [p for p in params if p.get("description") or "default" in p]
     if described:
         lines.append("Parameters:")
@@ -324,7 +501,7 @@ class _ServerProxy:
             if name not in tools:
                 tools = self._load(force=True)
         except _host.HostError as error:
-            raise ToolError(self._info["name"], name, str(error), _KINDS.get(error.type, "failed")) from None
+            raise _host_tool_error(self._info["name"], name, error) from None
         if name not in tools:
             aliases = sorted({f.__name__ for f in tools.values()})
             guess = _closest(name, aliases)

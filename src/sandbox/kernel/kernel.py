@@ -332,9 +332,11 @@ _ids = itertools.count(1)
 class HostError(Exception):
     """The host refused or failed a request; `type` names the host-side error."""
 
-    def __init__(self, type_, message):
+    def __init__(self, type_, message, details=None):
         super().__init__(message)
         self.type = type_
+        # What the host error carries besides its message (a JSON-RPC error's code and data).
+        self.details = details if isinstance(details, dict) else {}
 
 
 def _settle(future, message):
@@ -350,7 +352,7 @@ def _reply_value(message):
     if message.get("ok"):
         return message.get("result")
     error = message.get("error") or {}
-    raise HostError(str(error.get("type", "HostError")), str(error.get("message", "")))
+    raise HostError(str(error.get("type", "HostError")), str(error.get("message", "")), error.get("details"))
 
 
 def _request_frame(request_id, method, params):

@@ -68,4 +68,4 @@ export type HostMessage =
   /** A fresh interpreter in the same container: the kernel execs `source`, then says `ready`. */
   | { t: 'restart'; source: string }
   | { t: 'res'; id: number; ok: true; result: unknown }
-  | { t: 'res'; id: number; ok: false; error: { type: string; message: string } };
+  | { t: 'res'; id: number; ok: false; error: { type: string; message: string; details?: object } };

@@ -1,0 +1,136 @@
+// Confirmations of proxied tool calls: the question goes to the bridge's MCP client as a form
+// elicitation while the Python call waits (off the run's clock, bounded by the server's
+// confirmTimeoutSeconds). One question at a time per bridge, in the order the calls came, so
+// the calls of an asyncio.gather are asked about one by one. "For the rest of this session"
+// is remembered per run_python session (by name) for as long as the bridge runs.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ErrorCode, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import { ConfirmationDeclinedError, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './hub/confirm.ts';
+import type { ConfirmationAnswer, RunLog } from './run-log.ts';
+
+/** The bridge's client, as far as confirmations need it. */
+export interface ConfirmationAsker {
+  /** Whether the client takes form elicitations. */
+  canAsk(): boolean;
+  ask(params: ElicitRequestFormParams, options: { signal: AbortSignal; timeout: number }): Promise<ElicitResult>;
+}
+
+export interface ConfirmationContext {
+  runId: string;
+  session: string;
+  signal: AbortSignal;
+  untimed?: <T>(work: Promise<T>) => Promise<T>;
+}
+
+/** Characters of the arguments shown in the question. */
+export const MAX_SHOWN_ARGUMENT_CHARS = 600;
+
+export const FOR_SESSION_FIELD = 'forSession';
+
+export function shownArguments(args: Record<string, unknown>): string {
+  const text = JSON.stringify(args, (_key, value: unknown) => (typeof value === 'string' && value.length > 200 ? `${value.slice(0, 200)}… (${value.length} characters)` : value)) ?? '{}';
+  return text.length <= MAX_SHOWN_ARGUMENT_CHARS ? text : `${text.slice(0, MAX_SHOWN_ARGUMENT_CHARS)}… (${text.length} characters in all)`;
+}
+
+export function questionFor(request: ConfirmationRequest, session: string): ElicitRequestFormParams {
+  const name = request.title ? `${request.server}.${request.tool} ("${request.title}")` : `${request.server}.${request.tool}`;
+  return {
+    mode: 'form',
+    message:
+      `Code running in the sandbox (session "${session}") wants to call the tool ${name} of MCP server "${request.server}" ` +
+      `with these arguments:\n${shownArguments(request.arguments)}\n\nAccept to allow this call; decline to refuse it.`,
+    requestedSchema: {
+      type: 'object',
+      properties: {
+        [FOR_SESSION_FIELD]: {
+          type: 'boolean',
+          title: 'Allow this tool for the rest of this session',
+          description: `Do not ask again about ${request.server}.${request.tool} in session "${session}" while the bridge runs`,
+          default: false,
+        },
+      },
+    },
+  };
+}
+
+export class ConfirmationGate {
+  private queue: Promise<void> = Promise.resolve();
+  /** `session \0 server \0 tool` allowed for the rest of the session. */
+  private readonly allowedForSession = new Set<string>();
+  private readonly asker: () => ConfirmationAsker | undefined;
+  private readonly runLog: RunLog | undefined;
+
+  constructor(asker: () => ConfirmationAsker | undefined, runLog?: RunLog) {
+    this.asker = asker;
+    this.runLog = runLog;
+  }
+
+  /** Resolves when the call may go on; throws ConfirmationDeclinedError or ConfirmationNeededError. */
+  async confirm(request: ConfirmationRequest, context: ConfirmationContext): Promise<void> {
+    const key = `${context.session}\0${request.server}\0${request.tool}`;
+    if (this.allowedForSession.has(key)) return;
+    const asker = this.asker();
+    if (!asker?.canAsk()) {
+      this.record(request, context, 'no-client', 0);
+      throw new ConfirmationNeededError(noOneToAsk(request.server, request.tool, "the bridge's client does not support elicitation (form), so nobody can be asked"));
+    }
+    // One question at a time, in the order the calls came.
+    const previous = this.queue;
+    let done!: () => void;
+    this.queue = new Promise<void>((resolve) => (done = resolve));
+    const turn = async (): Promise<void> => {
+      try {
+        await previous;
+        if (this.allowedForSession.has(key)) return;
+        if (context.signal.aborted) throw new ConfirmationDeclinedError('the run stopped before the user was asked');
+        await this.ask(asker, request, context, key);
+      } finally {
+        done();
+      }
+    };
+    await (context.untimed ? context.untimed(turn()) : turn());
+  }
+
+  private async ask(asker: ConfirmationAsker, request: ConfirmationRequest, context: ConfirmationContext, key: string): Promise<void> {
+    const asked = performance.now();
+    this.runLog?.confirmation({ run: context.runId, server: request.server, tool: request.tool, arguments: request.arguments, phase: 'asked' });
+    let result: ElicitResult;
+    try {
+      result = await asker.ask(questionFor(request, context.session), { signal: context.signal, timeout: request.timeoutMs });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const timedOut = !context.signal.aborted && (error as { code?: unknown }).code === ErrorCode.RequestTimeout;
+      this.record(request, context, context.signal.aborted ? 'stopped' : timedOut ? 'timeout' : 'failed', performance.now() - asked, message);
+      if (timedOut) throw new ConfirmationDeclinedError(`no answer to the confirmation of ${request.server}.${request.tool} within ${request.timeoutMs / 1000} s (confirmTimeoutSeconds); the call was not made`);
+      throw new ConfirmationDeclinedError(`the confirmation of ${request.server}.${request.tool} could not be asked (${message}); the call was not made`);
+    }
+    if (result.action !== 'accept') {
+      this.record(request, context, result.action === 'decline' ? 'declined' : 'cancelled', performance.now() - asked);
+      throw new ConfirmationDeclinedError(`the user ${result.action === 'decline' ? 'declined' : 'cancelled'} the call of ${request.server}.${request.tool}; it was not made`);
+    }
+    const forSession = result.content?.[FOR_SESSION_FIELD] === true;
+    if (forSession) this.allowedForSession.add(key);
+    this.record(request, context, forSession ? 'allowed-for-session' : 'allowed-once', performance.now() - asked);
+  }
+
+  private record(request: ConfirmationRequest, context: ConfirmationContext, answer: ConfirmationAnswer, waitedMs: number, error?: string): void {
+    this.runLog?.confirmation({
+      run: context.runId,
+      server: request.server,
+      tool: request.tool,
+      arguments: request.arguments,
+      phase: 'answered',
+      answer,
+      waitedMs,
+      ...(error ? { error } : {}),
+    });
+  }
+}
+
+/** The bridge's MCP client as the asker: form elicitations, when it declared them. */
+export function clientAsker(server: Server): ConfirmationAsker {
+  return {
+    canAsk: () => server.getClientCapabilities()?.elicitation?.form !== undefined,
+    ask: (params, options) => server.elicitInput(params, options),
+  };
+}

@@ -1,0 +1,44 @@
+// Which proxied tool calls ask the user first (per server `confirm` and `confirmTools`), and the
+// errors a call that was not confirmed raises (their names become ToolError kinds in Python).
+import type { ServerConfig } from '../../config/schema.ts';
+import type { ToolEntry } from '../catalog/catalog.ts';
+
+/** The user declined, cancelled, or did not answer in time: kind "declined". */
+export class ConfirmationDeclinedError extends Error {
+  override readonly name = 'ConfirmationDeclinedError';
+}
+
+/** The call needs a confirmation and nobody can be asked: kind "needs-confirmation". */
+export class ConfirmationNeededError extends Error {
+  override readonly name = 'ConfirmationNeededError';
+}
+
+function hint(annotations: unknown, key: 'destructiveHint' | 'readOnlyHint'): boolean {
+  return typeof annotations === 'object' && annotations !== null && (annotations as Record<string, unknown>)[key] === true;
+}
+
+/** Whether a call of this tool asks the user first. */
+export function confirmationNeeded(config: Pick<ServerConfig, 'confirm' | 'confirmTools'>, entry: Pick<ToolEntry, 'tool' | 'annotations'>): boolean {
+  if ((config.confirmTools ?? []).includes(entry.tool)) return true;
+  if (hint(entry.annotations, 'readOnlyHint')) return false;
+  const mode = config.confirm ?? 'destructive';
+  return mode === 'all' || (mode === 'destructive' && hint(entry.annotations, 'destructiveHint'));
+}
+
+/** What the hub hands the asker: the call to confirm. */
+export interface ConfirmationRequest {
+  server: string;
+  tool: string;
+  title?: string;
+  arguments: Record<string, unknown>;
+  timeoutMs: number;
+}
+
+/** Why a call is refused when nobody can be asked, and the settings that allow it. */
+export function noOneToAsk(server: string, tool: string, why: string): string {
+  return (
+    `calling ${server}.${tool} needs the user's confirmation, and ${why}. ` +
+    `To allow it without asking, set "confirm": "none" on server "${server}" in the bridge's configuration and leave "${tool}" out of its "confirmTools"; ` +
+    'or use a client that supports elicitation'
+  );
+}
