@@ -1,4 +1,4 @@
-// What the model is handed over issue 10's eight agent tasks (test/helpers/agent-tasks.ts): per
+// What the model is handed over the eight agent tasks (test/helpers/agent-tasks.ts): per
 // task, the number of run_python calls and the characters and o200k tokens of what comes back,
 // both as text content (what most clients read) and as the JSON of structuredContent (what VS
 // Code hands the model), images apart; plus the listing's tokens. Prints a table and writes the
@@ -7,7 +7,7 @@
 // It measures the bridge of the checkout it runs in (dist/cli.js and node_modules under the
 // current directory), so that another checkout can be measured with this script:
 //   node esbuild.mjs && node bench/agent-tasks.ts [--label after] [--calls]
-//   cd /tmp/cem-before && node esbuild.mjs && node /work/main/bench/agent-tasks.ts --label before
+//   cd OTHER-CHECKOUT && node esbuild.mjs && node PATH/TO/THIS/bench/agent-tasks.ts --label before
 // Runtime: the first of CEM_TEST_RUNTIMES (default podman); image: CEM_TEST_IMAGE.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -2,12 +2,14 @@
 // scripts; `doctor` explains the container runtime; `pull` fetches the sandbox image.
 import { randomUUID } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, expandHome, loadConfigFile, parseConfig } from '../config/load.ts';
 import type { Config, SandboxConfig } from '../config/schema.ts';
 import { applySecrets, takeSecrets } from '../config/secrets.ts';
 import { isSandboxError } from '../sandbox/errors.ts';
 import { checkSandbox } from '../sandbox/runtime/detect.ts';
+import { resolveWorkspaceDir } from '../sandbox/runtime/workspace.ts';
 import { reportLines } from '../sandbox/runtime/report-text.ts';
 import { pullImage } from '../sandbox/image.ts';
 import { runToExitCode, writeRunResult } from './cli-output.ts';
@@ -33,6 +35,9 @@ Options:
   --session NAME    session to run in (default "default")
   --workspace DIR   what \${workspaceFolder} means in server entries
                     (default: the config's workspaceFolder, else the current folder)
+  --workspace-access none | read-only
+                    read-only: mount that folder (--workspace, else the current
+                    folder) at /workspace in the sandbox, read-only, noexec
   --json            print the whole result as JSON
   -h, --help        this text
 
@@ -47,6 +52,7 @@ const options = {
   timeout: { type: 'string' },
   session: { type: 'string' },
   workspace: { type: 'string' },
+  'workspace-access': { type: 'string' },
   json: { type: 'boolean' },
   run: { type: 'string' },
   description: { type: 'string' },
@@ -86,15 +92,34 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function configFrom(values: { config?: string; runtime?: string; image?: string; pull?: boolean; workspace?: string }): Promise<Config> {
+async function configFrom(values: {
+  config?: string;
+  runtime?: string;
+  image?: string;
+  pull?: boolean;
+  workspace?: string;
+  'workspace-access'?: string;
+}): Promise<Config> {
   const loaded: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
   const base = applySecrets(loaded, takeSecrets(process.env));
   const sandbox: Record<string, unknown> = { ...base.sandbox };
   if (values.runtime) sandbox.runtime = values.runtime;
   if (values.image) sandbox.image = values.image;
   if (values.pull) sandbox.pull = 'missing';
-  const workspaceFolder = values.workspace ? expandHome(values.workspace) : (base.workspaceFolder ?? process.cwd());
-  return { ...base, workspaceFolder, sandbox: parseConfig({ sandbox }, 'command-line options').sandbox };
+  const workspaceFolder = values.workspace ? resolve(expandHome(values.workspace)) : (base.workspaceFolder ?? process.cwd());
+  const access = values['workspace-access'];
+  if (access !== undefined) {
+    if (access !== 'none' && access !== 'read-only') throw new UsageError('--workspace-access takes "none" or "read-only"');
+    sandbox.workspace = { path: workspaceFolder, access };
+  }
+  const parsed = parseConfig({ sandbox }, 'command-line options').sandbox;
+  // Asked for on the command line or in the file: a folder that cannot be mounted is an error here.
+  try {
+    resolveWorkspaceDir(parsed, [base.stateDir]);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  return { ...base, workspaceFolder, sandbox: parsed };
 }
 
 async function codeFrom(values: { c?: string }, rest: string[]): Promise<string> {

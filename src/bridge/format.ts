@@ -6,7 +6,8 @@ import { z } from 'zod';
 import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGES_PER_RUN, type RunResult, type SessionChange } from '../sandbox/session.ts';
 import { base64Bytes, KnownImages, replaceBase64, sizeText, type Base64Kind, type FoundImage } from './base64-text.ts';
 import { cutToJson, jsonLength, shareBudget } from './budget.ts';
-import { ResultImages } from './result-images.ts';
+import { RESULT_IMAGE_BYTES, ResultImages } from './result-images.ts';
+import { MAX_OUT_FILE_BYTES, MAX_OUT_FILES, MAX_OUT_TOTAL_BYTES } from '../sandbox/run.ts';
 
 const STATUSES = ['ok', 'error', 'timeout', 'cancelled'] as const;
 const CHANGES = ['reaped', 'evicted', 'reset', 'lost'] as const;
@@ -27,6 +28,11 @@ export const runViewShape = {
   error: z.object({ type: z.string(), message: z.string(), traceback: z.string().optional() }).optional(),
   /** Images attached to the result. */
   images: z.number().optional(),
+  /**
+   * Files the code wrote under /work/out: small UTF-8 text inline (`text`), others attached as
+   * embedded resources (`attached`), or named with why not (`note`).
+   */
+  files: z.array(z.object({ path: z.string(), bytes: z.number(), text: z.string().optional(), attached: z.boolean().optional(), note: z.string().optional() })).optional(),
   /** What was cut or left out, with what to do about it. */
   notes: z.array(z.string()).optional(),
   truncated: z.boolean().optional(),
@@ -60,10 +66,50 @@ export interface ShapedRun {
   images: FoundImage[];
   /** Every distinct image the run emitted or returned (the run log keeps them). */
   recorded: FoundImage[];
-  /** Drops the images (the result would be too big with them); says so in the view and text. */
+  /** Files from /work/out attached as embedded resources, in order. */
+  files: OutAttachment[];
+  /** Drops the images and attached files (the result would be too big with them); says so in the view and text. */
   dropImages(): void;
   /** Says that the run log is not being written (undefined: it is). */
   setAudit(problem: string | undefined): void;
+}
+
+export interface OutAttachment {
+  path: string;
+  mime: string;
+  /** base64 */
+  data: string;
+}
+
+/** A file from /work/out at most this big, and valid UTF-8, is shown inline in the text. */
+export const INLINE_FILE_BYTES = 8 * 1024;
+/** Inline text of all files of one result together; further text files are attached. */
+const INLINE_FILES_TOTAL = 16 * 1024;
+const FILE_SKIPS: Record<string, string> = {
+  count: `not returned: more than ${MAX_OUT_FILES} files`,
+  size: `not returned: over ${sizeText(MAX_OUT_FILE_BYTES)}`,
+  total: `not returned: over ${sizeText(MAX_OUT_TOTAL_BYTES)} for all files of a run`,
+  listing: 'not returned: too many entries in /work/out',
+};
+const MIMES: Record<string, string> = {
+  txt: 'text/plain', md: 'text/markdown', csv: 'text/csv', json: 'application/json', html: 'text/html', xml: 'application/xml',
+  svg: 'image/svg+xml', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp',
+  pdf: 'application/pdf', zip: 'application/zip', parquet: 'application/vnd.apache.parquet', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+};
+
+export function outFileMime(path: string): string {
+  const ext = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
+  return MIMES[ext] ?? 'application/octet-stream';
+}
+
+function utf8Text(data: string): string | undefined {
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(data, 'base64'));
+    // Control characters (but tab and line ends) say binary, whatever the encoding allows.
+    return /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/.test(text) ? undefined : text;
+  } catch {
+    return undefined;
+  }
 }
 
 const CUT_HINT = 'print less, or summarise in code (counts, a slice, the lines that matter)';
@@ -116,6 +162,32 @@ export function shapeRun(input: ShapeInput): ShapedRun {
   }
   if (result.omitted.images > 0) notes.push(`${plural(result.omitted.images, 'image')} not kept: at most ${MAX_IMAGES_PER_RUN} per run, ${sizeText(Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4))} each`);
 
+  // Files from /work/out: small text inline, the rest attached within what the images left of the budget.
+  const fileBudget = Math.max(0, (input.imageBudget ?? RESULT_IMAGE_BYTES) - images.attached.reduce((n, i) => n + base64Bytes(i.data), 0));
+  const attachedFiles: OutAttachment[] = [];
+  const fileViews: NonNullable<RunView['files']> = [];
+  let inlineUsed = 0;
+  let fileBytesUsed = 0;
+  for (const file of result.files ?? []) {
+    const entry: NonNullable<RunView['files']>[number] = { path: `/work/out/${file.path}`, bytes: file.bytes };
+    fileViews.push(entry);
+    if (file.data === undefined) {
+      entry.note = FILE_SKIPS[file.skipped ?? 'size'] ?? 'not returned';
+      continue;
+    }
+    const text = file.bytes <= INLINE_FILE_BYTES ? utf8Text(file.data) : undefined;
+    if (text !== undefined && inlineUsed + text.length <= INLINE_FILES_TOTAL) {
+      entry.text = text;
+      inlineUsed += text.length;
+    } else if (fileBytesUsed + file.bytes <= fileBudget) {
+      entry.attached = true;
+      fileBytesUsed += file.bytes;
+      attachedFiles.push({ path: file.path, mime: outFileMime(file.path), data: file.data });
+    } else {
+      entry.note = `not attached: over the ${sizeText(input.imageBudget ?? RESULT_IMAGE_BYTES)} attachment budget of a result (the run log keeps it)`;
+    }
+  }
+
   let audit: string | undefined;
   const build = (): { view: RunView; text: string } => {
     const allNotes = [...notes];
@@ -129,8 +201,9 @@ export function shapeRun(input: ShapeInput): ShapedRun {
     if (result.value !== null) view.value = val;
     if (error) view.error = { type: error.type, message, ...(frames ? { traceback: frames } : {}) };
     if (images.attached.length > 0) view.images = images.attached.length;
+    if (fileViews.length > 0) view.files = fileViews;
     if (allNotes.length > 0) view.notes = allNotes;
-    if (result.truncated || cut || images.dropped > 0) view.truncated = true;
+    if (result.truncated || cut || images.dropped > 0 || fileViews.some((f) => f.note)) view.truncated = true;
     if (result.sessionLost) view.sessionLost = true;
     if (toolCalls > 0) view.toolCalls = toolCalls;
     if (result.session !== 'default' || result.sessionChange) view.session = result.session;
@@ -150,8 +223,17 @@ export function shapeRun(input: ShapeInput): ShapedRun {
       return images.attached;
     },
     recorded: images.seen,
+    get files() {
+      return attachedFiles;
+    },
     dropImages() {
       images.dropAll();
+      for (const entry of fileViews) {
+        if (!entry.attached) continue;
+        delete entry.attached;
+        entry.note = 'not attached: the result would be too big (the run log keeps it)';
+      }
+      attachedFiles.length = 0;
       shaped = build();
     },
     setAudit(problem) {
@@ -172,6 +254,11 @@ export function renderText(view: RunView, errorHasHeadline = false): string {
     const { type, message, traceback } = view.error;
     const headline = message ? `${type}: ${message}` : type;
     lines.push(errorHasHeadline && traceback ? traceback : [traceback, headline].filter(Boolean).join('\n'));
+  }
+  for (const file of view.files ?? []) {
+    const head = `[file ${file.path}, ${sizeText(file.bytes)}`;
+    if (file.text !== undefined) lines.push(`${head}]\n${file.text.replace(/\n$/, '')}\n[end of ${file.path}]`);
+    else lines.push(`${head}: ${file.attached ? 'attached' : (file.note ?? 'not returned')}]`);
   }
   if (lines.length === 0) lines.push('(no output)');
   if (view.status !== 'ok' && !view.error) lines.push(`[${view.status}]`);

@@ -15,6 +15,14 @@ const imageSchema = z.object({
   skipped: z.string().optional(),
 });
 
+/** A file the run left in /work/out, saved beside the images (`file`) unless a cap kept it back. */
+const outFileSchema = z.object({
+  path: z.string(),
+  bytes: z.number(),
+  file: z.string().regex(/^images\/[A-Za-z0-9-]+-out-[0-9]+\.dat$/).optional(),
+  skipped: z.string().optional(),
+});
+
 const eventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run-start'), run: z.string(), session: z.string(), time: z.string(), code: z.string(), timeoutMs: z.number().optional() }),
   z.object({
@@ -61,6 +69,7 @@ const eventSchema = z.discriminatedUnion('type', [
     value: z.string().nullable().optional(),
     error: errorSchema.optional(),
     images: z.array(imageSchema).optional(),
+    files: z.array(outFileSchema).optional(),
     toolCalls: z.number().optional(),
     truncated: z.boolean().optional(),
     sessionLost: z.boolean().optional(),
@@ -116,6 +125,8 @@ export interface RunRecord {
   value: string | null;
   error: { type: string; message: string; traceback?: string } | null;
   images: Array<{ mime: string; bytes: number; file?: string; skipped?: string }>;
+  /** Files from /work/out (path relative to it); absent for runs without any. */
+  files?: Array<{ path: string; bytes: number; file?: string; skipped?: string }>;
   /** The calls logged in full (the first ones, within the run's budget). */
   toolCalls: ToolCallRecord[];
   omittedToolCalls?: OmittedToolCalls;
@@ -216,6 +227,7 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
       run.value = event.value ?? null;
       run.error = event.error ?? null;
       run.images = event.images ?? [];
+      if (event.files) run.files = event.files;
       run.truncated = event.truncated ?? false;
       run.sessionLost = event.sessionLost ?? false;
       if (event.sessionChange) run.sessionChange = event.sessionChange;

@@ -34,7 +34,8 @@ import { withLockSync } from './state-lock.ts';
 export { IMAGES_DIR, RUN_LOG_FILE } from './run-log-files.ts';
 
 const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
-const IMAGE_FILE = /^[A-Za-z0-9-]+\.(png|jpg|gif|webp)$/;
+// Images, and the files a run left in /work/out (`<run>-out-<i>.dat`, pruned with the images).
+const IMAGE_FILE = /^[A-Za-z0-9-]+\.(png|jpg|gif|webp|dat)$/;
 const MAX_CODE_CHARS = 1024 * 1024;
 const MAX_STREAM_CHARS = 64 * 1024;
 const MAX_ARGUMENT_CHARS = 64 * 1024;
@@ -213,6 +214,7 @@ export class RunLog {
       value: result.value === null ? null : cap(result.value, MAX_STREAM_CHARS),
       error: result.error,
       images: this.saveImages(result),
+      ...(result.files?.length ? { files: this.saveFiles(result) } : {}),
       toolCalls: extra.toolCalls,
       truncated: result.truncated,
       sessionLost: result.sessionLost,
@@ -284,6 +286,33 @@ export class RunLog {
         return { mime: image.mime, bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
       } catch (error) {
         return { mime: image.mime, bytes: bytes.length, skipped: `not written: ${(error as Error).message}` };
+      }
+    });
+    if (saved) withLockSync(join(this.dir, RUN_LOG_LOCK), () => this.pruneImages(), { timeoutMs: 1000 });
+    return entries;
+  }
+
+  /**
+   * Files from /work/out go beside the images (0600, pruned with them, within the same per-run
+   * budget); the log names each by its path in the sandbox and its file here.
+   */
+  private saveFiles(result: RunResult): Array<{ path: string; bytes: number; file?: string; skipped?: string }> {
+    let used = 0;
+    let saved = false;
+    const entries = (result.files ?? []).map((out, i) => {
+      if (out.data === undefined || !/^[A-Za-z0-9-]+$/.test(result.runId)) return { path: out.path, bytes: out.bytes, ...(out.skipped ? { skipped: `not returned: ${out.skipped}` } : {}) };
+      const bytes = Buffer.from(out.data, 'base64');
+      if (used + bytes.length > this.options.maxImageBytesPerRun) return { path: out.path, bytes: bytes.length, skipped: 'over the per-run budget' };
+      try {
+        const dir = join(this.dir, IMAGES_DIR);
+        ensurePrivateDir(dir);
+        const file = `${result.runId}-out-${i}.dat`;
+        writeFileSync(join(dir, file), bytes, { mode: PRIVATE_FILE_MODE });
+        used += bytes.length;
+        saved = true;
+        return { path: out.path, bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
+      } catch (error) {
+        return { path: out.path, bytes: bytes.length, skipped: `not written: ${(error as Error).message}` };
       }
     });
     if (saved) withLockSync(join(this.dir, RUN_LOG_LOCK), () => this.pruneImages(), { timeoutMs: 1000 });
@@ -403,9 +432,9 @@ export class RunLog {
     for (const line of text.split('\n')) {
       if (!line.includes('"run-end"') || !line.includes(`"${IMAGES_DIR}/`)) continue;
       try {
-        const event = JSON.parse(line) as { type?: string; images?: Array<{ file?: unknown }> };
+        const event = JSON.parse(line) as { type?: string; images?: Array<{ file?: unknown }>; files?: Array<{ file?: unknown }> };
         if (event.type !== 'run-end') continue;
-        for (const image of event.images ?? []) {
+        for (const image of [...(event.images ?? []), ...(event.files ?? [])]) {
           const name = typeof image.file === 'string' ? basename(image.file) : '';
           if (IMAGE_FILE.test(name)) rmSync(join(this.dir, IMAGES_DIR, name), { force: true });
         }

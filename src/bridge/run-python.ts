@@ -8,6 +8,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SandboxConfig } from '../config/schema.ts';
+import { workspaceRequested } from '../sandbox/runtime/workspace.ts';
 import { SESSION_NAME, type SessionManager } from '../sandbox/sessions.ts';
 import type { FoundImage } from './base64-text.ts';
 import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from './format.ts';
@@ -32,6 +33,14 @@ export const RUN_PYTHON_DESCRIPTION =
   'await mcp_<server>.<tool>(**kwargs); failures raise ToolError. Find: await search_tool_docs("query"). ' +
   'Docs: await query_tool_docs(server, tool, detail="full"). emit_image(png_bytes) shows images. ' +
   'Output is capped; the last expression is returned.';
+
+/** Added to the description when the user's folder is mounted (sandbox.workspace). */
+export const WORKSPACE_NOTE = ' Read-only files: /workspace.';
+
+/** The listing's description: the fixed text, plus where the workspace is when one is mounted. */
+export function runPythonDescription(sandbox: SandboxConfig): string {
+  return RUN_PYTHON_DESCRIPTION + (workspaceRequested(sandbox) ? WORKSPACE_NOTE : '');
+}
 
 /** What the listing shows: types only, so the listing stays small. */
 export function listedInput(sandbox: SandboxConfig) {
@@ -77,7 +86,7 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
   const strict = strictInput(config);
   server.registerTool(
     RUN_PYTHON,
-    { description: RUN_PYTHON_DESCRIPTION, inputSchema: listedInput(config), outputSchema: runViewShape },
+    { description: runPythonDescription(config), inputSchema: listedInput(config), outputSchema: runViewShape },
     async (listed, extra): Promise<CallToolResult> => {
       const checked = strict.safeParse(listed);
       if (!checked.success) {
@@ -142,6 +151,10 @@ function callResult(shaped: ShapedRun): CallToolResult {
   for (const image of shaped.images) {
     // Audio a tool returned is attached like its images (and within the same budget).
     content.push(image.mime.startsWith('audio/') ? { type: 'audio', data: image.data, mimeType: image.mime } : { type: 'image', data: image.data, mimeType: image.mime });
+  }
+  for (const file of shaped.files) {
+    // Files the code left in /work/out: embedded resources, named by their path in the sandbox.
+    content.push({ type: 'resource', resource: { uri: `sandbox:///work/out/${file.path.split('/').map(encodeURIComponent).join('/')}`, mimeType: file.mime, blob: file.data } });
   }
   return { content, structuredContent: shaped.view, isError: shaped.view.status !== 'ok' };
 }

@@ -10,7 +10,7 @@ const TOOL_NAMES_SHOWN = 4;
 const HEAD =
   'run_python runs Python in a sandbox where these MCP servers are async functions: ' +
   'await mcp_<server>.<tool>(**kwargs). Find tools with await search_tool_docs("what you need"); ' +
-  'full docs: await query_tool_docs(server, tool, detail="full").';
+  'full docs: await query_tool_docs(server, tool, detail="full"). Files written to /work/out come back with the result.';
 
 /** The first line (or sentence) of a description, cut to fit one line. */
 function oneLine(text: string): string {

@@ -3,6 +3,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
+import { resolveWorkspaceDir, workspaceRequested } from '../sandbox/runtime/workspace.ts';
 import { SessionManager } from '../sandbox/sessions.ts';
 import { ConfirmationGate, clientAsker } from './confirmations.ts';
 import { createHostMethods, type HostMethods } from './host-methods.ts';
@@ -51,6 +52,17 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
       // Not set yet: the bridge's log has it.
     }
   };
+  // A workspace mount that names a missing folder, a root, home or the state dir is refused:
+  // said in the log, and the bridge runs without it (the sandbox check says why too).
+  if (workspaceRequested(config.sandbox)) {
+    try {
+      log(`workspace: ${resolveWorkspaceDir(config.sandbox, [config.stateDir])}, read-only at /workspace`);
+    } catch (error) {
+      log(`workspace NOT mounted: ${(error as Error).message}`);
+      const { workspace: _refused, ...rest } = config.sandbox;
+      config = { ...config, sandbox: rest };
+    }
+  }
   const hub = new ProxyHub(config, { stateDir: config.stateDir, log, serverLog });
   await hub.start();
   // An audit log that cannot be written is said loudly (and in every run_python result), not lost quietly.
@@ -137,7 +149,8 @@ export function capabilityText(hub: ProxyHub): string {
     'Python API: `await call_tool(server, tool, {...})`, `discovered_servers()`, `await search_tool_docs(query, limit=5, detail="summary")`,',
     '`await query_tool_docs(server, tool=None, detail="summary")`, `help(mcp_<alias>.<tool>)`, `from mcp import runtime`, `ToolError`,',
     '`await list_resources(server)`, `await read_resource(server, uri)`, `await list_resource_templates(server)`, `await list_prompts(server)`,',
-    '`await get_prompt(server, name, arguments)`, `emit_image(png_bytes)`. The sandbox has no network and no host files; /work and /tmp are writable.',
+    '`await get_prompt(server, name, arguments)`, `emit_image(png_bytes)`. The sandbox has no network; /work and /tmp are writable;',
+    'files written under /work/out come back with the result; the user\'s folder is at /workspace (read-only) only when sandbox.workspace mounts it.',
   );
   return lines.join('\n');
 }

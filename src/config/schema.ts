@@ -55,6 +55,22 @@ export const sandboxConfigSchema = z
     dockerPath: executablePath.optional(),
     /** "missing": pull the image on first use when it is not present; "never" (default): say how to pull it. */
     pull: z.enum(['never', 'missing']).default('never'),
+    /**
+     * A host folder mounted at /workspace: read-only, noexec, nosuid, nodev; only with access
+     * "read-only" (default "none": nothing mounted). Checked again (realpath, a directory, not
+     * "/" or the state dir) each time a container starts.
+     */
+    workspace: z
+      .object({
+        path: z
+          .string()
+          .min(1)
+          .refine((p) => isAbsolute(p) || win32.isAbsolute(p), { message: 'must be an absolute path' })
+          .refine((p) => !/[,:"\n\r]/.test(p.replace(/^[A-Za-z]:/, '')), { message: 'must not contain ",", ":", quotes or line breaks' }),
+        access: z.enum(['none', 'read-only']).default('none'),
+      })
+      .strict()
+      .optional(),
   })
   .strict()
   .refine((s) => s.timeoutSeconds <= s.maxTimeoutSeconds, {

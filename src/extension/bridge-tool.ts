@@ -13,7 +13,7 @@ export function bridgeToolName(tools: ReadonlyArray<{ name: string; description:
   const slug = serverLabel.toLowerCase().replace(/[^a-z0-9_.-]+/g, '_').slice(0, 12);
   const candidates = tools.filter((t) => t.name.endsWith(`_${RUN_PYTHON}`));
   const ours = (t: { name: string }) => t.name.startsWith(`mcp_${slug}`);
-  const described = (t: { description: string }) => t.description === RUN_PYTHON_DESCRIPTION;
+  const described = (t: { description: string }) => t.description.startsWith(RUN_PYTHON_DESCRIPTION);
   return (candidates.find((t) => ours(t) && described(t)) ?? candidates.find(ours) ?? candidates.find(described))?.name;
 }
 

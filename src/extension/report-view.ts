@@ -24,7 +24,7 @@ const SHORT: Partial<Record<RuntimeStatus['state'], string>> = {
 /** How close each state is to running a sandbox: when none can, the closest one is shown. */
 const CLOSENESS: RuntimeStatus['state'][] = ['ready', 'limits-not-enforced', 'image-missing', 'start-failed', 'init-missing', 'daemon-down', 'not-installed'];
 
-const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'image', 'init', 'start'];
+const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'image', 'workspace', 'init', 'start'];
 
 /** The runtime to speak of: the one in use, else the one nearest to working. */
 export function headline(report: SandboxReport): RuntimeStatus | undefined {
@@ -64,7 +64,8 @@ export interface PanelAssets {
 }
 
 function checkRows(status: RuntimeStatus): string {
-  return CHECK_ORDER.map((name) => {
+  // The workspace row only when a workspace mount is asked for.
+  return CHECK_ORDER.filter((name) => name !== 'workspace' || status.checks.some((c) => c.name === name)).map((name) => {
     const check = status.checks.find((c) => c.name === name);
     const result = check?.ok === true ? 'passed' : check?.ok === false ? 'failed' : 'not reached';
     const mark = check?.ok === true ? '✓' : check?.ok === false ? '✗' : '–';

@@ -4,8 +4,9 @@
 // the state dir's images.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
 import hljs from 'highlight.js/lib/core';
 import python from 'highlight.js/lib/languages/python';
 import * as vscode from 'vscode';
@@ -47,7 +48,9 @@ export class RunPanel implements vscode.Disposable {
     });
     this.panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'sandbox.svg');
     this.panel.onDidDispose(() => this.dispose(), undefined, this.disposables);
-    this.panel.webview.onDidReceiveMessage((message: { type?: string }) => {
+    this.panel.webview.onDidReceiveMessage((message: { type?: string; index?: unknown }) => {
+      if (message?.type === 'saveFile' && typeof message.index === 'number') void this.saveFile(message.index);
+      if (message?.type === 'openFile' && typeof message.index === 'number') void this.openFile(message.index);
       if (message?.type === 'export') void this.exportJson();
       if (message?.type === 'copy') void vscode.env.clipboard.writeText(this.run.code);
       if (message?.type === 'saveSnippet') void vscode.commands.executeCommand('codeExecutionMode.saveRunAsSnippet', this.run.id);
@@ -75,6 +78,41 @@ export class RunPanel implements vscode.Disposable {
     await writeFile(target.fsPath, `${JSON.stringify(this.run, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
     await chmod(target.fsPath, PRIVATE_FILE_MODE).catch(() => undefined);
     void vscode.window.showInformationMessage(`Run exported to ${target.fsPath}`);
+  }
+
+  /** The saved copy of one of the run's /work/out files, when it is still in the state dir. */
+  private outFile(index: number): { path: string; stored: string } | undefined {
+    const file = this.run.files?.[index];
+    if (!file?.file) return undefined;
+    const stored = join(this.stateDir, file.file);
+    if (!existsSync(stored)) {
+      void vscode.window.showWarningMessage(`${file.path} is no longer in the state folder (pruned with the run log).`);
+      return undefined;
+    }
+    return { path: file.path, stored };
+  }
+
+  /** Only here does a run's file reach the user's folders: where they choose. */
+  private async saveFile(index: number): Promise<void> {
+    const file = this.outFile(index);
+    if (!file) return;
+    const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+    const name = basename(file.path);
+    const target = await vscode.window.showSaveDialog({ ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, name) } : {}), title: `Save ${file.path} As` });
+    if (!target) return;
+    await vscode.workspace.fs.writeFile(target, await readFile(file.stored));
+    void vscode.window.showInformationMessage(`Saved ${file.path} to ${target.fsPath}`);
+  }
+
+  /** Opens a copy of the saved file (text in an editor, others as VS Code can). */
+  private async openFile(index: number): Promise<void> {
+    const file = this.outFile(index);
+    if (!file) return;
+    // A private copy under its own name (outside the workspace), so VS Code picks the right editor.
+    const dir = await mkdtemp(join(tmpdir(), 'cem-out-'));
+    const copy = join(dir, basename(file.path));
+    await writeFile(copy, await readFile(file.stored), { mode: PRIVATE_FILE_MODE });
+    await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(copy), { preview: true });
   }
 
   private html(run: RunRecord): string {
@@ -124,6 +162,14 @@ export class RunPanel implements vscode.Disposable {
           : `<p>${escape(image.mime)}, ${image.bytes} bytes (${escape(image.file ? 'pruned from the state folder' : (image.skipped ?? 'not stored'))})</p>`,
       )
       .join('');
+    const files = (run.files ?? [])
+      .map((file, i) => {
+        const stored = file.file && existsSync(join(this.stateDir, file.file));
+        const state = stored ? '' : ` (${escape(file.file ? 'pruned from the state folder' : (file.skipped ?? 'not stored'))})`;
+        const buttons = stored ? ` <button class="save-file" data-index="${i}">Save As…</button> <button class="open-file" data-index="${i}">Open</button>` : '';
+        return `<li><code>/work/out/${escape(file.path)}</code>, ${file.bytes} bytes${state}${buttons}</li>`;
+      })
+      .join('');
     return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; img-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
@@ -138,6 +184,7 @@ ${run.stderr ? section('stderr', pre(run.stderr, 'stderr')) : ''}
 ${run.value !== null ? section('Result', pre(run.value)) : ''}
 ${run.error ? section('Error', pre(`${run.error.type}: ${run.error.message}\n\n${run.error.traceback ?? ''}`, 'stderr')) : ''}
 ${images ? section('Images', images) : ''}
+${files ? section('Files', `<ul class="files">${files}</ul>`) : ''}
 ${section('Tool calls', calls ? `<table><thead><tr><th>tool</th><th>outcome</th><th>time</th><th>arguments</th></tr></thead><tbody>${calls}</tbody></table>${omittedNote}` : omittedNote || '<p>None.</p>')}
 ${confirmations ? section('Confirmations', `<table><thead><tr><th>tool</th><th>answer</th><th>asked</th><th>arguments</th></tr></thead><tbody>${confirmations}</tbody></table>`) : ''}
 <p class="id">run ${escape(run.id)}</p>

@@ -93,11 +93,22 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
     // A workspace value that changes nothing needs no question.
     if (scope && canonicalJson(value) !== canonicalJson(own)) {
       const item = sandboxConsentItem(`sandbox.${key}`, value, locationOf(scope));
+      if (key === 'workspaceAccess' && value === 'read-only' && folder) item.facts.push(`sandboxed code can read ${folder} (at /workspace)`);
       items.push(item);
       if (consent.decision(item.hash) !== 'allowed') value = own;
     }
     // An empty path setting means "find it": on PATH, then in the usual install folders.
     if (value !== undefined && value !== '') rawSandbox[key] = value;
+  }
+  // The workspace mount: the first folder on disk, only in a trusted workspace (whatever scope set it).
+  const access = rawSandbox.workspaceAccess;
+  delete rawSandbox.workspaceAccess;
+  if (access === 'read-only') {
+    if (!trusted) problems.push('This workspace is not trusted: it is not mounted in the sandbox (codeExecutionMode.sandbox.workspaceAccess). Trust the workspace to use it.');
+    else if (!folder) problems.push('codeExecutionMode.sandbox.workspaceAccess: there is no workspace folder on disk to mount.');
+    else rawSandbox.workspace = { path: folder, access: 'read-only' };
+  } else if (access !== undefined && access !== 'none') {
+    problems.push(`codeExecutionMode.sandbox.workspaceAccess: "${String(access)}" is not "none" or "read-only"; nothing is mounted.`);
   }
   let sandbox = sandboxConfigSchema.safeParse(rawSandbox);
   if (!sandbox.success) {

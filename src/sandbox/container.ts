@@ -11,6 +11,7 @@ import { encodeFrame, FrameDecoder } from './protocol/codec.ts';
 import { kernelMessageSchema, type HostMessage, type KernelMessage } from './protocol/messages.ts';
 import { runCli } from './runtime/cli.ts';
 import { killArgs, removeArgs, runArgs } from './runtime/commands.ts';
+import { workspaceSpec } from './runtime/workspace.ts';
 
 /** Frames from the kernel larger than this end the session (output arrives in 64 KB chunks). */
 export const MAX_KERNEL_FRAME_BYTES = 64 * 1024 * 1024;
@@ -73,7 +74,7 @@ export class KernelContainer {
   private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string) {
     this.runtime = runtime;
     this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
-    this.process = execa(runtime.command, runArgs(runtime.name, config, { name: this.name, owner: OWNER, session }), SPAWN_OPTIONS);
+    this.process = execa(runtime.command, runArgs(runtime.name, config, { name: this.name, owner: OWNER, session, ...workspaceSpec(runtime.name, config) }), SPAWN_OPTIONS);
     this.process.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.process.stderr.on('data', (chunk: Buffer) => this.listeners.stderr?.(chunk.toString('utf8')));
     // A write after the kernel died must not crash the host; exit handling reports it.

@@ -22,6 +22,22 @@ export interface SessionChange {
   reason: string;
 }
 
+/** A file from /work/out: its content (base64) unless a cap kept it back. */
+export interface RunFile {
+  path: string;
+  bytes: number;
+  data?: string;
+  /** Why the content is not here: over the count, one file's size, the run's total, or the listing cut. */
+  skipped?: 'count' | 'size' | 'total' | 'listing';
+}
+
+/** Files from /work/out kept per run (the kernel's own caps are the same). */
+export const MAX_OUT_FILES = 20;
+export const MAX_OUT_FILE_BYTES = 4 * 1024 * 1024;
+export const MAX_OUT_TOTAL_BYTES = 8 * 1024 * 1024;
+/** File entries (with or without content) kept per run. */
+const MAX_OUT_ENTRIES = 201;
+
 export interface RunResult {
   runId: string;
   session: string;
@@ -32,6 +48,8 @@ export interface RunResult {
   value: string | null;
   error: KernelError | null;
   images: RunImage[];
+  /** Files the code left under /work/out (the kernel sends them and empties the folder). */
+  files?: RunFile[];
   durationMs: number;
   /** Characters cut from the middle of stdout / stderr (0 when nothing was cut). */
   omitted: { stdout: number; stderr: number; images: number };
@@ -179,6 +197,9 @@ class RunTracker {
       case 'image':
         if (message.run === this.runId) this.addImage(message.mime, message.data);
         return;
+      case 'file':
+        if (message.run === this.runId) this.addFile(message);
+        return;
       case 'req':
         void this.onRequest(message.id, message.method, message.params);
         return;
@@ -200,6 +221,30 @@ class RunTracker {
       case 'ready':
         return;
     }
+  }
+
+  private readonly files: RunFile[] = [];
+  private fileBytes = 0;
+
+  /** Checked again here: the kernel shares its process with the code. */
+  private addFile(message: { path: string; bytes: number; data?: string | undefined; skipped?: RunFile['skipped'] }): void {
+    if (this.finished || this.files.length >= MAX_OUT_ENTRIES) return;
+    const file: RunFile = { path: message.path, bytes: message.bytes };
+    if (message.data !== undefined) {
+      const bytes = Math.floor((message.data.length * 3) / 4) - (message.data.endsWith('==') ? 2 : message.data.endsWith('=') ? 1 : 0);
+      file.bytes = bytes;
+      const kept = this.files.filter((f) => f.data !== undefined).length;
+      if (bytes > MAX_OUT_FILE_BYTES) file.skipped = 'size';
+      else if (kept >= MAX_OUT_FILES) file.skipped = 'count';
+      else if (this.fileBytes + bytes > MAX_OUT_TOTAL_BYTES) file.skipped = 'total';
+      else {
+        file.data = message.data;
+        this.fileBytes += bytes;
+      }
+    } else {
+      file.skipped = message.skipped ?? 'size';
+    }
+    this.files.push(file);
   }
 
   private addImage(mime: string, data: string): void {
@@ -334,6 +379,7 @@ class RunTracker {
       value,
       error,
       images: this.images,
+      ...(this.files.length > 0 ? { files: this.files } : {}),
       durationMs: performance.now() - this.started,
       omitted,
       truncated: omitted.stdout > 0 || omitted.stderr > 0 || omitted.images > 0,

@@ -1,4 +1,4 @@
-// The agent-task suite of issue 10: eight kinds of task an agent does with run_python, each
+// The agent-task suite: eight kinds of task an agent does with run_python, each
 // scripted as the Python a competent agent writes, mistakes included where agents make them.
 // The script reads what it gets back, as an agent would, and takes another turn only when what
 // it read did not tell it enough (a help() that hides a parameter's fields, an error that does

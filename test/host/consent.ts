@@ -135,6 +135,28 @@ export async function consentChecks(kit: HostKit, ext: ExtensionApi, fixtureServ
       await settings.update('sandbox.image', undefined, vscode.ConfigurationTarget.Workspace);
     });
 
+    await check('a workspace sandbox.workspaceAccess waits for consent; your own mounts the first folder at /workspace', async () => {
+      await settings.update('sandbox.workspaceAccess', 'read-only', vscode.ConfigurationTarget.Workspace);
+      await waitFor('the note', () => ext.tools.getChildren().find((n) => n.kind === 'note' && n.text.includes('sandbox.workspaceAccess')), 10_000);
+      assert(ext.config().sandbox.workspace === undefined, `mounted before consent: ${JSON.stringify(ext.config().sandbox.workspace)}`);
+      await settings.update('sandbox.workspaceAccess', undefined, vscode.ConfigurationTarget.Workspace);
+      await settings.update('sandbox.workspaceAccess', 'read-only', vscode.ConfigurationTarget.Global);
+      try {
+        const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+        await waitFor('the mount in the configuration', () => (ext.config().sandbox.workspace?.path === folder ? true : undefined), 10_000);
+        await waitFor(
+          '/workspace in the sandbox',
+          async () => {
+            await startBridge();
+            return (await invoke('import os\nos.path.isdir("/workspace")')).includes('True') ? true : undefined;
+          },
+          60_000,
+        );
+      } finally {
+        await settings.update('sandbox.workspaceAccess', undefined, vscode.ConfigurationTarget.Global);
+      }
+    });
+
     await check('user-scope servers are never asked about', async () => {
       const asked = new Set(questions().flatMap((q) => q.items.map((i) => i.name)));
       assert([...asked].every((name) => name === 'wsfix'), `asked about: ${[...asked].join(', ')}`);

@@ -161,6 +161,17 @@ export async function run(): Promise<void> {
     await screenshot('run-panel');
   });
 
+  await check('a file written to /work/out comes back with the result and is listed in the run panel', async () => {
+    const out = await invoke('open("/work/out/report.txt", "w").write("host check\\n")');
+    assert(out.includes('host check'), `the file is not in the result: ${out}`);
+    const run = await waitFor('the run with its file', () => ext.runs.runs().find((r) => r.code.includes('report.txt') && r.files?.length === 1));
+    const saved = join(ext.stateDir, run.files![0]!.file!);
+    assert((statSync(saved).mode & 0o777) === 0o600, `saved file mode ${(statSync(saved).mode & 0o777).toString(8)}`);
+    await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
+    const panel = await waitFor('the panel for that run', () => (ext.panel()?.run.id === run.id ? ext.panel() : undefined), 10_000);
+    assert(panel.run.files?.[0]?.path === 'report.txt', `files: ${JSON.stringify(panel.run.files)}`);
+  });
+
   await check('the state dir is private: folder 0700; run log, catalog and bridge config 0600', async () => {
     const mode = (path: string) => (statSync(path).mode & 0o777).toString(8);
     assert(mode(ext.stateDir) === '700', `state dir ${mode(ext.stateDir)}`);

@@ -1,4 +1,4 @@
-// Issue 10's agent-task suite: the eight kinds of task an agent does with run_python (discover,
+// The agent-task suite: the eight kinds of task an agent does with run_python (discover,
 // read and aggregate files, a memory graph, images, concurrent calls, blocked capabilities, its
 // own mistakes, persistence), run through the real bridge over stdio with real npm MCP servers,
 // each asserting what matters to the model: what it is handed stays within the output budget in

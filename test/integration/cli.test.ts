@@ -1,7 +1,7 @@
 // The `code-execution-mode` command as people and scripts use it (the built dist/cli.js).
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -39,6 +39,19 @@ for (const runtime of testRuntimes()) {
       assert.match(log, /"type":"tool-call".*"tool":"add".*"outcome":"ok"/);
     });
 
+    test('--workspace-access read-only mounts --workspace at /workspace', async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'cem-cli-ws-'));
+      await chmod(dir, 0o755);
+      await writeFile(join(dir, 'note.txt'), 'from the host');
+      await chmod(join(dir, 'note.txt'), 0o644);
+      const code = 'open("/workspace/note.txt").read()';
+      const result = await cli(['run', ...base, '--workspace', dir, '--workspace-access', 'read-only', '-c', code]);
+      assert.equal(result.exitCode, 0, result.stderr);
+      assert.equal(result.stdout, "'from the host'");
+      const without = await cli(['run', ...base, '--workspace', dir, '-c', 'import os\nos.path.exists("/workspace")']);
+      assert.equal(without.stdout, 'False');
+    });
+
     test('a timeout exits 124 and --json gives the whole result', async () => {
       const result = await cli(['run', ...base, '--timeout', '1', '--json', '-c', 'while True: pass']);
       assert.equal(result.exitCode, 124);
@@ -56,6 +69,12 @@ test('bad usage and bad configuration exit 2 with a message that names the probl
   const badTimeout = await cli(['run', '--timeout', '9999', '-c', '1']);
   assert.equal(badTimeout.exitCode, 2);
   assert.match(badTimeout.stderr, /exceeds sandbox\.maxTimeoutSeconds \(300\)/);
+  const badAccess = await cli(['run', '--workspace-access', 'read-write', '-c', '1']);
+  assert.equal(badAccess.exitCode, 2);
+  assert.match(badAccess.stderr, /--workspace-access takes "none" or "read-only"/);
+  const rootMount = await cli(['run', '--workspace', '/', '--workspace-access', 'read-only', '-c', '1']);
+  assert.equal(rootMount.exitCode, 2);
+  assert.match(rootMount.stderr, /file-system root/);
   const badRuntime = await cli(['run', '--runtime', 'lxc', '-c', '1']);
   assert.equal(badRuntime.exitCode, 2);
   assert.match(badRuntime.stderr, /sandbox\.runtime/);

@@ -140,3 +140,18 @@ test('a runtime not on PATH is found in an install folder, or at its configured 
     process.env.PATH = savedPath;
   }
 });
+
+for (const runtime of testRuntimes()) {
+  test(`${runtime}: the sandbox check mounts the workspace and refuses a bad one`, async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cem-detect-ws-'));
+    await chmod(dir, 0o755);
+    const mounted = await checkRuntime(runtime, testSandbox(runtime, { workspace: { path: dir, access: 'read-only' } }));
+    assert.equal(mounted.state, 'ready', JSON.stringify(mounted.checks));
+    assert.equal(mounted.checks.find((c) => c.name === 'workspace')?.ok, true);
+    const missing = await checkRuntime(runtime, testSandbox(runtime, { workspace: { path: join(dir, 'gone'), access: 'read-only' } }));
+    assert.equal(missing.checks.find((c) => c.name === 'workspace')?.ok, false);
+    assert.match(missing.problems.join('\n'), /does not exist/);
+    const plain = await checkRuntime(runtime, testSandbox(runtime));
+    assert.equal(plain.checks.find((c) => c.name === 'workspace'), undefined, 'no workspace check unless asked for');
+  });
+}

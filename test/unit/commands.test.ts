@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { BOOTSTRAP, LABEL, runArgs } from '../../src/sandbox/runtime/commands.ts';
+import { remoteRuntimeHost, resolveWorkspaceDir, workspaceSpec } from '../../src/sandbox/runtime/workspace.ts';
 
 function pairs(args: string[], flag: string): string[] {
   return args.flatMap((a, i) => (a === flag ? [args[i + 1]!] : []));
@@ -47,4 +51,51 @@ test('podman gets no writable /run or /var/tmp and no host entries', () => {
   assert.ok(podman.includes('--no-hosts'));
   const docker = runArgs('docker', defaultSandboxConfig(), { name: 'n', owner: 'o', session: 's' });
   assert.ok(!docker.includes('--no-hosts'));
+});
+
+test('the workspace is mounted read-only, noexec, nosuid, nodev on both runtimes, and only when resolved', () => {
+  const config = defaultSandboxConfig({ workspace: { path: '/srv/data', access: 'read-only' } });
+  assert.ok(!runArgs('podman', config, { name: 'n', owner: 'o', session: 's' }).some((a) => a.includes('/workspace')), 'not mounted unless the start resolved it');
+  const podman = runArgs('podman', config, { name: 'n', owner: 'o', session: 's', workspace: '/srv/data' });
+  assert.deepEqual(podman.slice(podman.indexOf('-v'), podman.indexOf('-v') + 2), ['-v', '/srv/data:/workspace:ro,noexec,nosuid,nodev']);
+  const docker = runArgs('docker', config, { name: 'n', owner: 'o', session: 's', workspace: '/srv/data' });
+  const mount = docker[docker.indexOf('--mount') + 1]!;
+  assert.match(mount, /^type=volume,dst=\/workspace,/);
+  assert.match(mount, /volume-opt=device=\/srv\/data,/);
+  assert.match(mount, /"volume-opt=o=bind,ro,noexec,nosuid,nodev"$/);
+  assert.ok(docker.indexOf('--mount') > docker.indexOf('--read-only'), 'after the hardening flags');
+});
+
+test('the workspace folder is checked: absolute, existing, a folder, not a root, home or the state dir', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cem-ws-unit-'));
+  try {
+    writeFileSync(join(dir, 'file.txt'), 'x');
+    mkdirSync(join(dir, 'state'));
+    symlinkSync(join(dir, 'state'), join(dir, 'link'));
+    const ws = (path: string) => defaultSandboxConfig({ workspace: { path, access: 'read-only' } });
+    assert.equal(resolveWorkspaceDir(defaultSandboxConfig()), undefined);
+    assert.equal(resolveWorkspaceDir(defaultSandboxConfig({ workspace: { path: dir, access: 'none' } })), undefined);
+    assert.equal(resolveWorkspaceDir(ws(join(dir, 'link'))), realpathSync(join(dir, 'state')), 'through realpath');
+    assert.throws(() => resolveWorkspaceDir(ws(join(dir, 'missing'))), /does not exist/);
+    assert.throws(() => resolveWorkspaceDir(ws(join(dir, 'file.txt'))), /not a folder/);
+    assert.throws(() => resolveWorkspaceDir(ws('/')), /file-system root/);
+    assert.throws(() => resolveWorkspaceDir(ws(homedir())), /home folder/);
+    assert.throws(() => resolveWorkspaceDir(ws(join(dir, 'link')), [join(dir, 'state')]), /state folder/);
+    assert.throws(() => resolveWorkspaceDir(ws(dir), [join(dir, 'state')]), /state folder/, 'a folder that holds the state dir');
+    assert.throws(() => defaultSandboxConfig({ workspace: { path: 'relative/dir', access: 'read-only' } }), /absolute/);
+    assert.throws(() => defaultSandboxConfig({ workspace: { path: '/a,b', access: 'read-only' } }), /must not contain/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a remote runtime is recognised, and the workspace is then not mounted', () => {
+  assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), 'tcp://10.0.0.2:2376');
+  assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'ssh://me@box' }), 'ssh://box');
+  assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'unix:///var/run/docker.sock' }), undefined);
+  assert.equal(remoteRuntimeHost('podman', { CONTAINER_HOST: 'ssh://core@localhost:2222/run/podman.sock' }), 'ssh://localhost:2222/run/podman.sock');
+  assert.equal(remoteRuntimeHost('podman', { DOCKER_HOST: 'tcp://x:1' }), undefined);
+  const config = defaultSandboxConfig({ workspace: { path: tmpdir(), access: 'read-only' } });
+  assert.deepEqual(workspaceSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), {});
+  assert.deepEqual(workspaceSpec('docker', config, {}), { workspace: realpathSync(tmpdir()) });
 });

@@ -198,3 +198,39 @@ test('configured times in reasons read as a person says them', async () => {
   const { spokenSeconds } = await import('../../src/sandbox/sessions.ts');
   assert.deepEqual([600, 45, 7200, 90, 0.5].map(spokenSeconds), ['10 min', '45 s', '2 h', '90 s', '0.5 s']);
 });
+
+test('files from /work/out: small UTF-8 text inline, binary or bigger attached within the budget, the rest named with why', () => {
+  const b64 = (data: Buffer | string) => Buffer.from(data).toString('base64');
+  const big = Buffer.alloc(3000, 1);
+  const shaped = shapeRun({
+    result: result({
+      files: [
+        { path: 'notes.md', bytes: 6, data: b64('# hi\n\n') },
+        { path: 'raw.bin', bytes: 4, data: b64(Buffer.from([0xff, 0xfe, 0, 1])) },
+        { path: 'large.txt', bytes: 9000, data: b64('x'.repeat(9000)) },
+        { path: 'over.bin', bytes: big.length, data: b64(big) },
+        { path: 'huge.csv', bytes: 5 * 1024 * 1024, skipped: 'size' },
+        { path: 'f21.txt', bytes: 2, skipped: 'count' },
+      ],
+    }),
+    toolCalls: 0,
+    budget: 20_000,
+    imageBudget: 10_000,
+  });
+  const files = shaped.view.files!;
+  assert.equal(files[0]!.text, '# hi\n\n');
+  assert.equal(files[1]!.attached, true, 'not UTF-8: attached');
+  assert.equal(files[2]!.attached, true, 'over 8 KB: attached');
+  assert.match(files[3]!.note ?? '', /over the .* attachment budget/);
+  assert.match(files[4]!.note ?? '', /not returned: over 4/);
+  assert.match(files[5]!.note ?? '', /more than 20 files/);
+  assert.deepEqual(shaped.files.map((f) => [f.path, f.mime]), [['raw.bin', 'application/octet-stream'], ['large.txt', 'text/plain']]);
+  assert.equal(shaped.view.truncated, true);
+  assert.ok(runViewSchema.safeParse(shaped.view).success);
+  assert.match(shaped.text, /\[file \/work\/out\/notes\.md, 6 bytes\]\n# hi\n\n\[end of \/work\/out\/notes\.md\]/);
+  assert.match(shaped.text, /\[file \/work\/out\/raw\.bin, 4 bytes: attached\]/);
+  shaped.dropImages();
+  assert.equal(shaped.files.length, 0);
+  assert.match(shaped.view.files![1]!.note ?? '', /too big/);
+  assert.equal(shapeRun({ result: result(), toolCalls: 0, budget: 20_000 }).view.files, undefined, 'no files: nothing said');
+});

@@ -7,16 +7,16 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { encode } from 'gpt-tokenizer';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
-import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION, listedInput } from '../../src/bridge/run-python.ts';
+import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION, listedInput, runPythonDescription } from '../../src/bridge/run-python.ts';
 import { MAX_INSTRUCTIONS_CHARS, serverInstructions } from '../../src/bridge/server-instructions.ts';
 import { parseConfig } from '../../src/config/load.ts';
 
 const MAX_LISTING_TOKENS = 200;
 
-async function listing(maxTimeoutSeconds: number) {
-  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds } });
+async function listing(maxTimeoutSeconds: number, workspace?: { path: string; access: 'read-only' }) {
+  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds, ...(workspace ? { workspace } : {}) } });
   const server = new McpServer({ name: 'listing', version: '1' });
-  server.registerTool(RUN_PYTHON, { description: RUN_PYTHON_DESCRIPTION, inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
+  server.registerTool(RUN_PYTHON, { description: runPythonDescription(sandbox), inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'listing-test', version: '1' });
   await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
@@ -29,8 +29,9 @@ async function listing(maxTimeoutSeconds: number) {
 }
 
 test(`run_python's listing is at most ${MAX_LISTING_TOKENS} tokens (o200k) and says the essentials`, async () => {
-  for (const max of [60, 3600]) {
-    const tool = await listing(max);
+  for (const [max, workspace] of [[60, undefined], [3600, { path: '/srv/data', access: 'read-only' as const }]] as const) {
+    const tool = await listing(max, workspace);
+    assert.equal(tool.description?.includes('/workspace'), workspace !== undefined, 'the listing names /workspace only when it is mounted');
     const tokens = encode(JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })).length;
     assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
   }

@@ -217,3 +217,25 @@ test('two writers in one state dir: each follows the other\'s rotation, nothing 
   assert.ok(runs.every((r) => r.status === 'ok' && r.code.length === 150));
   for (const file of runLogFiles(dir)) assert.ok(statSync(file).size <= 3_000 + 600, `${file}: ${statSync(file).size} bytes`);
 });
+
+test('files from /work/out are kept beside the images (0600), named in the log, and leave with their run', async () => {
+  const dir = await temp('cem-outfiles-');
+  const log = new RunLog(dir, { maxFileBytes: 1_500, keepFiles: 1 });
+  log.runStarted({ run: 'f', session: 's', code: '1', timeoutMs: 1000 });
+  const data = Buffer.from('a,b\n1,2\n');
+  log.runEnded(result('f', { files: [{ path: 'data/t.csv', bytes: data.length, data: data.toString('base64') }, { path: 'big.bin', bytes: 9e6, skipped: 'size' }] }), { toolCalls: 0 });
+  const [run] = parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8'));
+  assert.deepEqual(run!.files, [
+    { path: 'data/t.csv', bytes: 8, file: 'images/f-out-0.dat' },
+    { path: 'big.bin', bytes: 9e6, skipped: 'not returned: size' },
+  ]);
+  const saved = join(dir, 'images', 'f-out-0.dat');
+  assert.deepEqual(readFileSync(saved), data);
+  if (posix) assert.equal(mode(saved), 0o600);
+  for (let i = 0; i < 12; i++) {
+    log.runStarted({ run: `z${i}`, session: 's', code: 'y'.repeat(200), timeoutMs: 1000 });
+    log.runEnded(result(`z${i}`), { toolCalls: 0 });
+  }
+  log.close();
+  assert.ok(!existsSync(saved), 'the file outlived its run');
+});

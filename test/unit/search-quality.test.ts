@@ -32,7 +32,7 @@ test('the first held-out set (now a regression set) keeps its level', () => {
 test('the second held-out set, written before the rework: the level reached', () => {
   const result = evaluateSearch(undefined, QUERY_SETS.holdout2);
   assert.ok(result.queries >= 40, `only ${result.queries} queries`);
-  // Issue 10 asks for recall@1 0.85 and recall@5 0.97 here; the ranking reaches 0.67 and 0.89
+  // The goal here is recall@1 0.85 and recall@5 0.97; the ranking reaches 0.67 and 0.89
   // (0.67 and 0.85 before). What is left needs word knowledge the catalogs do not have
   // ("press the submit button" -> click); see docs/benchmarks.md.
   assert.ok(result.recallAt5 >= 0.88, `recall@5 ${result.recallAt5}\n${detail(result)}`);

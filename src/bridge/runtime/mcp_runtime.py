@@ -5,6 +5,7 @@
 # kernel reports get hints only this side knows (server names). Python 3.9+.
 import inspect
 import json
+import os
 import sys
 import types
 
@@ -292,6 +293,9 @@ def capability_summary():
     lines.append("Resources and prompts: await list_resources(server), await read_resource(server, uri) (also a resource_link a tool returned), await list_resource_templates(server), await list_prompts(server), await get_prompt(server, name, {arg: str}).")
     lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it, \"declined\" when the user refused a call that asks for confirmation).")
     lines.append("Standard library only (no pip), no network; files in /work and /tmp only. emit_image(png_bytes) shows an image.")
+    lines.append("Files written under /work/out come back with the result (small text inline, others attached; at most 20, 4 MB each), then the folder is emptied.")
+    if os.path.isdir("/workspace"):
+        lines.append("The user's files are at /workspace, read-only.")
     return "\n".join(lines)
 
 

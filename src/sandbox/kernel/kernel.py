@@ -696,6 +696,87 @@ def _leftover_threads():
     return len(user_threads())
 
 
+# ---- files out: what the code leaves under /work/out comes back with the result ----
+
+_OUT_DIR = "/work/out"
+_MAX_OUT_FILES = 20  # files sent per run; the rest are named (path, size) without content
+_MAX_OUT_FILE_BYTES = 4 * 1024 * 1024  # one file's content; the host checks it again
+_MAX_OUT_TOTAL_BYTES = 8 * 1024 * 1024  # all files of a run together
+_MAX_OUT_LISTED = 200  # entries looked at; a deeper or bigger tree is cut (and said)
+
+
+def _make_out_dir():
+    try:
+        os.makedirs(_OUT_DIR, exist_ok=True)
+    except OSError:
+        pass
+
+
+def _collect_out(run):
+    """Sends the files under /work/out as `file` frames (capped), then empties the folder."""
+    import shutil
+    import stat as stat_module
+    try:
+        if not os.listdir(_OUT_DIR):
+            return
+    except OSError:
+        _make_out_dir()
+        return
+    found = []
+    for root, dirs, files in os.walk(_OUT_DIR, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            found.append(os.path.join(root, name))
+        if len(found) >= _MAX_OUT_LISTED:
+            break
+    sent = 0
+    total = 0
+    cut = len(found) > _MAX_OUT_LISTED
+    found = sorted(found[:_MAX_OUT_LISTED])
+    for path in found:
+        rel = os.path.relpath(path, _OUT_DIR)
+        frame = {"t": "file", "run": run, "path": rel[:500]}
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not stat_module.S_ISREG(info.st_mode):
+            continue  # symbolic links, fifos, sockets: never followed
+        frame["bytes"] = info.st_size
+        if info.st_size > _MAX_OUT_FILE_BYTES:
+            frame["skipped"] = "size"
+        elif sent >= _MAX_OUT_FILES:
+            frame["skipped"] = "count"
+        elif total + info.st_size > _MAX_OUT_TOTAL_BYTES:
+            frame["skipped"] = "total"
+        else:
+            try:
+                with open(path, "rb") as f:
+                    data = f.read(_MAX_OUT_FILE_BYTES + 1)
+            except OSError:
+                continue
+            if len(data) > _MAX_OUT_FILE_BYTES:
+                frame["skipped"] = "size"
+            else:
+                frame["bytes"] = len(data)
+                frame["data"] = base64.b64encode(data).decode("ascii")
+                sent += 1
+                total += len(data)
+        _send(frame)
+    if cut:
+        _send({"t": "file", "run": run, "path": "...", "bytes": 0, "skipped": "listing"})
+    # Emptied, so a file comes back once.
+    for name in os.listdir(_OUT_DIR):
+        path = os.path.join(_OUT_DIR, name)
+        try:
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
 def _after_run():
     """Clean-up between the user code and the `done` frame; extra fields for that frame."""
     extra = {}
@@ -711,6 +792,11 @@ def _after_run():
     _drain_fd1()
     _stdout.flush()
     _stderr.flush()
+    try:
+        _collect_out(_state.run)
+    except Exception as e:  # never lose the run's result over its files
+        _stderr.write("[sandbox] files in /work/out not returned: %s\n" % e)
+        _stderr.flush()
     return extra
 
 
@@ -832,6 +918,7 @@ def _main():
     _start_thread(_outbox.run, "sandbox-writer")
     _start_thread(_reader, "sandbox-reader")
     _start_thread(_fd1_reader, "sandbox-fd1")
+    _make_out_dir()
     _send({"t": "ready", "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "seccomp": _seccomp_status})
     while True:
         try:

@@ -37,6 +37,16 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
     data: z.string().max(MAX_TEXT).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
   }),
   z.object({
+    t: z.literal('file'),
+    run: runId,
+    /** Relative to /work/out. */
+    path: z.string().min(1).max(500),
+    bytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
+    /** The content, base64; absent when the file was over a cap (`skipped` says which). */
+    data: z.string().max(MAX_TEXT).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').optional(),
+    skipped: z.enum(['count', 'size', 'total', 'listing']).optional(),
+  }),
+  z.object({
     t: z.literal('done'),
     run: runId,
     status: z.enum(['ok', 'error', 'interrupted']),

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
 import { CliError, runCli } from './cli.ts';
-import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, versionArgs } from './commands.ts';
+import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
+import { remoteRuntimeHost, resolveWorkspaceDir, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
 import { OWNER } from '../container.ts';
 
@@ -21,7 +22,7 @@ export type RuntimeState =
   | 'daemon-down'
   | 'not-installed';
 
-export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'init' | 'start';
+export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'workspace' | 'init' | 'start';
 
 /** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
 export interface Check {
@@ -219,7 +220,26 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     status.fixes.push({ kind: 'pull', label: `Pull ${sandbox.image}`, command: `${name} pull ${sandbox.image}` });
     return status;
   }
-  const spec = { name: `cem-probe-${process.pid}-${randomBytes(3).toString('hex')}`, owner: OWNER, session: 'probe' };
+  const spec: RunSpec = { name: `cem-probe-${process.pid}-${randomBytes(3).toString('hex')}`, owner: OWNER, session: 'probe' };
+  if (workspaceRequested(sandbox)) {
+    const remote = remoteRuntimeHost(name, options.env ?? process.env);
+    if (remote) {
+      status.checks.push({ name: 'workspace', ok: false, detail: `not mounted: ${name} runs on another machine (${remote}), which cannot mount local folders` });
+      status.problems.push(`sandbox.workspace is set, but ${name} talks to a remote engine (${remote}): it cannot mount this machine's folders, so /workspace is left out.`);
+    } else {
+      try {
+        const dir = resolveWorkspaceDir(sandbox);
+        if (dir) spec.workspace = dir;
+        status.checks.push({ name: 'workspace', ok: true, detail: `${dir} is mounted read-only at /workspace` });
+      } catch (error) {
+        status.checks.push({ name: 'workspace', ok: false, detail: (error as Error).message });
+        status.problems.push(`${(error as Error).message}: fix or clear sandbox.workspace.`);
+        status.fixes.push({ kind: 'setting', label: 'Change the workspace mount', setting: 'sandbox.workspaceAccess' });
+        status.state = 'start-failed';
+        return status;
+      }
+    }
+  }
   const limitsWarning = status.state === 'limits-not-enforced';
   try {
     const out = await runCli(status.command, probeArgs(name, sandbox, spec), { ...cli, timeoutMs: options.timeoutMs ?? 60_000 });

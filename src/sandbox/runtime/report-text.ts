@@ -21,6 +21,7 @@ const CHECK_LABELS: Record<Check['name'], string> = {
   daemon: 'daemon / machine',
   limits: 'resource limits',
   image: 'image',
+  workspace: 'workspace (read-only)',
   init: 'init process',
   start: 'hardened sandbox starts',
 };

@@ -1,0 +1,86 @@
+// The read-only workspace mount (sandbox.workspace) against real Podman and real Docker:
+// readable, not writable, not executable, and absent unless asked for.
+import assert from 'node:assert/strict';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { SessionManager } from '../../src/sandbox/sessions.ts';
+import { testRuntimes, testSandbox } from '../helpers/env.ts';
+
+const PROBE = `
+import os, subprocess
+out = {'data': open('/workspace/data/table.csv').read(), 'listing': sorted(os.listdir('/workspace'))}
+try:
+    open('/workspace/new.txt', 'w').write('x')
+    out['write'] = 'written'
+except OSError as e:
+    out['write'] = type(e).__name__
+try:
+    subprocess.run(['/workspace/tool.sh'], check=True, capture_output=True)
+    out['exec'] = 'ran'
+except OSError as e:
+    out['exec'] = type(e).__name__
+out['options'] = [l.split()[3] for l in open('/proc/mounts') if l.split()[1] == '/workspace']
+out
+`;
+
+for (const runtime of testRuntimes()) {
+  describe(`workspace on ${runtime}`, () => {
+    let dir: string;
+    let mounted: SessionManager;
+    let plain: SessionManager;
+    before(() => {
+      dir = mkdtempSync(join(tmpdir(), 'cem-ws-'));
+      mkdirSync(join(dir, 'data'));
+      writeFileSync(join(dir, 'data', 'table.csv'), 'a,b\n1,2\n');
+      writeFileSync(join(dir, 'tool.sh'), '#!/bin/sh\necho ran\n');
+      // The sandbox user (nobody) reads what everyone may read; rootless podman maps it to a sub-uid.
+      chmodSync(dir, 0o755);
+      chmodSync(join(dir, 'data'), 0o755);
+      chmodSync(join(dir, 'data', 'table.csv'), 0o644);
+      chmodSync(join(dir, 'tool.sh'), 0o755);
+      mounted = new SessionManager(testSandbox(runtime, { workspace: { path: dir, access: 'read-only' }, prewarm: false }));
+      plain = new SessionManager(testSandbox(runtime, { prewarm: false }));
+    });
+    after(async () => {
+      await Promise.all([mounted.close(), plain.close()]);
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    test('the folder is readable at /workspace, not writable, not executable', async () => {
+      const result = await mounted.execute(PROBE);
+      assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      const value = result.value ?? '';
+      assert.match(value, /'data': 'a,b\\n1,2\\n'/);
+      assert.match(value, /'listing': \['data', 'tool.sh'\]/);
+      assert.match(value, /'write': '(OSError|PermissionError)'/);
+      assert.match(value, /'exec': 'PermissionError'/);
+      for (const option of ['ro', 'nosuid', 'nodev', 'noexec']) assert.match(value, new RegExp(`'options': \\['[^']*\\b${option}\\b`), `mounted ${option}`);
+    });
+
+    test('nothing is at /workspace by default, nor with access "none"', async () => {
+      const result = await plain.execute('import os\nos.path.exists("/workspace")');
+      assert.equal(result.value, 'False');
+      const none = new SessionManager(testSandbox(runtime, { workspace: { path: dir, access: 'none' }, prewarm: false }));
+      try {
+        assert.equal((await none.execute('import os\nos.path.exists("/workspace")')).value, 'False');
+      } finally {
+        await none.close();
+      }
+    });
+
+    test('a missing folder is refused with a clear error, not mounted', async () => {
+      const missing = new SessionManager(testSandbox(runtime, { workspace: { path: join(dir, 'nope'), access: 'read-only' }, prewarm: false }));
+      try {
+        const result = await missing.execute('1');
+        assert.notEqual(result.status, 'ok');
+        assert.match(JSON.stringify(result.error), /sandbox\.workspace\.path does not exist/);
+      } catch (error) {
+        assert.match(String(error), /sandbox\.workspace\.path does not exist/);
+      } finally {
+        await missing.close();
+      }
+    });
+  });
+}
