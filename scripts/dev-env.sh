@@ -16,8 +16,10 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages ---------------------------------------------------------------------
 # Every package by name: --no-install-recommends drops podman's init binary (catatonit) and
-# docker's (tini, as docker-init), which the sandbox's --init needs.
-PACKAGES=(podman catatonit runc uidmap slirp4netns fuse-overlayfs docker.io tini containerd debootstrap unzip ca-certificates)
+# docker's (tini, as docker-init), which the sandbox's --init needs, and debootstrap's
+# keyring, which it verifies the sandbox image's packages with. python3: the seccomp unit test.
+PACKAGES=(podman catatonit runc uidmap slirp4netns fuse-overlayfs docker.io tini containerd
+  debootstrap debian-archive-keyring unzip ca-certificates python3)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

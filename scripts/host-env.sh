@@ -2,7 +2,8 @@
 # Prepares what test/host/run.mjs needs to run a suite inside a real VS Code extension host,
 # offline: Debian's Chromium, and code-server (which embeds VS Code) plus playwright-core from
 # the npm registry. Idempotent and quiet when everything is already there.
-#   - chromium, libkrb5-dev from Debian (code-server's `kerberos` dependency compiles here)
+#   - chromium, libkrb5-dev, python3, make, g++ from Debian (code-server's `kerberos` dependency
+#     compiles here)
 #   - Node 24 from the npm registry (code-server 4.139 requires it), as scripts/dev-env.sh does
 #   - code-server and playwright-core in a cache folder outside the checkout; playwright-core
 #     lives there rather than in package.json and run.mjs imports it by absolute path
@@ -18,7 +19,7 @@ log() { printf '[host-env] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages ---------------------------------------------------------------------
-PACKAGES=(chromium libkrb5-dev)
+PACKAGES=(chromium libkrb5-dev python3 make g++)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

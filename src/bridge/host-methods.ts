@@ -81,6 +81,13 @@ export interface HostMethods {
 /** Where a run's proxied tool calls' progress goes. */
 export type ToolProgressSink = (server: string, tool: string, progress: Progress) => void;
 
+/** How a refused or failed proxied request is recorded in the run log. */
+function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'ConfirmationDeclinedError') return 'declined';
+  return ['ToolDeniedError', 'ConsentNeededError', 'ConfirmationNeededError'].includes(name) ? 'denied' : 'failed';
+}
+
 export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, snippets?: SnippetStore, confirmations?: ConfirmationGate): HostMethods {
   const calls = new Map<string, number>();
   const progressSinks = new Map<string, ToolProgressSink>();
@@ -117,9 +124,7 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
         return converted;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
-        const refused = error instanceof Error && (error.name === 'ToolDeniedError' || error.name === 'ConsentNeededError' || error.name === 'ConfirmationNeededError');
-        const outcome = error instanceof Error && error.name === 'ConfirmationDeclinedError' ? 'declined' : refused ? 'denied' : 'failed';
-        runLog?.toolCall({ ...record, outcome, durationMs: performance.now() - started, error: message });
+        runLog?.toolCall({ ...record, outcome: outcomeOf(error), durationMs: performance.now() - started, error: message });
         throw error;
       }
     },
@@ -211,8 +216,7 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
       return value;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      const refused = error instanceof Error && (error.name === 'ToolDeniedError' || error.name === 'ConsentNeededError');
-      runLog?.toolCall({ ...record, outcome: refused ? 'denied' : 'failed', durationMs: performance.now() - started, error: message });
+      runLog?.toolCall({ ...record, outcome: outcomeOf(error), durationMs: performance.now() - started, error: message });
       throw error;
     }
   };

@@ -4,6 +4,7 @@
 // failed) and one button per fix; buttons name a fix by position, never carry a command.
 import type { CheckName, Fix, RuntimeStatus, SandboxReport } from '../sandbox/runtime/detect.ts';
 import { checkLabel, stateLabel } from '../sandbox/runtime/report-text.ts';
+import { escapeHtml as escape } from './html.ts';
 
 const ICONS: Record<RuntimeStatus['state'], string> = {
   ready: '$(vm-active)',
@@ -48,10 +49,6 @@ export function verdict(report: SandboxReport): Verdict {
   const shown = headline(report);
   if (!shown) return { tone: 'bad', text: 'Not ready: the sandbox could not be checked (see the output).' };
   return { tone: 'bad', text: `Not ready: run_python cannot start a sandbox (${shown.name}: ${stateLabel(shown.state)}).` };
-}
-
-function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
 export interface PanelAssets {

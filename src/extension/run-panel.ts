@@ -13,12 +13,9 @@ import * as vscode from 'vscode';
 import { PRIVATE_FILE_MODE } from '../bridge/private-files.ts';
 import { displayStatus, waitingForConfirmation, type RunRecord } from '../bridge/run-log-reader.ts';
 import { formatDuration } from './runs-view.ts';
+import { escapeHtml as escape } from './html.ts';
 
 hljs.registerLanguage('python', python);
-
-function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
 
 export class RunPanel implements vscode.Disposable {
   static current: RunPanel | undefined;

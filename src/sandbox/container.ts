@@ -2,7 +2,7 @@
 // decodes and validates frames from stdout, restarts its interpreter in place, and kills it.
 // Knows nothing of runs or sessions.
 import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import type { RuntimeName, SandboxConfig } from '../config/schema.ts';
 import { ProtocolError, SandboxStartError } from './errors.ts';
@@ -52,6 +52,9 @@ const SPAWN_OPTIONS = {
   encoding: 'buffer',
   reject: false,
   cleanup: true,
+  // Podman's conmon writes a file named "oom" into its working directory when a container is
+  // OOM-killed: never into the bridge's (which may be the user's workspace).
+  cwd: tmpdir(),
 } as const;
 
 export class KernelContainer {
@@ -71,10 +74,10 @@ export class KernelContainer {
 
   readonly runtime: RuntimeRef;
 
-  private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string) {
+  private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string, workspace: ReturnType<typeof workspaceSpec>) {
     this.runtime = runtime;
     this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
-    this.process = execa(runtime.command, runArgs(runtime.name, config, { name: this.name, owner: OWNER, session, ...workspaceSpec(runtime.name, config) }), SPAWN_OPTIONS);
+    this.process = execa(runtime.command, runArgs(runtime.name, config, { name: this.name, owner: OWNER, session, ...workspace }), SPAWN_OPTIONS);
     this.process.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.process.stderr.on('data', (chunk: Buffer) => this.listeners.stderr?.(chunk.toString('utf8')));
     // A write after the kernel died must not crash the host; exit handling reports it.
@@ -92,7 +95,14 @@ export class KernelContainer {
 
   /** Starts a container and resolves once its kernel says it is ready. */
   static async start(runtime: RuntimeRef, config: SandboxConfig, session: string, startTimeoutMs = 60_000): Promise<KernelContainer> {
-    const container = new KernelContainer(runtime, config, session);
+    let workspace: ReturnType<typeof workspaceSpec>;
+    try {
+      // Checked at every start: the folder may have changed since the configuration was read.
+      workspace = workspaceSpec(runtime.name, config);
+    } catch (error) {
+      throw new SandboxStartError(error instanceof Error ? error.message : String(error));
+    }
+    const container = new KernelContainer(runtime, config, session, workspace);
     await container.waitReady(startTimeoutMs);
     return container;
   }

@@ -2,19 +2,10 @@
 // PNG the size of a real screenshot (noise compresses badly: 256x160 is about 120 KB, 160 KB
 // as base64), beside a line of text. Deterministic: the same size gives the same bytes.
 import { pathToFileURL } from 'node:url';
-import { crc32, deflateSync } from 'node:zlib';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { z } from 'zod';
-
-function chunk(type: string, data: Buffer): Buffer {
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'ascii'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([length, body, crc]);
-}
+import { encodePng } from '../fixtures/png.ts';
 
 /** An RGB PNG of deterministic noise over a gradient. */
 export function noisePng(width: number, height: number, seed = 1): Buffer {
@@ -37,17 +28,7 @@ export function noisePng(width: number, height: number, seed = 1): Buffer {
       raw[i + 2] = next();
     }
   }
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header[8] = 8; // bit depth
-  header[9] = 2; // RGB
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
+  return encodePng(width, height, raw);
 }
 
 async function main(): Promise<void> {

@@ -1,5 +1,6 @@
 // Resource limits are really enforced by the runtimes: memory and process count.
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { SessionManager } from '../../src/sandbox/sessions.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
@@ -26,6 +27,7 @@ for (const runtime of testRuntimes()) {
         assert.equal(result.sessionLost, true);
         assert.match(result.error.message, /memory limit of 128m/);
       }
+      assert.equal(existsSync('oom'), false, 'the runtime left an "oom" file in the working directory');
       const next = await sandbox.execute('"before" in globals()');
       assert.equal(next.status, 'ok');
     });
