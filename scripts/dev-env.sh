@@ -4,12 +4,14 @@
 #   - Node 24 from the npm registry (the build and tests need Node >= 22)
 #   - Podman and Docker from Debian; dockerd started without a bridge network
 #   - a local sandbox image (Debian + python3) built with debootstrap, cached outside the checkout
+#   - a second one with pip and matplotlib, for the package-build and plot tests
 # Usage: scripts/dev-env.sh [COMMAND ARGS...]
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CACHE=${CEM_CACHE:-$HOME/.cache/code-execution-mode-dev}
 IMAGE=${CEM_TEST_IMAGE:-localhost/cem-sandbox:bookworm}
+DATA_IMAGE=${CEM_TEST_DATA_IMAGE:-localhost/cem-sandbox-data:bookworm}
 mkdir -p "$CACHE"
 log() { printf '[dev-env] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
@@ -55,29 +57,35 @@ if ! docker info >/dev/null 2>&1; then
   docker info >/dev/null 2>&1 || { log "dockerd did not start; see $CACHE/dockerd.log"; tail -20 "$CACHE/dockerd.log" >&2; exit 1; }
 fi
 
-# --- The local sandbox image ------------------------------------------------------------------
-ROOTFS_TAR=$CACHE/sandbox-rootfs.tar
-need_image=0
-podman image exists "$IMAGE" 2>/dev/null || need_image=1
-docker image inspect "$IMAGE" >/dev/null 2>&1 || need_image=1
-if [ $need_image = 1 ] && [ ! -s "$ROOTFS_TAR" ]; then
-  log "building the sandbox root file system with debootstrap (about a minute)"
-  rootfs=$(mktemp -d "$CACHE/rootfs.XXXXXX")
-  as_root debootstrap --variant=minbase --include=python3 bookworm "$rootfs" >"$CACHE/debootstrap.log" 2>&1 ||
-    { tail -20 "$CACHE/debootstrap.log" >&2; exit 1; }
-  as_root tar -C "$rootfs" -cf "$ROOTFS_TAR.partial" .
-  mv "$ROOTFS_TAR.partial" "$ROOTFS_TAR"
-  as_root rm -rf "$rootfs"
-fi
-if ! podman image exists "$IMAGE" 2>/dev/null; then
-  log "importing $IMAGE into podman"
-  podman import -q "$ROOTFS_TAR" "$IMAGE" >/dev/null
-fi
-if ! docker image inspect "$IMAGE" >/dev/null 2>&1; then
-  log "importing $IMAGE into docker"
-  docker import "$ROOTFS_TAR" "$IMAGE" >/dev/null
-fi
-export CEM_TEST_IMAGE=$IMAGE
+# --- The local sandbox images -----------------------------------------------------------------
+# import_image TAG TARBALL PACKAGES: debootstrap once (cached as a tarball), import into both.
+import_image() {
+  local tag=$1 tarball=$2 include=$3 need=0
+  podman image exists "$tag" 2>/dev/null || need=1
+  docker image inspect "$tag" >/dev/null 2>&1 || need=1
+  [ $need = 1 ] || return 0
+  if [ ! -s "$tarball" ]; then
+    log "building a sandbox root file system ($include) with debootstrap (a minute or two)"
+    local rootfs
+    rootfs=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+    as_root debootstrap --variant=minbase --include="$include" bookworm "$rootfs" >"$CACHE/debootstrap.log" 2>&1 ||
+      { tail -20 "$CACHE/debootstrap.log" >&2; exit 1; }
+    as_root tar -C "$rootfs" -cf "$tarball.partial" .
+    mv "$tarball.partial" "$tarball"
+    as_root rm -rf "$rootfs"
+  fi
+  if ! podman image exists "$tag" 2>/dev/null; then
+    log "importing $tag into podman"
+    podman import -q "$tarball" "$tag" >/dev/null
+  fi
+  if ! docker image inspect "$tag" >/dev/null 2>&1; then
+    log "importing $tag into docker"
+    docker import "$tarball" "$tag" >/dev/null
+  fi
+}
+import_image "$IMAGE" "$CACHE/sandbox-rootfs.tar" python3
+import_image "$DATA_IMAGE" "$CACHE/sandbox-data-rootfs.tar" python3,python3-pip,python3-venv,python3-matplotlib
+export CEM_TEST_IMAGE=$IMAGE CEM_TEST_DATA_IMAGE=$DATA_IMAGE
 
 # --- Proof that a hardened sandbox starts on both runtimes, before anything relies on it -------
 for rt in podman docker; do

@@ -24,3 +24,6 @@ export function testSandbox(runtime: RuntimeName, overrides: Partial<SandboxConf
     ...overrides,
   });
 }
+
+/** A local image with pip and Debian's matplotlib: the package-build and plot tests. */
+export const TEST_DATA_IMAGE = process.env.CEM_TEST_DATA_IMAGE ?? 'localhost/cem-sandbox-data:bookworm';
