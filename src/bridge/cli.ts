@@ -9,22 +9,27 @@ import type { Config, SandboxConfig } from '../config/schema.ts';
 import { applySecrets, takeSecrets } from '../config/secrets.ts';
 import { isSandboxError } from '../sandbox/errors.ts';
 import { checkSandbox } from '../sandbox/runtime/detect.ts';
-import { resolveWorkspaceDir } from '../sandbox/runtime/workspace.ts';
+import { resolveWorkspaceMounts } from '../sandbox/runtime/workspace.ts';
 import { reportLines } from '../sandbox/runtime/report-text.ts';
 import { pullImage } from '../sandbox/image.ts';
+import { buildImageCommand } from './build-image-cli.ts';
 import { runToExitCode, writeRunResult } from './cli-output.ts';
 import { createBridge, serveStdio } from './server.ts';
 import { snippetCommand, SnippetUsageError } from './snippet-cli.ts';
+import { signOut, SignOutError } from './oauth/sign-out.ts';
+import { takeTokenKey, TokenKeyError } from './oauth/token-store.ts';
 
 const USAGE = `Usage:
   code-execution-mode [serve] [--config FILE]                 the MCP bridge on stdio
   code-execution-mode run FILE.py | -c CODE | -   [options]   run Python in the sandbox
   code-execution-mode doctor [options]                        check the container runtimes
   code-execution-mode pull [options]                          pull the sandbox image
+  code-execution-mode build-image [options]                   build the sandbox image with sandbox.packages
   code-execution-mode snippet list                            the saved snippets
   code-execution-mode snippet save NAME --run RUN_ID [--description TEXT] [--params "a, b=1"] [--force]
                                                               a logged run's code as <stateDir>/snippets/NAME.py
   code-execution-mode snippet remove NAME                     delete one of your snippets
+  code-execution-mode sign-out SERVER                         delete the OAuth sign-in (tokens) of a server
 
 Options:
   --config FILE     JSON configuration (servers, sandbox, stateDir)
@@ -34,10 +39,12 @@ Options:
   --timeout SEC     time limit of the run
   --session NAME    session to run in (default "default")
   --workspace DIR   what \${workspaceFolder} means in server entries
-                    (default: the config's workspaceFolder, else the current folder)
+                    (default: the config's workspaceFolder, else the current folder);
+                    may be given several times (the first is \${workspaceFolder})
   --workspace-access none | read-only
-                    read-only: mount that folder (--workspace, else the current
-                    folder) at /workspace in the sandbox, read-only, noexec
+                    read-only: mount those folders (--workspace, else the current
+                    folder) in the sandbox, read-only, noexec: one at /workspace,
+                    several at /workspace/NAME (NAME from the folder's name)
   --json            print the whole result as JSON
   -h, --help        this text
 
@@ -51,7 +58,7 @@ const options = {
   pull: { type: 'boolean' },
   timeout: { type: 'string' },
   session: { type: 'string' },
-  workspace: { type: 'string' },
+  workspace: { type: 'string', multiple: true },
   'workspace-access': { type: 'string' },
   json: { type: 'boolean' },
   run: { type: 'string' },
@@ -85,8 +92,12 @@ async function main(argv: string[]): Promise<number> {
       return doctorCommand(config.sandbox);
     case 'pull':
       return pullImage(config.sandbox, (line) => process.stderr.write(`${line}\n`)).then(() => 0);
+    case 'build-image':
+      return buildImageCommand(config.sandbox, (line) => process.stderr.write(`${line}\n`));
     case 'snippet':
       return snippetCommand(config, values, rest, (line) => process.stdout.write(`${line}\n`));
+    case 'sign-out':
+      return signOutCommand(config.stateDir, rest);
     default:
       throw new UsageError(`unknown command "${command}"`);
   }
@@ -97,25 +108,26 @@ async function configFrom(values: {
   runtime?: string;
   image?: string;
   pull?: boolean;
-  workspace?: string;
+  workspace?: string[];
   'workspace-access'?: string;
 }): Promise<Config> {
   const loaded: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
-  const base = applySecrets(loaded, takeSecrets(process.env));
+  const base = { ...applySecrets(loaded, takeSecrets(process.env)), tokenKey: takeTokenKey(process.env) };
   const sandbox: Record<string, unknown> = { ...base.sandbox };
   if (values.runtime) sandbox.runtime = values.runtime;
   if (values.image) sandbox.image = values.image;
   if (values.pull) sandbox.pull = 'missing';
-  const workspaceFolder = values.workspace ? resolve(expandHome(values.workspace)) : (base.workspaceFolder ?? process.cwd());
+  const folders = (values.workspace ?? []).map((dir) => resolve(expandHome(dir)));
+  const workspaceFolder = folders[0] ?? base.workspaceFolder ?? process.cwd();
   const access = values['workspace-access'];
   if (access !== undefined) {
     if (access !== 'none' && access !== 'read-only') throw new UsageError('--workspace-access takes "none" or "read-only"');
-    sandbox.workspace = { path: workspaceFolder, access };
+    sandbox.workspace = { path: folders.length > 1 ? folders : workspaceFolder, access };
   }
   const parsed = parseConfig({ sandbox }, 'command-line options').sandbox;
   // Asked for on the command line or in the file: a folder that cannot be mounted is an error here.
   try {
-    resolveWorkspaceDir(parsed, [base.stateDir]);
+    resolveWorkspaceMounts(parsed, [base.stateDir]);
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -204,6 +216,14 @@ function liveWriter(limit: number) {
   return { write, printed };
 }
 
+async function signOutCommand(stateDir: string, rest: string[]): Promise<number> {
+  const [server, ...extra] = rest;
+  if (!server || extra.length > 0) throw new UsageError('sign-out needs exactly one SERVER');
+  const existed = await signOut(stateDir, server);
+  process.stdout.write(existed ? `signed out of ${server}: its tokens are deleted\n` : `no sign-in stored for ${server}\n`);
+  return 0;
+}
+
 async function doctorCommand(sandbox: SandboxConfig): Promise<number> {
   const report = await checkSandbox(sandbox, { all: true });
   process.stdout.write(`${reportLines(report).join('\n')}\n`);
@@ -218,10 +238,10 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`code-execution-mode: ${message}\n`);
-    if (error instanceof UsageError || error instanceof SnippetUsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (error instanceof UsageError || error instanceof SnippetUsageError || error instanceof SignOutError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(`\n${USAGE}\n`);
       process.exitCode = 2;
-    } else if (error instanceof ConfigError) process.exitCode = 2;
+    } else if (error instanceof ConfigError || error instanceof TokenKeyError) process.exitCode = 2;
     else if (isSandboxError(error)) process.exitCode = 3;
     else process.exitCode = 1;
   },

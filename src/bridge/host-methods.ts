@@ -7,11 +7,12 @@ import { z } from 'zod';
 import type { RequestContext, RequestHandler } from '../sandbox/session.ts';
 import type { ToolEntry } from './catalog/catalog.ts';
 import { takesOtherKeys } from './catalog/signature.ts';
+import { toolHint } from './catalog/tool-hints.ts';
 import type { ProxyHub } from './hub/hub.ts';
 import { getPrompt, listAll, readResource, type Listing } from './resources.ts';
 import type { ConfirmationGate } from './confirmations.ts';
 import type { RunLog } from './run-log.ts';
-import { SNIPPET_NAME, SNIPPETS_SERVER, snippetDoc, type SnippetStore } from './snippets.ts';
+import { SNIPPET_NAME, SNIPPETS_SERVER, snippetDoc, snippetHash, type SnippetStore } from './snippets.ts';
 import { toSandboxResult, type ResultImage } from './tool-results.ts';
 
 const detail = z.enum(['summary', 'full']).default('summary');
@@ -23,7 +24,8 @@ const schemas = {
   list_tools: z.object({ server: name }),
   search_tools: z.object({ query: z.string().max(2000), limit: z.number().int().min(1).max(100).default(5), detail }),
   query_tools: z.object({ server: name, tool: name.nullable().optional(), detail }),
-  get_snippet: z.object({ name: z.string().regex(SNIPPET_NAME, 'must be a snippet name (letters, digits and _)') }),
+  // `arguments`: the call's arguments as the sandbox shows them (a shortened repr), for the run log only.
+  get_snippet: z.object({ name: z.string().regex(SNIPPET_NAME, 'must be a snippet name (letters, digits and _)'), arguments: z.string().max(4000).optional() }),
   list_resources: z.object({ server: name }),
   list_resource_templates: z.object({ server: name }),
   read_resource: z.object({ server: name, uri: z.string().min(1).max(8192) }),
@@ -40,6 +42,9 @@ export function toolDoc(entry: ToolEntry, level: 'summary' | 'full'): Record<str
     alias: entry.alias,
     description: entry.description,
   };
+  // A short mark from the tool's annotations, so that a hit says at once whether it changes things.
+  const hint = toolHint(entry.annotations);
+  if (hint) doc.hint = hint;
   if (level === 'full') {
     doc.signature = `mcp_${entry.serverAlias}.${entry.signature}`;
     doc.returns = entry.returns ?? RETURNS_TEXT;
@@ -47,6 +52,7 @@ export function toolDoc(entry: ToolEntry, level: 'summary' | 'full'): Record<str
     if (entry.title !== undefined) doc.title = entry.title;
     if (entry.annotations !== undefined) doc.annotations = entry.annotations;
     if (entry.outputSchema !== undefined) doc.outputSchema = entry.outputSchema;
+    if (entry.icons !== undefined) doc.icons = entry.icons;
   }
   return doc;
 }
@@ -82,7 +88,7 @@ export interface HostMethods {
 export type ToolProgressSink = (server: string, tool: string, progress: Progress) => void;
 
 /** How a refused or failed proxied request is recorded in the run log. */
-function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
+export function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
   const name = error instanceof Error ? error.name : '';
   if (name === 'ConfirmationDeclinedError') return 'declined';
   return ['ToolDeniedError', 'ConsentNeededError', 'ConfirmationNeededError'].includes(name) ? 'denied' : 'failed';
@@ -113,6 +119,7 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
       try {
         const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal, {
           untimed: context.untimed,
+          runId: context.runId,
           // A progress token goes upstream with every call; what comes back is relayed to the run's client.
           progress: (progress) => progressSinks.get(context.runId)?.(params.server, params.tool, progress),
           // A call that needs the user's confirmation asks (off the run's clock); without a gate it is refused.
@@ -186,6 +193,13 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
       context.describe(`snippet ${params.name}`);
       if (!snippets) throw new Error('snippets are not available in this bridge');
       const snippet = await snippets.get(params.name);
+      runLog?.snippetUsed({
+        run: context.runId,
+        name: snippet.name,
+        origin: snippet.origin,
+        sha256: snippetHash(snippet.source),
+        ...(params.arguments !== undefined ? { arguments: params.arguments } : {}),
+      });
       return { name: snippet.name, source: snippet.source, path: snippet.path, origin: snippet.origin };
     },
     async list_resources(params, context) {

@@ -23,6 +23,10 @@ const outFileSchema = z.object({
   skipped: z.string().optional(),
 });
 
+// As the bridge writes them (snippets.ts): anything else in these fields is not from a bridge.
+const snippetName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/);
+const hexHash = z.string().regex(/^[0-9a-f]{1,64}$/);
+
 const eventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('run-start'), run: z.string(), session: z.string(), time: z.string(), code: z.string(), timeoutMs: z.number().optional() }),
   z.object({
@@ -48,6 +52,16 @@ const eventSchema = z.discriminatedUnion('type', [
     waitedMs: z.number().optional(),
     error: z.string().optional(),
   }),
+  z.object({
+    type: z.literal('snippet'),
+    run: z.string(),
+    time: z.string(),
+    name: snippetName,
+    origin: z.enum(['user', 'workspace']),
+    sha256: hexHash,
+    arguments: z.string().max(2000).optional(),
+  }),
+  z.object({ type: z.literal('snippet-saved'), run: z.string(), time: z.string(), name: snippetName, sha256: hexHash }),
   z.object({
     type: z.literal('tool-calls-omitted'),
     run: z.string(),
@@ -102,6 +116,22 @@ export interface ConfirmationRecord {
   error?: string;
 }
 
+/** A snippet the run ran with run_snippet: which one, from which folder, its source's hash, and the arguments (shortened). */
+export interface SnippetUseRecord {
+  time: string;
+  name: string;
+  origin: 'user' | 'workspace';
+  sha256: string;
+  arguments?: string;
+}
+
+/** The run's code saved as a snippet. */
+export interface SnippetSavedRecord {
+  time: string;
+  name: string;
+  sha256: string;
+}
+
 /** Tool calls of a run beyond its budget in the log: counted, not logged one by one. */
 export interface OmittedToolCalls {
   count: number;
@@ -138,6 +168,10 @@ export interface RunRecord {
   sessionChange?: { kind: string; reason: string };
   /** Confirmations asked during the run, in order (absent from logs of older bridges). */
   confirmations: ConfirmationRecord[];
+  /** Snippets the run ran, in order (absent from logs of older bridges). */
+  snippets: SnippetUseRecord[];
+  /** Snippets saved from this run's code. */
+  savedAsSnippets: SnippetSavedRecord[];
 }
 
 /** Whether the run is waiting for the user to answer a confirmation now. */
@@ -178,6 +212,8 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
   const runs = new Map<string, RunRecord & { endedCount?: number }>();
   for (const event of events) {
     let run = runs.get(event.run);
+    // A snippet saved from a run whose start has left the log makes no run of its own.
+    if (!run && event.type === 'snippet-saved') continue;
     if (!run) {
       run = {
         id: event.run,
@@ -194,6 +230,8 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
         truncated: false,
         sessionLost: false,
         confirmations: [],
+        snippets: [],
+        savedAsSnippets: [],
       };
       runs.set(event.run, run);
     }
@@ -216,6 +254,11 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
         if (event.error) record.error = event.error;
       }
       if (!open) run.confirmations.push(record);
+    } else if (event.type === 'snippet') {
+      const { type: _type, run: _run, ...use } = event;
+      run.snippets.push(use);
+    } else if (event.type === 'snippet-saved') {
+      run.savedAsSnippets.push({ time: event.time, name: event.name, sha256: event.sha256 });
     } else if (event.type === 'tool-calls-omitted') {
       run.omittedToolCalls = { count: event.count, byTool: event.byTool ?? {}, byOutcome: event.byOutcome ?? {} };
     } else {

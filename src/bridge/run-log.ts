@@ -95,6 +95,43 @@ export interface ConfirmationEvent {
   error?: string;
 }
 
+/** A snippet a run ran with run_snippet: which one (folder, hash of its source) and its arguments, shortened. */
+export interface SnippetUseEvent {
+  run: string;
+  name: string;
+  origin: 'user' | 'workspace';
+  /** The first hex digits of the SHA-256 of the source that was sent into the sandbox. */
+  sha256: string;
+  arguments?: string;
+}
+
+/** A run's code saved as a snippet (by the editor): the run it came from and the file written. */
+export interface SnippetSavedEvent {
+  run: string;
+  name: string;
+  sha256: string;
+}
+
+/** Characters of a snippet's arguments kept in the log. */
+export const MAX_SNIPPET_ARGUMENT_CHARS = 300;
+
+/**
+ * A proxied server's request to the bridge's client (roots, elicitation, sampling, a URL
+ * elicitation a tool call asked for), relayed or refused: one `relay` line each.
+ */
+export interface RelayEvent {
+  server: string;
+  method: string;
+  /** The runs with a call of that server in flight (whose clock the wait paused). */
+  runs: string[];
+  outcome: 'answered' | 'refused' | 'failed' | 'timeout';
+  /** An elicitation's answer (accept, decline, cancel). */
+  action?: string;
+  waitedMs: number;
+  /** Why it was refused or failed. */
+  error?: string;
+}
+
 /** What one run has used of its budget in the log. */
 interface RunBudget {
   calls: number;
@@ -197,6 +234,22 @@ export class RunLog {
         ...(event.waitedMs !== undefined ? { waitedMs: round(event.waitedMs) } : {}),
       }),
     );
+  }
+
+  /** A run_snippet call; logged in full (its arguments are shortened), outside the tool-call budget. */
+  snippetUsed(event: SnippetUseEvent): void {
+    const args = event.arguments === undefined ? {} : { arguments: cap(event.arguments, MAX_SNIPPET_ARGUMENT_CHARS) };
+    this.write({ type: 'snippet', time: new Date().toISOString(), ...event, name: event.name.slice(0, 64), sha256: event.sha256.slice(0, 64), ...args });
+  }
+
+  /** A run's code saved as a snippet: the run log says which run the snippet came from. */
+  snippetSaved(event: SnippetSavedEvent): void {
+    this.write({ type: 'snippet-saved', time: new Date().toISOString(), ...event });
+  }
+
+  /** A relayed request of a proxied server: always logged (each may be a question to the user). */
+  relay(event: RelayEvent): void {
+    this.append(this.line({ type: 'relay', time: new Date().toISOString(), ...event, waitedMs: round(event.waitedMs), ...(event.error ? { error: cap(event.error, 2000) } : {}) }));
   }
 
   runEnded(result: RunResult, extra: { toolCalls: number }): void {

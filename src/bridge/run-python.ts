@@ -8,7 +8,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SandboxConfig } from '../config/schema.ts';
-import { workspaceRequested } from '../sandbox/runtime/workspace.ts';
+import { workspaceRequested, workspaceTargetsOf } from '../sandbox/runtime/workspace.ts';
 import { SESSION_NAME, type SessionManager } from '../sandbox/sessions.ts';
 import type { FoundImage } from './base64-text.ts';
 import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from './format.ts';
@@ -36,10 +36,24 @@ export const RUN_PYTHON_DESCRIPTION =
 
 /** Added to the description when the user's folder is mounted (sandbox.workspace). */
 export const WORKSPACE_NOTE = ' Read-only files: /workspace.';
+/** The same words when several folders are mounted, one per folder (names: ls /workspace). */
+export const WORKSPACE_FOLDERS_NOTE = ' Read-only folders in /workspace.';
 
-/** The listing's description: the fixed text, plus where the workspace is when one is mounted. */
-export function runPythonDescription(sandbox: SandboxConfig): string {
-  return RUN_PYTHON_DESCRIPTION + (workspaceRequested(sandbox) ? WORKSPACE_NOTE : '');
+/** Where the mounted folders are, in a few words (the listing has no room for their names). */
+export function workspaceNote(sandbox: SandboxConfig): string {
+  if (!workspaceRequested(sandbox)) return '';
+  return workspaceTargetsOf(sandbox).length === 1 ? WORKSPACE_NOTE : WORKSPACE_FOLDERS_NOTE;
+}
+
+/**
+ * The listing's description: the fixed text, plus where the workspace is when one is mounted.
+ * When the image with sandbox.packages is built it says "with packages" (no longer than what it
+ * replaces: the listing is at its token budget); their names are in the server instructions
+ * and the capabilities resource.
+ */
+export function runPythonDescription(sandbox: SandboxConfig, installed: readonly string[] = []): string {
+  const text = installed.length > 0 ? RUN_PYTHON_DESCRIPTION.replace('standard library only', 'with packages') : RUN_PYTHON_DESCRIPTION;
+  return text + workspaceNote(sandbox);
 }
 
 /** What the listing shows: types only, so the listing stays small. */
@@ -80,13 +94,15 @@ export interface RunPythonDeps {
     onToolProgress?(runId: string, sink: ToolProgressSink): () => void;
   };
   log: (message: string) => void;
+  /** Names of the sandbox.packages installed in the image runs use (none: not built or not set). */
+  installedPackages?: readonly string[];
 }
 
 export function registerRunPython(server: McpServer, config: SandboxConfig, deps: RunPythonDeps): void {
   const strict = strictInput(config);
   server.registerTool(
     RUN_PYTHON,
-    { description: runPythonDescription(config), inputSchema: listedInput(config), outputSchema: runViewShape },
+    { description: runPythonDescription(config, deps.installedPackages), inputSchema: listedInput(config), outputSchema: runViewShape },
     async (listed, extra): Promise<CallToolResult> => {
       const checked = strict.safeParse(listed);
       if (!checked.success) {

@@ -10,7 +10,7 @@ const TOOL_NAMES_SHOWN = 4;
 const HEAD =
   'run_python runs Python in a sandbox where these MCP servers are async functions: ' +
   'await mcp_<server>.<tool>(**kwargs). Find tools with await search_tool_docs("what you need"); ' +
-  'full docs: await query_tool_docs(server, tool, detail="full"). Files written to /work/out come back with the result.';
+  'full docs: await query_tool_docs(server, tool, detail="full"). Files written to /work/out and open matplotlib figures come back with the result.';
 
 /** The first line (or sentence) of a description, cut to fit one line. */
 function oneLine(text: string): string {
@@ -30,9 +30,29 @@ function serverLine(record: ServerRecord, allowed: boolean): string {
   return `${name}: ${tools.length} tools (${names}${tools.length > TOOL_NAMES_SHOWN ? ', ...' : ''})`;
 }
 
-export function serverInstructions(records: readonly ServerRecord[], allowed: (server: string) => boolean): string {
-  if (records.length === 0) return `${HEAD} No MCP servers are configured.`;
-  let text = `${HEAD}\nServers:`;
+/** Characters of the installed packages' line. */
+export const MAX_PACKAGES_LINE_CHARS = 300;
+
+/** "Python packages installed: numpy, pandas (no pip)." cut to fit its line; empty without packages. */
+export function packagesLine(installed: readonly string[]): string {
+  if (installed.length === 0) return '';
+  const head = '\nPython packages installed besides the standard library: ';
+  let names = '';
+  for (const [i, name] of installed.entries()) {
+    const next = `${i > 0 ? ', ' : ''}${name}`;
+    if (head.length + names.length + next.length + 30 > MAX_PACKAGES_LINE_CHARS) {
+      names += ` and ${installed.length - i} more`;
+      break;
+    }
+    names += next;
+  }
+  return `${head}${names} (no pip).`;
+}
+
+export function serverInstructions(records: readonly ServerRecord[], allowed: (server: string) => boolean, installed: readonly string[] = []): string {
+  const head = HEAD + packagesLine(installed);
+  if (records.length === 0) return `${head} No MCP servers are configured.`;
+  let text = `${head}\nServers:`;
   for (const [i, record] of records.entries()) {
     const line = `\n${serverLine(record, allowed(record.name))}`;
     const rest = records.length - i;

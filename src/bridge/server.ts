@@ -1,12 +1,17 @@
 // The bridge: an MCP server with one tool (run_python) and a capability resource, wired to
 // the sandbox, the proxy hub and the run log. Runs over stdio for VS Code or any MCP client.
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
-import { resolveWorkspaceDir, workspaceRequested } from '../sandbox/runtime/workspace.ts';
+import { mountsText, resolveWorkspaceMounts, workspaceRequested } from '../sandbox/runtime/workspace.ts';
 import { SessionManager } from '../sandbox/sessions.ts';
+import { BridgeClientRelay } from './client-relay.ts';
 import { ConfirmationGate, clientAsker } from './confirmations.ts';
 import { createHostMethods, type HostMethods } from './host-methods.ts';
+import { exposeProxied, type Exposure } from './proxied-exposure.ts';
+import { buildHintFor, installedNames, packagesAtStart, packagesText } from './packages-status.ts';
 import { SnippetStore, snippetDirs } from './snippets.ts';
 import type { ServerLogMessage } from './hub/connection.ts';
 import { ProxyHub } from './hub/hub.ts';
@@ -38,7 +43,7 @@ export function pullHintFor(client: string | undefined): string | undefined {
     : undefined;
 }
 
-export async function createBridge(config: ConfigWithSecrets, log: (message: string) => void = () => {}, options: { pullHint?: string } = {}): Promise<Bridge> {
+export async function createBridge(config: ConfigWithSecrets, log: (message: string) => void = () => {}, options: { pullHint?: string; awaitClient?: boolean } = {}): Promise<Bridge> {
   // Proxied servers' log messages (rate-limited per server by the hub) go to the bridge's log
   // and, as the bridge's own logging messages, to its client (at the level it set).
   const serverLog = (name: string, message: ServerLogMessage) => {
@@ -56,14 +61,29 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   // said in the log, and the bridge runs without it (the sandbox check says why too).
   if (workspaceRequested(config.sandbox)) {
     try {
-      log(`workspace: ${resolveWorkspaceDir(config.sandbox, [config.stateDir])}, read-only at /workspace`);
+      log(`workspace, read-only: ${mountsText(resolveWorkspaceMounts(config.sandbox, [config.stateDir]))}`);
     } catch (error) {
       log(`workspace NOT mounted: ${(error as Error).message}`);
       const { workspace: _refused, ...rest } = config.sandbox;
       config = { ...config, sandbox: rest };
     }
   }
-  const hub = new ProxyHub(config, { stateDir: config.stateDir, log, serverLog });
+  // sandbox.packages: the listing and instructions say so only when the image with them is built
+  // (looked up before the proxied servers start: nothing may await between their start and the server's creation).
+  const packagesStart = await packagesAtStart(config.sandbox);
+  if (packagesStart && packagesStart.state !== 'built') log(`sandbox.packages: the image with them is not built; runs use ${config.sandbox.image} without them until it is`);
+  // Proxied servers' resource and prompt list changes are told to the client (see proxied-exposure.ts).
+  let exposure: Exposure | undefined;
+  const serverListChanged = (name: string, kind: 'resources' | 'prompts') => exposure?.listChanged(name, kind);
+  // Proxied servers' requests to their client (roots, elicitation, sampling) go to the bridge's.
+  // Served to a client, they start only once it initialized, so that they are told what it supports.
+  const relay: BridgeClientRelay = new BridgeClientRelay((): Server => server.server, {
+    roots: config.roots ?? [],
+    timeoutMs: config.proxy.relayTimeoutSeconds * 1000,
+    log,
+    awaitClientMs: options.awaitClient ? config.proxy.connectTimeoutSeconds * 1000 : undefined,
+  });
+  const hub = new ProxyHub(config, { stateDir: config.stateDir, log, serverLog, relay: { relay, maxBytes: config.proxy.maxRelayBytes }, serverListChanged });
   await hub.start();
   // An audit log that cannot be written is said loudly (and in every run_python result), not lost quietly.
   const runLog = new RunLog(config.stateDir, {
@@ -71,6 +91,7 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
     onProblem: (problem) => log(problem ? `AUDIT LOG NOT WRITTEN: ${problem}; runs are not recorded until this is fixed` : `the run log is written again: ${config.stateDir}`),
   });
   runLog.check();
+  relay.runLog = runLog;
   // Confirmations ask the bridge's own client (the server below, once it is connected).
   const confirmations = new ConfirmationGate(() => clientAsker(server.server), runLog);
   const methods = createHostMethods(hub, runLog, new SnippetStore(snippetDirs(config.stateDir, config.workspaceSnippetsDir)), confirmations);
@@ -87,21 +108,29 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
     { name: BRIDGE_NAME, version: BRIDGE_VERSION },
     // The servers as known at start (cached tool lists included); the listing itself never grows.
     // logging: proxied servers' log messages are relayed as the bridge's.
-    { capabilities: { logging: {} }, instructions: serverInstructions(hub.catalog.records(), (name) => hub.consentState(name) === 'allowed') },
+    { capabilities: { logging: {} }, instructions: serverInstructions(hub.catalog.records(), (name) => hub.consentState(name) === 'allowed', installedNames(packagesStart)) },
   );
+  server.server.oninitialized = () => relay.markInitialized();
+  // The client's roots changed: every proxied server told of roots is told too.
+  server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => hub.rootsChanged());
   registerRunPython(server, config.sandbox, {
+    installedPackages: installedNames(packagesStart),
     sandbox,
     hub,
     runLog,
     toolCalls: methods,
     log,
   });
-  server.registerResource(
-    'capabilities',
-    CAPABILITIES_URI,
-    { description: 'The proxied servers and the Python API of the sandbox', mimeType: 'text/markdown' },
-    async (uri) => ({ contents: [{ uri: uri.href, mimeType: 'text/markdown', text: capabilityText(hub) }] }),
-  );
+  // The capability resource first, then the proxied servers' resources, templates and prompts.
+  // These handlers are the server's only resource and prompt handlers: add the bridge's own through `own`
+  // (McpServer.registerResource/registerPrompt would refuse to install theirs).
+  exposure = exposeProxied(server, {
+    hub,
+    runLog,
+    log,
+    maxListedItems: config.proxy.maxListedItems,
+    own: [{ uri: CAPABILITIES_URI, name: 'capabilities', description: 'The proxied servers and the Python API of the sandbox', mimeType: 'text/markdown', text: () => capabilityText(hub, packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV]))) }],
+  });
   let closing: Promise<void> | undefined;
   return {
     server,
@@ -111,6 +140,7 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
     toolCalls: methods,
     close: () =>
       (closing ??= (async () => {
+        exposure?.close();
         await Promise.allSettled([sandbox.close(), hub.close()]);
         runLog.close();
         await server.close().catch(() => undefined);
@@ -132,7 +162,7 @@ function cappedLogData(data: unknown): unknown {
   return json.length > MAX_LOG_DATA_CHARS ? `${json.slice(0, MAX_LOG_DATA_CHARS - 3)}...` : data;
 }
 
-export function capabilityText(hub: ProxyHub): string {
+export function capabilityText(hub: ProxyHub, packages?: string): string {
   const lines = ['# Code Execution Mode', '', 'Proxied MCP servers, callable from run_python as `await mcp_<alias>.<tool>(**kwargs)`:', ''];
   for (const record of hub.catalog.records()) {
     const consent = hub.consentState(record.name);
@@ -149,16 +179,17 @@ export function capabilityText(hub: ProxyHub): string {
     'Python API: `await call_tool(server, tool, {...})`, `discovered_servers()`, `await search_tool_docs(query, limit=5, detail="summary")`,',
     '`await query_tool_docs(server, tool=None, detail="summary")`, `help(mcp_<alias>.<tool>)`, `from mcp import runtime`, `ToolError`,',
     '`await list_resources(server)`, `await read_resource(server, uri)`, `await list_resource_templates(server)`, `await list_prompts(server)`,',
-    '`await get_prompt(server, name, arguments)`, `emit_image(png_bytes)`. The sandbox has no network; /work and /tmp are writable;',
-    'files written under /work/out come back with the result; the user\'s folder is at /workspace (read-only) only when sandbox.workspace mounts it.',
+    '`await get_prompt(server, name, arguments)`, `emit_image(png_bytes)` (open matplotlib figures are sent too). The sandbox has no network; /work and /tmp are writable;',
+    'files written under /work/out come back with the result; the user\'s folder is at /workspace (several: /workspace/<name>), read-only, only when sandbox.workspace mounts it.',
   );
+  if (packages) lines.push('', packages);
   return lines.join('\n');
 }
 
 /** Serves the bridge on stdin/stdout until the client goes away or a signal arrives. */
 export async function serveStdio(config: ConfigWithSecrets, log: (message: string) => void): Promise<void> {
   const pullHint = pullHintFor(process.env[CLIENT_ENV]);
-  const bridge = await createBridge(config, log, pullHint ? { pullHint } : {});
+  const bridge = await createBridge(config, log, { ...(pullHint ? { pullHint } : {}), awaitClient: true });
   const transport = new StdioServerTransport();
   let stopping = false;
   const stop = async (why: string) => {

@@ -5,6 +5,7 @@
 // sends the source into the sandbox when `run_snippet(NAME, **kwargs)` asks for it. Folders are
 // read on each request (a saved snippet is found without a restart); names, sizes and counts
 // are capped. A user's snippet wins over a workspace's of the same name.
+import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -35,6 +36,18 @@ export interface Snippet {
 export interface SnippetDir {
   dir: string;
   origin: SnippetOrigin;
+}
+
+/** Which source a snippet had: the first 16 hex digits of its SHA-256 (provenance in the run log). */
+export function snippetHash(source: string): string {
+  return createHash('sha256').update(source, 'utf8').digest('hex').slice(0, 16);
+}
+
+/** Where a snippet saved from a run came from: written as a comment line under its docstring. */
+export interface SnippetProvenance {
+  run: string;
+  started: string;
+  session: string;
 }
 
 /** Why a name is not a valid snippet name, or undefined when it is. */
@@ -269,7 +282,7 @@ const ASSIGNMENT = /^[\w.[\]'", ()*]+\s*(=(?!=)|\+=|-=|\*=|\/=|\/\/=|%=|\*\*=|&=
  * level on one line (`word = "x"`) takes that value as its default (unless one is given) and the
  * assignment becomes a comment, so the argument is used. The user reviews the file after saving.
  */
-export function snippetSourceFromRun(description: string, code: string, params: readonly string[] = []): string {
+export function snippetSourceFromRun(description: string, code: string, params: readonly string[] = [], from?: SnippetProvenance): string {
   for (const p of params) {
     if (!/^[A-Za-z_][A-Za-z0-9_]*(\s*=\s*[^,\n=][^,\n]*)?$/.test(p)) throw new Error(`"${p}" is not a Python parameter (a name, or name=default)`);
   }
@@ -294,7 +307,10 @@ export function snippetSourceFromRun(description: string, code: string, params: 
   const body = lines.some((l) => l.trim()) ? lines.map((l) => (l ? `    ${l}` : '')).join('\n') : '    return None';
   // A parameter without a default after one with a default: keyword-only ones allow that.
   const keywordOnly = signature.some((p, i) => !p.includes('=') && signature.slice(0, i).some((q) => q.includes('=')));
-  return `"""${doc}"""\n\n\nasync def main(${keywordOnly ? '*, ' : ''}${signature.join(', ')}):\n${body}\n`;
+  // Only identifier-like values reach the comment: a run id or session name cannot end the line.
+  const clean = (text: string) => text.replace(/[^\w.:+-]/g, '_').slice(0, 80);
+  const origin = from ? `# Saved from sandbox run ${clean(from.run)} (session ${clean(from.session)}, started ${clean(from.started)}).\n` : '';
+  return `"""${doc}"""\n${origin}\n\nasync def main(${keywordOnly ? '*, ' : ''}${signature.join(', ')}):\n${body}\n`;
 }
 
 /** Writes a snippet file readable by the user only; refuses to overwrite unless asked. */

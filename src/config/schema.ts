@@ -3,6 +3,7 @@
 // and errors name the offending field.
 import { isAbsolute, win32 } from 'node:path';
 import { z } from 'zod';
+import { indexUrlProblem, MAX_PACKAGES, requirementProblem } from './packages.ts';
 import { checkExtraRunArgs } from './run-args.ts';
 
 /** Memory sizes as the container CLIs take them: a number and a unit (b, k, m, g). */
@@ -15,11 +16,32 @@ const extraRunArgs = z.array(z.string().min(1)).superRefine((args, ctx) => {
   for (const problem of checkExtraRunArgs(args)) ctx.addIssue({ code: 'custom', path: [problem.index], message: problem.message });
 });
 
+/** pip requirements for the derived image (packages.ts says what is accepted and why). */
+const packageList = z
+  .array(z.string())
+  .max(MAX_PACKAGES, `at most ${MAX_PACKAGES} packages`)
+  .superRefine((list, ctx) => {
+    for (const [index, text] of list.entries()) {
+      const problem = requirementProblem(text);
+      if (problem) ctx.addIssue({ code: 'custom', path: [index], message: `"${text.slice(0, 60)}" ${problem}` });
+    }
+  });
+
 /** An absolute path to an executable: never a shell line. */
 const executablePath = z
   .string()
   .min(1)
   .refine((p) => isAbsolute(p) || win32.isAbsolute(p), { message: 'must be an absolute path to the executable' });
+
+/** A folder to mount in the sandbox: absolute, and nothing a mount option would read as a separator. */
+const workspacePath = z
+  .string()
+  .min(1)
+  .refine((p) => isAbsolute(p) || win32.isAbsolute(p), { message: 'must be an absolute path' })
+  .refine((p) => !/[,:"\n\r]/.test(p.replace(/^[A-Za-z]:/, '')), { message: 'must not contain ",", ":", quotes or line breaks' });
+
+/** Folders one sandbox mounts at most (sandbox.workspace.path as a list). */
+export const MAX_WORKSPACE_FOLDERS = 16;
 
 export const RUNTIME_NAMES = ['podman', 'docker'] as const;
 export type RuntimeName = (typeof RUNTIME_NAMES)[number];
@@ -56,20 +78,30 @@ export const sandboxConfigSchema = z
     /** "missing": pull the image on first use when it is not present; "never" (default): say how to pull it. */
     pull: z.enum(['never', 'missing']).default('never'),
     /**
-     * A host folder mounted at /workspace: read-only, noexec, nosuid, nodev; only with access
-     * "read-only" (default "none": nothing mounted). Checked again (realpath, a directory, not
-     * "/" or the state dir) each time a container starts.
+     * Host folders mounted read-only, noexec, nosuid, nodev: one folder at /workspace, several
+     * (a list) at /workspace/<name>; only with access "read-only" (default "none": nothing
+     * mounted). Checked again (realpath, a directory, not "/" or the state dir) each time a
+     * container starts.
      */
     workspace: z
       .object({
-        path: z
-          .string()
-          .min(1)
-          .refine((p) => isAbsolute(p) || win32.isAbsolute(p), { message: 'must be an absolute path' })
-          .refine((p) => !/[,:"\n\r]/.test(p.replace(/^[A-Za-z]:/, '')), { message: 'must not contain ",", ":", quotes or line breaks' }),
+        path: z.union([workspacePath, z.array(workspacePath).min(1).max(MAX_WORKSPACE_FOLDERS)]),
         access: z.enum(['none', 'read-only']).default('none'),
       })
       .strict()
+      .optional(),
+    /**
+     * pip requirements baked into a derived image (`build-image`); runs use that image once it is
+     * built for the current base image and list, and the base image until then.
+     */
+    packages: packageList.default([]),
+    /** The index the build installs from (pip's default when absent). */
+    pipIndexUrl: z
+      .string()
+      .superRefine((url, ctx) => {
+        const problem = indexUrlProblem(url);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
       .optional(),
   })
   .strict()
@@ -118,11 +150,35 @@ export const stdioServerSchema = z
   })
   .passthrough();
 
+/**
+ * OAuth for an HTTP server (MCP authorization): a client id registered with its authorization
+ * server (else dynamic registration), its secret only as a reference to a stored secret
+ * (`${input:ID}`) or an environment variable (`${env:NAME}`), never written in the settings.
+ */
+export const oauthConfigSchema = z
+  .object({
+    clientId: z.string().min(1).max(1024).optional(),
+    clientSecret: z
+      .string()
+      .regex(/^\$\{(input|env):[A-Za-z0-9_.-]{1,128}\}$/, 'must be a reference: "${input:ID}" (a stored secret) or "${env:NAME}", not the secret itself')
+      .optional(),
+    scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, 'must be one OAuth scope (no spaces or quotes)')).max(64).default([]),
+    /** The loopback redirect port (default: a free port, kept while the registration is); for clients registered with a fixed redirect URI. */
+    callbackPort: z.number().int().min(1024).max(65535).optional(),
+    /** Seconds the browser step waits for the sign-in. */
+    signInTimeoutSeconds: z.number().positive().max(3600).default(300),
+  })
+  .strict()
+  .refine((o) => !o.clientSecret || o.clientId, { message: 'clientSecret needs clientId', path: ['clientSecret'] });
+export type OAuthConfig = z.infer<typeof oauthConfigSchema>;
+
 export const httpServerSchema = z
   .object({
     type: z.enum(['http', 'sse', 'streamable-http', 'streamableHttp']).optional(),
     url: z.url({ protocol: /^https?$/ }),
     headers: z.record(z.string(), z.string()).default({}),
+    /** The MCP authorization flow on a 401 (on unless false, or an Authorization header is set). */
+    oauth: z.union([z.literal(false), oauthConfigSchema]).optional(),
     ...serverCommon,
   })
   .passthrough();
@@ -161,6 +217,15 @@ export const proxyConfigSchema = z
     maxToolSchemaBytes: z.number().int().min(1024).max(16 * MiB).default(64 * 1024),
     /** Notifications (and requests) a server may send per second; the excess is dropped. */
     maxNotificationsPerSecond: z.number().int().min(1).max(100_000).default(100),
+    /** Resources, resource templates or prompts of proxied servers the bridge lists to its own client (all servers together); the rest are left out. */
+    maxListedItems: z.number().int().min(1).max(100_000).default(1000),
+    /**
+     * Seconds a proxied server's request to the bridge's client (roots, elicitation, sampling)
+     * waits for its answer; then it fails. A run waiting on it has its clock paused meanwhile.
+     */
+    relayTimeoutSeconds: z.number().positive().max(3600).default(120),
+    /** Bytes (as JSON) of one such request's parameters (sampling messages, elicitation schema); a bigger one is refused. */
+    maxRelayBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
   })
   .strict();
 export type ProxyConfig = z.infer<typeof proxyConfigSchema>;
@@ -200,6 +265,15 @@ export const consentConfigSchema = z
   .strict();
 export type ConsentConfig = z.infer<typeof consentConfigSchema>;
 
+/** Roots the configuration may name. */
+export const MAX_CONFIG_ROOTS = 64;
+/** A root: an absolute folder path or a file:// URI (what MCP's roots are). */
+const rootSchema = z
+  .string()
+  .min(1)
+  .max(4096)
+  .refine((r) => (r.startsWith('file://') ? URL.canParse(r) : isAbsolute(r) || win32.isAbsolute(r)), { message: 'must be an absolute folder path or a file:// URI' });
+
 export const configSchema = z
   .object({
     servers: serversSchema.optional(),
@@ -216,6 +290,12 @@ export const configSchema = z
      */
     workspaceSnippetsDir: z.string().min(1).optional(),
     consent: consentConfigSchema.optional(),
+    /**
+     * Folders (absolute paths or file:// URIs) proxied servers get as their roots when the
+     * bridge's client declares no roots of its own (a client's roots, e.g. VS Code's workspace
+     * folders, win).
+     */
+    roots: z.array(rootSchema).max(MAX_CONFIG_ROOTS).optional(),
     /** JSON schema reference some editors add; ignored. */
     $schema: z.string().optional(),
   })

@@ -24,7 +24,11 @@ export type ServerSecret = Secrets[string];
  * refuses the key, so only this code sets it): the hub needs the inputs, and the values to
  * redact them from servers' error output.
  */
-export type ConfigWithSecrets = Config & { secrets?: Secrets };
+export type ConfigWithSecrets = Config & {
+  secrets?: Secrets;
+  /** Seals OAuth token files (bridge/oauth/token-store.ts); taken from the environment like the secrets. */
+  tokenKey?: Buffer | undefined;
+};
 
 export function applySecrets(config: Config, secrets: Secrets): ConfigWithSecrets {
   const servers = { ...config.servers };

@@ -2,7 +2,7 @@
 // their errors) from the catalog, and each run's end from the run log. VS Code shows the
 // bridge's own stderr elsewhere (the MCP server's output); this puts what matters in one place.
 import type * as vscode from 'vscode';
-import { formatDuration, runLabel } from './runs-view.ts';
+import { runEndLine } from './run-text.ts';
 import type { StateFiles } from './state-files.ts';
 
 export function logBridgeEvents(files: StateFiles, log: vscode.LogOutputChannel): vscode.Disposable[] {
@@ -22,7 +22,7 @@ export function logBridgeEvents(files: StateFiles, log: vscode.LogOutputChannel)
       for (const run of files.runs()) {
         if (!run.status || ended.has(run.id)) continue;
         ended.add(run.id);
-        const line = `run ${run.status} in ${formatDuration(run.durationMs)} (session ${run.session}, ${run.toolCallCount} tool calls): ${runLabel(run)}`;
+        const line = runEndLine(run);
         if (run.status === 'ok') log.info(line);
         else log.warn(`${line}${run.error ? ` - ${run.error.type}: ${run.error.message}` : ''}`);
       }

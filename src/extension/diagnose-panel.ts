@@ -14,9 +14,11 @@ import { diagnoseHtml } from './report-view.ts';
 export interface DiagnoseActions {
   checkAgain(): Promise<void>;
   pull(): Promise<void>;
+  /** Builds the image with sandbox.packages. */
+  build?(): Promise<void>;
 }
 
-const FIX_ACTIONS = ['pull', 'copy', 'terminal', 'setting', 'docs'] as const;
+const FIX_ACTIONS = ['pull', 'build', 'copy', 'terminal', 'setting', 'docs'] as const;
 type FixAction = (typeof FIX_ACTIONS)[number];
 
 const messageSchema = z.discriminatedUnion('type', [
@@ -120,6 +122,8 @@ export class DiagnosePanel implements vscode.Disposable {
   private async apply(fix: Fix, action: FixAction): Promise<void> {
     if (action === 'pull' && fix.kind === 'pull') {
       await this.actions.pull();
+    } else if (action === 'build' && fix.kind === 'build') {
+      await this.actions.build?.();
     } else if (action === 'copy' && fix.command) {
       await vscode.env.clipboard.writeText(fix.command);
       vscode.window.setStatusBarMessage(`Copied: ${fix.command}`, 3000);

@@ -21,7 +21,9 @@ import { registerServerCommands } from './server-commands.ts';
 import { registerSnippetCommands } from './snippet-commands.ts';
 import { readSettings, SECTION, type SettingsResult } from './settings.ts';
 import { StateFiles } from './state-files.ts';
-import { ToolsView } from './tools-view.ts';
+import { SignInPrompts, signOutCommand, tokenKey } from './sign-in.ts';
+import { ToolsView, type ToolNode } from './tools-view.ts';
+import { sandboxSteps, WALKTHROUGH_KEYS } from './walkthrough-steps.ts';
 
 /** What activate() returns: used by the host tests, and by nothing that ships. */
 export interface ExtensionApi {
@@ -59,6 +61,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   setCatalogWriter({ role: 'refresh', owner });
   const files = new StateFiles(stateDir, owner);
   const provider = new BridgeProvider(vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath, configFile, secrets, log, owner);
+  // OAuth: token files sealed with a key from SecretStorage; sign-ins asked for in a notification.
+  provider.tokenKey = () => tokenKey(context.secrets);
+  context.subscriptions.push(new SignInPrompts(stateDir, owner, log));
   const runs = new RunsView(files, context.globalState);
   const tools = new ToolsView(files);
   // Beside the bridge's config: the decisions it reads live, and its requests for them.
@@ -86,7 +91,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   let local: Promise<ProxyHub> | undefined;
   const localHub = async () => {
     local ??= (async () => {
-      const hub = new ProxyHub(applySecrets(settings.config, await secrets.all()), { stateDir, log: (line) => log.info(`[tools] ${line}`) });
+      const withKey = { ...applySecrets(settings.config, await secrets.all()), tokenKey: Buffer.from(await tokenKey(context.secrets), 'base64') };
+      const hub = new ProxyHub(withKey, { stateDir, log: (line) => log.info(`[tools] ${line}`) });
       await hub.start();
       return hub;
     })();
@@ -145,6 +151,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     }),
   );
   context.subscriptions.push(...logBridgeEvents(files, log));
+  // The walkthrough marks its steps done from these (completionEvents onContext:...).
+  const walkthrough = new Map<string, boolean>();
+  const setStep = (key: string, done: boolean) => {
+    if (walkthrough.get(key) === done) return;
+    walkthrough.set(key, done);
+    void vscode.commands.executeCommand('setContext', key, done);
+  };
+  const stepsFromState = () => {
+    setStep(WALKTHROUGH_KEYS.hasServers, Object.keys(settings.entries).length > 0);
+    setStep(WALKTHROUGH_KEYS.hasRuns, files.runs().length > 0);
+  };
+  stepsFromState();
+  context.subscriptions.push(
+    runtime.onDidReport((report) => {
+      const steps = sandboxSteps(report);
+      setStep(WALKTHROUGH_KEYS.runtimeReady, steps.runtimeReady);
+      setStep(WALKTHROUGH_KEYS.imagePresent, steps.imagePresent);
+    }),
+    files.onDidChangeRuns(stepsFromState),
+    vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && setTimeout(stepsFromState, 0)),
+  );
   registerServerCommands(context, secrets);
 
   const command = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`codeExecutionMode.${id}`, fn));
@@ -166,13 +193,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     if (run) await runner.run(run.code, run.session);
   });
   command('clearRuns', () => runs.clear());
+  // The Tools view's inline action: the Python call of a tool, with the sandbox's aliases.
+  command('copyToolCall', async (arg) => {
+    const call = arg && typeof arg === 'object' && (arg as ToolNode).kind === 'tool' ? (arg as ToolNode).call : undefined;
+    if (call) await vscode.env.clipboard.writeText(call);
+  });
   command('openRunLog', async () => vscode.window.showTextDocument(vscode.Uri.file(files.runLogPath)));
   command('diagnoseRuntime', () => runtime.diagnose());
   command('pullImage', () => runtime.pull());
+  command('buildImage', () => runtime.build());
   command('showOutput', () => log.show());
   // From a server's item (its node, or its name) or from anywhere (everything pending).
   command('reviewConsent', (arg) => consent.review(typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'name' in arg && typeof arg.name === 'string' ? arg.name : undefined));
   command('manageConsent', () => consent.manage());
+  command('signOut', (arg) =>
+    signOutCommand(stateDir, Object.keys(settings.entries), arg, async () => {
+      provider.restart();
+      await dropLocal();
+    }),
+  );
   command('refreshTools', async () => {
     await vscode.window.withProgress({ location: { viewId: 'codeExecutionMode.tools' }, title: 'Listing tools' }, async () => {
       const hub = await localHub();

@@ -9,6 +9,7 @@ import { ensurePrivateDirAsync, writePrivateFile } from '../bridge/private-files
 import { CLIENT_ENV } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
 import { SECRETS_ENV } from '../config/secrets.ts';
+import { TOKEN_KEY_ENV } from '../bridge/oauth/token-store.ts';
 import type { ServerSecrets } from './secrets.ts';
 
 export const PROVIDER_ID = 'codeExecutionMode.bridge';
@@ -23,6 +24,9 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
   private readonly secrets: ServerSecrets;
   private readonly log: vscode.LogOutputChannel;
   private readonly owner: string;
+  /** The key that seals OAuth token files (sign-in.ts), given to the bridge with the secrets. */
+  tokenKey: (() => Promise<string>) | undefined;
+  private restarts = 0;
 
   /** `owner`: this window's id; the bridge writes its catalog section under it. */
   constructor(cliPath: string, configFile: string, secrets: ServerSecrets, log: vscode.LogOutputChannel, owner: string) {
@@ -40,7 +44,8 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
     await ensurePrivateDirAsync(dirname(this.configFile));
     await writePrivateFile(this.configFile, text);
     const secrets = JSON.stringify(await this.secrets.all());
-    const version = createHash('sha256').update(text).update(secrets).digest('hex').slice(0, 12);
+    const hash = createHash('sha256').update(text).update(secrets).digest('hex').slice(0, 12);
+    const version = this.restarts > 0 ? `${hash}.${this.restarts}` : hash;
     if (version === this.version) return;
     const first = this.version === '';
     this.version = version;
@@ -50,14 +55,24 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
     }
   }
 
+  /** Has VS Code restart the bridge (after a sign-out: no session keeps the old tokens). */
+  restart(): void {
+    this.restarts++;
+    this.version = `${this.version.split('.')[0]}.${this.restarts}`;
+    this.log.info(`bridge restarted (version ${this.version})`);
+    this.changed.fire();
+  }
+
   provideMcpServerDefinitions(): vscode.McpStdioServerDefinition[] {
     return [this.definition({})];
   }
 
   async resolveMcpServerDefinition(server: vscode.McpStdioServerDefinition): Promise<vscode.McpStdioServerDefinition> {
     const secrets = await this.secrets.all();
+    const key = await this.tokenKey?.();
     this.log.info(`starting the bridge (version ${this.version})`);
-    return Object.keys(secrets).length > 0 ? this.definition({ [SECRETS_ENV]: JSON.stringify(secrets) }) : server;
+    const env = { ...(Object.keys(secrets).length > 0 ? { [SECRETS_ENV]: JSON.stringify(secrets) } : {}), ...(key ? { [TOKEN_KEY_ENV]: key } : {}) };
+    return Object.keys(env).length > 0 ? this.definition(env) : server;
   }
 
   private definition(extraEnv: Record<string, string>): vscode.McpStdioServerDefinition {

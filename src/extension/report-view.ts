@@ -25,7 +25,7 @@ const SHORT: Partial<Record<RuntimeStatus['state'], string>> = {
 /** How close each state is to running a sandbox: when none can, the closest one is shown. */
 const CLOSENESS: RuntimeStatus['state'][] = ['ready', 'limits-not-enforced', 'image-missing', 'start-failed', 'init-missing', 'daemon-down', 'not-installed'];
 
-const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'image', 'workspace', 'init', 'start'];
+const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'image', 'packages', 'workspace', 'init', 'start'];
 
 /** The runtime to speak of: the one in use, else the one nearest to working. */
 export function headline(report: SandboxReport): RuntimeStatus | undefined {
@@ -37,7 +37,14 @@ export function headline(report: SandboxReport): RuntimeStatus | undefined {
 export function statusText(report: SandboxReport): string {
   const shown = headline(report);
   if (!shown) return '$(error) Sandbox: check failed';
+  // Runs work without the packages (in the base image), but the person should build them.
+  if (shown.state === 'ready' && shown.packages?.state === 'missing') return `$(package) ${shown.name}: ${packagesWords(shown)}`;
   return `${ICONS[shown.state]} ${shown.name}: ${SHORT[shown.state] ?? stateLabel(shown.state)}`;
+}
+
+/** "packages not built" or "packages stale" (the list or the base image changed since the build). */
+export function packagesWords(status: Pick<RuntimeStatus, 'packages'>): string {
+  return status.packages?.state === 'missing' && status.packages.stale.length > 0 ? 'packages stale' : 'packages not built';
 }
 
 export type Verdict = { tone: 'ok' | 'warn' | 'bad'; text: string };
@@ -62,7 +69,7 @@ export interface PanelAssets {
 
 function checkRows(status: RuntimeStatus): string {
   // The workspace row only when a workspace mount is asked for.
-  return CHECK_ORDER.filter((name) => name !== 'workspace' || status.checks.some((c) => c.name === name)).map((name) => {
+  return CHECK_ORDER.filter((name) => (name !== 'workspace' && name !== 'packages') || status.checks.some((c) => c.name === name)).map((name) => {
     const check = status.checks.find((c) => c.name === name);
     const result = check?.ok === true ? 'passed' : check?.ok === false ? 'failed' : 'not reached';
     const mark = check?.ok === true ? '✓' : check?.ok === false ? '✗' : '–';
@@ -80,6 +87,7 @@ function fixButtons(fix: Fix, runtime: number, index: number, disabled: string):
     `<button class="${primary ? '' : 'secondary'}" data-action="fix" data-runtime="${runtime}" data-fix="${index}" data-do="${action}"${disabled}>${label}</button>`;
   const buttons: string[] = [];
   if (fix.kind === 'pull') buttons.push(button('pull', 'Pull', true));
+  else if (fix.kind === 'build') buttons.push(button('build', 'Build', true));
   else if (fix.command) buttons.push(button('terminal', 'Run in terminal', true));
   if (fix.command) buttons.push(button('copy', 'Copy command'));
   if (fix.setting) buttons.push(button('setting', 'Open setting', true));

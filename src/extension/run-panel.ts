@@ -1,7 +1,8 @@
-// The run-log panel: one run for auditing, with the code highlighted, stdout and stderr, the
-// value or error, images, every tool call with its arguments, outcome and timing, and export
-// to JSON. Strict CSP: no inline script but the nonce'd one, resources only from media/ and
-// the state dir's images.
+// The run-log panel: one run for auditing, with the code highlighted, stdout and stderr (long
+// ones folded, searchable, openable in an editor; base64 never shown as text), the value or
+// error, images (click to zoom, or open full size), every tool call with its arguments, outcome
+// and timing, the confirmations asked, the snippets run and saved, and export to JSON. Strict
+// CSP: no inline script but the nonce'd one, resources only from media/ and the state dir's images.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
@@ -11,9 +12,10 @@ import hljs from 'highlight.js/lib/core';
 import python from 'highlight.js/lib/languages/python';
 import * as vscode from 'vscode';
 import { PRIVATE_FILE_MODE } from '../bridge/private-files.ts';
-import { displayStatus, waitingForConfirmation, type RunRecord } from '../bridge/run-log-reader.ts';
-import { formatDuration } from './runs-view.ts';
+import { displayStatus, type RunRecord } from '../bridge/run-log-reader.ts';
 import { escapeHtml as escape } from './html.ts';
+import { outputBlock, streamsJson, withoutBase64 } from './run-panel-text.ts';
+import { formatDuration, plural, runElapsed, runState } from './run-text.ts';
 
 hljs.registerLanguage('python', python);
 
@@ -24,6 +26,8 @@ export class RunPanel implements vscode.Disposable {
   private readonly extensionUri: vscode.Uri;
   private readonly stateDir: string;
   run: RunRecord;
+  /** The record last rendered: the run log changes for other runs too, and a re-render resets the page. */
+  private rendered = '';
 
   static show(run: RunRecord, extensionUri: vscode.Uri, stateDir: string): RunPanel {
     if (RunPanel.current) {
@@ -41,11 +45,15 @@ export class RunPanel implements vscode.Disposable {
     this.stateDir = stateDir;
     this.panel = vscode.window.createWebviewPanel('codeExecutionMode.run', 'Sandbox Run', { viewColumn: vscode.ViewColumn.Active, preserveFocus: true }, {
       enableScripts: true,
+      // VS Code's own find (Ctrl+F) over what the page shows; the page's search covers folded output too.
+      enableFindWidget: true,
       localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.file(join(stateDir, 'images'))],
     });
     this.panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'sandbox.svg');
     this.panel.onDidDispose(() => this.dispose(), undefined, this.disposables);
-    this.panel.webview.onDidReceiveMessage((message: { type?: string; index?: unknown }) => {
+    this.panel.webview.onDidReceiveMessage((message: { type?: string; index?: unknown; stream?: unknown }) => {
+      if (message?.type === 'openText' && typeof message.stream === 'string') void this.openText(message.stream);
+      if (message?.type === 'openImage' && typeof message.index === 'number') void this.openImage(message.index);
       if (message?.type === 'saveFile' && typeof message.index === 'number') void this.saveFile(message.index);
       if (message?.type === 'openFile' && typeof message.index === 'number') void this.openFile(message.index);
       if (message?.type === 'export') void this.exportJson();
@@ -61,6 +69,9 @@ export class RunPanel implements vscode.Disposable {
 
   update(run: RunRecord): void {
     this.run = run;
+    const record = JSON.stringify(run);
+    if (record === this.rendered) return;
+    this.rendered = record;
     this.panel.title = `Run: ${displayStatus(run)} · ${run.session}`;
     this.panel.webview.html = this.html(run);
   }
@@ -75,6 +86,31 @@ export class RunPanel implements vscode.Disposable {
     await writeFile(target.fsPath, `${JSON.stringify(this.run, null, 2)}\n`, { mode: PRIVATE_FILE_MODE });
     await chmod(target.fsPath, PRIVATE_FILE_MODE).catch(() => undefined);
     void vscode.window.showInformationMessage(`Run exported to ${target.fsPath}`);
+  }
+
+  /** One of the run's texts, whole, in an untitled editor (the panel folds long ones). */
+  private async openText(stream: string): Promise<void> {
+    const text = this.streams(this.run)[stream];
+    if (text === undefined) return;
+    const document = await vscode.workspace.openTextDocument({ content: text, language: stream === 'code' ? 'python' : 'log' });
+    await vscode.window.showTextDocument(document, { preview: true });
+  }
+
+  /** An image of the run at full size, in VS Code's image preview. */
+  private async openImage(index: number): Promise<void> {
+    const file = this.run.images[index]?.file;
+    if (!file || !existsSync(join(this.stateDir, file))) return;
+    await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(join(this.stateDir, file)), { preview: true });
+  }
+
+  /** The run's texts by name, as the page's search and "Open in Editor" see them (base64 hidden). */
+  private streams(run: RunRecord): Record<string, string> {
+    const streams: Record<string, string> = {};
+    if (run.stdout) streams.stdout = withoutBase64(run.stdout);
+    if (run.stderr) streams.stderr = withoutBase64(run.stderr);
+    if (run.value !== null) streams.result = withoutBase64(run.value);
+    if (run.error) streams.error = withoutBase64(`${run.error.type}: ${run.error.message}\n\n${run.error.traceback ?? ''}`);
+    return streams;
   }
 
   /** The saved copy of one of the run's /work/out files, when it is still in the state dir. */
@@ -118,19 +154,27 @@ export class RunPanel implements vscode.Disposable {
     const media = (file: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', file));
     const code = hljs.highlight(run.code, { language: 'python' }).value;
     const section = (title: string, body: string) => `<section><h2>${title}</h2>${body}</section>`;
-    const pre = (text: string, cls = '') => `<pre class="${cls}">${escape(text)}</pre>`;
+    const streams = this.streams(run);
     const status = displayStatus(run);
+    const state = runState(run);
     const facts = [
-      `<span class="status ${escape(status)}">${escape(status)}</span>`,
+      `<span class="status ${escape(status)}">${escape(state)}</span>`,
       `session <code>${escape(run.session)}</code>`,
       escape(new Date(run.started).toLocaleString()),
-      run.durationMs !== undefined ? escape(formatDuration(run.durationMs)) : '',
-      `${run.toolCallCount} tool call${run.toolCallCount === 1 ? '' : 's'}`,
+      escape(runElapsed(run)),
+      plural(run.toolCallCount, 'tool call'),
       run.truncated ? 'output truncated' : '',
       run.sessionLost ? 'session state lost' : '',
       run.sessionChange ? `started fresh: session ${escape(run.sessionChange.kind)} (${escape(run.sessionChange.reason)})` : '',
-      waitingForConfirmation(run) ? '<strong>waiting for confirmation</strong>' : '',
+      ...run.savedAsSnippets.map((s) => `saved as snippet <code>${escape(s.name)}</code>`),
     ].filter(Boolean);
+    // Which snippets the run ran: name, folder, the hash of the source it got, and the arguments.
+    const snippets = run.snippets
+      .map(
+        (s) => `<tr><td><code>${escape(s.name)}</code></td><td>${escape(s.origin)}</td><td><code title="SHA-256 of the source, first digits">${escape(s.sha256)}</code></td>` +
+          `<td><pre>${escape(s.arguments ?? '')}</pre></td><td>${escape(new Date(s.time).toLocaleTimeString())}</td></tr>`,
+      )
+      .join('');
     // Each question asked of the user: when, about which call, and the answer (absent while waiting).
     const confirmations = (run.confirmations ?? [])
       .map(
@@ -147,15 +191,16 @@ export class RunPanel implements vscode.Disposable {
       .join('');
     const omitted = run.omittedToolCalls;
     const omittedNote = omitted
-      ? `<p class="note">${omitted.count} more tool call${omitted.count === 1 ? '' : 's'} not logged one by one (the run's budget in the log): ` +
+      ? `<p class="note">${plural(omitted.count, 'more tool call', 'more tool calls')} not logged one by one (the run's budget in the log): ` +
         `${Object.entries(omitted.byTool).map(([tool, n]) => `<code>${escape(tool)}</code> &times;${n}`).join(', ')}; ` +
         `${Object.entries(omitted.byOutcome).map(([outcome, n]) => `${escape(outcome)} ${n}`).join(', ')}.</p>`
       : '';
     // Images beyond a run's budget were never stored; old ones are pruned with the log.
     const images = run.images
-      .map((image) =>
+      .map((image, i) =>
         image.file && existsSync(join(this.stateDir, image.file))
-          ? `<img alt="image emitted by the run" src="${webview.asWebviewUri(vscode.Uri.file(join(this.stateDir, image.file)))}">`
+          ? `<figure><img class="zoomable" title="Click to zoom" alt="image ${i + 1} emitted by the run" src="${webview.asWebviewUri(vscode.Uri.file(join(this.stateDir, image.file)))}">` +
+            `<figcaption>${escape(image.mime)}, ${image.bytes} bytes <button class="open-image" data-index="${i}">Open Full Size</button></figcaption></figure>`
           : `<p>${escape(image.mime)}, ${image.bytes} bytes (${escape(image.file ? 'pruned from the state folder' : (image.skipped ?? 'not stored'))})</p>`,
       )
       .join('');
@@ -174,17 +219,21 @@ export class RunPanel implements vscode.Disposable {
 <link rel="stylesheet" href="${media('run-panel.css')}"><title>Sandbox Run</title></head>
 <body>
 <header><h1>Sandbox run</h1><div class="facts">${facts.join(' · ')}</div>
-<div class="actions"><button id="copy">Copy code</button><button id="export">Export JSON</button><button id="save-snippet" title="Save this run's code as a snippet the model can find and run">Save as Snippet…</button></div></header>
+<div class="actions"><button id="copy">Copy code</button><button id="export">Export JSON</button><button id="save-snippet" title="Save this run's code as a snippet the model can find and run">Save as Snippet…</button>
+${Object.keys(streams).length > 0 ? '<input id="search" type="search" placeholder="Search output" aria-label="Search the run\'s output, folded lines too">' : ''}</div>
+<div id="search-results" hidden></div></header>
 ${section('Code', `<pre class="code hljs"><code>${code}</code></pre>`)}
-${run.stdout ? section('stdout', pre(run.stdout)) : ''}
-${run.stderr ? section('stderr', pre(run.stderr, 'stderr')) : ''}
-${run.value !== null ? section('Result', pre(run.value)) : ''}
-${run.error ? section('Error', pre(`${run.error.type}: ${run.error.message}\n\n${run.error.traceback ?? ''}`, 'stderr')) : ''}
+${streams.stdout !== undefined ? section('stdout', outputBlock('stdout', streams.stdout)) : ''}
+${streams.stderr !== undefined ? section('stderr', outputBlock('stderr', streams.stderr, 'stderr')) : ''}
+${streams.result !== undefined ? section('Result', outputBlock('result', streams.result)) : ''}
+${streams.error !== undefined ? section('Error', outputBlock('error', streams.error, 'stderr')) : ''}
 ${images ? section('Images', images) : ''}
 ${files ? section('Files', `<ul class="files">${files}</ul>`) : ''}
 ${section('Tool calls', calls ? `<table><thead><tr><th>tool</th><th>outcome</th><th>time</th><th>arguments</th></tr></thead><tbody>${calls}</tbody></table>${omittedNote}` : omittedNote || '<p>None.</p>')}
+${snippets ? section('Snippets run', `<table><thead><tr><th>snippet</th><th>folder</th><th>source hash</th><th>arguments</th><th>time</th></tr></thead><tbody>${snippets}</tbody></table>`) : ''}
 ${confirmations ? section('Confirmations', `<table><thead><tr><th>tool</th><th>answer</th><th>asked</th><th>arguments</th></tr></thead><tbody>${confirmations}</tbody></table>`) : ''}
 <p class="id">run ${escape(run.id)}</p>
+<script nonce="${nonce}" type="application/json" id="streams">${streamsJson(streams)}</script>
 <script nonce="${nonce}" src="${media('run-panel.js')}"></script>
 </body></html>`;
   }

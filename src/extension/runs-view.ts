@@ -1,8 +1,13 @@
-// The Sandbox Runs view: newest first, with status, duration, session and tool calls; each
-// run's tool calls as children. Live: refreshed when the run log changes.
+// The Sandbox Runs view: newest first, each row leading with state, duration and session
+// ("ok · 1.2 s · default") and the code's first line beside it; each run's tool calls as
+// children. Live: refreshed when the run log changes, and every second while a run is going
+// (its elapsed time, "waiting for confirmation" while a question is open).
 import * as vscode from 'vscode';
-import { displayStatus, waitingForConfirmation, type RunRecord, type ToolCallRecord } from '../bridge/run-log-reader.ts';
+import { displayStatus, type RunRecord, type ToolCallRecord } from '../bridge/run-log-reader.ts';
+import { formatDuration, plural, runHeadline, runLabel, runState } from './run-text.ts';
 import type { StateFiles } from './state-files.ts';
+
+export { formatDuration, runLabel } from './run-text.ts';
 
 const CLEARED_KEY = 'codeExecutionMode.runsClearedAt';
 const MAX_RUNS = 200;
@@ -17,16 +22,6 @@ const STATUS_ICONS: Record<string, [string, string]> = {
   lost: ['question', 'disabledForeground'],
 };
 
-export function formatDuration(ms: number | undefined): string {
-  if (ms === undefined) return '';
-  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-}
-
-export function runLabel(run: RunRecord): string {
-  const line = run.code.split('\n').find((l) => l.trim() && !l.trim().startsWith('#')) ?? run.code;
-  const trimmed = line.trim();
-  return trimmed.length > 60 ? `${trimmed.slice(0, 57)}...` : trimmed || '(empty)';
-}
 
 export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -34,6 +29,8 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
   private readonly files: StateFiles;
   private readonly memento: vscode.Memento;
   private readonly subscription: vscode.Disposable;
+  /** Ticks while a shown run is going, so its elapsed time moves. */
+  private ticker: ReturnType<typeof setInterval> | undefined;
 
   constructor(files: StateFiles, memento: vscode.Memento) {
     this.files = files;
@@ -66,7 +63,11 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
   }
 
   getChildren(node?: Node): Node[] {
-    if (!node) return this.runs().map((run) => ({ kind: 'run', run }));
+    if (!node) {
+      const runs = this.runs();
+      this.tick(runs.some((r) => displayStatus(r) === 'running'));
+      return runs.map((run) => ({ kind: 'run', run }));
+    }
     if (node.kind === 'run') return node.run.toolCalls.map((call) => ({ kind: 'call', run: node.run, call }));
     return [];
   }
@@ -83,22 +84,34 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
       return item;
     }
     const { run } = node;
-    const item = new vscode.TreeItem(runLabel(run), run.toolCalls.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(runHeadline(run), run.toolCalls.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
     const status = displayStatus(run);
-    const calls = run.toolCallCount;
+    const state = runState(run);
     // A run whose tool call waits for the user's answer says so (live: the question is in the log).
-    const waiting = status === 'running' && waitingForConfirmation(run);
-    item.description = [waiting ? 'waiting for confirmation' : status, formatDuration(run.durationMs), run.session, calls ? `${calls} tool call${calls === 1 ? '' : 's'}` : ''].filter(Boolean).join(' · ');
+    const waiting = state === 'waiting for confirmation';
+    item.description = runLabel(run);
     const [icon, color] = waiting ? ['bell-dot', 'notificationsWarningIcon.foreground'] : (STATUS_ICONS[status] ?? ['loading~spin', '']);
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
-    item.tooltip = new vscode.MarkdownString(`**${status}** · ${new Date(run.started).toLocaleString()} · session \`${run.session}\`\n`).appendCodeblock(run.code.slice(0, 3000), 'python');
+    const snippets = run.snippets.length > 0 ? ` · ran ${run.snippets.map((s) => `\`${s.name}\``).join(', ')}` : '';
+    item.tooltip = new vscode.MarkdownString(
+      `**${state}** · ${new Date(run.started).toLocaleString()} · session \`${run.session}\` · ${plural(run.toolCallCount, 'tool call')}${snippets}\n`,
+    ).appendCodeblock(run.code.slice(0, 3000), 'python');
     item.contextValue = `run.${status}`;
     item.id = run.id;
     item.command = { command: 'codeExecutionMode.openRun', title: 'Open Run', arguments: [run.id] };
     return item;
   }
 
+  private tick(running: boolean): void {
+    if (running && !this.ticker) this.ticker = setInterval(() => this.changed.fire(), 1000);
+    if (!running && this.ticker) {
+      clearInterval(this.ticker);
+      this.ticker = undefined;
+    }
+  }
+
   dispose(): void {
+    this.tick(false);
     this.subscription.dispose();
     this.changed.dispose();
   }

@@ -7,8 +7,9 @@ import type { SandboxConfig } from '../config/schema.ts';
 import { checkSandbox, type SandboxReport } from '../sandbox/runtime/detect.ts';
 import { reportLines, stateLabel } from '../sandbox/runtime/report-text.ts';
 import { DiagnosePanel } from './diagnose-panel.ts';
+import { buildWithProgress, type BuildOutcomeKind } from './image-build.ts';
 import { pullWithProgress, type PullOutcome } from './image-pull.ts';
-import { headline, statusText } from './report-view.ts';
+import { headline, packagesWords, statusText } from './report-view.ts';
 
 export class RuntimeStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -18,11 +19,17 @@ export class RuntimeStatusBar implements vscode.Disposable {
   private latest = 0;
   private inFlight: { key: string; promise: Promise<SandboxReport> } | undefined;
   private pulling: Promise<PullOutcome> | undefined;
+  private building: Promise<BuildOutcomeKind> | undefined;
+  /** Every packages image offered for building, by tag (each at most once). */
+  readonly buildOffers: string[] = [];
   private lastLogged = '';
   /** Every image offered for pulling, in order (each at most once; read by the tests). */
   readonly pullOffers: string[] = [];
   /** The last report shown. */
   report: SandboxReport | undefined;
+  private readonly reported = new vscode.EventEmitter<SandboxReport>();
+  /** Each report shown (the walkthrough's steps follow it). */
+  readonly onDidReport = this.reported.event;
 
   constructor(sandbox: SandboxConfig, log: vscode.LogOutputChannel, extensionUri: vscode.Uri) {
     this.sandbox = sandbox;
@@ -83,8 +90,9 @@ export class RuntimeStatusBar implements vscode.Disposable {
     this.report = report;
     const shown = headline(report);
     this.item.text = statusText(report);
-    const warn = shown?.state === 'limits-not-enforced' || shown?.state === 'image-missing';
-    this.item.backgroundColor = shown?.state === 'ready' ? undefined : new vscode.ThemeColor(warn ? 'statusBarItem.warningBackground' : 'statusBarItem.errorBackground');
+    const packagesMissing = shown?.packages?.state === 'missing';
+    const warn = shown?.state === 'limits-not-enforced' || shown?.state === 'image-missing' || packagesMissing;
+    this.item.backgroundColor = shown?.state === 'ready' && !packagesMissing ? undefined : new vscode.ThemeColor(warn ? 'statusBarItem.warningBackground' : 'statusBarItem.errorBackground');
     const md = new vscode.MarkdownString(`**Sandbox** (image \`${report.image}\`): ${report.chosen ? `runs with ${report.chosen.name}` : 'cannot run yet'}\n\n`);
     for (const s of report.runtimes) md.appendMarkdown(`- ${s.name}: ${stateLabel(s.state)}${s.version ? ` (${s.version}${s.rootless ? ', rootless' : ''})` : ''}\n`);
     for (const problem of shown?.problems ?? []) md.appendText(`\n${problem}\n`);
@@ -96,7 +104,29 @@ export class RuntimeStatusBar implements vscode.Disposable {
       this.log.info(`sandbox check:\n${text}`);
     }
     DiagnosePanel.current?.update(report);
+    this.reported.fire(report);
     if (!report.chosen && shown?.state === 'image-missing') void this.offerPull(report.image, shown.name);
+    if (report.chosen?.packages?.state === 'missing') void this.offerBuild(report.chosen.packages.tag, packagesWords(report.chosen));
+  }
+
+  /** Once per packages image: a notification with "Build" and "Not Now". */
+  private async offerBuild(tag: string, words: string): Promise<void> {
+    if (this.buildOffers.includes(tag)) return;
+    this.buildOffers.push(tag);
+    const choice = await vscode.window.showInformationMessage(
+      `Sandbox ${words}: runs use ${this.sandbox.image} without codeExecutionMode.sandbox.packages until the sandbox image is built. Build it now? It downloads the packages once.`,
+      'Build',
+      'Not Now',
+    );
+    if (choice === 'Build') await this.build();
+  }
+
+  /** Builds the image with sandbox.packages (one build at a time), then checks again. */
+  async build(): Promise<BuildOutcomeKind> {
+    this.building ??= buildWithProgress(this.sandbox, this.log).finally(() => (this.building = undefined));
+    const outcome = await this.building;
+    await this.refresh();
+    return outcome;
   }
 
   /** Once per image: a notification with "Pull" and "Not Now". */
@@ -127,6 +157,10 @@ export class RuntimeStatusBar implements vscode.Disposable {
         DiagnosePanel.current?.setBusy(`Pulling ${this.sandbox.image}…`);
         await this.pull();
       },
+      build: async () => {
+        DiagnosePanel.current?.setBusy('Building the sandbox image…');
+        await this.build();
+      },
     });
     panel.setBusy('Checking the sandbox…');
     // show() fills the open report in, with whichever check is the newest.
@@ -136,5 +170,6 @@ export class RuntimeStatusBar implements vscode.Disposable {
 
   dispose(): void {
     this.item.dispose();
+    this.reported.dispose();
   }
 }

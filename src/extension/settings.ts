@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { WORKSPACE_SNIPPETS_PATH } from '../bridge/snippets.ts';
 import { describeIssues } from '../config/load.ts';
-import { proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serverSchema, SERVER_NAME, type Config, type ServerConfig } from '../config/schema.ts';
+import { MAX_WORKSPACE_FOLDERS, proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serverSchema, SERVER_NAME, type Config, type ServerConfig } from '../config/schema.ts';
+import { workspaceTargets } from '../sandbox/runtime/workspace-names.ts';
 import { canonicalJson, NOT_HASHED, sandboxConsentItem, serverConsentItem, type ConsentItem, type ConsentLocation, type Decision } from './consent-items.ts';
 import { CONSENT_SANDBOX_KEYS, entryScope, SANDBOX_SETTING_KEYS, SECTION, settingValue, workspaceScope } from './trusted-settings.ts';
 
@@ -47,6 +48,11 @@ function workspaceFolder(): string | undefined {
   return folder?.uri.scheme === 'file' ? folder.uri.fsPath : undefined;
 }
 
+/** The folders a workspace mount takes: every folder of the workspace that is on disk, in order. */
+function foldersOnDisk(): string[] {
+  return (vscode.workspace.workspaceFolders ?? []).filter((f) => f.uri.scheme === 'file').map((f) => f.uri.fsPath);
+}
+
 export function readSettings(stateDir: string, consent: ConsentSource): SettingsResult {
   const settings = vscode.workspace.getConfiguration(SECTION);
   const trusted = vscode.workspace.isTrusted;
@@ -63,6 +69,8 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
   const items: ConsentItem[] = [];
   const gated: Record<string, string> = {};
   const folder = workspaceFolder();
+  const mountable = foldersOnDisk().slice(0, MAX_WORKSPACE_FOLDERS);
+  const targets = workspaceTargets(mountable);
   const inspectedServers = trusted ? settings.inspect<Record<string, unknown>>('servers') : undefined;
   for (const [name, raw] of Object.entries(entries)) {
     if (!SERVER_NAME.test(name)) {
@@ -93,20 +101,26 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
     // A workspace value that changes nothing needs no question.
     if (scope && canonicalJson(value) !== canonicalJson(own)) {
       const item = sandboxConsentItem(`sandbox.${key}`, value, locationOf(scope));
-      if (key === 'workspaceAccess' && value === 'read-only' && folder) item.facts.push(`sandboxed code can read ${folder} (at /workspace)`);
+      if (key === 'workspaceAccess' && value === 'read-only' && mountable.length > 0) item.facts.push(`sandboxed code can read ${mountable.map((dir, i) => `${dir} (at ${targets[i]})`).join(', ')}`);
+      if (key === 'packages' || key === 'pipIndexUrl') item.facts.push('packages are downloaded and installed into the sandbox image when you build it; their code runs in the sandbox');
       items.push(item);
       if (consent.decision(item.hash) !== 'allowed') value = own;
     }
     // An empty path setting means "find it": on PATH, then in the usual install folders.
     if (value !== undefined && value !== '') rawSandbox[key] = value;
   }
-  // The workspace mount: the first folder on disk, only in a trusted workspace (whatever scope set it).
+  // The workspace mount: every folder on disk (one at /workspace, several at /workspace/<name>),
+  // only in a trusted workspace (whatever scope set it).
   const access = rawSandbox.workspaceAccess;
   delete rawSandbox.workspaceAccess;
   if (access === 'read-only') {
     if (!trusted) problems.push('This workspace is not trusted: it is not mounted in the sandbox (codeExecutionMode.sandbox.workspaceAccess). Trust the workspace to use it.');
-    else if (!folder) problems.push('codeExecutionMode.sandbox.workspaceAccess: there is no workspace folder on disk to mount.');
-    else rawSandbox.workspace = { path: folder, access: 'read-only' };
+    else if (mountable.length === 0) problems.push('codeExecutionMode.sandbox.workspaceAccess: there is no workspace folder on disk to mount.');
+    else {
+      rawSandbox.workspace = { path: mountable.length === 1 ? mountable[0] : mountable, access: 'read-only' };
+      const total = foldersOnDisk().length;
+      if (total > mountable.length) problems.push(`codeExecutionMode.sandbox.workspaceAccess: the sandbox mounts at most ${MAX_WORKSPACE_FOLDERS} folders; the other ${total - mountable.length} are left out.`);
+    }
   } else if (access !== undefined && access !== 'none') {
     problems.push(`codeExecutionMode.sandbox.workspaceAccess: "${String(access)}" is not "none" or "read-only"; nothing is mounted.`);
   }

@@ -1,12 +1,14 @@
 // Snippets in the editor: "Save as Snippet…" on a run (the run panel's button, the Runs view's
 // context menu) asks for a name, a description and main's parameters, writes the file (0600) into
-// the user's snippets folder and opens it for review; the Tools view's "Snippets" section lists
+// the user's snippets folder with a comment naming the run, logs a `snippet-saved` event for that
+// run, and opens the file for review; the Tools view's "Snippets" section lists
 // the user's snippets and, in a trusted workspace, the workspace's, kept fresh by a watcher.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { RunRecord } from '../bridge/run-log-reader.ts';
-import { SnippetStore, snippetDirs, snippetNameProblem, snippetSourceFromRun, writeSnippet, type Snippet } from '../bridge/snippets.ts';
+import { RunLog } from '../bridge/run-log.ts';
+import { SnippetStore, snippetDirs, snippetHash, snippetNameProblem, snippetSourceFromRun, writeSnippet, type Snippet } from '../bridge/snippets.ts';
 import type { ToolsView } from './tools-view.ts';
 
 export interface SnippetCommandsOptions {
@@ -81,8 +83,12 @@ export function registerSnippetCommands(context: vscode.ExtensionContext, option
       });
       if (paramsText === undefined) return;
       try {
-        const source = snippetSourceFromRun(description, run.code, parseParams(paramsText));
+        const source = snippetSourceFromRun(description, run.code, parseParams(paramsText), { run: run.id, session: run.session, started: run.started });
         const path = await writeSnippet(userDir, name, source, { overwrite: existing.has(name) });
+        // The audit record says which run the snippet came from (the file says so too, in a comment).
+        const runLog = new RunLog(options.stateDir);
+        runLog.snippetSaved({ run: run.id, name, sha256: snippetHash(source) });
+        runLog.close();
         await refresh();
         await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: false });
         void vscode.window.showInformationMessage(`Snippet "${name}" saved: review it, then the model can run it with await run_snippet("${name}", ...).`);

@@ -1,10 +1,15 @@
 // The Tools view: every configured server with its state (not started, running, error with
-// the message, disabled, awaiting consent with a Review… action), its tools beneath with
-// descriptions as tooltips, and notes (settings set aside, workspace values awaiting consent).
+// the message, disabled, awaiting consent with a Review… action; enable/disable inline), its
+// tools beneath with descriptions and the Python call the sandbox takes (its real aliases) in
+// the tooltip and a Copy Call action, the saved snippets, and notes (settings set aside,
+// workspace values awaiting consent).
 import * as vscode from 'vscode';
 import type { CatalogServers } from '../bridge/catalog/catalog-file.ts';
 import type { Snippet } from '../bridge/snippets.ts';
+import type { ToolHint } from '../bridge/catalog/tool-hints.ts';
+import { toolDescription, toolSummary } from './tool-summary.ts';
 import type { StateFiles } from './state-files.ts';
+import { pythonCall, serverAliases, toolAliases } from './tool-call-text.ts';
 
 export interface ServerNode {
   kind: 'server';
@@ -15,13 +20,22 @@ export interface ServerNode {
   /** What of its tool list was left out (a cap). */
   warning?: string;
   description?: string;
-  tools?: Array<{ name: string; description?: string }>;
+  tools?: ToolSummary[];
+  /** The server's Python name in the sandbox (mcp_<alias>). */
+  alias: string;
 }
-export interface ToolNode {
+/** A tool as the view shows it: its title and hint (read-only, destructive) come from its server. */
+export interface ToolSummary {
+  name: string;
+  title?: string;
+  description?: string;
+  hint?: ToolHint;
+  /** What the agent writes: `await mcp_<server>.<tool>(required=...)`, with the sandbox's aliases. */
+  call?: string;
+}
+export interface ToolNode extends ToolSummary {
   kind: 'tool';
   server: string;
-  name: string;
-  description?: string;
 }
 export interface NoteNode {
   kind: 'note';
@@ -82,22 +96,26 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
 
   servers(): ServerNode[] {
     const catalog: CatalogServers = this.files.catalog();
+    const aliases = serverAliases(Object.keys(this.entries));
     return Object.entries(this.entries).map(([name, raw]) => {
+      const alias = aliases.get(name)!;
       const entry = (raw ?? {}) as { enabled?: boolean; description?: string };
       const cached = catalog[name];
       const enabled = entry.enabled !== false;
       // Not allowed: its state is the question, and tools cached from before are not shown.
       const consent = enabled ? this.consent.servers[name] : undefined;
-      if (consent) return { kind: 'server' as const, name, enabled, state: consent, ...(entry.description ? { description: entry.description } : {}) };
+      if (consent) return { kind: 'server' as const, name, alias, enabled, state: consent, ...(entry.description ? { description: entry.description } : {}) };
+      const toolAlias = toolAliases((cached?.tools ?? []).map((t) => t.name));
       return {
         kind: 'server' as const,
         name,
+        alias,
         enabled,
         state: enabled ? (cached?.state ?? 'not-started') : 'disabled',
         ...(cached?.error && enabled ? { error: cached.error } : {}),
         ...(cached?.warning && enabled ? { warning: cached.warning } : {}),
         ...(entry.description ? { description: entry.description } : {}),
-        ...(cached?.tools ? { tools: cached.tools.map((t) => ({ name: t.name, ...(t.description ? { description: t.description } : {}) })) } : {}),
+        ...(cached?.tools ? { tools: cached.tools.map((t) => ({ ...toolSummary(t), call: pythonCall(alias, toolAlias.get(t.name)!, t.inputSchema) })) } : {}),
       };
     });
   }
@@ -108,7 +126,7 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       return [...notes, ...this.servers(), ...(this.snippets.length > 0 ? [{ kind: 'snippets' as const }] : [])];
     }
     if (node.kind === 'snippets') return this.snippets.map((snippet) => ({ kind: 'snippet' as const, snippet }));
-    if (node.kind === 'server') return (node.tools ?? []).map((t) => ({ kind: 'tool' as const, server: node.name, name: t.name, ...(t.description ? { description: t.description } : {}) }));
+    if (node.kind === 'server') return (node.tools ?? []).map((t) => ({ ...t, kind: 'tool' as const, server: node.name }));
     return [];
   }
 
@@ -148,10 +166,18 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     }
     if (node.kind === 'tool') {
       const item = new vscode.TreeItem(node.name);
-      item.iconPath = new vscode.ThemeIcon('symbol-method');
-      item.description = (node.description ?? '').split('\n')[0]?.slice(0, 80);
-      item.tooltip = new vscode.MarkdownString(`**mcp_${node.server.toLowerCase().replace(/[^a-z0-9_]/g, '_')}.${node.name}**\n\n${node.description ?? ''}`);
+      // The server's hint as a mark: a lock for read-only tools, a warning for destructive ones.
+      item.iconPath =
+        node.hint === 'destructive'
+          ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'))
+          : new vscode.ThemeIcon(node.hint === 'read-only' ? 'lock' : 'symbol-method');
+      item.description = toolDescription(node);
+      // Server text is untrusted: the call goes in a code block, the rest as plain text.
+      item.tooltip = new vscode.MarkdownString()
+        .appendCodeblock(node.call ?? node.name, 'python')
+        .appendText(`${node.title ? `${node.title}` : ''}${node.hint ? ` · ${node.hint}` : ''}\n\n${node.description ?? ''}`);
       item.contextValue = 'tool';
+      item.id = `tool:${node.server}:${node.name}`;
       return item;
     }
     if (node.state === 'awaiting-consent' || node.state === 'declined') return consentItem(node);
@@ -162,7 +188,7 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     item.description = node.state === 'error' ? `error: ${node.error ?? ''}` : `${state} · ${count}`;
     const icon = { running: 'vm-running', error: 'error', disabled: 'circle-slash', starting: 'loading~spin' }[node.state] ?? 'server';
     item.iconPath = new vscode.ThemeIcon(icon);
-    item.tooltip = new vscode.MarkdownString(`**${node.name}** · ${state}\n\n${node.description ?? ''}${node.error ? `\n\n${node.error}` : ''}`);
+    item.tooltip = new vscode.MarkdownString(`\`mcp_${node.alias}\` · `).appendText(`${node.name} · ${state}\n\n${node.description ?? ''}${node.error ? `\n\n${node.error}` : ''}`);
     if (node.warning) item.tooltip.appendText(`\n\n${node.warning}`);
     item.contextValue = `server.${!node.enabled ? 'disabled' : node.state === 'error' ? 'error' : 'enabled'}`;
     item.id = `server:${node.name}`;
@@ -189,3 +215,4 @@ function consentItem(node: ServerNode): vscode.TreeItem {
   item.id = `server:${node.name}`;
   return item;
 }
+

@@ -23,6 +23,8 @@ export const SANDBOX_SETTING_KEYS = [
   'dockerPath',
   // Not a key of the bridge's sandbox config: settings.ts turns it into `workspace`.
   'workspaceAccess',
+  'packages',
+  'pipIndexUrl',
 ] as const;
 
 /** Every setting a workspace's own settings cannot change while it is not trusted. */
@@ -52,7 +54,7 @@ export function settingValue<T>(inspected: InspectedSetting<T> | undefined, trus
  * until then the user's value (or the default) applies. Packages, workspace mounts and a
  * workspace's snippets folder belong here as they arrive.
  */
-export const CONSENT_SANDBOX_KEYS: ReadonlyArray<(typeof SANDBOX_SETTING_KEYS)[number]> = ['runtime', 'image', 'extraRunArgs', 'workspaceAccess'];
+export const CONSENT_SANDBOX_KEYS: ReadonlyArray<(typeof SANDBOX_SETTING_KEYS)[number]> = ['runtime', 'image', 'extraRunArgs', 'workspaceAccess', 'packages', 'pipIndexUrl'];
 
 /** The workspace scope a setting's effective value comes from, if any (a folder's wins). */
 export function workspaceScope(inspected: InspectedSetting<unknown> | undefined): 'workspace' | 'workspaceFolder' | undefined {

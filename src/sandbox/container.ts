@@ -40,6 +40,8 @@ export interface ExitInfo {
 export interface RuntimeRef {
   name: RuntimeName;
   command: string;
+  /** The image to run instead of sandbox.image (the derived one with the packages). */
+  image?: string;
 }
 
 let counter = 0;
@@ -77,7 +79,9 @@ export class KernelContainer {
   private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string, workspace: ReturnType<typeof workspaceSpec>) {
     this.runtime = runtime;
     this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
-    this.process = execa(runtime.command, runArgs(runtime.name, config, { name: this.name, owner: OWNER, session, ...workspace }), SPAWN_OPTIONS);
+    // The derived image with sandbox.packages, when the runtime check found it built.
+    const image = runtime.image ? { ...config, image: runtime.image } : config;
+    this.process = execa(runtime.command, runArgs(runtime.name, image, { name: this.name, owner: OWNER, session, ...workspace }), SPAWN_OPTIONS);
     this.process.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.process.stderr.on('data', (chunk: Buffer) => this.listeners.stderr?.(chunk.toString('utf8')));
     // A write after the kernel died must not crash the host; exit handling reports it.

@@ -5,6 +5,7 @@ import { removeNow, removeOrphans } from './cleanup.ts';
 import { ImageMissingError, SessionLimitError } from './errors.ts';
 import { pullImage } from './image.ts';
 import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime/detect.ts';
+import { packagesState, type PackagesState } from './derived-image.ts';
 import type { KernelContainer } from './container.ts';
 import { Session, startKernel, type RequestHandler, type RunResult, type SessionChange } from './session.ts';
 
@@ -38,6 +39,9 @@ export interface SessionManagerOptions {
   /** Progress of a pull started because `pull` is "missing". */
   onPullProgress?: (line: string) => void;
 }
+
+/** How often a run looks again for a packages image that was missing. */
+const PACKAGES_RECHECK_MS = 5_000;
 
 export const SESSION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -86,7 +90,23 @@ export class SessionManager {
     this.runtimePromise ??= this.selectRuntime();
     // A failed detection is retried next time (the user may have started the daemon).
     this.runtimePromise.catch(() => (this.runtimePromise = undefined));
-    return this.runtimePromise;
+    return this.runtimePromise.then((status) => this.withBuiltPackages(status));
+  }
+
+  private packagesCheckedAt = 0;
+
+  /**
+   * The packages image built while this bridge runs is used from the next new container on:
+   * while it is missing, looked for again (two CLI calls) at most every PACKAGES_RECHECK_MS.
+   */
+  private async withBuiltPackages(status: RuntimeStatus): Promise<RuntimeStatus> {
+    if (status.packages?.state !== 'missing' || Date.now() - this.packagesCheckedAt < PACKAGES_RECHECK_MS) return status;
+    this.packagesCheckedAt = Date.now();
+    const state = await packagesState(status.command, this.config, this.options.detect?.env ? { env: this.options.detect.env } : {}).catch(() => undefined);
+    if (state?.state !== 'built') return status;
+    const next: RuntimeStatus = { ...status, image: state.tag, packages: state };
+    if (this.runtimePromise) this.runtimePromise = Promise.resolve(next);
+    return next;
   }
 
   private async selectRuntime(): Promise<RuntimeStatus> {
@@ -130,6 +150,11 @@ export class SessionManager {
     } finally {
       if (!session.busy && this.sessions.get(name) === session) this.armIdle(name, session);
     }
+  }
+
+  /** sandbox.packages as the last runtime check (or recheck) found them; undefined before any run. */
+  packages(): PackagesState | undefined {
+    return this.runtimeRef?.packages;
   }
 
   list(): SessionInfo[] {
@@ -195,6 +220,11 @@ export class SessionManager {
     clearTimeout(this.spareIdle);
     const container = await spare?.catch(() => undefined);
     if (this.prewarming) setImmediate(() => void this.prewarm());
+    // Started before the packages image was built: a new session gets a container of the new image.
+    if (container && container.runtime.image !== this.runtimeRef?.image) {
+      void container.close();
+      return undefined;
+    }
     return container?.alive ? container : undefined;
   }
 

@@ -26,6 +26,16 @@
 //   - To capture the workbench, the suite writes {"name": "x"} to
 //     <dirname(CEM_HOST_RESULTS)>/screenshot-request.json and waits for
 //     <same dir>/screenshot-done-x to appear. One request at a time; names: [A-Za-z0-9._-].
+//   - To act on the workbench as a user would (VS Code's own dialogs, a webview's buttons), the
+//     suite writes {"id": "x", "steps": [...]} to <same dir>/ui-request.json and waits for
+//     <same dir>/ui-done-x, which holds {"ok": bool, "error"?: string}. Steps, in order, each
+//     waiting up to its timeoutMs (default 20000) for its target:
+//       {"waitFor": CSS, "text"?: S}   an element (with that text) is visible
+//       {"click": CSS, "text"?: S, "webview"?: true}   click it (in a webview's frame when asked)
+//       {"hover": CSS, "text"?: S}     move the mouse over it (toolbars that show on hover)
+//       {"type": S} / {"press": KEY}   keyboard input to the focused element
+//       {"screenshot": NAME}           as a screenshot request (saved with --screenshots)
+//       {"waitMs": N}                  let the page settle (animations, for screenshots)
 //   - Everything in this process's environment (PATH, CONTAINERS_CONF, ...) reaches the suite
 //     unchanged (no login-shell environment), plus CEM_HOST_RESULTS. The extension under test
 //     is usually not active yet when run() starts: await extension.activate() first.
@@ -228,6 +238,7 @@ const dirs = {
 for (const dir of Object.values(dirs)) fs.mkdirSync(dir, { recursive: true });
 const resultsFile = path.join(tmp, 'results.json');
 const requestFile = path.join(tmp, 'screenshot-request.json');
+const uiRequestFile = path.join(tmp, 'ui-request.json');
 const serverLog = path.join(tmp, 'code-server.log');
 const workbenchLog = path.join(tmp, 'workbench.log');
 const pageLog = path.join(tmp, 'page-console.log');
@@ -406,14 +417,69 @@ async function serveScreenshot(page) {
     log(`ignoring screenshot request with bad name ${JSON.stringify(name)}`);
     return;
   }
-  let saved = '';
-  if (screenshotDir) {
-    fs.mkdirSync(screenshotDir, { recursive: true });
-    saved = path.join(screenshotDir, `${name}.png`);
-    await page.screenshot({ path: saved });
-    log(`screenshot ${saved}`);
-  }
+  const saved = await saveScreenshot(page, name);
   fs.writeFileSync(path.join(tmp, `screenshot-done-${name}`), saved);
+}
+
+async function saveScreenshot(page, name) {
+  if (!screenshotDir) return '';
+  fs.mkdirSync(screenshotDir, { recursive: true });
+  const saved = path.join(screenshotDir, `${name}.png`);
+  await page.screenshot({ path: saved });
+  log(`screenshot ${saved}`);
+  return saved;
+}
+
+// The first frame (the page, or a webview's nested frame) where the locator finds something.
+async function locate(page, step, deadline) {
+  for (;;) {
+    const frames = step.webview ? page.frames().filter((f) => f !== page.mainFrame()) : [page.mainFrame()];
+    for (const frame of frames) {
+      let locator = frame.locator(String(step.click ?? step.hover ?? step.waitFor));
+      if (step.text) locator = locator.filter({ hasText: String(step.text) });
+      try {
+        if (await locator.first().isVisible()) return locator.first();
+      } catch {
+        // a frame that went away while looking
+      }
+    }
+    if (Date.now() > deadline) throw new Error(`no visible ${step.click ?? step.hover ?? step.waitFor}${step.text ? ` with text ${JSON.stringify(step.text)}` : ''}${step.webview ? ' in a webview' : ''}`);
+    await sleep(100);
+  }
+}
+
+async function serveUi(page) {
+  const req = readJson(uiRequestFile);
+  if (!req) return;
+  fs.rmSync(uiRequestFile, { force: true });
+  const id = String(req.id ?? '');
+  if (!/^[A-Za-z0-9._-]+$/.test(id)) {
+    log(`ignoring ui request with bad id ${JSON.stringify(id)}`);
+    return;
+  }
+  let outcome = { ok: true };
+  try {
+    for (const step of Array.isArray(req.steps) ? req.steps : []) {
+      const deadline = Date.now() + (Number(step.timeoutMs) || 20_000);
+      if (step.waitFor !== undefined) await locate(page, step, deadline);
+      else if (step.click !== undefined) await (await locate(page, step, deadline)).click();
+      else if (step.hover !== undefined) await (await locate(page, step, deadline)).hover();
+      else if (step.type !== undefined) await page.keyboard.type(String(step.type), { delay: 10 });
+      else if (step.press !== undefined) await page.keyboard.press(String(step.press));
+      else if (step.screenshot !== undefined && /^[A-Za-z0-9._-]+$/.test(String(step.screenshot))) await saveScreenshot(page, String(step.screenshot));
+      else if (step.waitMs !== undefined) await sleep(Math.min(Number(step.waitMs) || 0, 10_000));
+      else throw new Error(`unknown step ${JSON.stringify(step)}`);
+    }
+  } catch (err) {
+    outcome = { ok: false, error: err.message };
+    // What the page looked like, for the failure's reader (kept with --keep).
+    const seen = path.join(tmp, `ui-failed-${id}.png`);
+    await page.screenshot({ path: seen }).catch(() => {});
+    const toasts = await page.evaluate(() => document.querySelector('.notifications-toasts')?.textContent ?? '(no toasts)').catch(() => '');
+    log(`ui ${id}: notifications shown: ${String(toasts).slice(0, 500)}`);
+    log(`ui ${id} failed: ${err.message} (page: ${seen})`);
+  }
+  fs.writeFileSync(path.join(tmp, `ui-done-${id}`), JSON.stringify(outcome));
 }
 
 // Returns the suite's tests, plus a failed "harness: ..." entry when the run went wrong.
@@ -434,6 +500,7 @@ async function runSuite() {
       return results.tests ?? [];
     }
     await serveScreenshot(page).catch((err) => log(`screenshot failed: ${err.message}`));
+    await serveUi(page).catch((err) => log(`ui request failed: ${err.message}`));
     const partial = results?.tests ?? [];
     if (server.exitInfo) return [...partial, harnessFailure(`code-server exited (${server.exitInfo})`)];
     if (state.hostExit !== undefined) {

@@ -4,8 +4,11 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { waitingForConfirmation } from '../../src/bridge/run-log-reader.ts';
+import { snippetHash } from '../../src/bridge/snippets.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import { consentChecks } from './consent.ts';
+import { oauthChecks } from './oauth.ts';
 
 interface Outcome {
   name: string;
@@ -64,6 +67,32 @@ async function screenshot(name: string): Promise<void> {
   writeFileSync(join(dir, 'screenshot-request.json'), JSON.stringify({ name }));
   await waitFor(`screenshot ${name}`, () => existsSync(join(dir, `screenshot-done-${name}`)) || undefined, 30_000).catch(() => undefined);
 }
+
+/** A step of what the outer runner does in the page, as a user would (see test/host/run.mjs). */
+type UiStep =
+  | { waitFor: string; text?: string; webview?: boolean; timeoutMs?: number }
+  | { click: string; text?: string; webview?: boolean; timeoutMs?: number }
+  | { hover: string; text?: string; timeoutMs?: number }
+  | { type: string }
+  | { press: string }
+  | { screenshot: string }
+  | { waitMs: number };
+
+let uiRequests = 0;
+/** Has the outer runner act on the workbench (VS Code's own UI) and waits until it has. */
+async function ui(steps: UiStep[]): Promise<void> {
+  assert(resultsFile, 'no runner to act on the page');
+  const dir = join(resultsFile, '..');
+  const id = `ui-${++uiRequests}`;
+  writeFileSync(join(dir, 'ui-request.json'), JSON.stringify({ id, steps }));
+  const done = join(dir, `ui-done-${id}`);
+  const text = await waitFor(`the page actions ${id}`, () => (existsSync(done) ? readFileSync(done, 'utf8') : undefined), 120_000);
+  const outcome = JSON.parse(text) as { ok: boolean; error?: string };
+  assert(outcome.ok, `in the page: ${outcome.error ?? 'failed'}`);
+}
+
+/** A pause for the page to settle, then a screenshot (saved only when the runner has --screenshots). */
+const shot = (name: string, settleMs = 800): UiStep[] => [{ waitMs: settleMs }, { screenshot: name }];
 
 function toolName(): string | undefined {
   return vscode.lm.tools.find((t) => t.name.endsWith('run_python'))?.name;
@@ -141,7 +170,10 @@ export async function run(): Promise<void> {
     const run = await waitFor('the run in the Runs view', () => ext.runs.runs().find((r) => r.code.includes('create_entities') && r.status === 'ok'));
     assert(run.toolCalls.length === 2, `expected 2 tool calls, got ${run.toolCalls.length}`);
     const item = ext.runs.getTreeItem({ kind: 'run', run });
-    assert(String(item.description).includes('2 tool calls'), `description: ${String(item.description)}`);
+    // The row leads with state, duration and session; the code's first line is beside it.
+    assert(/^ok · [\d.]+ (ms|s) · default$/.test(String(item.label)), `label: ${String(item.label)}`);
+    assert(String(item.description).startsWith('await mcp_memory.create_entities'), `description: ${String(item.description)}`);
+    assert((item.tooltip as vscode.MarkdownString).value.includes('2 tool calls'), 'the tooltip does not count the tool calls');
     await vscode.commands.executeCommand('workbench.view.extension.codeExecutionMode');
   });
 
@@ -204,6 +236,43 @@ export async function run(): Promise<void> {
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   });
 
+  await check('Save as Snippet clicked in the run panel, then the model runs it: the file and both runs say where it came from', async () => {
+    const code = '# double the answer\nanswer = 21\nanswer * 2';
+    await invoke(code);
+    const run = await waitFor('the run to save', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
+    await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
+    await waitFor('the panel for that run', () => (ext.panel()?.run.id === run.id ? true : undefined), 10_000);
+    const title = (step: string) => ({ waitFor: '.quick-input-widget .quick-input-title', text: `Save Run as Snippet (${step})` });
+    await ui([
+      { click: '#save-snippet', webview: true },
+      title('1/3'),
+      { press: 'ControlOrMeta+a' },
+      { type: 'double_answer' },
+      { press: 'Enter' },
+      title('2/3'),
+      { type: 'Doubles the answer it is given.' },
+      { press: 'Enter' },
+      title('3/3'),
+      { type: 'answer' },
+      { press: 'Enter' },
+    ]);
+    const path = join(ext.stateDir, 'snippets', 'double_answer.py');
+    const source = await waitFor('the snippet file', () => (existsSync(path) ? readFileSync(path, 'utf8') : undefined), 20_000);
+    assert(source.includes(`# Saved from sandbox run ${run.id} `), source);
+    assert(source.includes('async def main(answer=21):'), source);
+    const saved = await waitFor('the save in the run log', () => ext.runs.find(run.id)?.savedAsSnippets.find((s) => s.name === 'double_answer'));
+    assert(saved.sha256 === snippetHash(source), `hash ${saved.sha256}`);
+    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+    const text = await invoke('await run_snippet("double_answer", answer=50)');
+    assert(text.includes('100'), `result: ${text}`);
+    const used = await waitFor('the snippet run', () => ext.runs.runs().find((r) => r.code.includes('run_snippet("double_answer"') && r.status === 'ok'));
+    assert(used.snippets[0]?.name === 'double_answer' && used.snippets[0].origin === 'user', `snippets: ${JSON.stringify(used.snippets)}`);
+    assert(used.snippets[0].sha256 === snippetHash(source) && used.snippets[0].arguments === 'answer=50', `snippets: ${JSON.stringify(used.snippets)}`);
+    await vscode.commands.executeCommand('codeExecutionMode.openRun', used.id);
+    await waitFor('the panel for the snippet run', () => (ext.panel()?.run.id === used.id ? true : undefined), 10_000);
+    await ui(shot('run-panel-snippet', 2500));
+  });
+
   await check("Run Selection goes through VS Code's MCP client to the same bridge and session as the agent", async () => {
     await invoke('shared_marker = 41');
     const code = 'shared_marker + 1';
@@ -224,7 +293,8 @@ export async function run(): Promise<void> {
       'servers',
       {
         memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') }, description: 'Knowledge graph memory' },
-        fixture: { command: process.execPath, args: [fixtureServer], description: 'Test fixture' },
+        // echo asks first: the confirmation checks below answer in VS Code's own UI.
+        fixture: { command: process.execPath, args: [fixtureServer], description: 'Test fixture', confirmTools: ['echo'] },
       },
       vscode.ConfigurationTarget.Global,
     );
@@ -244,6 +314,57 @@ export async function run(): Promise<void> {
     await waitFor('fixture tools in the Tools view', () => ext.tools.servers().find((s) => s.name === 'fixture' && (s.tools?.length ?? 0) > 0));
     await sleep(1000);
     await screenshot('views');
+  });
+
+  // The confirmation comes while vscode.lm.invokeTool waits: VS Code shows it as a notification
+  // (no chat session) with Respond and, among its secondary actions, Cancel (a decline). In this
+  // headless window it goes to the notification center without a toast: open the center.
+  const question = '.notifications-center .notification-list-item';
+  const confirmationShown = { waitFor: question, text: 'wants to call the tool fixture.echo' } as const;
+  const showNotifications = () => vscode.commands.executeCommand('notifications.showList');
+  await check("a confirmation answered in VS Code's own UI: Respond, then the tool runs once", async () => {
+    const code = 'await mcp_fixture.echo(message="confirmed in the UI")';
+    const pending = invoke(code);
+    const waiting = await waitFor('the run to wait for confirmation', () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)), 30_000);
+    const row = ext.runs.getTreeItem({ kind: 'run', run: waiting });
+    assert(String(row.label).startsWith('waiting for confirmation · '), `label: ${String(row.label)}`);
+    await showNotifications();
+    await ui([
+      confirmationShown,
+      ...shot('confirmation'),
+      { click: '.notifications-center .monaco-button', text: 'Respond' },
+      // The form's one field: "for the rest of this session", a yes/no pick; false allows this call once.
+      { waitFor: '.quick-input-widget .quick-input-title', text: 'Allow this tool for the rest of this session' },
+      { type: 'false' },
+      { waitMs: 300 },
+      { press: 'Enter' },
+    ]);
+    const text = await pending;
+    await vscode.commands.executeCommand('notifications.hideList');
+    assert(text.includes('confirmed in the UI'), `result: ${text}`);
+    const run = await waitFor('the answer in the run log', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
+    assert(run.confirmations[0]?.answer === 'allowed-once', `confirmations: ${JSON.stringify(run.confirmations)}`);
+    assert(run.toolCalls.some((c) => c.tool === 'echo' && c.outcome === 'ok'), `calls: ${JSON.stringify(run.toolCalls)}`);
+  });
+
+  await check("a confirmation declined in VS Code's own UI: Cancel, then ToolError(kind='declined') and no call", async () => {
+    const code = 'try:\n    await mcp_fixture.echo(message="declined in the UI")\nexcept ToolError as e:\n    print("refused:", e.kind)';
+    const pending = invoke(code);
+    await waitFor('the run to wait for confirmation', () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)), 30_000);
+    await showNotifications();
+    await ui([
+      confirmationShown,
+      // Secondary actions sit behind the notification's "More Actions..." button, shown on hover.
+      { hover: question, text: 'wants to call the tool fixture.echo' },
+      { click: '.notifications-center .codicon-notifications-configure' },
+      { click: '.context-view .action-label', text: 'Cancel' },
+    ]);
+    const text = await pending;
+    await vscode.commands.executeCommand('notifications.hideList');
+    assert(text.includes('refused: declined'), `result: ${text}`);
+    const run = await waitFor('the answer in the run log', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
+    assert(run.confirmations[0]?.answer === 'declined', `confirmations: ${JSON.stringify(run.confirmations)}`);
+    assert(run.toolCalls.every((c) => c.outcome !== 'ok'), `calls: ${JSON.stringify(run.toolCalls)}`);
   });
 
   await check('what VS Code hands the model: a flood within the budget, a returned image once, no base64 as text', async () => {
@@ -269,6 +390,33 @@ export async function run(): Promise<void> {
     assert(image.data[0]!.mimeType.startsWith('image/'), `mime ${image.data[0]!.mimeType}`);
     assert(image.text.includes('<image image/png 70 bytes, attached>'), image.text);
     assert(!/[A-Za-z0-9+/]{60,}/.test(image.text), `base64 in the text: ${image.text}`);
+  });
+
+  await check('the run panel folds long output, searches the folded lines, opens it in an editor, zooms an image', async () => {
+    const code = 'import base64\nr = await mcp_fixture.image()\nemit_image(base64.b64decode(r[0]["data"]))\nfor i in range(3000):\n    print("line", i)';
+    await invoke(code);
+    const run = await waitFor('the long run', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
+    await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
+    await waitFor('the panel for that run', () => (ext.panel()?.run.id === run.id ? true : undefined), 10_000);
+    await ui([
+      { waitFor: '.fold', text: 'lines hidden', webview: true },
+      { click: '#search', webview: true },
+      { type: 'line 2500' },
+      { waitFor: '#search-results .hit', text: 'stdout:2501', webview: true },
+      { click: 'img.zoomable', webview: true },
+      { waitFor: 'img.zoomable.zoomed', webview: true },
+      { click: '.fold .open-text', webview: true },
+    ]);
+    const document = await waitFor('the whole output in an editor', () => {
+      const open = vscode.window.activeTextEditor?.document;
+      return open?.isUntitled && open.getText().includes('line 2999') ? open : undefined;
+    }, 15_000);
+    assert(document.lineCount >= 3000, `${document.lineCount} lines in the editor`);
+    await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+    // The Tools view's Python call uses the sandbox's aliases and the required parameters.
+    const fixture = ext.tools.servers().find((s) => s.name === 'fixture');
+    const add = fixture && ext.tools.getChildren(fixture).find((n) => n.kind === 'tool' && n.name === 'add');
+    assert(add?.kind === 'tool' && add.call === 'await mcp_fixture.add(a=..., b=...)', `call: ${add?.kind === 'tool' ? add.call : 'no tool'}`);
   });
 
   await check("the output channel has the bridge's notable events", async () => {
@@ -391,8 +539,8 @@ export async function run(): Promise<void> {
     assert(text.includes('Code Execution Mode: Prepare Sandbox Image'), text);
     const run = await waitFor('the failed run in the Runs view', () => ext.runs.runs().find((r) => r.code.includes('image-missing-probe') && r.status === 'error'));
     assert(run.durationMs !== undefined, 'the failed run has no duration');
-    const description = String(ext.runs.getTreeItem({ kind: 'run', run }).description);
-    assert(/^error · [\d.]+ (ms|s) · /.test(description), `description: ${description}`);
+    const label = String(ext.runs.getTreeItem({ kind: 'run', run }).label);
+    assert(/^error · [\d.]+ (ms|s) · /.test(label), `label: ${label}`);
   });
 
   await check('Diagnose opens a report with the failed image check and a Pull button', async () => {
@@ -433,6 +581,7 @@ export async function run(): Promise<void> {
   });
 
   await consentChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, image);
+  await oauthChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
 
   save(true);
 }

@@ -52,6 +52,20 @@ for (const runtime of testRuntimes()) {
       assert.equal(without.stdout, 'False');
     });
 
+    test('--workspace given twice mounts both folders at /workspace/<name>', async () => {
+      const [one, two] = [await mkdtemp(join(tmpdir(), 'cem-cli-ws-')), await mkdtemp(join(tmpdir(), 'cem-cli-ws-'))];
+      for (const [dir, text] of [[one!, 'one'], [two!, 'two']] as const) {
+        await chmod(dir, 0o755);
+        await writeFile(join(dir, 'note.txt'), text);
+        await chmod(join(dir, 'note.txt'), 0o644);
+      }
+      const code = 'import os\nsorted((n, open(f"/workspace/{n}/note.txt").read()) for n in os.listdir("/workspace"))';
+      const result = await cli(['run', ...base, '--workspace', one!, '--workspace', two!, '--workspace-access', 'read-only', '-c', code]);
+      assert.equal(result.exitCode, 0, result.stderr);
+      const expected = [[one!, 'one'], [two!, 'two']].map(([d, text]) => `('${d!.split('/').pop()}', '${text}')`).sort();
+      assert.equal(result.stdout, `[${expected.join(', ')}]`);
+    });
+
     test('a timeout exits 124 and --json gives the whole result', async () => {
       const result = await cli(['run', ...base, '--timeout', '1', '--json', '-c', 'while True: pass']);
       assert.equal(result.exitCode, 124);

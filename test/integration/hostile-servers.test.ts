@@ -177,6 +177,13 @@ describe(`hostile proxied servers (${runtime})`, () => {
       catalog = await readFile(join(bridge.stateDir, CATALOG_FILE), 'utf8');
     }
     assert.match(catalog, /"warning":"3 tools were left out for being over 4 KiB each \(proxy\.maxToolSchemaBytes\)"/);
+    // The page cap too: said in the log and kept as the server's warning for the Tools view.
+    assert.match(bridge.stderr(), /server endless: tool list cut: its tool list goes on past 50 pages; the rest is not read/);
+    for (let i = 0; i < 40 && !catalog.includes('goes on past 50 pages'); i++) {
+      await sleep(50);
+      catalog = await readFile(join(bridge.stateDir, CATALOG_FILE), 'utf8');
+    }
+    assert.match(catalog, /"warning":"its tool list goes on past 50 pages; the rest is not read"/);
   });
 });
 

@@ -1,5 +1,6 @@
 // The read-only workspace mount (sandbox.workspace) against real Podman and real Docker:
-// readable, not writable, not executable, and absent unless asked for.
+// readable, not writable, not executable, and absent unless asked for; several folders each at
+// /workspace/<name>.
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -67,6 +68,67 @@ for (const runtime of testRuntimes()) {
         assert.equal((await none.execute('import os\nos.path.exists("/workspace")')).value, 'False');
       } finally {
         await none.close();
+      }
+    });
+
+    test('several folders are each readable at /workspace/<name>, none writable or executable', async () => {
+      const second = mkdtempSync(join(tmpdir(), 'cem-ws-'));
+      const other = join(second, 'data');
+      mkdirSync(other);
+      writeFileSync(join(other, 'notes.md'), '# notes\n');
+      writeFileSync(join(other, 'run.sh'), '#!/bin/sh\necho ran\n');
+      for (const [path, mode] of [[second, 0o755], [other, 0o755], [join(other, 'notes.md'), 0o644], [join(other, 'run.sh'), 0o755]] as const) chmodSync(path, mode);
+      // Two folders both called "data": the second gets a unique name.
+      const both = new SessionManager(testSandbox(runtime, { workspace: { path: [join(dir, 'data'), other], access: 'read-only' }, prewarm: false }));
+      try {
+        const result = await both.execute(`
+import os, subprocess
+out = {'listing': sorted(os.listdir('/workspace')), 'first': open('/workspace/data/table.csv').read(), 'second': open('/workspace/data-2/notes.md').read()}
+for name in ('data', 'data-2'):
+    try:
+        open('/workspace/%s/new.txt' % name, 'w').write('x')
+        out['write ' + name] = 'written'
+    except OSError as e:
+        out['write ' + name] = type(e).__name__
+try:
+    open('/workspace/new.txt', 'w').write('x')
+    out['write top'] = 'written'
+except OSError as e:
+    out['write top'] = type(e).__name__
+try:
+    subprocess.run(['/workspace/data-2/run.sh'], check=True, capture_output=True)
+    out['exec'] = 'ran'
+except OSError as e:
+    out['exec'] = type(e).__name__
+out['options'] = sorted((l.split()[1], l.split()[3].split(',')[0]) for l in open('/proc/mounts') if l.split()[1].startswith('/workspace'))
+out['noexec'] = all('noexec' in l.split()[3] and 'nosuid' in l.split()[3] and 'nodev' in l.split()[3] for l in open('/proc/mounts') if l.split()[1].startswith('/workspace'))
+out
+`);
+        assert.equal(result.status, 'ok', JSON.stringify(result.error));
+        const value = result.value ?? '';
+        assert.match(value, /'listing': \['data', 'data-2'\]/);
+        assert.match(value, /'first': 'a,b\\n1,2\\n'/);
+        assert.match(value, /'second': '# notes\\n'/);
+        for (const name of ['data', 'data-2', 'top']) assert.match(value, new RegExp(`'write ${name}': '(OSError|PermissionError)'`), `not writable: ${name}`);
+        assert.match(value, /'exec': 'PermissionError'/);
+        assert.match(value, /'options': \[\('\/workspace\/data', 'ro'\), \('\/workspace\/data-2', 'ro'\)\]/);
+        assert.match(value, /'noexec': True/);
+      } finally {
+        await both.close();
+        rmSync(second, { recursive: true, force: true });
+      }
+    });
+
+    test('one bad folder among several refuses the start, named', async () => {
+      const bad = new SessionManager(testSandbox(runtime, { workspace: { path: [join(dir, 'data'), join(dir, 'gone')], access: 'read-only' }, prewarm: false }));
+      try {
+        const result = await bad.execute('1');
+        assert.notEqual(result.status, 'ok');
+        assert.match(JSON.stringify(result.error), /sandbox\.workspace\.path does not exist: .*gone/);
+      } catch (error) {
+        assert.match(String(error), /sandbox\.workspace\.path does not exist: .*gone/);
+      } finally {
+        await bad.close();
       }
     });
 

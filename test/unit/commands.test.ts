@@ -1,11 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { defaultSandboxConfig } from '../../src/config/schema.ts';
+import { defaultSandboxConfig, MAX_WORKSPACE_FOLDERS, type SandboxConfig } from '../../src/config/schema.ts';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BOOTSTRAP, LABEL, runArgs } from '../../src/sandbox/runtime/commands.ts';
-import { remoteRuntimeHost, resolveWorkspaceDir, workspaceSpec } from '../../src/sandbox/runtime/workspace.ts';
+import { remoteRuntimeHost, resolveWorkspaceMounts, workspaceSpec } from '../../src/sandbox/runtime/workspace.ts';
+
+/** The one folder a configuration mounts (real path), if any. */
+const resolveWorkspaceDir = (config: SandboxConfig, forbidden: string[] = []) => resolveWorkspaceMounts(config, forbidden)[0]?.dir;
 
 function pairs(args: string[], flag: string): string[] {
   return args.flatMap((a, i) => (a === flag ? [args[i + 1]!] : []));
@@ -56,9 +59,9 @@ test('podman gets no writable /run or /var/tmp and no host entries', () => {
 test('the workspace is mounted read-only, noexec, nosuid, nodev on both runtimes, and only when resolved', () => {
   const config = defaultSandboxConfig({ workspace: { path: '/srv/data', access: 'read-only' } });
   assert.ok(!runArgs('podman', config, { name: 'n', owner: 'o', session: 's' }).some((a) => a.includes('/workspace')), 'not mounted unless the start resolved it');
-  const podman = runArgs('podman', config, { name: 'n', owner: 'o', session: 's', workspace: '/srv/data' });
+  const podman = runArgs('podman', config, { name: 'n', owner: 'o', session: 's', workspace: [{ dir: '/srv/data', target: '/workspace' }] });
   assert.deepEqual(podman.slice(podman.indexOf('-v'), podman.indexOf('-v') + 2), ['-v', '/srv/data:/workspace:ro,noexec,nosuid,nodev']);
-  const docker = runArgs('docker', config, { name: 'n', owner: 'o', session: 's', workspace: '/srv/data' });
+  const docker = runArgs('docker', config, { name: 'n', owner: 'o', session: 's', workspace: [{ dir: '/srv/data', target: '/workspace' }] });
   const mount = docker[docker.indexOf('--mount') + 1]!;
   assert.match(mount, /^type=volume,dst=\/workspace,/);
   assert.match(mount, /volume-opt=device=\/srv\/data,/);
@@ -89,6 +92,39 @@ test('the workspace folder is checked: absolute, existing, a folder, not a root,
   }
 });
 
+test('several folders are mounted each at its own name under /workspace, each checked like one', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cem-ws-unit-'));
+  try {
+    for (const name of ['app', 'lib', 'file.txt']) (name.includes('.') ? writeFileSync(join(dir, name), 'x') : mkdirSync(join(dir, name)));
+    const ws = (path: string[]) => defaultSandboxConfig({ workspace: { path, access: 'read-only' } });
+    const mounts = resolveWorkspaceMounts(ws([join(dir, 'app'), join(dir, 'lib')]));
+    assert.deepEqual(mounts, [
+      { dir: realpathSync(join(dir, 'app')), target: '/workspace/app' },
+      { dir: realpathSync(join(dir, 'lib')), target: '/workspace/lib' },
+    ]);
+    const podman = runArgs('podman', ws([join(dir, 'app'), join(dir, 'lib')]), { name: 'n', owner: 'o', session: 's', workspace: mounts });
+    assert.deepEqual(podman.filter((_, i) => podman[i - 1] === '-v'), mounts.map((m) => `${m.dir}:${m.target}:ro,noexec,nosuid,nodev`));
+    const docker = runArgs('docker', ws([join(dir, 'app'), join(dir, 'lib')]), { name: 'n', owner: 'o', session: 's', workspace: mounts });
+    const dockerMounts = docker.filter((_, i) => docker[i - 1] === '--mount');
+    assert.equal(dockerMounts.length, 2);
+    assert.match(dockerMounts[1]!, /^type=volume,dst=\/workspace\/lib,.*"volume-opt=o=bind,ro,noexec,nosuid,nodev"$/);
+    // One bad folder refuses the whole mount, named.
+    assert.throws(() => resolveWorkspaceMounts(ws([join(dir, 'app'), join(dir, 'file.txt')])), /not a folder: .*file\.txt/);
+    assert.throws(() => resolveWorkspaceMounts(ws([join(dir, 'app'), '/'])), /file-system root/);
+    assert.throws(() => resolveWorkspaceMounts(ws([join(dir, 'app'), homedir()])), /home folder/);
+    assert.throws(() => resolveWorkspaceMounts(ws([join(dir, 'lib'), dir]), [join(dir, 'app')]), /state folder/);
+    // The list is capped, and every entry is checked as a path.
+    const many = Array.from({ length: MAX_WORKSPACE_FOLDERS + 1 }, (_, i) => `/srv/f${i}`);
+    assert.doesNotThrow(() => ws(many.slice(0, MAX_WORKSPACE_FOLDERS)));
+    assert.throws(() => ws(many), /16/);
+    assert.throws(() => ws([]), /sandbox|path|1/);
+    assert.throws(() => ws(['/srv/a', 'relative']), /absolute/);
+    assert.throws(() => ws(['/srv/a', '/srv/b:c']), /must not contain/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a remote runtime is recognised, and the workspace is then not mounted', () => {
   assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), 'tcp://10.0.0.2:2376');
   assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'ssh://me@box' }), 'ssh://box');
@@ -97,5 +133,5 @@ test('a remote runtime is recognised, and the workspace is then not mounted', ()
   assert.equal(remoteRuntimeHost('podman', { DOCKER_HOST: 'tcp://x:1' }), undefined);
   const config = defaultSandboxConfig({ workspace: { path: tmpdir(), access: 'read-only' } });
   assert.deepEqual(workspaceSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), {});
-  assert.deepEqual(workspaceSpec('docker', config, {}), { workspace: realpathSync(tmpdir()) });
+  assert.deepEqual(workspaceSpec('docker', config, {}), { workspace: [{ dir: realpathSync(tmpdir()), target: '/workspace' }] });
 });

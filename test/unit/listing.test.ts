@@ -8,12 +8,12 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { encode } from 'gpt-tokenizer';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION, listedInput, runPythonDescription } from '../../src/bridge/run-python.ts';
-import { MAX_INSTRUCTIONS_CHARS, serverInstructions } from '../../src/bridge/server-instructions.ts';
+import { MAX_INSTRUCTIONS_CHARS, MAX_PACKAGES_LINE_CHARS, packagesLine, serverInstructions } from '../../src/bridge/server-instructions.ts';
 import { parseConfig } from '../../src/config/load.ts';
 
 const MAX_LISTING_TOKENS = 200;
 
-async function listing(maxTimeoutSeconds: number, workspace?: { path: string; access: 'read-only' }) {
+async function listing(maxTimeoutSeconds: number, workspace?: { path: string | string[]; access: 'read-only' }) {
   const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds, ...(workspace ? { workspace } : {}) } });
   const server = new McpServer({ name: 'listing', version: '1' });
   server.registerTool(RUN_PYTHON, { description: runPythonDescription(sandbox), inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
@@ -41,6 +41,42 @@ test(`run_python's listing is at most ${MAX_LISTING_TOKENS} tokens (o200k) and s
   const properties = ((await listing(300)).inputSchema.properties ?? {}) as Record<string, { description?: string }>;
   assert.deepEqual(Object.keys(properties).sort(), ['code', 'reset', 'servers', 'session', 'timeout']);
   for (const [name, property] of Object.entries(properties)) assert.ok(property.description, `${name} has a description`);
+});
+
+test('the listing says where several workspace folders are, within the token limit however many', async () => {
+  const two = await listing(3600, { path: ['/srv/app', '/home/me/lib'], access: 'read-only' });
+  assert.match(two.description ?? '', /Read-only folders in \/workspace\.$/);
+  const many = Array.from({ length: 16 }, (_, i) => `/srv/a-rather-long-folder-name-number-${i}`);
+  for (const tool of [two, await listing(3600, { path: many, access: 'read-only' })]) {
+    const tokens = encode(JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })).length;
+    assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
+  }
+});
+
+test('with sandbox.packages built, the listing says "with packages" and stays within the limit; the instructions name them, capped', async () => {
+  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds: 3600, workspace: { path: '/srv/data', access: 'read-only' } } });
+  assert.equal(runPythonDescription(sandbox), runPythonDescription(sandbox, []));
+  const described = runPythonDescription(sandbox, ['numpy', 'pandas']);
+  assert.match(described, /^Python 3 sandbox, with packages \(no pip, no network\)/);
+  const server = new McpServer({ name: 'listing', version: '1' });
+  server.registerTool(RUN_PYTHON, { description: described, inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
+  const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+  const client = new Client({ name: 'listing-test', version: '1' });
+  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+  try {
+    const [tool] = (await client.listTools()).tools;
+    const tokens = encode(JSON.stringify({ name: tool!.name, description: tool!.description, inputSchema: tool!.inputSchema })).length;
+    assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
+  } finally {
+    await client.close();
+  }
+  assert.match(serverInstructions([], () => true, ['numpy', 'pandas']), /\nPython packages installed besides the standard library: numpy, pandas \(no pip\)\. No MCP servers/);
+  const many = Array.from({ length: 64 }, (_, i) => `some-rather-long-package-name-${i}`);
+  const line = packagesLine(many);
+  assert.ok(line.length <= MAX_PACKAGES_LINE_CHARS, `${line.length} characters`);
+  assert.match(line, /some-rather-long-package-name-0, .* and \d+ more \(no pip\)\.$/);
+  const text = serverInstructions(catalogOf(500, (i) => `Server number ${i} does a great many useful things for the agent`).records(), () => true, many);
+  assert.ok(text.length <= MAX_INSTRUCTIONS_CHARS, `${text.length} characters`);
 });
 
 function catalogOf(count: number, description: (i: number) => string | undefined): ToolCatalog {

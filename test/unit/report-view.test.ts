@@ -77,3 +77,29 @@ test('the panel escapes what the runtimes said and disables its buttons while bu
   assert.match(html, /class="busy" role="status">Pulling…/);
   assert.match(diagnoseHtml(undefined, assets), /Checking the sandbox…/);
 });
+
+test('packages not built or stale: the status bar says so (runs go on), the panel shows the check and a Build button', () => {
+  const ready: RuntimeStatus = {
+    ...imageMissing(),
+    state: 'ready',
+    problems: ['The sandbox image with sandbox.packages (numpy) is not built: build it once.'],
+    checks: [
+      ...imageMissing().checks.slice(0, 3),
+      { name: 'image', ok: true, detail: 'present' },
+      { name: 'packages', ok: false, detail: 'numpy: not built; runs use img without them' },
+      { name: 'init', ok: true, detail: 'ok' },
+      { name: 'start', ok: true, detail: 'ok' },
+    ],
+    fixes: [{ kind: 'build', label: 'Build the sandbox image with its packages', command: 'code-execution-mode build-image' }],
+    packages: { state: 'missing', tag: 'localhost/code-execution-mode-sandbox:0', packages: ['numpy'], stale: [] },
+  };
+  assert.equal(statusText({ image: 'img', chosen: ready, runtimes: [ready] }), '$(package) podman: packages not built');
+  const stale = { ...ready, packages: { state: 'missing' as const, tag: 't', packages: ['numpy'], stale: ['old'] } };
+  assert.equal(statusText({ image: 'img', chosen: stale, runtimes: [stale] }), '$(package) podman: packages stale');
+  const built = { ...ready, packages: { state: 'built' as const, tag: 't', packages: ['numpy'] } };
+  assert.equal(statusText({ image: 'img', chosen: built, runtimes: [built] }), '$(vm-active) podman: ready');
+  const html = diagnoseHtml({ image: 'img', chosen: ready, runtimes: [ready] }, assets);
+  assert.match(html, /data-check="packages" data-result="failed"/);
+  assert.match(html, /data-do="build"[^>]*>Build<\/button>/);
+  assert.doesNotMatch(diagnoseHtml({ image: 'img', runtimes: [imageMissing()] }, assets), /data-check="packages"/, 'no packages row without packages');
+});

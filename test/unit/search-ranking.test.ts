@@ -2,7 +2,8 @@
 // query's verb, questions, deleting tools, titles and annotations, word forms, speed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ToolRanker, type RankableTool } from '../../src/bridge/catalog/ranking.ts';
+import { COLLOCATIONS, PHRASES, SAME_ACTION, SAME_THING, SHORTHANDS, TOPICS } from '../../src/bridge/catalog/lexicon.ts';
+import { MAX_QUERY_WORDS, ToolRanker, wordsOf, type RankableTool } from '../../src/bridge/catalog/ranking.ts';
 
 function tool(server: string, name: string, description: string, extra: Partial<RankableTool> = {}): RankableTool {
   return { server, tool: name, description, params: [], ...extra };
@@ -93,6 +94,104 @@ test('word forms: stems, derived words, compounds, typos, the intent table', () 
   assert.equal(top(tools, 'sequential thinking')[0], 'sequential-thinking/sequentialthinking');
   assert.equal(top(tools, 'make a new folder')[0], 'fs/create_directory');
   assert.equal(top(tools, 'create a directroy')[0], 'fs/create_directory');
+});
+
+test('the lexicon: other words for an action or a thing, phrases, a verb read by its object', () => {
+  const tools = [
+    tool('browser', 'click', 'Click an element on the page'),
+    tool('browser', 'hover', 'Hover an element on the page'),
+    tool('browser', 'navigate', 'Navigate to a URL'),
+    tool('maps', 'distance_matrix', 'Calculate travel distance and time for multiple origins and destinations'),
+    tool('maps', 'elevation', 'Get elevation data for locations on the earth'),
+    tool('fs', 'read_text_file', 'Read the complete contents of a file as text'),
+    tool('fs', 'get_file_info', 'Retrieve detailed metadata about a file: size, creation time, last modified time'),
+    tool('fs', 'edit_file', 'Make line-based edits to a text file'),
+    tool('gh', 'create_issue', 'Create a new issue in a repository'),
+    tool('gh', 'add_issue_comment', 'Add a comment to an existing issue'),
+    tool('web', 'web_search', 'Performs a web search: general queries, news, articles and online content'),
+    tool('calc', 'get_sum', 'Returns the sum of two numbers', { params: [{ name: 'a' }, { name: 'b' }] }),
+  ];
+  // Words the tools never use: the lexicon's other words for the same action or thing.
+  assert.equal(top(tools, 'press the login button')[0], 'browser/click');
+  assert.equal(top(tools, 'search the internet')[0], 'web/web_search');
+  assert.equal(top(tools, 'latest news')[0], 'web/web_search');
+  // Two words meaning what neither says ("how far", "mouse over"), also with an article between.
+  assert.equal(top(tools, 'how far is it from paris to lyon')[0], 'maps/distance_matrix');
+  assert.equal(top(tools, 'how high above sea level is this town')[0], 'maps/elevation');
+  assert.equal(top(tools, 'move the mouse over a menu')[0], 'browser/hover');
+  // Two stop words with a meaning are a query word of their own.
+  assert.equal(top(tools, 'when was this file last changed')[0], 'fs/get_file_info');
+  // "open" reads a file, goes to a website, creates an issue.
+  assert.equal(top(tools, 'open a file')[0], 'fs/read_text_file');
+  assert.equal(top(tools, 'open a website')[0], 'browser/navigate');
+  assert.equal(top(tools, 'open a ticket')[0], 'gh/create_issue');
+  // Numbers speak of numbers.
+  assert.equal(top(tools, 'add 19 and 23')[0], 'calc/get_sum');
+  // Without the lexicon none of these words would be found.
+  assert.deepEqual(new ToolRanker(tools, { related: 0 }).rank('press the login button', 3), []);
+});
+
+test('the lexicon is written as queries are read: lowercase single words, phrases of two', () => {
+  const single = (w: string): boolean => wordsOf(w).length === 1 && wordsOf(w)[0] === w;
+  for (const group of [...SAME_ACTION, ...SAME_THING, ...TOPICS]) for (const w of group) assert.ok(single(w), w);
+  for (const [short, long] of SHORTHANDS) for (const w of [short, ...long]) assert.ok(single(w), w);
+  for (const [phrase, meaning] of PHRASES) {
+    // Articles are skipped when phrases are matched, so a phrase has none.
+    assert.ok(phrase.split(' ').length === 2 && phrase.split(' ').every((w) => single(w) && !['a', 'an', 'the'].includes(w)), phrase);
+    for (const w of meaning) assert.ok(single(w), w);
+  }
+  for (const [verb, objects, meaning] of COLLOCATIONS) for (const w of [verb, ...objects, ...meaning]) assert.ok(single(w), w);
+});
+
+test('a polite opening is not the request; a state after "is" is no action; a question word asks for its kind', () => {
+  const tools = [
+    tool('slack', 'post_message', 'Post a new message to a channel'),
+    tool('slack', 'get_channel_history', 'Get recent messages from a channel'),
+    tool('gh', 'create_issue', 'Create a new issue in a repository'),
+    tool('gh', 'list_issues', 'List issues in a repository with filtering options', { params: [{ name: 'state', type: 'Literal["open", "closed"]' }] }),
+    tool('gh', 'add_issue_comment', 'Add a comment to an existing issue'),
+    tool('gh', 'get_pull_request_reviews', 'Get the reviews on a pull request'),
+    tool('gh', 'search_users', 'Search for users on GitHub'),
+  ];
+  // The verb after "can you", "how do I", "is there a tool to" leads, as if said first.
+  const parts = (q: string): Record<string, number> => new ToolRanker(tools).scored(q, 1)[0]!.parts;
+  assert.equal(top(tools, 'can you post hello in the channel')[0], 'slack/post_message');
+  assert.equal(parts('can you post hello in the channel')['leadAction'], 1);
+  assert.equal(parts('how do I open an issue')['leadAction']! > 0, true);
+  assert.equal(top(tools, 'is there a tool to open an issue')[0], 'gh/create_issue');
+  // "are open" is the issues' state: nothing to create.
+  assert.equal(top(tools, 'which issues are open')[0], 'gh/list_issues');
+  // "who" asks for people.
+  assert.equal(top(tools, 'who on github is called torvalds')[0], 'gh/search_users');
+});
+
+test('a plain word a server is named after is not a server hint', () => {
+  const tools = [
+    tool('everything', 'get_env', 'Returns all environment variables'),
+    tool('memory', 'read_graph', 'Read the entire knowledge graph'),
+  ];
+  assert.equal(top(tools, 'dump everything in the knowledge graph')[0], 'memory/read_graph');
+});
+
+test('only the first words of a long query count, and a long query stays fast', () => {
+  const tools = [tool('a', 'read_file', 'Read a file'), tool('b', 'resize_image', 'Resize an image')];
+  const filler = Array.from({ length: MAX_QUERY_WORDS - 1 }, () => 'file').join(' ');
+  assert.ok(top(tools, `${filler} image`).includes('b/resize_image'));
+  assert.deepEqual(top(tools, `${filler} file image`), ['a/read_file']);
+  // Phrases and verbs with objects everywhere, over 5,000 tools.
+  const words = ['open', 'a', 'file', 'how', 'far', 'mouse', 'over', 'when', 'was', 'run', 'sql', 'the', 'issue', '42'];
+  const query = Array.from({ length: 1000 }, (_, i) => `${words[i % words.length]}${i % 3 === 0 ? i : ''}`).join(' ');
+  const many = Array.from({ length: 5000 }, (_, i) => tool(`s${i % 50}`, `${['read', 'open', 'create', 'run'][i % 4]}_${['file', 'issue', 'query', 'page'][(i >> 2) % 4]}_${i}`, `Open, read or create a file, an issue or a page ${i}`));
+  const ranker = new ToolRanker(many);
+  ranker.rank('warm up', 5);
+  // The fastest of five, generous for a busy machine: this only catches a blow-up.
+  let ms = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const start = performance.now();
+    assert.equal(ranker.rank(query, 5).length, 5);
+    ms = Math.min(ms, performance.now() - start);
+  }
+  assert.ok(ms < 100, `${ms} ms`);
 });
 
 test('empty and stop-word queries find nothing; limit is honoured; ties keep catalog order', () => {

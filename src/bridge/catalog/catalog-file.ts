@@ -19,6 +19,18 @@ export const OWNER_ENV = 'CODE_EXECUTION_MODE_OWNER';
 const serverStates = ['not-started', 'starting', 'running', 'error', 'disabled'] as const;
 export type ServerState = (typeof serverStates)[number];
 
+/** Icons kept of one tool, and the longest `src` (a data: URI of a small icon fits). */
+export const MAX_TOOL_ICONS = 8;
+export const MAX_TOOL_ICON_SRC_CHARS = 16 * 1024;
+
+const toolIconSchema = z.object({
+  src: z.string().min(1).max(MAX_TOOL_ICON_SRC_CHARS),
+  mimeType: z.string().max(100).optional(),
+  sizes: z.array(z.string().max(20)).max(16).optional(),
+  theme: z.enum(['light', 'dark']).optional(),
+});
+export type ToolIcon = z.infer<typeof toolIconSchema>;
+
 export const listedToolSchema = z.object({
   name: z.string().min(1).max(256),
   // A bad title is dropped, not the tool.
@@ -28,6 +40,8 @@ export const listedToolSchema = z.object({
   // What a call returns (its structured content): shown as the docs' Returns line.
   outputSchema: z.unknown().optional(),
   annotations: z.unknown().optional(),
+  // Shown by the docs, never fetched by the bridge; a bad or oversized list is dropped, not the tool.
+  icons: z.array(toolIconSchema).max(MAX_TOOL_ICONS).optional().catch(undefined),
 });
 
 // Loose objects: a field this version does not know survives another writer's rewrite.

@@ -3,7 +3,7 @@
 // to start every server; refreshed whenever a server lists its tools.
 import type { z } from 'zod';
 import { pythonName, uniqueAliases } from './aliases.ts';
-import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection, type CatalogServers, type ServerState } from './catalog-file.ts';
+import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection, type CatalogServers, type ServerState, type ToolIcon } from './catalog-file.ts';
 import { ToolIndex } from './search.ts';
 import { paramsOf, returnsOf, signatureOf, type ParamDoc } from './signature.ts';
 
@@ -20,6 +20,7 @@ export interface ToolEntry {
   inputSchema: unknown;
   outputSchema?: unknown;
   annotations?: unknown;
+  icons?: ToolIcon[];
   params: ParamDoc[];
   /** What a call returns, as a Python type from the outputSchema; absent: the tool's text. */
   returns?: string;
@@ -177,6 +178,7 @@ export class ToolCatalog {
         inputSchema: tool.inputSchema ?? { type: 'object' },
         ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
         ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
+        ...(tool.icons ? { icons: tool.icons } : {}),
         params,
         ...(returns ? { returns } : {}),
         signature: signatureOf(aliases[i]!, params, returns),
@@ -220,6 +222,7 @@ export class ToolCatalog {
                 inputSchema: t.inputSchema,
                 ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
                 ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+                ...(t.icons ? { icons: t.icons } : {}),
               })),
             }
           : {}),

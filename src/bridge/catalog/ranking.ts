@@ -2,7 +2,9 @@
 // server's words, title, the description's first sentence, the rest of it, parameter names and
 // choices, parameter descriptions, the server), each query word scored by its best form: itself,
 // a longer word it starts ("config" -> configuration), a one-letter typo, the base of a derived
-// word (relationship -> relation), or a related word from the intent table (synonyms.ts). Then
+// word (relationship -> relation), or a related word from the concept lexicon (lexicon.ts via
+// synonyms.ts: other words for an action or a thing, short forms, what a two-word phrase means,
+// "how far" -> distance, and a verb's sense by its object, "open a file" -> read). Then
 // reranked by:
 // - coverage: how much of the query (weighted by rarity) the tool answers, counting a word
 //   found only in the long description or a parameter's text for less;
@@ -17,7 +19,7 @@
 // Everything is precomputed per catalog; a query over 5,000 tools takes a couple of milliseconds.
 import SearchableMap from 'minisearch/SearchableMap';
 import { stemmer } from 'stemmer';
-import { relatedTable } from './synonyms.ts';
+import { actionWords, collocationTable, phraseTable, relatedTable } from './synonyms.ts';
 
 /** What the ranker reads of a tool; `title` and `annotations` are used when present. */
 export interface RankableTool {
@@ -53,7 +55,9 @@ export function wordsOf(text: string): string[] {
     .filter(Boolean);
 }
 
-const stems = new Map<string, string>();
+/** Words the stemmer folds into another word's stem ("news" -> new). */
+const OWN_STEMS = new Map([['news', 'news']]);
+const stems = new Map<string, string>(OWN_STEMS);
 /** The stem of a lowercase word, or undefined for a stop word. */
 export function stemOf(word: string): string | undefined {
   if (STOP_WORDS.has(word)) return undefined;
@@ -104,6 +108,8 @@ export interface RankWeights {
   leadAction: number;
   /** score × (1 + question) for a tool that reads (get, list, search...) when the query is a question. */
   question: number;
+  /** Weight of a verb's related words in a question ("what does issue 12 say" does not send). */
+  questionVerb: number;
   /** score × (1 + phrase × share of the query's word pairs found side by side). */
   phrase: number;
   /** Share of coverage a tool gets for a query word it lacks but another tool of its server has. */
@@ -121,24 +127,25 @@ export const DEFAULT_WEIGHTS: Readonly<RankWeights> = {
   title: 2.5,
   lead: 1.5,
   body: 0.6,
-  params: 0.5,
+  params: 0.25,
   paramDocs: 0.3,
   server: 0.5,
   k1: 1.2,
   b: 0.6,
   prefix: 0.6,
   fuzzy: 0.4,
-  related: 0.7,
+  related: 0.85,
   coverage: 2,
   coverageField: 1.2,
   nameCoverage: 0.6,
-  surface: 0.15,
-  action: 0.3,
+  surface: 0.3,
+  action: 0.15,
   leadAction: 0.3,
   question: 0.3,
+  questionVerb: 0.5,
   phrase: 0.4,
   serverSmoothing: 0.25,
-  serverHint: 2,
+  serverHint: 3,
   destructive: 0.8,
   intentHint: 0.1,
 };
@@ -179,6 +186,8 @@ export interface ScoredTool {
   parts: Record<string, number>;
 }
 
+/** Plain words that servers may be named after ("everything"): never taken as a server hint. */
+const COMMON_WORDS = new Set(['everything', 'anything', 'something', 'nothing', 'all']);
 const DERIVED = /(ship|ness|ment|hood|less|ful)$/;
 const READ_WORDS = new Set(['get', 'read', 'list', 'show', 'view', 'fetch', 'find', 'search', 'look', 'see']);
 const READ_ACTIONS = new Set(
@@ -241,6 +250,94 @@ function relatedByStem(stem: string): ReadonlyMap<string, number> {
     }
   }
   return relatedByStemTable.get(stem) ?? new Map();
+}
+
+/** Words of a query that count; the rest is ignored. */
+export const MAX_QUERY_WORDS = 48;
+const ARTICLES = new Set(['a', 'an', 'the']);
+const COPULAS = new Set(['is', 'are', 'was', 'were', 'be', 'been', 'being']);
+/** What a question word asks for ("who approved", "where is"), as stems. */
+const QUESTION_MEANINGS = new Map(
+  Object.entries({ who: ['user', 'people'], where: ['location', 'place'], when: ['time', 'date'] }).map(
+    ([word, meaning]) => [word, new Map(meaning.map((m) => [stemOf(m)!, 0.5]))] as const,
+  ),
+);
+/** What a number in a query speaks of ("add 19 and 23"). */
+const NUMBER_MEANING = new Map([['number', 0.5]]);
+
+/**
+ * The opening of a request that is not a question ("can you", "how do I", "is there a tool
+ * to", "I need to", "please"): what follows it is the request, its first word the verb.
+ */
+const OPENINGS: ReadonlyArray<ReadonlyArray<ReadonlySet<string>>> = [
+  [new Set(['please'])],
+  [new Set(['can', 'could', 'would', 'will']), new Set(['you', 'i', 'we'])],
+  [new Set(['how']), new Set(['do', 'can', 'could', 'should', 'would', 'does']), new Set(['i', 'we', 'you', 'one'])],
+  [new Set(['how']), new Set(['to'])],
+  [new Set(['is', 'are']), new Set(['there']), new Set(['a', 'any', 'some']), new Set(['tool', 'tools', 'way', 'function'])],
+  [new Set(['i', 'we']), new Set(['want', 'need', 'have', 'would', 'd']), new Set(['to', 'like'])],
+  [new Set(['i', 'we']), new Set(['want', 'need'])],
+  [new Set(['let', 'help']), new Set(['me', 'us'])],
+  [new Set(['to'])],
+  [new Set(['for', 'that'])],
+];
+
+function withoutOpening(words: readonly string[]): string[] {
+  let start = 0;
+  for (let changed = true; changed && start < words.length; ) {
+    changed = false;
+    for (const opening of OPENINGS) {
+      if (start + opening.length >= words.length) continue;
+      if (opening.every((set, k) => set.has(words[start + k]!))) {
+        start += opening.length;
+        changed = true;
+        break;
+      }
+    }
+  }
+  return words.slice(start);
+}
+
+/** Stems of the lexicon's verbs. */
+let actionStems: Set<string> | undefined;
+
+/** Per query word index, the stems a phrase it is part of means. */
+function phraseMeanings(words: readonly string[]): Map<number, Map<string, number>> {
+  const out = new Map<number, Map<string, number>>();
+  const table = phraseTable();
+  // Articles do not break a phrase ("move the mouse").
+  const at = words.flatMap((w, k) => (ARTICLES.has(w) ? [] : [k]));
+  for (let j = 0; j + 1 < at.length; j++) {
+    const [i, i2] = [at[j]!, at[j + 1]!];
+    const meaning = table.get(`${words[i]} ${words[i2]}`);
+    if (!meaning) continue;
+    // A pair of stop words ("when was", "who are") is a query word of its own: its meaning.
+    const targets = [i, i2].filter((k) => stemOf(words[k]!) !== undefined);
+    for (const k of targets.length > 0 ? targets : [i]) {
+      const forms = out.get(k) ?? new Map<string, number>();
+      for (const [word, strength] of meaning) {
+        const stem = stemOf(word);
+        if (stem && (forms.get(stem) ?? 0) < strength) forms.set(stem, strength);
+      }
+      out.set(k, forms);
+    }
+  }
+  // A verb's sense by a later word: "open" then "file" reads, "open" then "issue" creates.
+  const collocations = collocationTable();
+  const lastAt = new Map<string, number>();
+  words.forEach((w, k) => lastAt.set(w, k));
+  for (let i = 0; i < words.length; i++) {
+    for (const { objects, meaning } of collocations.get(words[i]!) ?? []) {
+      if (![...objects].some((o) => (lastAt.get(o) ?? -1) > i)) continue;
+      const forms = out.get(i) ?? new Map<string, number>();
+      for (const [word, strength] of meaning) {
+        const stem = stemOf(word);
+        if (stem && (forms.get(stem) ?? 0) < strength) forms.set(stem, strength);
+      }
+      out.set(i, forms);
+    }
+  }
+  return out;
 }
 
 export class ToolRanker {
@@ -390,7 +487,7 @@ export class ToolRanker {
   }
 
   /** The forms of one query word found in the catalog, each with its weight. */
-  private variants(word: string, stem: string): Variant[] {
+  private variants(word: string, stem: string, extra?: ReadonlyMap<string, number>, relatedScale = 1): Variant[] {
     const w = this.weights;
     const out = new Map<string, number>();
     const add = (term: string, weight: number): void => {
@@ -411,7 +508,8 @@ export class ToolRanker {
       const base = stemOf(word.slice(0, word.length - suffix[0].length));
       if (base) add(base, w.prefix);
     }
-    for (const [relatedStem, strength] of relatedByStem(stem)) add(relatedStem, w.related * strength);
+    for (const [relatedStem, strength] of relatedByStem(stem)) add(relatedStem, w.related * strength * relatedScale);
+    for (const [phraseStem, strength] of extra ?? []) add(phraseStem, w.related * strength);
     return [...out].map(([term, weight]) => ({ term, weight }));
   }
 
@@ -423,19 +521,35 @@ export class ToolRanker {
   /** The best tools for a query, best first, with their scores and what made them. */
   scored(query: string, limit: number): ScoredTool[] {
     const w = this.weights;
-    const words = wordsOf(query);
+    // A need is a sentence; a pasted page would cost a posting scan per word.
+    // "can you post...", "how do I rename...": the request starts after its polite opening.
+    const words = withoutOpening(wordsOf(query).slice(0, MAX_QUERY_WORDS));
     // "what reviews has a PR received", "which files changed": a question asks to read.
     const question = words.length > 0 && QUESTION_WORDS.has(words[0]!);
     const hints: Array<Set<string>> = [];
-    const asked: Array<{ word: string; stem: string }> = [];
-    for (const word of words) {
-      const servers = this.serverHints.get(word);
+    const asked: Array<{ word: string; stem: string; index: number; extra?: Map<string, number> }> = [];
+    // "how far", "mouse over", "open a file": what a phrase or a verb with its object means
+    // is added to the forms of its words.
+    const meanings = phraseMeanings(words);
+    for (const [index, word] of words.entries()) {
+      const servers = COMMON_WORDS.has(word) ? undefined : this.serverHints.get(word);
       if (servers) {
         hints.push(servers);
         continue;
       }
-      const stem = stemOf(word);
-      if (stem && !/^\p{L}$/u.test(word) && !asked.some((a) => a.stem === stem)) asked.push({ word, stem });
+      const meaning = meanings.get(index) ?? (/^\d+$/.test(word) ? NUMBER_MEANING : QUESTION_MEANINGS.get(word));
+      // A stop word carrying a phrase's meaning stands for it under a stem no text has.
+      const stem = stemOf(word) ?? (meaning ? `\u0000${word}` : undefined);
+      if (!stem || /^\p{L}$/u.test(word)) continue;
+      let entry = asked.find((a) => a.stem === stem);
+      if (!entry) {
+        entry = { word, stem, index };
+        asked.push(entry);
+      }
+      if (meaning) {
+        entry.extra ??= new Map();
+        for (const [term, strength] of meaning) if ((entry.extra.get(term) ?? 0) < strength) entry.extra.set(term, strength);
+      }
     }
     if ((asked.length === 0 && hints.length === 0) || limit <= 0) return [];
     const hinted = new Set(hints.flatMap((h) => [...h]));
@@ -465,8 +579,14 @@ export class ToolRanker {
     }
 
     const smoothed: number[] = [];
-    asked.forEach(({ word, stem }, wordIndex) => {
-      const variants = this.variants(word, stem);
+    actionStems ??= new Set([...actionWords()].flatMap((v) => stemOf(v) ?? []));
+    const verbs = actionStems;
+    asked.forEach(({ word, stem, extra, index }, wordIndex) => {
+      // "which issues are open": a word after "is"/"are" is a state, not an action; in a
+      // question a verb says what was done, not what to do.
+      const predicate = index > 0 && COPULAS.has(words[index - 1]!);
+      const scale = predicate ? 0 : question && verbs.has(stem) ? w.questionVerb : 1;
+      const variants = this.variants(word, stem, extra, scale);
       if (variants.length === 0) return;
       const own = this.vocabulary.get(stem);
       // A word the catalog never uses weighs what its other forms weigh on average.

@@ -1,6 +1,6 @@
 // Ranked tool search over every proxied server's tools (search_tool_docs, the Tools view's
 // filter). The ranking itself is in ranking.ts: BM25F over name words, title, first sentence,
-// description, parameters and server, with English stemming, intent synonyms (synonyms.ts),
+// description, parameters and server, with English stemming, a concept lexicon (lexicon.ts),
 // query coverage, name and phrase matches, the action word and server-name hints. Built once
 // per catalog change, queried in a few milliseconds over thousands of tools.
 import type { ToolEntry } from './catalog.ts';

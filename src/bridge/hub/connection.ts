@@ -8,7 +8,8 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult, type ClientCapabilities, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../../config/schema.ts';
 import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
 import { listedToolSchema } from '../catalog/catalog-file.ts';
@@ -17,8 +18,12 @@ import { callReason, exitText, SEE_LOG, seconds, StartTimeout, startReason, type
 import { Flow, GuardedTransport } from './guarded-transport.ts';
 import { limitedFetch } from './limited-fetch.ts';
 import { oversizeReason, ProxyLimitError, type ProxyLimits } from './limits.ts';
+import { installRelay, type CallContext, type ClientRelay } from './relay.ts';
 import { redactor, stderrSummary } from './stderr.ts';
+import { callAsTask, taskSupportOf, type TaskSupport } from './task-call.ts';
+import { urlElicitationsOf } from './url-elicitation.ts';
 import { MAX_PAGES, readToolList } from './tool-list.ts';
+import { ServerOAuth } from '../oauth/server-oauth.ts';
 import { childOf, httpKinds, httpTransport, isStdio, isStdioOversize, stdioTransport } from './transports.ts';
 
 export interface ProxyTimeouts {
@@ -81,6 +86,8 @@ export interface StartContext {
   secretValues: readonly string[];
   /** Added to a stdio server's environment last (the nesting marker). */
   env?: Record<string, string>;
+  /** The MCP authorization flow of an HTTP server (oauth/). */
+  oauth?: ServerOAuth | undefined;
 }
 
 const SET_SECRET_COMMAND = 'Code Execution Mode: Set Server Secret';
@@ -120,6 +127,15 @@ interface Link {
   client: Client;
   transport: GuardedTransport;
   state: LinkState;
+  /** What this link's client declared to the server (roots, elicitation, sampling). */
+  declared: ClientCapabilities;
+}
+
+/** The bridge's client, for the requests proxied servers send theirs (see relay.ts). */
+export interface RelaySetting {
+  relay: ClientRelay;
+  /** proxy.maxRelayBytes */
+  maxBytes: number;
 }
 
 export class ServerConnection {
@@ -153,7 +169,15 @@ export class ServerConnection {
   private lastWarning = '';
   /** Where the server's log messages go (set by the hub); rate-limited here. */
   serverLog: ((message: ServerLogMessage) => void) | undefined;
+  /** Told when the server says its resources or prompts changed (set by the hub; rate-limited by the transport). */
+  listChanged: ((kind: 'resources' | 'prompts') => void) | undefined;
   private logWindow = { start: 0, count: 0, dropped: 0 };
+  /** Where the server's requests to its client go (set by the hub); without it, none are declared. */
+  relay: RelaySetting | undefined;
+  /** Tool calls in flight, for the relay (whose runs to pause). */
+  private readonly inFlight = new Set<CallContext>();
+  /** The tools that run as tasks ("required" or "optional"), from this session's listing. */
+  private taskTools = new Map<string, TaskSupport>();
 
   constructor(
     name: string,
@@ -211,8 +235,20 @@ export class ServerConnection {
     );
   }
 
-  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, progress?: (progress: Progress) => void): Promise<CallToolResult> {
+  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, progress?: (progress: Progress) => void, context: CallContext = {}): Promise<CallToolResult> {
     const link = await this.ensureLink();
+    // Whether the tool runs as a task is said by the listing: list once this session if not yet.
+    if (!this.listed) await (context.untimed ? context.untimed(this.tools()) : this.tools()).catch(() => undefined);
+    const entry = { ...context };
+    this.inFlight.add(entry);
+    try {
+      return await this.callOnce(link, tool, args, signal, progress, entry, true);
+    } finally {
+      this.inFlight.delete(entry);
+    }
+  }
+
+  private async callOnce(link: Link, tool: string, args: Record<string, unknown>, signal: AbortSignal, progress: ((progress: Progress) => void) | undefined, context: CallContext, mayRetry: boolean): Promise<CallToolResult> {
     // A controller per call, linked to the run's signal only while the call is in flight: the SDK
     // never removes its abort listener from a request that completed, so handing it the run's
     // signal would cancel, at the end of the run, every call the run ever made.
@@ -220,19 +256,57 @@ export class ServerConnection {
     const abort = () => call.abort(signal.reason);
     if (signal.aborted) abort();
     else signal.addEventListener('abort', abort, { once: true });
+    const options = {
+      signal: call.signal,
+      timeout: this.timeouts.callMs,
+      ...(progress ? { onprogress: progress, resetTimeoutOnProgress: false } : {}),
+    };
+    let failure: unknown;
     try {
-      const result = await link.client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: call.signal,
-        timeout: this.timeouts.callMs,
-        ...(progress ? { onprogress: progress, resetTimeoutOnProgress: false } : {}),
-      });
+      const support = this.taskTools.get(tool);
+      const result =
+        support && link.client.getServerCapabilities()?.tasks?.requests?.tools?.call
+          ? await callAsTask(
+              link.client,
+              { name: tool, arguments: args },
+              options,
+              (status) => progress?.(status),
+              (taskId, answer) => this.log(this.detail(`server ${this.name}: task ${taskId} of ${tool} cancelled (tasks/cancel); ${answer}`)),
+            )
+          : await link.client.callTool({ name: tool, arguments: args }, undefined, options);
       this.failures = 0;
       return result as CallToolResult;
     } catch (error) {
-      throw this.explain(error, `calling ${tool}`, link);
+      failure = error;
     } finally {
       signal.removeEventListener('abort', abort);
     }
+    // A URL elicitation is what the call needs (-32042): asked of the bridge's client, then the call is made once more.
+    if (mayRetry && !signal.aborted && failure instanceof McpError && failure.code === ErrorCode.UrlElicitationRequired && this.relay?.relay.canElicitUrl()) {
+      const elicitations = urlElicitationsOf(failure.data);
+      if (elicitations.length > 0) {
+        const runs = context.runId ? [context.runId] : [];
+        let accepted = true;
+        for (const params of elicitations) {
+          const ask = this.relay.relay.elicitUrl(params, { server: this.name, runs, signal });
+          const answer = await (context.untimed ? context.untimed(ask) : ask).catch(() => undefined);
+          if (answer?.action !== 'accept') accepted = false;
+          if (!accepted) break;
+        }
+        if (accepted) return this.callOnce(link, tool, args, signal, progress, context, false);
+        const explained = this.explain(failure, `calling ${tool}`, link);
+        if (explained instanceof ServerError) throw new ServerError(`${explained.message} (the user was asked to open the URL and did not accept)`, explained.code, explained.data);
+        throw explained;
+      }
+    }
+    throw this.explain(failure, `calling ${tool}`, link);
+  }
+
+  /** Tells the server its roots changed (the bridge's client said so), when it was told of roots. */
+  rootsChanged(): void {
+    const link = this.link;
+    if (!link?.declared.roots) return;
+    link.client.sendRootsListChanged().catch(() => undefined);
   }
 
   /**
@@ -264,6 +338,8 @@ export class ServerConnection {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.relistTimer);
+    // A start waiting for the browser ends now too.
+    this.start.oauth?.cancel();
     // A start in progress ends now (its process too), not once it connects or times out.
     await this.attempt?.client.close().catch(() => undefined);
     const link = this.link ?? (await this.connecting?.catch(() => undefined));
@@ -294,6 +370,8 @@ export class ServerConnection {
 
   private async connect(): Promise<Link> {
     this.catalog.setState(this.name, 'starting');
+    // What the upstream client declares is what the bridge's client declared: known once it initialized.
+    await this.relay?.relay.ready();
     let config: ServerConfig;
     try {
       config = substituteServer(this.config, this.start.variables, this.start.secretKeys);
@@ -307,16 +385,34 @@ export class ServerConnection {
     const kinds = isStdio(config) ? (['stdio'] as const) : httpKinds(config);
     let lastError: unknown;
     let lastLink: Link | undefined;
-    for (const kind of kinds) {
+    try {
+      await this.start.oauth?.prepare();
+    } catch (error) {
+      throw this.failed(new ServerUnavailableError(`server "${this.name}" cannot start: ${(error as Error).message}`));
+    }
+    for (let i = 0, signedIn = false; i < kinds.length; i++) {
+      const kind = kinds[i]!;
       if (this.closed) break;
       const link = this.newLink(config, kind);
       lastLink = link;
       this.attempt = link;
+      this.start.oauth?.beginAttempt();
       try {
         await withTimeout(link.client.connect(link.transport, { timeout: this.timeouts.connectMs }), this.timeouts.connectMs);
       } catch (error) {
         lastError = link.state.oversize ? new ProxyLimitError(oversizeReason(this.limits.maxResultBytes)) : error;
         await link.client.close().catch(() => undefined);
+        const flowFailure = this.start.oauth?.flowFailure(error);
+        if (flowFailure) throw this.failed(new ServerUnavailableError(this.redact(flowFailure)));
+        // A 401 that began a sign-in: the browser step is waited for, then the same transport tried again.
+        if (this.start.oauth && ServerOAuth.isSignInError(error)) {
+          const failure = await this.signIn(this.start.oauth, signedIn, error);
+          // Said in the sign-in's own words (the URL to open, or why it failed), not as a start failure.
+          if (failure && this.closed) break;
+          if (failure) throw this.failed(failure);
+          signedIn = true;
+          i--;
+        }
         continue;
       } finally {
         this.attempt = undefined;
@@ -338,6 +434,19 @@ export class ServerConnection {
     // Let the last of a dying process's stderr arrive before quoting it.
     if (isStdio(config)) await new Promise((resolve) => setTimeout(resolve, 50));
     throw this.failed(this.startError(lastError, lastLink?.state.exit, isStdio(config) ? config.command : undefined));
+  }
+
+  /** Waits for the sign-in a 401 began (off the connect timeout); why it failed, or undefined once signed in. */
+  private async signIn(oauth: ServerOAuth, again: boolean, error: unknown): Promise<ServerUnavailableError | undefined> {
+    const message = oauth.message();
+    if (again || !message) return new ServerUnavailableError(message ?? `server "${this.name}" asks for a sign-in that could not start: ${(error as Error).message}`);
+    this.catalog.setState(this.name, 'starting', message);
+    try {
+      await oauth.waitForSignIn();
+      return undefined;
+    } catch (error) {
+      return new ServerUnavailableError(`server "${this.name}": ${(error as Error).message}`);
+    }
   }
 
   /** A client and guarded transport for one attempt to start the server. */
@@ -373,15 +482,20 @@ export class ServerConnection {
             transport.end();
           },
         }),
+        this.start.oauth,
       );
       transport = new GuardedTransport(inner, guard);
       if (inner instanceof StreamableHTTPClientTransport) state.terminate = () => inner.terminateSession();
     }
-    const client = new Client({ name: 'code-execution-mode', version: '0.1.0' }, { capabilities: {} });
-    const link: Link = { client, transport, state };
+    const declared = this.relay?.relay.upstreamCapabilities() ?? {};
+    const client = new Client({ name: 'code-execution-mode', version: '0.1.0' }, { capabilities: declared });
+    const link: Link = { client, transport, state, declared };
+    if (this.relay) installRelay(client, this.name, this.relay.relay, declared, () => this.inFlight, this.relay.maxBytes);
     // Our own handler (not the SDK's listChanged option, whose debounce a steady flood never lets fire).
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onListChanged(link));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => this.onServerLog(link, notification.params));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.onOtherListChanged(link, 'resources'));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.onOtherListChanged(link, 'prompts'));
     return link;
   }
 
@@ -481,6 +595,12 @@ export class ServerConnection {
     }
   }
 
+  /** A change of the server's resources or prompts: passed on (the bridge re-exposes them). */
+  private onOtherListChanged(link: Link, kind: 'resources' | 'prompts'): void {
+    if (this.link !== link || this.closed) return;
+    this.listChanged?.(kind);
+  }
+
   /** Relays a log message of the server, at most MAX_SERVER_LOGS_PER_SECOND; says how many were dropped. */
   private onServerLog(link: Link, message: ServerLogMessage): void {
     if (this.link !== link && this.attempt !== link) return;
@@ -526,6 +646,7 @@ export class ServerConnection {
         maxPages: MAX_PAGES,
       },
     );
+    this.taskTools = taskSupportOf(listed.tools);
     const invalid = listed.tools.filter((t) => !listedToolSchema.safeParse(t).success).length;
     const notes = [...listed.notes, ...(invalid > 0 ? [`${invalid} ${invalid === 1 ? 'tool was' : 'tools were'} left out for not being valid tool descriptions`] : [])];
     const warning = notes.join('; ');
@@ -558,6 +679,9 @@ export class ServerConnection {
 
   private explain(error: unknown, doing: string, link: Link): Error {
     if (error instanceof ServerUnavailableError || error instanceof ProxyLimitError) return error;
+    // The server wants a sign-in (its tokens expired and could not be refreshed, or were signed out).
+    const signIn = this.start.oauth && ServerOAuth.isSignInError(error) ? this.start.oauth.message() : undefined;
+    if (signIn) return new ServerUnavailableError(signIn);
     if (link.state.oversize) {
       return new ProxyLimitError(`server "${this.name}" failed ${doing}: ${oversizeReason(this.limits.maxResultBytes)}; it is started again on next use`);
     }

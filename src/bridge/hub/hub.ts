@@ -13,11 +13,12 @@ import { substituteServer, type VariableContext } from '../../config/variables.t
 import { ToolCatalog, type ServerState, type ToolEntry } from '../catalog/catalog.ts';
 import { confirmationNeeded, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './confirm.ts';
 import { ConsentGate, ConsentNeededError, type ConsentState } from './consent.ts';
-import { ServerConnection, type ServerLogMessage, type StartContext } from './connection.ts';
+import { ServerConnection, type RelaySetting, type ServerLogMessage, type StartContext } from './connection.ts';
 import { formatBytes, jsonBytes, ProxyLimitError, type ProxyLimits } from './limits.ts';
 import { toolAllowed } from './policy.ts';
 import { markerEnv, nestedRefusal, startsThisBridge } from './self-proxy.ts';
 import { isStdio } from './transports.ts';
+import { HubOAuth } from '../oauth/hub-oauth.ts';
 
 export class ToolCallError extends Error {
   override readonly name: string = 'ToolCallError';
@@ -39,10 +40,14 @@ export interface HubOptions {
   env?: NodeJS.ProcessEnv;
   /** Where proxied servers' log messages go (already rate-limited per server). */
   serverLog?: (server: string, message: ServerLogMessage) => void;
+  /** Told when a server says its resources or prompts changed. */
+  serverListChanged?: (server: string, kind: 'resources' | 'prompts') => void;
+  /** The bridge's client, for proxied servers' requests to theirs (roots, elicitation, sampling). */
+  relay?: RelaySetting;
 }
 
 /** The parts of the configuration the hub reads; `secrets` as applySecrets leaves it. */
-export type HubConfig = Pick<Config, 'servers' | 'proxy' | 'consent'> & { workspaceFolder?: string | undefined; secrets?: Secrets | undefined };
+export type HubConfig = Pick<Config, 'servers' | 'proxy' | 'consent'> & { workspaceFolder?: string | undefined; secrets?: Secrets | undefined; tokenKey?: Buffer | undefined };
 
 /** How long search and discovery wait, in all, for servers whose tools are not known yet. */
 export const DISCOVERY_WAIT_MS = 1500;
@@ -71,6 +76,8 @@ export class ProxyHub {
   private readonly refused = new Map<string, string>();
   private readonly log: (message: string) => void;
   private readonly limits: ProxyLimits;
+  /** OAuth sign-ins and token files (in the state dir, so only with one). */
+  private readonly oauth: HubOAuth | undefined;
   private closed = false;
 
   constructor(config: HubConfig, options: HubOptions = {}) {
@@ -91,6 +98,7 @@ export class ProxyHub {
       callMs: config.proxy.callTimeoutSeconds * 1000,
     };
     this.limits = config.proxy;
+    this.oauth = options.stateDir ? new HubOAuth(options.stateDir, config.tokenKey, this.log) : undefined;
     const own = options.env ?? process.env;
     const nested = nestedRefusal(own);
     const { [SECRETS_ENV]: _secrets, ...env } = process.env;
@@ -117,10 +125,14 @@ export class ProxyHub {
         continue;
       }
       if (isStdio(server)) start.env = markerEnv(server, own);
+      this.oauth?.attach(start, name, server);
       const make = () => {
         const connection = new ServerConnection(name, server, this.catalog, timeouts, this.log, start, this.limits);
         const serverLog = options.serverLog;
         if (serverLog) connection.serverLog = (message) => serverLog(name, message);
+        connection.relay = options.relay;
+        const listChanged = options.serverListChanged;
+        if (listChanged) connection.listChanged = (kind) => listChanged(name, kind);
         return connection;
       };
       this.connectionMakers.set(name, make);
@@ -247,6 +259,8 @@ export class ProxyHub {
     options: {
       progress?: (progress: Progress) => void;
       untimed?: WaitOptions['untimed'];
+      /** The run making the call (for the relay's record, and whose clock its waits pause). */
+      runId?: string;
       /** Asks the user about a call that needs confirmation; resolves to go on, throws to refuse. */
       confirm?: (request: ConfirmationRequest) => Promise<void>;
     } = {},
@@ -286,7 +300,8 @@ export class ProxyHub {
         timeoutMs: (resolved.config.confirmTimeoutSeconds ?? 120) * 1000,
       });
     }
-    const result = await resolved.connection.callTool(entry.tool, args, signal, options.progress);
+    const context = { ...(options.runId ? { runId: options.runId } : {}), ...(options.untimed ? { untimed: options.untimed } : {}) };
+    const result = await resolved.connection.callTool(entry.tool, args, signal, options.progress, context);
     return { server: resolved.name, tool: entry.tool, result };
   }
 
@@ -319,9 +334,15 @@ export class ProxyHub {
     return { server: resolved.name, result };
   }
 
+  /** The bridge's client changed its roots: every running server that was told of roots is told. */
+  rootsChanged(): void {
+    for (const connection of this.connections.values()) connection.rootsChanged();
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.consent.close();
+    this.oauth?.close();
     await Promise.all([...this.connections.values()].map((c) => c.close()));
     await this.catalog.flush();
   }

@@ -3,6 +3,7 @@
 // (Streamable HTTP, SSE as fallback).
 import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -83,18 +84,27 @@ export function childOf(transport: StdioClientTransport): ChildProcess | undefin
   return child instanceof EventEmitter && 'stdout' in child ? (child as ChildProcess) : undefined;
 }
 
-/** `fetch` (when given) wraps every request, to cap and pace response bodies. */
-export function httpTransport(config: HttpServerConfig, kind: 'streamable' | 'sse', extraHeaders: Record<string, string> = {}, wrap: (f: FetchLike) => FetchLike = (f) => f): Transport {
+/** The MCP authorization flow of a server (oauth/server-oauth.ts): its provider, and its wrapper of token requests. */
+export interface HttpAuth {
+  provider: OAuthClientProvider;
+  refreshes: { wrap(f: FetchLike): FetchLike };
+}
+
+/** `fetch` (when given) wraps every request, to cap and pace response bodies; `oauth` answers a 401. */
+export function httpTransport(config: HttpServerConfig, kind: 'streamable' | 'sse', extraHeaders: Record<string, string> = {}, wrap: (f: FetchLike) => FetchLike = (f) => f, oauth?: HttpAuth): Transport {
   const url = new URL(config.url);
   const headers = { ...config.headers, ...extraHeaders };
-  const base: FetchLike = (u, init) => fetch(u, init);
+  const plain: FetchLike = (u, init) => fetch(u, init);
+  const base = oauth ? oauth.refreshes.wrap(plain) : plain;
+  const auth = oauth ? { authProvider: oauth.provider } : {};
   return kind === 'sse'
     ? new SSEClientTransport(url, {
+        ...auth,
         requestInit: { headers },
         fetch: wrap(base),
         eventSourceInit: { fetch: wrap((u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } })) },
       })
-    : new StreamableHTTPClientTransport(url, { requestInit: { headers }, fetch: wrap(base) });
+    : new StreamableHTTPClientTransport(url, { ...auth, requestInit: { headers }, fetch: wrap(base) });
 }
 
 /** Which HTTP transport to try first; `sse` pins the legacy one. */

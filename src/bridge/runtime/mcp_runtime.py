@@ -175,8 +175,9 @@ def discovered_servers():
 
 async def search_tool_docs(query, limit=5, detail="summary"):
     """Ranked search over every enabled server's tools, best first. Each hit has server, tool,
-    alias and description; detail="full" adds signature, returns and inputSchema (and title,
-    annotations, outputSchema when the server gives them). Servers whose tools
+    alias and description, and "hint": "read-only" or "destructive" when the server says so;
+    detail="full" adds signature, returns and inputSchema (and title, annotations, outputSchema,
+    icons when the server gives them). Servers whose tools
     are not known yet (still starting, or failed) are named in one line on stderr."""
     reply = await _host.request("search_tools", {"query": str(query), "limit": int(limit), "detail": detail})
     if isinstance(reply, list):
@@ -201,8 +202,8 @@ async def query_tool_docs(server, tool=None, detail="summary"):
     """Docs of one tool, or of every tool of `server`: always a list of the same dicts as
     search_tool_docs(); detail="full" adds signature (nested shapes, choices, defaults),
     returns (what a call returns) and inputSchema, and when the server gives them title,
-    annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint) and
-    outputSchema."""
+    annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), outputSchema
+    and icons."""
     return await _host.request("query_tools", {"server": server, "tool": tool, "detail": detail})
 
 
@@ -215,6 +216,24 @@ class SnippetError(Exception):
         self.snippet = snippet
 
 
+def _shown_arguments(args, kwargs):
+    """The arguments of a run_snippet call for the run log: short reprs, never the whole value."""
+    import reprlib
+
+    shorten = reprlib.Repr()
+    shorten.maxstring = shorten.maxother = 60
+    shorten.maxlist = shorten.maxtuple = shorten.maxdict = shorten.maxset = 6
+
+    def one(value):
+        try:
+            return shorten.repr(value)
+        except Exception:
+            return "<%s>" % type(value).__name__
+
+    parts = [one(a) for a in args] + ["%s=%s" % (str(k)[:40], one(v)) for k, v in list(kwargs.items())[:20]]
+    return ", ".join(parts)[:1000]
+
+
 async def run_snippet(name, /, *args, **kwargs):
     """Runs the saved snippet `name` (see search_tool_docs hits with kind "snippet"): its source
     comes from the host and runs in a fresh module of its own in this session; its main(**kwargs)
@@ -225,7 +244,7 @@ async def run_snippet(name, /, *args, **kwargs):
 
     name = str(name)
     try:
-        reply = await _host.request("get_snippet", {"name": name})
+        reply = await _host.request("get_snippet", {"name": name, "arguments": _shown_arguments(args, kwargs)})
     except _host.HostError as error:
         raise SnippetError(name, str(error)) from None
     filename = "<snippet %s>" % name
@@ -292,10 +311,16 @@ def capability_summary():
     lines.append("Full docs (parameter shapes, what a call returns): await query_tool_docs(server, tool, detail=\"full\") or help(mcp_<server>.<tool>).")
     lines.append("Resources and prompts: await list_resources(server), await read_resource(server, uri) (also a resource_link a tool returned), await list_resource_templates(server), await list_prompts(server), await get_prompt(server, name, {arg: str}).")
     lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it, \"declined\" when the user refused a call that asks for confirmation).")
-    lines.append("Standard library only (no pip), no network; files in /work and /tmp only. emit_image(png_bytes) shows an image.")
+    lines.append("Standard library only (no pip), no network; files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run).")
     lines.append("Files written under /work/out come back with the result (small text inline, others attached; at most 20, 4 MB each), then the folder is emptied.")
-    if os.path.isdir("/workspace"):
+    if os.path.ismount("/workspace"):
         lines.append("The user's files are at /workspace, read-only.")
+    elif os.path.isdir("/workspace"):
+        try:
+            folders = sorted(os.listdir("/workspace"))
+        except OSError:
+            folders = []
+        lines.append("The user's folders are at %s, read-only." % ", ".join("/workspace/" + name for name in folders))
     return "\n".join(lines)
 
 

@@ -89,7 +89,7 @@ def _module_hint(exc):
         text = "Installed: the Python standard library and %s." % shown
     else:
         text = "Only the Python standard library is installed."
-    text += " pip is not available (no network)."
+    text += " pip is not available (no network); the user adds packages with the setting sandbox.packages (built into the sandbox image)."
     instead = _INSTEAD.get(name)
     if instead:
         text += " Instead of %s use %s." % (name, instead)

@@ -435,10 +435,96 @@ def emit_image(data, mime="image/png"):
     _send({"t": "image", "run": _state.run or _state.last_run, "mime": mime, "data": base64.b64encode(data).decode("ascii")})
 
 
+# ---- plots: matplotlib figures come back as PNG images ----
+#
+# matplotlib is never imported here (it costs a fresh interpreter a second or more). Its
+# backend is named in the environment and provided by a finder below, so the code that imports
+# matplotlib gets a non-interactive backend whose show() emits the open figures; figures still
+# open at the end of a run are emitted too. Each figure is closed once emitted.
+
+_PLOTS_MODULE = "_sandbox_plots"
+_PLOTS_BACKEND = "module://" + _PLOTS_MODULE
+_PLOTS_DPI = 100  # matplotlib's default figure (6.4 x 4.8 in) is then 640 x 480 pixels
+_MAX_PLOT_SIDE = 1600  # pixels: a bigger figure is rendered at a lower dpi
+_PLOTS_SOURCE = """
+from matplotlib.backends.backend_agg import FigureCanvasAgg as FigureCanvas
+import sandbox_host as _host
+
+def show(*args, **kwargs):
+    _host.emit_figures()
+"""
+
+
+class _PlotsBackendFinder:
+    """Makes the backend module importable, only when matplotlib asks for it."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != _PLOTS_MODULE:
+            return None
+        import importlib.machinery
+
+        return importlib.machinery.ModuleSpec(name, _PlotsBackendFinder)
+
+    @staticmethod
+    def create_module(spec):
+        return None
+
+    @staticmethod
+    def exec_module(module):
+        # "<kernel>": its frames are left out of tracebacks like the kernel's own.
+        exec(compile(_PLOTS_SOURCE, "<kernel>", "exec"), module.__dict__)
+
+
+sys.meta_path.append(_PlotsBackendFinder)
+os.environ["MPLBACKEND"] = _PLOTS_BACKEND
+# For matplotlib in this process only: a child process could not import the backend module, so
+# the variable is left out of the environment children inherit (os.environ keeps it).
+os.unsetenv("MPLBACKEND")
+# The root file system is read-only: matplotlib's font cache goes to the tmpfs.
+os.environ.setdefault("MPLCONFIGDIR", "/tmp/matplotlib")
+
+
+def _plot_dpi(width_inches, height_inches, dpi):
+    """The dpi a figure is rendered at: its own, lowered so that neither side passes the cap."""
+    dpi = dpi if isinstance(dpi, (int, float)) and dpi > 0 else _PLOTS_DPI
+    longest = max(width_inches, height_inches, 1e-3)
+    return min(dpi, _MAX_PLOT_SIDE / longest)
+
+
+def emit_figures(strict=True):
+    """Emits every open matplotlib figure as a PNG image and closes it; returns how many were
+    emitted. With strict=False (the end of a run) a figure that fails is said on stderr."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None:
+        return 0
+    import matplotlib
+
+    if matplotlib.get_backend() != _PLOTS_BACKEND:
+        return 0  # the code chose another backend: its figures are its own business
+    emitted = 0
+    for number in list(plt.get_fignums()):
+        figure = plt.figure(number)
+        try:
+            width, height = figure.get_size_inches()
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", dpi=_plot_dpi(width, height, figure.dpi))
+            emit_image(buffer.getvalue())
+            emitted += 1
+        except Exception as exc:
+            if strict:
+                raise
+            _stderr.write("[sandbox] figure %s not shown: %s: %s\n" % (number, type(exc).__name__, _cut(str(exc), 300)))
+        finally:
+            plt.close(figure)
+    return emitted
+
+
 _host_module = types.ModuleType("sandbox_host")
 _host_module.request = request
 _host_module.request_sync = request_sync
 _host_module.emit_image = emit_image
+_host_module.emit_figures = emit_figures
 _host_module.HostError = HostError
 _host_module.add_error_hint = _add_error_hint
 _host_module.hide_frames = _hide_frames
@@ -589,6 +675,26 @@ def _cancel_leftover_tasks():
             pass
 
 
+def _figures_after_error(interrupted):
+    """Figures a failed run left open: shown (what it drew before failing helps), or only
+    closed after an interrupt, so that none turns up with a later run."""
+    plt = sys.modules.get("matplotlib.pyplot")
+    if plt is None or sys.modules["matplotlib"].get_backend() != _PLOTS_BACKEND:
+        return
+    _user[0] = not interrupted
+    try:
+        if not interrupted:
+            emit_figures(strict=False)
+    except BaseException:
+        pass
+    finally:
+        _user[0] = False
+        try:
+            plt.close("all")
+        except BaseException:
+            pass
+
+
 def _run_code(code):
     """Compiles and runs one run's code: (status, value repr or None, error or None)."""
     _run_count[0] += 1
@@ -605,6 +711,7 @@ def _run_code(code):
             return "error", None, _error_of(exc)
         _evaluate(body)
         value = _evaluate(expr) if expr is not None else None
+        emit_figures(strict=False)
         if value is None:
             return "ok", None, None
         _namespace["_"] = value
@@ -612,10 +719,13 @@ def _run_code(code):
     except KeyboardInterrupt as exc:
         _user[0] = False
         _cancel_leftover_tasks()
+        _figures_after_error(interrupted=True)
         return ("interrupted" if _state.interrupted else "error"), None, _error_of(exc)
     except BaseException as exc:  # SystemExit too: user code must not end the kernel
         _user[0] = False
-        return "error", None, _error_of(exc)
+        error = _error_of(exc)
+        _figures_after_error(interrupted=False)
+        return "error", None, error
     finally:
         _user[0] = False
     if len(text) > _MAX_VALUE_CHARS:

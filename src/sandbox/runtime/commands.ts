@@ -1,7 +1,7 @@
 // Argument lists for the container CLIs. Pure functions, so the hardening flags are tested
 // exactly without starting anything. Podman and Docker share these flags.
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
-import { workspaceMountArgs } from './workspace.ts';
+import { workspaceMountArgs, type WorkspaceMount } from './workspace.ts';
 
 /** Marks every container this product starts; the value is always "1". */
 export const LABEL = 'io.code-execution-mode';
@@ -28,8 +28,8 @@ export interface RunSpec {
   name: string;
   owner: string;
   session: string;
-  /** The resolved host folder to mount read-only at /workspace (workspace.ts); none when absent. */
-  workspace?: string;
+  /** The resolved host folders to mount read-only (workspace.ts); none when absent. */
+  workspace?: readonly WorkspaceMount[];
 }
 
 /**
@@ -87,7 +87,7 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     `/tmp:${tmpfs}`,
     '--tmpfs',
     `${WORK_DIR}:${tmpfs}`,
-    ...(spec.workspace ? workspaceMountArgs(runtime, spec.workspace) : []),
+    ...(spec.workspace ?? []).flatMap((mount) => workspaceMountArgs(runtime, mount.dir, mount.target)),
     '--workdir',
     WORK_DIR,
     '--env',

@@ -9,9 +9,10 @@ import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
 import { CliError, runCli } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
-import { remoteRuntimeHost, resolveWorkspaceDir, workspaceRequested } from './workspace.ts';
+import { mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
 import { OWNER } from '../container.ts';
+import { packagesState, packagesSummary, type PackagesState } from '../derived-image.ts';
 
 export type RuntimeState =
   | 'ready'
@@ -22,7 +23,7 @@ export type RuntimeState =
   | 'daemon-down'
   | 'not-installed';
 
-export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'workspace' | 'init' | 'start';
+export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'init' | 'start';
 
 /** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
 export interface Check {
@@ -33,7 +34,7 @@ export interface Check {
 
 /** Something a person can do about a failed check. */
 export interface Fix {
-  kind: 'pull' | 'install' | 'start' | 'setting' | 'docs';
+  kind: 'pull' | 'build' | 'install' | 'start' | 'setting' | 'docs';
   label: string;
   /** A shell command that applies the fix, to run in a terminal. */
   command?: string;
@@ -52,6 +53,10 @@ export interface RuntimeStatus {
   cgroupVersion?: string;
   /** Python version of the image, once a sandbox started. */
   python?: string;
+  /** The image runs use when it is not sandbox.image: the derived image with sandbox.packages. */
+  image?: string;
+  /** sandbox.packages in this runtime: built (runs use it), or not (runs use the base image). */
+  packages?: PackagesState;
   /** Plain-language problems and what to do about them. */
   problems: string[];
   checks: Check[];
@@ -220,6 +225,20 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     status.fixes.push({ kind: 'pull', label: `Pull ${sandbox.image}`, command: `${name} pull ${sandbox.image}` });
     return status;
   }
+  const packages = await packagesState(status.command, sandbox, cli);
+  if (packages) {
+    status.packages = packages;
+    if (packages.state === 'built') {
+      status.image = packages.tag;
+      status.checks.push({ name: 'packages', ok: true, detail: `${packagesSummary(packages.packages)} installed (${packages.tag})` });
+    } else {
+      // Not a blocker: runs go on in the base image, and say the packages are not there.
+      const what = packages.state === 'missing' && packages.stale.length > 0 ? 'stale (the list or the base image changed)' : 'not built';
+      status.checks.push({ name: 'packages', ok: false, detail: `${packagesSummary(packages.packages)}: ${what}; runs use ${sandbox.image} without them` });
+      status.problems.push(`The sandbox image with sandbox.packages (${packagesSummary(packages.packages)}) is ${what}: build it once.`);
+      status.fixes.push({ kind: 'build', label: 'Build the sandbox image with its packages', command: 'code-execution-mode build-image' });
+    }
+  }
   const spec: RunSpec = { name: `cem-probe-${process.pid}-${randomBytes(3).toString('hex')}`, owner: OWNER, session: 'probe' };
   if (workspaceRequested(sandbox)) {
     const remote = remoteRuntimeHost(name, options.env ?? process.env);
@@ -228,9 +247,9 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
       status.problems.push(`sandbox.workspace is set, but ${name} talks to a remote engine (${remote}): it cannot mount this machine's folders, so /workspace is left out.`);
     } else {
       try {
-        const dir = resolveWorkspaceDir(sandbox);
-        if (dir) spec.workspace = dir;
-        status.checks.push({ name: 'workspace', ok: true, detail: `${dir} is mounted read-only at /workspace` });
+        const mounts = resolveWorkspaceMounts(sandbox);
+        spec.workspace = mounts;
+        status.checks.push({ name: 'workspace', ok: true, detail: `mounted read-only: ${mountsText(mounts)}` });
       } catch (error) {
         status.checks.push({ name: 'workspace', ok: false, detail: (error as Error).message });
         status.problems.push(`${(error as Error).message}: fix or clear sandbox.workspace.`);
@@ -242,7 +261,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   }
   const limitsWarning = status.state === 'limits-not-enforced';
   try {
-    const out = await runCli(status.command, probeArgs(name, sandbox, spec), { ...cli, timeoutMs: options.timeoutMs ?? 60_000 });
+    const out = await runCli(status.command, probeArgs(name, status.image ? { ...sandbox, image: status.image } : sandbox, spec), { ...cli, timeoutMs: options.timeoutMs ?? 60_000 });
     const words = out.stdout.trim().split(/\s+/);
     if (words[0] !== PROBE_MARKER) throw new CliError(status.command, ['run'], 0, `unexpected output: ${out.stdout.slice(0, 200)}`, false);
     status.python = words.slice(1).join('.');

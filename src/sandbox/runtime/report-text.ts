@@ -21,6 +21,7 @@ const CHECK_LABELS: Record<Check['name'], string> = {
   daemon: 'daemon / machine',
   limits: 'resource limits',
   image: 'image',
+  packages: 'packages (sandbox.packages)',
   workspace: 'workspace (read-only)',
   init: 'init process',
   start: 'hardened sandbox starts',

@@ -1,12 +1,20 @@
-// The optional read-only workspace mount (`sandbox.workspace`): which host folder, checked, and
-// the run arguments that mount it at /workspace read-only, noexec, nosuid, nodev on both
-// runtimes. Never taken from extraRunArgs (run-args.ts refuses mounts there).
+// The optional read-only workspace mounts (`sandbox.workspace`): which host folders, checked, and
+// the run arguments that mount them (one at /workspace, several at /workspace/<name>, see
+// workspace-names.ts) read-only, noexec, nosuid, nodev on both runtimes. Never taken from
+// extraRunArgs (run-args.ts refuses mounts there).
 import { realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, parse, resolve, sep } from 'node:path';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
+import { WORKSPACE_DIR, workspaceTargets } from './workspace-names.ts';
 
-export const WORKSPACE_DIR = '/workspace';
+export { WORKSPACE_DIR } from './workspace-names.ts';
+
+/** A checked host folder (its real path) and where the sandbox sees it. */
+export interface WorkspaceMount {
+  dir: string;
+  target: string;
+}
 
 export class WorkspaceError extends Error {
   override name = 'WorkspaceError';
@@ -31,14 +39,31 @@ function inside(child: string, parent: string): boolean {
   return child === parent || child.startsWith(parent.endsWith(sep) ? parent : parent + sep);
 }
 
+/** The configured folders, as given (none unless the mount is asked for). */
+export function workspacePaths(config: SandboxConfig): string[] {
+  if (!workspaceRequested(config)) return [];
+  const path = config.workspace!.path;
+  return typeof path === 'string' ? [path] : [...path];
+}
+
+/** Where the configured folders appear in the sandbox, in order (no disk access). */
+export function workspaceTargetsOf(config: SandboxConfig): string[] {
+  return workspaceTargets(workspacePaths(config));
+}
+
 /**
- * The real path of the folder to mount, or undefined when none is asked for. Throws a
- * WorkspaceError naming the problem: not absolute, missing, not a directory, a file-system root,
- * the home folder itself, or a folder that holds (or is inside) one of `forbidden` (the state dir).
+ * The folders to mount (real paths) and their mount points; none when none is asked for. Throws a
+ * WorkspaceError naming the first problem: a folder not absolute, missing, not a directory, a
+ * file-system root, the home folder itself, or one that holds (or is inside) one of `forbidden`
+ * (the state dir).
  */
-export function resolveWorkspaceDir(config: SandboxConfig, forbidden: readonly string[] = []): string | undefined {
-  if (!workspaceRequested(config)) return undefined;
-  const given = config.workspace!.path;
+export function resolveWorkspaceMounts(config: SandboxConfig, forbidden: readonly string[] = []): WorkspaceMount[] {
+  const paths = workspacePaths(config);
+  const targets = workspaceTargets(paths);
+  return paths.map((given, i) => ({ dir: checkedFolder(given, forbidden), target: targets[i]! }));
+}
+
+function checkedFolder(given: string, forbidden: readonly string[]): string {
   if (!isAbsolute(given)) throw new WorkspaceError(`sandbox.workspace.path must be an absolute path: ${given}`);
   let real: string;
   try {
@@ -66,15 +91,15 @@ function safeReal(path: string): string {
 }
 
 /**
- * Mounts `dir` (already resolved) at /workspace. Podman's -v takes noexec,nosuid,nodev; Docker's
+ * Mounts `dir` (already resolved) at `target`. Podman's -v takes noexec,nosuid,nodev; Docker's
  * bind mounts do not, so Docker gets an anonymous local volume that bind-mounts the folder with
  * those options (removed with the container by --rm).
  */
-export function workspaceMountArgs(runtime: RuntimeName, dir: string): string[] {
-  if (runtime === 'podman') return ['-v', `${dir}:${WORKSPACE_DIR}:ro,noexec,nosuid,nodev`];
+export function workspaceMountArgs(runtime: RuntimeName, dir: string, target: string = WORKSPACE_DIR): string[] {
+  if (runtime === 'podman') return ['-v', `${dir}:${target}:ro,noexec,nosuid,nodev`];
   return [
     '--mount',
-    `type=volume,dst=${WORKSPACE_DIR},volume-driver=local,volume-nocopy=true,volume-opt=type=none,volume-opt=device=${dir},"volume-opt=o=bind,ro,noexec,nosuid,nodev"`,
+    `type=volume,dst=${target},volume-driver=local,volume-nocopy=true,volume-opt=type=none,volume-opt=device=${dir},"volume-opt=o=bind,ro,noexec,nosuid,nodev"`,
   ];
 }
 
@@ -82,11 +107,16 @@ export function workspaceMountArgs(runtime: RuntimeName, dir: string): string[] 
 const DEFAULT_STATE_DIR = join(homedir(), '.code-execution-mode');
 
 /**
- * What a container start adds to its RunSpec: the resolved folder, or nothing when none is asked
+ * What a container start adds to its RunSpec: the resolved folders, or nothing when none is asked
  * for or the runtime is remote (the sandbox check says so; the mount is not attempted).
  */
-export function workspaceSpec(runtime: RuntimeName, config: SandboxConfig, env: NodeJS.ProcessEnv = process.env): { workspace?: string } {
+export function workspaceSpec(runtime: RuntimeName, config: SandboxConfig, env: NodeJS.ProcessEnv = process.env): { workspace?: WorkspaceMount[] } {
   if (!workspaceRequested(config) || remoteRuntimeHost(runtime, env)) return {};
-  const dir = resolveWorkspaceDir(config, [DEFAULT_STATE_DIR]);
-  return dir ? { workspace: dir } : {};
+  const mounts = resolveWorkspaceMounts(config, [DEFAULT_STATE_DIR]);
+  return mounts.length > 0 ? { workspace: mounts } : {};
+}
+
+/** The mounts for people: "/srv/a at /workspace/a, /srv/b at /workspace/b". */
+export function mountsText(mounts: readonly WorkspaceMount[]): string {
+  return mounts.map((m) => `${m.dir} at ${m.target}`).join(', ');
 }

@@ -1,0 +1,220 @@
+// The bridge's own MCP client as proxied servers reach it (see hub/relay.ts): roots (the
+// client's, or the configured ones when it has none), elicitation (form and URL) and sampling,
+// each asked with the relay timeout and recorded in the run log. What is passed on is rebuilt
+// from the checked request, not forwarded as sent: the question names the server that asks, and
+// nothing of the upstream's own bookkeeping (_meta, task) reaches the bridge's client.
+import { pathToFileURL } from 'node:url';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import {
+  ErrorCode,
+  McpError,
+  type ClientCapabilities,
+  type CreateMessageRequest,
+  type ElicitRequest,
+  type ElicitRequestFormParams,
+  type ElicitRequestURLParams,
+  type ElicitResult,
+  type Root,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { ClientRelay, RelayContext, RelayedMethod } from './hub/relay.ts';
+import type { RelayEvent, RunLog } from './run-log.ts';
+
+/** URL elicitations remembered for their completion notice; the oldest are forgotten first. */
+const MAX_OPEN_URL_ELICITATIONS = 256;
+
+/** Roots passed on from the bridge's client; more are left out. */
+export const MAX_RELAYED_ROOTS = 256;
+
+export interface ClientRelayOptions {
+  /** Folders or file:// URIs from the configuration, for a client without roots. */
+  roots: readonly string[];
+  timeoutMs: number;
+  log?: (message: string) => void;
+  /**
+   * Wait for the client's initialize before proxied servers start (served over stdio), at most
+   * this long; undefined: no client will come (a command-line run), start at once.
+   */
+  awaitClientMs?: number | undefined;
+}
+
+/** A configured root as MCP has it: a file:// URI, named by its last part. */
+export function configuredRoot(root: string): Root {
+  const uri = root.startsWith('file://') ? root : pathToFileURL(root).href;
+  const name = decodeURIComponent(uri.replace(/\/+$/, '').split('/').pop() ?? '') || uri;
+  return { uri, name };
+}
+
+export class BridgeClientRelay implements ClientRelay {
+  private readonly server: () => Server;
+  private readonly options: ClientRelayOptions;
+  private readonly configRoots: Root[];
+  private initialized = false;
+  private readonly waiters: (() => void)[] = [];
+  /** elicitationId -> the server whose URL elicitation was relayed: only it may say it is complete. */
+  private readonly openUrls = new Map<string, string>();
+  /** URL elicitations being asked now, by server and elicitationId. */
+  private readonly pendingUrls = new Map<string, Promise<ElicitResult>>();
+  /** Where relayed and refused requests are recorded (set once the run log exists). */
+  runLog: RunLog | undefined;
+
+  constructor(server: () => Server, options: ClientRelayOptions) {
+    this.server = server;
+    this.options = options;
+    this.configRoots = options.roots.map(configuredRoot);
+  }
+
+  /** The bridge's client finished initializing: its capabilities are known. */
+  markInitialized(): void {
+    this.initialized = true;
+    for (const wake of this.waiters.splice(0)) wake();
+  }
+
+  ready(): Promise<void> {
+    const wait = this.options.awaitClientMs;
+    if (this.initialized || wait === undefined) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.options.log?.(`the bridge's client did not initialize within ${wait / 1000} s; proxied servers start without its capabilities`);
+        resolve();
+      }, wait);
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private client(): ClientCapabilities {
+    return this.server().getClientCapabilities() ?? {};
+  }
+
+  upstreamCapabilities(): ClientCapabilities {
+    const own = this.client();
+    const capabilities: ClientCapabilities = {};
+    if (own.roots || this.configRoots.length > 0) capabilities.roots = { listChanged: true };
+    if (own.elicitation) {
+      const { form, url } = modes(own);
+      capabilities.elicitation = { ...(form ? { form: {} } : {}), ...(url ? { url: {} } : {}) };
+    }
+    if (own.sampling) capabilities.sampling = own.sampling.tools ? { tools: {} } : {};
+    return capabilities;
+  }
+
+  async listRoots(context: RelayContext) {
+    if (!this.client().roots) {
+      this.record('roots/list', context, 'answered', 0);
+      return { roots: this.configRoots };
+    }
+    return this.timed('roots/list', context, async (options) => {
+      const { roots } = await this.server().listRoots(undefined, options);
+      // A client with no folders open (VS Code without a workspace) has none: the configured ones stand in.
+      if (roots.length === 0) return { roots: this.configRoots };
+      return { roots: roots.slice(0, MAX_RELAYED_ROOTS).map(({ uri, name }) => ({ uri, ...(name !== undefined ? { name } : {}) })) };
+    });
+  }
+
+  async elicit(params: ElicitRequest['params'], context: RelayContext): Promise<ElicitResult> {
+    const { form, url } = modes(this.client());
+    if (params.mode === 'url') {
+      if (!url) this.refuse('elicitation/create', context, "the bridge's client does not support URL elicitation");
+      const target = checkedUrl(params.url);
+      if (!target) this.refuse('elicitation/create', context, 'the URL must be an http or https URL');
+      return this.askUrl('elicitation/create', params, context);
+    }
+    if (!form) this.refuse('elicitation/create', context, "the bridge's client does not support form elicitation");
+    const asked: ElicitRequestFormParams = { mode: 'form', message: `MCP server "${context.server}" asks: ${params.message}`, requestedSchema: params.requestedSchema };
+    return this.timed('elicitation/create', context, (options) => this.server().elicitInput(asked, options), (r) => r.action);
+  }
+
+  /** A URL elicitation a proxied tool call needs (-32042), asked on the call's behalf. */
+  elicitUrl(params: ElicitRequestURLParams, context: RelayContext): Promise<ElicitResult> {
+    if (!modes(this.client()).url) this.refuse('elicitation/create (url, for a tool call)', context, "the bridge's client does not support URL elicitation");
+    if (!checkedUrl(params.url)) this.refuse('elicitation/create (url, for a tool call)', context, 'the URL must be an http or https URL');
+    return this.askUrl('elicitation/create (url, for a tool call)', params, context);
+  }
+
+  private askUrl(method: RelayedMethod, params: ElicitRequestURLParams, context: RelayContext): Promise<ElicitResult> {
+    // The same elicitation asked again while it is open (a resent request) is one question to the user.
+    const key = `${context.server}\0${params.elicitationId}`;
+    const open = this.pendingUrls.get(key);
+    if (open) return open;
+    const asked: ElicitRequestURLParams = { mode: 'url', message: `MCP server "${context.server}" asks: ${params.message}`, url: params.url, elicitationId: params.elicitationId };
+    this.openUrls.delete(params.elicitationId);
+    this.openUrls.set(params.elicitationId, context.server);
+    if (this.openUrls.size > MAX_OPEN_URL_ELICITATIONS) this.openUrls.delete(this.openUrls.keys().next().value!);
+    const pending = this.timed(method, context, (options) => this.server().elicitInput(asked, options), (r) => r.action).finally(() => this.pendingUrls.delete(key));
+    this.pendingUrls.set(key, pending);
+    return pending;
+  }
+
+  elicitationComplete(server: string, elicitationId: string): void {
+    if (this.openUrls.get(elicitationId) !== server) return;
+    this.openUrls.delete(elicitationId);
+    if (!modes(this.client()).url) return;
+    void this.server().createElicitationCompletionNotifier(elicitationId)().catch(() => undefined);
+  }
+
+  /** Whether URL elicitations can be asked of the bridge's client. */
+  canElicitUrl(): boolean {
+    return modes(this.client()).url;
+  }
+
+  async sample(params: CreateMessageRequest['params'], context: RelayContext) {
+    const own = this.client();
+    if (!own.sampling) this.refuse('sampling/createMessage', context, "the bridge's client does not support sampling");
+    const { task: _task, _meta: _m, includeContext: _context, tools, toolChoice, ...rest } = params;
+    // includeContext would be the bridge's conversation, not the server's: never asked for.
+    const withTools = own.sampling?.tools && tools ? { tools, ...(toolChoice ? { toolChoice } : {}) } : {};
+    return this.timed('sampling/createMessage', context, (options) => this.server().createMessage({ ...rest, ...withTools }, options));
+  }
+
+  refused(method: RelayedMethod, context: Omit<RelayContext, 'signal'>, why: string): void {
+    this.options.log?.(`server ${context.server}: ${method} refused: ${why}`);
+    this.write({ server: context.server, method, runs: context.runs, outcome: 'refused', waitedMs: 0, error: why });
+  }
+
+  private refuse(method: RelayedMethod, context: RelayContext, why: string): never {
+    this.refused(method, context, why);
+    throw new McpError(ErrorCode.InvalidRequest, why);
+  }
+
+  private async timed<T>(method: RelayedMethod, context: RelayContext, ask: (options: { timeout: number; signal: AbortSignal }) => Promise<T>, action?: (result: T) => string): Promise<T> {
+    const started = performance.now();
+    try {
+      const result = await ask({ timeout: this.options.timeoutMs, signal: context.signal });
+      this.record(method, context, 'answered', performance.now() - started, action?.(result));
+      return result;
+    } catch (error) {
+      const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout && !context.signal.aborted;
+      const message = error instanceof Error ? error.message : String(error);
+      this.record(method, context, timedOut ? 'timeout' : 'failed', performance.now() - started, undefined, timedOut ? `no answer within ${this.options.timeoutMs / 1000} s (proxy.relayTimeoutSeconds)` : message);
+      if (timedOut) throw new McpError(ErrorCode.RequestTimeout, `the user did not answer within ${this.options.timeoutMs / 1000} s`);
+      throw error;
+    }
+  }
+
+  private record(method: RelayedMethod, context: RelayContext, outcome: RelayEvent['outcome'], waitedMs: number, action?: string, error?: string): void {
+    this.write({ server: context.server, method, runs: context.runs, outcome, waitedMs, ...(action ? { action } : {}), ...(error ? { error } : {}) });
+  }
+
+  private write(event: RelayEvent): void {
+    this.runLog?.relay(event);
+  }
+}
+
+/** The elicitation modes a client declared (an empty object means form, as before modes existed). */
+function modes(capabilities: ClientCapabilities): { form: boolean; url: boolean } {
+  const elicitation = capabilities.elicitation;
+  if (!elicitation) return { form: false, url: false };
+  const url = elicitation.url !== undefined;
+  return { form: elicitation.form !== undefined || !url, url };
+}
+
+function checkedUrl(url: string): URL | undefined {
+  try {
+    const parsed = new URL(url);
+    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}

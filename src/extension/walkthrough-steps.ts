@@ -1,0 +1,18 @@
+// When the walkthrough's steps are done, from what the extension knows: a runtime that answers,
+// the image present in it, a server configured, a run in the log. Each is a context key that
+// the step's completionEvents name (onContext:...). No `vscode` here.
+import type { SandboxReport } from '../sandbox/runtime/detect.ts';
+
+export const WALKTHROUGH_KEYS = {
+  runtimeReady: 'codeExecutionMode.walkthrough.runtimeReady',
+  imagePresent: 'codeExecutionMode.walkthrough.imagePresent',
+  hasServers: 'codeExecutionMode.walkthrough.hasServers',
+  hasRuns: 'codeExecutionMode.walkthrough.hasRuns',
+} as const;
+
+/** A runtime is ready when one is installed and its daemon (if any) answers; the image when a runtime has it. */
+export function sandboxSteps(report: SandboxReport): { runtimeReady: boolean; imagePresent: boolean } {
+  const runtimeReady = report.runtimes.some((r) => r.state !== 'not-installed' && r.state !== 'daemon-down');
+  const imagePresent = report.runtimes.some((r) => r.checks.some((c) => c.name === 'image' && c.ok === true));
+  return { runtimeReady, imagePresent };
+}

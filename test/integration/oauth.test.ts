@@ -1,0 +1,424 @@
+// OAuth for proxied HTTP servers, end to end on loopback: a protected MCP server built from the
+// SDK's server-side auth pieces (test/fixtures/oauth-server.ts), the bridge's hub (and the real
+// bridge process with a podman sandbox) on the client side, the browser step scripted (the test
+// follows the authorization URL's redirect to the bridge's loopback callback).
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { after, before, describe, test } from 'node:test';
+import { ProxyHub } from '../../src/bridge/hub/hub.ts';
+import { freePort } from '../../src/bridge/oauth/callback-server.ts';
+import { signOut } from '../../src/bridge/oauth/sign-out.ts';
+import { newTokenKey, parseTokenKey, tokenFile } from '../../src/bridge/oauth/token-store.ts';
+import { configSchema } from '../../src/config/schema.ts';
+import { startBridge, startHttpFixture, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+
+const FIXTURE = resolve('test/fixtures/oauth-server.ts');
+const BRIDGE = resolve('dist/cli.js');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+interface Fixture {
+  url: string;
+  origin: string;
+  child: ChildProcess;
+  stats(): Promise<Record<string, number>>;
+  tokens(): Promise<{ access: string[]; refresh: string[] }>;
+  post(path: string): Promise<void>;
+}
+
+async function startFixture(env: Record<string, string> = {}): Promise<Fixture> {
+  const child = spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise<string>((ok, fail) => {
+    createInterface({ input: child.stdout! }).once('line', (line) => ok(line.trim()));
+    child.once('exit', (code) => fail(new Error(`oauth fixture exited (${code})`)));
+  });
+  const origin = new URL(url).origin;
+  return {
+    url,
+    origin,
+    child,
+    stats: async () => (await (await fetch(`${origin}/test/stats`)).json()) as Record<string, number>,
+    tokens: async () => (await (await fetch(`${origin}/test/tokens`)).json()) as { access: string[]; refresh: string[] },
+    post: async (path) => void (await fetch(`${origin}/test/${path}`, { method: 'POST' })).body?.cancel(),
+  };
+}
+
+const URL_LINE = /open this URL in a browser: (\S+)/g;
+
+/** The latest sign-in URL in the text (the bridge's log), once there are more than `seen`. */
+async function signInUrl(text: () => string, seen = 0, timeoutMs = 20_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const urls = [...text().matchAll(URL_LINE)].map((m) => m[1]!);
+    if (urls.length > seen) return urls.at(-1)!;
+    await sleep(50);
+  }
+  throw new Error(`no sign-in URL in:\n${text()}`);
+}
+
+/** The browser: the authorization server approves at once and redirects to the bridge's callback. */
+async function browse(authorizationUrl: string): Promise<Response> {
+  const answer = await fetch(authorizationUrl, { redirect: 'manual' });
+  assert.equal(answer.status, 302, await answer.text());
+  const location = answer.headers.get('location')!;
+  assert.match(location, /^http:\/\/127\.0\.0\.1:\d+\/callback\?/);
+  return fetch(location);
+}
+
+function hubFor(url: string, stateDir: string, logs: string[], extra: Record<string, unknown> = {}, tokenKey?: Buffer): ProxyHub {
+  const config = configSchema.parse({ stateDir, servers: { secure: { url, ...extra } } });
+  return new ProxyHub({ ...config, tokenKey }, { stateDir, log: (line) => logs.push(line) });
+}
+
+const never = () => new AbortController().signal;
+
+/** Every file under dir except the token files, as one text. */
+async function stateText(dir: string): Promise<string> {
+  let text = '';
+  for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
+    if (!entry.isFile() || entry.parentPath.endsWith('oauth')) continue;
+    text += await readFile(join(entry.parentPath, entry.name), 'utf8');
+  }
+  return text;
+}
+
+describe('OAuth sign-in through the hub', () => {
+  let fixture: Fixture;
+  let stateDir: string;
+
+  before(async () => {
+    fixture = await startFixture();
+    stateDir = await tempDir('cem-oauth-');
+  });
+  after(() => fixture.child.kill());
+
+  test('first connect asks for a sign-in; a wrong state is refused; concurrent calls share one sign-in', async () => {
+    const logs: string[] = [];
+    const hub = hubFor(fixture.url, stateDir, logs);
+    await hub.start();
+    try {
+      const calls = [1, 2, 3].map((n) => hub.callTool('secure', 'echo', { message: `hi ${n}` }, never()));
+      const url = await signInUrl(() => logs.join('\n'));
+      const redirect = new URL(new URL(url).searchParams.get('redirect_uri')!);
+      assert.equal(redirect.hostname, '127.0.0.1');
+      assert.ok(new URL(url).searchParams.get('code_challenge'), 'PKCE challenge sent');
+      // Not the state of this sign-in: refused, and the sign-in goes on.
+      const forged = await fetch(`${redirect.href}?code=stolen&state=forged`);
+      assert.equal(forged.status, 400);
+      assert.doesNotMatch(await forged.text(), /stolen|forged/);
+      assert.equal((await fetch(`${redirect.href}?code=stolen`)).status, 400);
+      const page = await browse(url);
+      assert.equal(page.status, 200);
+      const results = await Promise.all(calls);
+      assert.deepEqual(
+        results.map((r) => (r.result.content as Array<{ text: string }>)[0]!.text),
+        ['protected: hi 1', 'protected: hi 2', 'protected: hi 3'],
+      );
+      assert.equal((await fixture.stats()).authorizations, 1);
+      assert.deepEqual((hub.catalog.get('secure')?.tools ?? []).map((t) => t.tool), ['echo'], 'the tools are listed');
+      // One-shot: the callback listener is gone.
+      await assert.rejects(fetch(`${redirect.href}?code=again`));
+    } finally {
+      await hub.close();
+    }
+    const file = tokenFile(stateDir, 'secure');
+    assert.equal((await stat(file)).mode & 0o777, 0o600);
+    const { access, refresh } = await fixture.tokens();
+    assert.ok((await readFile(file, 'utf8')).includes(refresh.at(-1)!), 'without a key, the file is plain JSON');
+    const others = await stateText(stateDir);
+    for (const token of [...access, ...refresh]) assert.ok(!others.includes(token), 'no token outside the token file');
+    assert.ok(!logs.join('\n').includes(access[0]!), 'no token in the log');
+  });
+
+  test('a new hub reuses the stored tokens; an expired token is refreshed', async () => {
+    const before = await fixture.stats();
+    const logs: string[] = [];
+    const hub = hubFor(fixture.url, stateDir, logs);
+    await hub.start();
+    try {
+      const first = await hub.callTool('secure', 'echo', { message: 'again' }, never());
+      assert.equal((first.result.content as Array<{ text: string }>)[0]!.text, 'protected: again');
+      await fixture.post('expire');
+      const second = await hub.callTool('secure', 'echo', { message: 'after expiry' }, never());
+      assert.equal((second.result.content as Array<{ text: string }>)[0]!.text, 'protected: after expiry');
+    } finally {
+      await hub.close();
+    }
+    const after = await fixture.stats();
+    assert.equal(after.authorizations, before.authorizations, 'no new sign-in');
+    assert.equal(after.refreshes, (before.refreshes ?? 0) + 1);
+    assert.doesNotMatch(logs.join('\n'), /open this URL/);
+  });
+
+  test('concurrent calls with an expired token all succeed (one refresh does not undo another)', async () => {
+    const logs: string[] = [];
+    const hub = hubFor(fixture.url, stateDir, logs);
+    await hub.start();
+    try {
+      await hub.callTool('secure', 'echo', { message: 'warm' }, never());
+      for (let round = 0; round < 3; round++) {
+        await fixture.post('expire');
+        const results = await Promise.all([1, 2, 3, 4].map((n) => hub.callTool('secure', 'echo', { message: `c${n}` }, never())));
+        assert.deepEqual(
+          results.map((r) => (r.result.content as Array<{ text: string }>)[0]!.text),
+          ['protected: c1', 'protected: c2', 'protected: c3', 'protected: c4'],
+        );
+      }
+    } finally {
+      await hub.close();
+    }
+    assert.doesNotMatch(logs.join('\n'), /open this URL/, 'no sign-in asked');
+  });
+
+  test('when the refresh fails, a sign-in is asked again; sign-out deletes the tokens', async () => {
+    const logs: string[] = [];
+    const hub = hubFor(fixture.url, stateDir, logs);
+    await hub.start();
+    try {
+      await hub.callTool('secure', 'echo', { message: 'warm' }, never());
+      await fixture.post('fail-refresh');
+      await fixture.post('expire');
+      await assert.rejects(hub.callTool('secure', 'echo', { message: 'refused' }, never()), /needs you to sign in: open http:\/\/127\.0\.0\.1:\d+\/authorize\?/);
+      assert.equal((await browse(await signInUrl(() => logs.join('\n')))).status, 200);
+      await waitUntil(() => logs.some((l) => l.includes('signed in')));
+      const after = await hub.callTool('secure', 'echo', { message: 'signed in again' }, never());
+      assert.equal((after.result.content as Array<{ text: string }>)[0]!.text, 'protected: signed in again');
+
+      assert.equal(await signOut(stateDir, 'secure'), true);
+      await assert.rejects(stat(tokenFile(stateDir, 'secure')));
+      const seen = [...logs.join('\n').matchAll(URL_LINE)].length;
+      await assert.rejects(hub.callTool('secure', 'echo', { message: 'signed out' }, never()), /needs you to sign in/);
+      await signInUrl(() => logs.join('\n'), seen);
+      assert.equal(await signOut(stateDir, 'never-signed-in'), false);
+    } finally {
+      await hub.close();
+    }
+  });
+});
+
+describe('OAuth sign-in: configured client, failures, sealed storage', () => {
+  let fixture: Fixture;
+  before(async () => {
+    fixture = await startFixture();
+  });
+  after(() => fixture.child.kill());
+
+  test('a configured client id, with its secret by reference and a fixed callback port, signs in without registering', async () => {
+    const port = await freePort();
+    const confidential = await startFixture({ OAUTH_STATIC_CLIENT: `static-client:static-secret-value:${port}` });
+    process.env.CEM_TEST_OAUTH_SECRET = 'static-secret-value';
+    const stateDir = await tempDir('cem-oauth-static-');
+    const logs: string[] = [];
+    const hub = hubFor(confidential.url, stateDir, logs, { oauth: { clientId: 'static-client', clientSecret: '${env:CEM_TEST_OAUTH_SECRET}', callbackPort: port } });
+    await hub.start();
+    try {
+      const call = hub.callTool('secure', 'echo', { message: 'static' }, never());
+      const url = new URL(await signInUrl(() => logs.join('\n')));
+      assert.equal(url.searchParams.get('client_id'), 'static-client');
+      assert.equal(url.searchParams.get('redirect_uri'), `http://127.0.0.1:${port}/callback`);
+      await browse(url.href);
+      assert.equal(((await call).result.content as Array<{ text: string }>)[0]!.text, 'protected: static');
+      assert.equal((await confidential.stats()).registrations, 0);
+      assert.ok(!logs.join('\n').includes('static-secret-value'));
+      assert.ok(!(await readFile(tokenFile(stateDir, 'secure'), 'utf8')).includes('static-secret-value'), 'the configured secret is not stored');
+    } finally {
+      await hub.close();
+      confidential.child.kill();
+      delete process.env.CEM_TEST_OAUTH_SECRET;
+    }
+  });
+
+  test('a sign-in nobody completes times out, and its callback stops listening', async () => {
+    const stateDir = await tempDir('cem-oauth-timeout-');
+    const logs: string[] = [];
+    const hub = hubFor(fixture.url, stateDir, logs, { oauth: { signInTimeoutSeconds: 1 } });
+    await hub.start();
+    try {
+      const call = hub.callTool('secure', 'echo', { message: 'x' }, never());
+      const url = await signInUrl(() => logs.join('\n'));
+      await assert.rejects(call, /no sign-in arrived within 1 s/);
+      const redirect = new URL(url).searchParams.get('redirect_uri')!;
+      await assert.rejects(fetch(`${redirect}?code=late`));
+      assert.equal(hub.catalog.get('secure')?.state, 'error');
+    } finally {
+      await hub.close();
+    }
+  });
+
+  test('a server that answers 401 without the authorization flow is said so, with the way out', async () => {
+    const plain = await startHttpFixture({ FIXTURE_TOKEN: 'sesame' });
+    const stateDir = await tempDir('cem-oauth-plain-');
+    const hub = hubFor(plain.url, stateDir, []);
+    await hub.start();
+    try {
+      await assert.rejects(hub.callTool('secure', 'echo', { message: 'x' }, never()), /asks for a sign-in \(HTTP 401\), and the OAuth sign-in could not start: .*Authorization header/);
+    } finally {
+      await hub.close();
+      plain.stop();
+    }
+    // With its token as a header, the flow is not used at all.
+    const withToken = await startHttpFixture({ FIXTURE_TOKEN: 'sesame' });
+    const hub2 = hubFor(withToken.url, stateDir, [], { headers: { authorization: 'Bearer sesame' } });
+    await hub2.start();
+    try {
+      const result = await hub2.callTool('secure', 'echo', { message: 'token' }, never());
+      assert.equal((result.result.content as Array<{ text: string }>)[0]!.text, 'token');
+    } finally {
+      await hub2.close();
+      withToken.stop();
+    }
+  });
+
+  test('a callback port already in use is said at once', async () => {
+    const port = await freePort();
+    const blocker = createServer().listen(port, '127.0.0.1');
+    await once(blocker, 'listening');
+    const stateDir = await tempDir('cem-oauth-busy-');
+    const hub = hubFor(fixture.url, stateDir, [], { oauth: { callbackPort: port } });
+    await hub.start();
+    try {
+      await assert.rejects(hub.callTool('secure', 'echo', { message: 'x' }, never()), new RegExp(`callback port ${port} cannot be used`));
+    } finally {
+      await hub.close();
+      blocker.close();
+    }
+  });
+
+  test('closing the hub while a sign-in waits ends the wait at once', async () => {
+    const stateDir = await tempDir('cem-oauth-close-');
+    const logs: string[] = [];
+    const hub = hubFor(fixture.url, stateDir, logs);
+    await hub.start();
+    const call = hub.callTool('secure', 'echo', { message: 'x' }, never()).then(
+      () => 'resolved',
+      (error: Error) => error.message,
+    );
+    const url = await signInUrl(() => logs.join('\n'));
+    const started = Date.now();
+    await hub.close();
+    assert.match(await call, /shut down/);
+    assert.ok(Date.now() - started < 5000, `closed in ${Date.now() - started} ms`);
+    await assert.rejects(fetch(`${new URL(url).searchParams.get('redirect_uri')}?code=late`));
+  });
+
+  test('with a key the token file is sealed; another key cannot open it and a sign-in is asked', async () => {
+    const stateDir = await tempDir('cem-oauth-sealed-');
+    const key = parseTokenKey(newTokenKey());
+    const logs: string[] = [];
+    let hub = hubFor(fixture.url, stateDir, logs, {}, key);
+    await hub.start();
+    try {
+      const call = hub.callTool('secure', 'echo', { message: 'sealed' }, never());
+      await browse(await signInUrl(() => logs.join('\n')));
+      await call;
+    } finally {
+      await hub.close();
+    }
+    const text = await readFile(tokenFile(stateDir, 'secure'), 'utf8');
+    assert.match(text, /^\{"sealed":"aes-256-gcm"/);
+    const { access, refresh } = await fixture.tokens();
+    for (const token of [...access, ...refresh]) assert.ok(!text.includes(token));
+
+    const before = (await fixture.stats()).authorizations;
+    const again: string[] = [];
+    hub = hubFor(fixture.url, stateDir, again, {}, parseTokenKey(newTokenKey()));
+    await hub.start();
+    try {
+      const call = hub.callTool('secure', 'echo', { message: 'other key' }, never());
+      await browse(await signInUrl(() => again.join('\n')));
+      await call;
+    } finally {
+      await hub.close();
+    }
+    assert.match(again.join('\n'), /cannot be read/);
+    assert.equal((await fixture.stats()).authorizations, (before ?? 0) + 1);
+  });
+});
+
+const [runtime = 'podman'] = testRuntimes();
+
+describe(`OAuth through the bridge process (token key given, as VS Code does) on ${runtime}`, () => {
+  let fixture: Fixture;
+  let bridge: BridgeHandle;
+  let dir: string;
+  let configFile: string;
+  const key = newTokenKey();
+
+  before(async () => {
+    fixture = await startFixture();
+    dir = await tempDir('cem-oauth-bridge-');
+    const config = {
+      stateDir: join(dir, 'state'),
+      sandbox: { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30, maxTimeoutSeconds: 60, prewarm: false },
+      servers: { secure: { type: 'http', url: fixture.url } },
+    };
+    configFile = join(dir, 'config.json');
+    await writeFile(configFile, JSON.stringify(config));
+    // As VS Code starts it: with a key for the token files, in the environment.
+    bridge = await startBridge(config, { CODE_EXECUTION_MODE_TOKEN_KEY: key });
+  });
+  after(async () => {
+    await bridge?.close();
+    fixture.child.kill();
+  });
+
+  test('run_python calls a protected tool once the person signed in; no token reaches the sandbox, run log or catalog', async () => {
+    const run = bridge.call("r = await mcp_secure.echo(message='from python')\nprint(r)\nimport os\nprint(sorted(os.environ.items()))");
+    const url = await signInUrl(bridge.stderr);
+    assert.equal((await browse(url)).status, 200);
+    const result = await run;
+    const text = textOf(result);
+    assert.match(text, /protected: from python/);
+    assert.match(text, /\('PATH', /, 'the sandbox environment was printed');
+    const { access, refresh } = await fixture.tokens();
+    assert.ok(access.length > 0);
+    const state = await stateText(join(dir, 'state'));
+    for (const token of [...access, ...refresh]) {
+      assert.ok(!text.includes(token), 'not in the sandbox or its output');
+      assert.ok(!state.includes(token), 'not in the run log or catalog');
+      assert.ok(!bridge.stderr().includes(token), 'not in the log');
+    }
+    assert.ok(!text.includes(key), 'the token key is not in the sandbox');
+    const file = tokenFile(join(dir, 'state'), 'secure');
+    assert.equal((await stat(file)).mode & 0o777, 0o600);
+    assert.match(await readFile(file, 'utf8'), /^\{"sealed":"aes-256-gcm"/);
+  });
+
+  test('a new bridge process reuses the stored tokens: no sign-in, and the tools are listed', async () => {
+    const before = (await fixture.stats()).authorizations;
+    const again = await startBridge(JSON.parse(await readFile(configFile, 'utf8')) as Record<string, unknown>, { CODE_EXECUTION_MODE_TOKEN_KEY: key });
+    try {
+      const result = await again.call("[t['tool'] for t in await query_tool_docs('secure')], await mcp_secure.echo(message='reused')");
+      assert.match(textOf(result), /\['echo'\]/);
+      assert.match(textOf(result), /protected: reused/);
+      assert.doesNotMatch(again.stderr(), /open this URL/);
+    } finally {
+      await again.close();
+    }
+    assert.equal((await fixture.stats()).authorizations, before);
+  });
+
+  test('`sign-out SERVER` deletes the tokens; the next call asks for a sign-in', async () => {
+    const out = spawnSync(process.execPath, [BRIDGE, 'sign-out', 'secure', '--config', configFile], { encoding: 'utf8' });
+    assert.equal(out.status, 0, out.stderr);
+    assert.match(out.stdout, /signed out of secure/);
+    await assert.rejects(stat(tokenFile(join(dir, 'state'), 'secure')));
+    const result = await bridge.call("await mcp_secure.echo(message='x')");
+    assert.match(textOf(result), /needs you to sign in: open http:\/\/127\.0\.0\.1/);
+    const bad = spawnSync(process.execPath, [BRIDGE, 'sign-out', '../x', '--config', configFile], { encoding: 'utf8' });
+    assert.equal(bad.status, 2);
+  });
+});
+
+async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await sleep(25);
+  }
+}

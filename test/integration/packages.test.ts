@@ -1,0 +1,223 @@
+// sandbox.packages end to end, on real podman and docker: a pure-Python wheel made here, served
+// by a PEP 503 index on 127.0.0.1, built into the derived image from a base with pip; the check
+// before and after, a run that imports it through the real bridge, the listing and capabilities
+// resource that name it, a refused build (index unreachable, no such package), a stale image
+// after the list changes, and concurrent builds joined. Every image built here is removed.
+import assert from 'node:assert/strict';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { execa } from 'execa';
+import type { RuntimeName } from '../../src/config/schema.ts';
+import { BUILD_LABEL, packagesState } from '../../src/sandbox/derived-image.ts';
+import { buildPackagesImage, PackageBuildError } from '../../src/sandbox/image-build.ts';
+import { checkSandbox } from '../../src/sandbox/runtime/detect.ts';
+import { startBridge, textOf } from '../helpers/bridge.ts';
+import { TEST_DATA_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
+import { servePipIndex, type PipIndex } from '../helpers/pip-index.ts';
+
+const cli = (args: string[]) => execa(process.execPath, ['dist/cli.js', ...args], { reject: false });
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function configFile(sandbox: Record<string, unknown>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-packages-'));
+  const file = join(dir, 'config.json');
+  await writeFile(file, JSON.stringify({ stateDir: join(dir, 'state'), sandbox }));
+  return file;
+}
+
+async function imageExists(runtime: RuntimeName, image: string): Promise<boolean> {
+  return (await execa(runtime, ['image', 'inspect', '--format', '{{.Id}}', image], { reject: false })).exitCode === 0;
+}
+
+/** What a failed build of `tag` left: images labelled with it, and podman's build containers. */
+async function buildLeftovers(runtime: RuntimeName, tag: string): Promise<string[]> {
+  const images = await execa(runtime, ['images', '--all', '--quiet', '--filter', `label=${BUILD_LABEL}=${tag}`]);
+  const builders = runtime === 'podman' ? await execa('podman', ['ps', '--all', '--external', '--format', '{{.Names}}']) : { stdout: '' };
+  return [...images.stdout.split('\n'), ...builders.stdout.split('\n').filter((n) => n.endsWith('-working-container'))].filter(Boolean);
+}
+
+for (const runtime of testRuntimes()) {
+  describe(`packages on ${runtime}`, () => {
+    let index: PipIndex;
+    const built = new Set<string>();
+    const sandboxWith = (packages: string[], pipIndexUrl = index.url) => testSandbox(runtime, { image: TEST_DATA_IMAGE, packages, pipIndexUrl });
+
+    before(async () => {
+      assert.ok(await imageExists(runtime, TEST_DATA_IMAGE), `${TEST_DATA_IMAGE} must be present in ${runtime}`);
+      index = await servePipIndex({ 'cem-hello': { version: '1.0', value: 'hello' }, 'cem-other': { version: '2.0', value: 'other' }, 'cem-third': { version: '0.1', value: 'third' } });
+    });
+
+    after(async () => {
+      for (const tag of built) await execa(runtime, ['rmi', '--force', tag], { reject: false });
+      await index?.close();
+    });
+
+    test('not built: the check names it with the fix, and runs use the base image', async () => {
+      const sandbox = sandboxWith(['cem-hello', 'cem_other==2.0']);
+      const report = await checkSandbox(sandbox);
+      const chosen = report.chosen!;
+      assert.ok(chosen, 'the sandbox is usable without the packages');
+      const check = chosen.checks.find((c) => c.name === 'packages');
+      assert.equal(check?.ok, false);
+      assert.match(check!.detail, /cem-hello, cem-other==2.0: not built/);
+      assert.ok(chosen.fixes.some((f) => f.kind === 'build' && f.command === 'code-execution-mode build-image'));
+      assert.equal(chosen.image, undefined, 'runs use sandbox.image');
+    });
+
+    test('build-image builds it with progress; a run imports the package; the listing and capabilities name it', async () => {
+      const sandbox = { runtime, image: TEST_DATA_IMAGE, packages: ['cem-hello', 'cem_other==2.0'], pipIndexUrl: index.url, memory: '256m' };
+      const file = await configFile(sandbox);
+      const started = Date.now();
+      const result = await cli(['build-image', '--config', file]);
+      const seconds = (Date.now() - started) / 1000;
+      const state = await packagesState(runtime, sandboxWith(sandbox.packages));
+      if (state?.state === 'built') built.add(state.tag);
+      assert.equal(result.exitCode, 0, result.stderr);
+      assert.match(result.stderr, /Successfully installed cem-hello-1\.0 cem-other-2\.0/);
+      assert.match(result.stderr, /Ready: localhost\/code-execution-mode-sandbox:[0-9a-f]{20}/);
+      assert.equal(state?.state, 'built');
+      const buildSeconds = /Ready: \S+ \(([\d.]+) s\)/.exec(result.stderr)?.[1];
+      process.stderr.write(`# ${runtime}: derived image with 2 packages: build ${buildSeconds} s, build-image command ${seconds.toFixed(1)} s in all\n`);
+
+      const again = await cli(['build-image', '--config', file]);
+      assert.equal(again.exitCode, 0, again.stderr);
+      assert.match(again.stderr, /already built/);
+
+      const report = await checkSandbox(sandboxWith(sandbox.packages));
+      assert.equal(report.chosen?.checks.find((c) => c.name === 'packages')?.ok, true);
+      assert.equal(report.chosen?.image, state?.state === 'built' ? state.tag : 'built');
+
+      const bridge = await startBridge({ sandbox });
+      try {
+        const [tool] = (await bridge.client.listTools()).tools;
+        assert.match(tool!.description ?? '', /^Python 3 sandbox, with packages \(no pip, no network\)/);
+        assert.match(bridge.client.getInstructions() ?? '', /Python packages installed besides the standard library: cem-hello, cem-other \(no pip\)/);
+        const ok = await bridge.call('import cem_hello, cem_other\nprint(cem_hello.VALUE, cem_other.VALUE, cem_hello.__file__)');
+        assert.notEqual(ok.isError, true, textOf(ok));
+        assert.match(textOf(ok), /hello other \/opt\/code-execution-mode\/packages\/cem_hello\/__init__\.py/);
+        // Still no network and no writing into the packages.
+        const locked = await bridge.call('import os\nprint(os.access("/opt/code-execution-mode/packages/cem_hello", os.W_OK))\nimport socket\nsocket.create_connection(("127.0.0.1", 1), timeout=2)');
+        assert.match(textOf(locked), /False/);
+        assert.match(textOf(locked), /no network|Network is unreachable|Errno/);
+        const missing = await bridge.call('import pandas_not_here');
+        assert.match(textOf(missing), /cem-hello/);
+        assert.match(textOf(missing), /sandbox\.packages/);
+        const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
+        const text = resource.contents.map((c) => ('text' in c ? c.text : '')).join('');
+        assert.match(text, /Python packages installed \(sandbox\.packages\): cem-hello, cem-other==2\.0/);
+      } finally {
+        await bridge.close();
+      }
+    });
+
+    test('changing the list makes the image stale: the check says so, runs use the base image, the capabilities say how to build', async () => {
+      const sandbox = sandboxWith(['cem-hello', 'cem_other==2.0', 'cem-third']);
+      const state = await packagesState(runtime, sandbox);
+      assert.equal(state?.state, 'missing');
+      assert.ok(state?.state === 'missing' && state.stale.some((tag) => built.has(tag)), 'the older image is named as stale');
+      const check = (await checkSandbox(sandbox)).chosen?.checks.find((c) => c.name === 'packages');
+      assert.equal(check?.ok, false);
+      assert.match(check!.detail, /stale/);
+      const bridge = await startBridge({ sandbox: { runtime, image: TEST_DATA_IMAGE, packages: sandbox.packages, pipIndexUrl: index.url } });
+      try {
+        const [tool] = (await bridge.client.listTools()).tools;
+        assert.match(tool!.description ?? '', /standard library only/);
+        assert.doesNotMatch(bridge.client.getInstructions() ?? '', /Python packages installed/);
+        const run = await bridge.call('import importlib.util\nprint(importlib.util.find_spec("cem_hello") is None)');
+        assert.match(textOf(run), /True/);
+        const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
+        const text = resource.contents.map((c) => ('text' in c ? c.text : '')).join('');
+        assert.match(text, /not built for the current list: runs use the base image without them\. Ask the user to run `code-execution-mode build-image`/);
+      } finally {
+        await bridge.close();
+      }
+    });
+
+    test('a bridge started before the build runs new sessions in the built image', async () => {
+      const packages = ['cem-hello'];
+      // With a spare container started ahead (prewarm): one of the base image must not serve the new session.
+      const bridge = await startBridge({ sandbox: { runtime, image: TEST_DATA_IMAGE, packages, pipIndexUrl: index.url, prewarm: true } });
+      try {
+        const before = await bridge.call('import importlib.util\nprint(importlib.util.find_spec("cem_hello") is None)');
+        assert.match(textOf(before), /True/);
+        const outcome = await buildPackagesImage(sandboxWith(packages), () => {});
+        built.add(outcome.tag);
+        // The bridge looks again for a missing packages image at most every 5 s.
+        await new Promise((resolve) => setTimeout(resolve, 5_500));
+        const after = await bridge.call('import cem_hello\nprint(cem_hello.VALUE)', { session: 'fresh' });
+        assert.match(textOf(after), /hello/);
+        const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
+        assert.match(resource.contents.map((c) => ('text' in c ? c.text : '')).join(''), /Python packages installed \(sandbox\.packages\): cem-hello/);
+      } finally {
+        await bridge.close();
+      }
+    });
+
+    test('two builds at once share one build', async () => {
+      const sandbox = sandboxWith(['cem-third']);
+      const downloads = () => index.requests.filter((p) => p.startsWith('/files/cem_third')).length;
+      const before = downloads();
+      const lines: string[][] = [[], []];
+      const [a, b] = await Promise.all([0, 1].map((i) => buildPackagesImage(sandbox, (line) => lines[i]!.push(line))));
+      built.add(a!.tag);
+      assert.equal(a!.tag, b!.tag);
+      assert.equal(downloads() - before, 1, 'the wheel was fetched once');
+      assert.ok(lines.some((l) => l.some((x) => /already running; waiting/.test(x))), 'the second caller was told it joined');
+      assert.ok(await imageExists(runtime, a!.tag));
+    });
+
+    test('an unreachable index refuses the build with pip\'s words and the fix, exit 3, no image', async () => {
+      const url = `http://127.0.0.1:${await closedPort()}/simple/`;
+      const sandbox = { runtime, image: TEST_DATA_IMAGE, packages: ['cem-hello'], pipIndexUrl: url };
+      const result = await cli(['build-image', '--config', await configFile(sandbox)]);
+      assert.equal(result.exitCode, 3, result.stderr);
+      assert.match(result.stderr, /could not be reached \(pip: .*(Connection refused|NewConnectionError|No matching distribution)/);
+      assert.match(result.stderr, /Fix: check the network and sandbox\.pipIndexUrl/);
+      const state = await packagesState(runtime, sandboxWith(sandbox.packages, url));
+      assert.equal(state?.state, 'missing');
+      if (state?.state === 'missing') {
+        assert.equal(await imageExists(runtime, state.tag), false);
+        assert.deepEqual(await buildLeftovers(runtime, state.tag), [], 'nothing of the failed build is left');
+      }
+    });
+
+    test('a build over its time limit is stopped, and leaves nothing behind', async () => {
+      const stalled = await servePipIndex({}, ['cem-slow']);
+      try {
+        const sandbox = sandboxWith(['cem-slow'], stalled.url);
+        const started = Date.now();
+        await assert.rejects(buildPackagesImage(sandbox, () => {}, { timeoutMs: 4_000 }), /took longer than 4 s and was stopped/);
+        assert.ok(Date.now() - started < 30_000, 'stopped well before pip would give up');
+        const state = await packagesState(runtime, sandbox);
+        assert.equal(state?.state, 'missing');
+        if (state?.state === 'missing') assert.deepEqual(await buildLeftovers(runtime, state.tag), []);
+      } finally {
+        await stalled.close();
+      }
+    });
+
+    test('no such package: named, with the fix, nothing left', async () => {
+      const sandbox = sandboxWith(['cem-nosuch']);
+      await assert.rejects(buildPackagesImage(sandbox, () => {}), (error: unknown) => {
+        assert.ok(error instanceof PackageBuildError);
+        assert.equal(error.kind, 'not-found');
+        assert.match(error.message, /no package matching "cem-nosuch".*Fix: correct the name or version in sandbox\.packages/s);
+        return true;
+      });
+      const state = await packagesState(runtime, sandbox);
+      if (state?.state === 'missing') assert.deepEqual(await buildLeftovers(runtime, state.tag), []);
+      else assert.fail(`expected no image, got ${state?.state}`);
+    });
+  });
+}

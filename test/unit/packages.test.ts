@@ -1,0 +1,145 @@
+// sandbox.packages and pipIndexUrl: what is accepted, the caps, the canonical list, the tag,
+// the Containerfile and build arguments, and how a failed build is named.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError, parseConfig } from '../../src/config/load.ts';
+import { isLoopbackUrl, MAX_PACKAGES, MAX_REQUIREMENT_CHARS, normalizePackages, packageNames } from '../../src/config/packages.ts';
+import { defaultSandboxConfig } from '../../src/config/schema.ts';
+import { buildArgs, buildEnv, containerfile, DERIVED_LABELS, derivedSpec, PACKAGES_DIR, packagesSummary } from '../../src/sandbox/derived-image.ts';
+import { describeBuildFailure, MAX_PIP_WORDS_CHARS, MAX_PROGRESS_LINE_CHARS, progressLine } from '../../src/sandbox/build-output.ts';
+
+function errorOf(sandbox: unknown): string {
+  try {
+    parseConfig({ sandbox });
+  } catch (error) {
+    assert.ok(error instanceof ConfigError);
+    return error.message;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+test('plain requirements are accepted; options, URLs, paths and markers are refused, naming the entry', () => {
+  const ok = ['numpy', 'pandas>=2,<3', 'requests[socks]==2.32.3', 'scikit-learn', 'zope.interface', 'a', 'Foo_Bar ~= 1.4', 'x===1.0+local', 'pkg[a, b] >=1'];
+  assert.deepEqual(parseConfig({ sandbox: { packages: ok } }).sandbox.packages, ok);
+  const refused: [string, RegExp][] = [
+    ['-r requirements.txt', /option/],
+    ['--index-url=http://evil', /option/],
+    ['-e .', /option/],
+    [' --pre', /option/],
+    ['pkg @ https://example.com/pkg.whl', /URL/],
+    ['https://example.com/pkg.whl', /URL/],
+    ['git+ssh://git@host/repo', /URL/],
+    ['./local/pkg', /path/],
+    ['/tmp/pkg.whl', /path/],
+    ['..\\pkg', /path/],
+    ['numpy; python_version>"3"', /marker/],
+    ['numpy && true', /not a requirement/],
+    ['numpy"]\nRUN ["sh', /not a requirement/],
+    ['num py', /not a requirement/],
+    ['', /empty/],
+    ['x'.repeat(MAX_REQUIREMENT_CHARS + 1), /longer than/],
+  ];
+  for (const [requirement, why] of refused) {
+    const message = errorOf({ packages: ['numpy', requirement] });
+    assert.match(message, /sandbox\.packages\.1: /, requirement);
+    assert.match(message, why, requirement);
+  }
+  assert.ok(parseConfig({ sandbox: { packages: ['x'.repeat(MAX_REQUIREMENT_CHARS)] } }));
+});
+
+test(`at most ${MAX_PACKAGES} packages`, () => {
+  const names = Array.from({ length: MAX_PACKAGES + 1 }, (_, i) => `pkg${i}`);
+  assert.equal(parseConfig({ sandbox: { packages: names.slice(0, MAX_PACKAGES) } }).sandbox.packages.length, MAX_PACKAGES);
+  assert.match(errorOf({ packages: names }), /sandbox\.packages: at most 64 packages/);
+});
+
+test('pipIndexUrl must be an http(s) URL without credentials', () => {
+  assert.equal(parseConfig({ sandbox: { pipIndexUrl: 'https://pypi.example.com/simple/' } }).sandbox.pipIndexUrl, 'https://pypi.example.com/simple/');
+  assert.match(errorOf({ pipIndexUrl: 'ftp://x/simple' }), /sandbox\.pipIndexUrl: must be an http or https URL/);
+  assert.match(errorOf({ pipIndexUrl: 'not a url' }), /sandbox\.pipIndexUrl: is not a URL/);
+  assert.match(errorOf({ pipIndexUrl: 'https://user:secret@pypi.example.com/simple/' }), /sandbox\.pipIndexUrl: must not contain credentials/);
+  assert.ok(isLoopbackUrl('http://127.0.0.1:8080/simple/'));
+  assert.ok(isLoopbackUrl('http://localhost/simple/'));
+  assert.ok(isLoopbackUrl('http://[::1]:1/simple/'));
+  assert.ok(!isLoopbackUrl('https://pypi.org/simple/'));
+});
+
+test('the list is normalised: the same packages written differently name the same image', () => {
+  assert.deepEqual(normalizePackages(['Pandas >= 2 , < 3', 'numpy', 'NumPy', 'Requests[Socks,HTTP2]']), ['numpy', 'pandas<3,>=2', 'requests[http2,socks]']);
+  assert.deepEqual(packageNames(['Pandas>=2', 'zope.interface']), ['pandas', 'zope-interface']);
+  const base = { image: 'python:3.14-slim', packages: ['numpy', 'pandas>=2'] };
+  const a = derivedSpec(base, 'sha256:abc');
+  assert.equal(a.tag, derivedSpec({ ...base, packages: ['PANDAS >= 2', 'numpy', 'numpy'] }, 'abc').tag, 'order, case, spaces and the id prefix do not matter');
+  assert.notEqual(a.tag, derivedSpec({ ...base, packages: ['numpy'] }, 'abc').tag, 'another list is another image');
+  assert.notEqual(a.tag, derivedSpec(base, 'abd').tag, 'another base image is another image');
+  assert.notEqual(a.tag, derivedSpec({ ...base, pipIndexUrl: 'https://mirror.example/simple/' }, 'abc').tag, 'another index is another image');
+  assert.match(a.tag, /^localhost\/code-execution-mode-sandbox:[0-9a-f]{20}$/);
+  assert.equal(packagesSummary(Array.from({ length: 10 }, (_, i) => `p${i}`), 3), 'p0, p1, p2 (+7 more)');
+});
+
+test('the Containerfile installs from the exact base into a read-only path on PYTHONPATH, in exec form', () => {
+  const spec = derivedSpec({ image: 'python:3.14-slim', packages: ['numpy', 'pandas>=2'], pipIndexUrl: 'http://127.0.0.1:9/simple/' }, 'sha256:0123');
+  const text = containerfile(spec);
+  const lines = text.trim().split('\n');
+  assert.equal(lines[0], 'FROM 0123');
+  const run = lines.find((l) => l.startsWith('RUN ["python3"'))!;
+  const argv = JSON.parse(run.slice(4)) as string[];
+  for (const flag of ['--disable-pip-version-check', '--no-input', '--no-cache-dir']) assert.ok(argv.includes(flag), flag);
+  assert.deepEqual(argv.slice(argv.indexOf('--target'), argv.indexOf('--target') + 2), ['--target', PACKAGES_DIR]);
+  assert.deepEqual(argv.slice(argv.indexOf('--index-url'), argv.indexOf('--index-url') + 2), ['--index-url', 'http://127.0.0.1:9/simple/']);
+  assert.deepEqual(argv.slice(-2), ['numpy', 'pandas>=2']);
+  assert.ok(lines.some((l) => l.startsWith(`ENV PYTHONPATH=${PACKAGES_DIR}`)));
+  assert.ok(!lines.some((l) => /^RUN [^[]/.test(l)), 'no shell form');
+  assert.ok(!containerfile(derivedSpec({ image: 'x', packages: ['numpy'] }, 'abc')).includes('--index-url'), 'pip default index when none is set');
+});
+
+test('build arguments: labels as flags, host network only for a loopback index, classic builder for docker', () => {
+  const local = derivedSpec({ image: 'img', packages: ['numpy'], pipIndexUrl: 'http://127.0.0.1:9/simple/' }, 'abc');
+  const remote = derivedSpec({ image: 'img', packages: ['numpy'], pipIndexUrl: 'https://pypi.example/simple/' }, 'abc');
+  const podman = buildArgs('podman', local, '/tmp/x/Containerfile', '/tmp/x');
+  assert.deepEqual(podman.slice(0, 2), ['build', '--pull=never']);
+  assert.ok(podman.join(' ').includes('--network host'));
+  assert.ok(podman.includes(`${DERIVED_LABELS.packages}=["numpy"]`));
+  assert.ok(podman.includes(`${DERIVED_LABELS.baseId}=abc`));
+  assert.equal(podman.at(-1), '/tmp/x');
+  assert.ok(!buildArgs('docker', remote, 'f', 'd').includes('--network'), 'a remote index goes through the default build network');
+  assert.deepEqual(buildEnv('docker'), { DOCKER_BUILDKIT: '0' });
+  assert.deepEqual(buildEnv('podman'), {});
+});
+
+test('a failed build is named by what pip said, shortened, with the fix', () => {
+  const spec = { base: 'img', index: 'http://127.0.0.1:9/simple/', packages: ['nosuch'] };
+  const noPip = describeBuildFailure(['STEP 3/5: RUN ...', '/usr/bin/python3: No module named pip', 'Error: building at STEP'], spec);
+  assert.equal(noPip.kind, 'no-pip');
+  assert.match(noPip.message, /has no pip.*No module named pip.*Fix: set sandbox\.image/);
+  const unreachable = describeBuildFailure(
+    [
+      "WARNING: Retrying (Retry(total=0, connect=None)) after connection broken by 'NewConnectionError('<pip._vendor.urllib3.connection.HTTPConnection object>: Failed to establish a new connection: [Errno 111] Connection refused')': /simple/nosuch/",
+      'ERROR: Could not find a version that satisfies the requirement nosuch (from versions: none)',
+      'ERROR: No matching distribution found for nosuch',
+    ],
+    spec,
+  );
+  assert.equal(unreachable.kind, 'index-unreachable');
+  assert.match(unreachable.message, /could not be reached.*ERROR: Could not find a version.*Fix: check the network and sandbox\.pipIndexUrl/);
+  const missing = describeBuildFailure(['ERROR: Could not find a version that satisfies the requirement nosuch (from versions: none)', 'ERROR: No matching distribution found for nosuch'], spec);
+  assert.equal(missing.kind, 'not-found');
+  assert.match(missing.message, /no package matching "nosuch".*Fix: correct the name or version in sandbox\.packages/);
+  const long = describeBuildFailure([`ERROR: ${'x'.repeat(5000)}`], spec);
+  assert.ok(long.message.length < MAX_PIP_WORDS_CHARS + 300, `${long.message.length} characters`);
+  assert.equal(long.kind, 'build-failed');
+});
+
+test('build output lines lose colour codes and control characters and are capped', () => {
+  assert.equal(progressLine('\x1b[91m/usr/bin/python3: No module named pip\x1b[0m'), '/usr/bin/python3: No module named pip');
+  assert.equal(progressLine('a\x07b\x1b]0;title'), 'ab]0;title');
+  assert.equal(progressLine('   \x1b[0m  '), undefined);
+  const long = progressLine('x'.repeat(100_000))!;
+  assert.equal(long.length, MAX_PROGRESS_LINE_CHARS);
+  assert.ok(long.endsWith('...'));
+});
+
+test('packages default to none, and the sandbox config carries them', () => {
+  assert.deepEqual(defaultSandboxConfig().packages, []);
+  assert.equal(defaultSandboxConfig().pipIndexUrl, undefined);
+});
