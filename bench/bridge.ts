@@ -30,7 +30,10 @@ export function listingTokens(tools: unknown[]): number {
 
 export interface ListingRow {
   servers: number;
+  /** What a client puts before the model: name, description and input schema. */
   tokens: number;
+  /** The whole answer, outputSchema included (clients keep that for themselves). */
+  answerTokens: number;
 }
 
 /** Tokens of the bridge's tools/list answer with 0, 10 and 100 configured servers. */
@@ -40,7 +43,8 @@ export async function listingFigures(sandbox: Record<string, unknown>): Promise<
     const servers = Object.fromEntries(Array.from({ length: n }, (_, i) => [`server${i}`, { command: process.execPath, args: [FIXTURE] }]));
     const client = await bridgeClient(servers, sandbox);
     const { tools } = await client.listTools();
-    rows.push({ servers: n, tokens: listingTokens(tools) });
+    const read = tools.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    rows.push({ servers: n, tokens: listingTokens(read), answerTokens: listingTokens(tools) });
     await client.close();
   }
   return rows;

@@ -98,10 +98,10 @@ printRestart(restarts);
 
 const sandbox = { runtime: runtimes[0] ?? 'podman', image };
 const listing = await listingFigures(sandbox);
-console.log('\nContext cost: tokens of the bridge\'s tools/list answer (gpt-tokenizer, o200k)\n');
-console.log('| configured servers | tokens |');
-console.log('|---|---|');
-for (const row of listing) console.log(`| ${row.servers} | ${row.tokens} |`);
+console.log('\nContext cost: tokens of the bridge\'s tools/list answer (gpt-tokenizer, o200k): what the model reads (name, description, input schema), and the whole answer (with the outputSchema)\n');
+console.log('| configured servers | model reads | whole answer |');
+console.log('|---|---|---|');
+for (const row of listing) console.log(`| ${row.servers} | ${row.tokens} | ${row.answerTokens} |`);
 
 const calls = await callFigures(sandbox, smoke ? 5 : 200);
 console.log(`\nProxied tool call (fixture echo over stdio), ${calls.direct.n} calls (p50 / p95)\n`);

@@ -4,7 +4,8 @@
 #   - Node 24 from the npm registry (the build and tests need Node >= 22)
 #   - Podman and Docker from Debian; dockerd started without a bridge network
 #   - a local sandbox image (Debian + python3) built with debootstrap, cached outside the checkout
-#   - a second one with pip and matplotlib, for the package-build and plot tests
+#   - with CEM_DATA_IMAGE=1 (npm test sets it), a second one with pip and matplotlib, for the
+#     package-build and plot tests
 # Usage: scripts/dev-env.sh [COMMAND ARGS...]
 set -euo pipefail
 
@@ -84,7 +85,9 @@ import_image() {
   fi
 }
 import_image "$IMAGE" "$CACHE/sandbox-rootfs.tar" python3
-import_image "$DATA_IMAGE" "$CACHE/sandbox-data-rootfs.tar" python3,python3-pip,python3-venv,python3-matplotlib
+if [ "${CEM_DATA_IMAGE:-0}" = 1 ]; then
+  import_image "$DATA_IMAGE" "$CACHE/sandbox-data-rootfs.tar" python3,python3-pip,python3-venv,python3-matplotlib
+fi
 export CEM_TEST_IMAGE=$IMAGE CEM_TEST_DATA_IMAGE=$DATA_IMAGE
 
 # --- Proof that a hardened sandbox starts on both runtimes, before anything relies on it -------

@@ -2,6 +2,10 @@
 // apart (a known image, an image by its first bytes, other data), and replaced by a short
 // placeholder, so that no base64 reaches the model as text.
 import { createHash } from 'node:crypto';
+import { sizeText } from './byte-size.ts';
+
+// The views import the size wording from here with the rest of this file's helpers.
+export { sizeText };
 
 export interface FoundImage {
   mime: string;
@@ -35,13 +39,6 @@ export function sha256(data: string): string {
 export function base64Bytes(data: string): number {
   const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
   return Math.floor((data.length * 3) / 4) - padding;
-}
-
-/** "512 bytes", "12 KB", "5.6 MB". */
-export function sizeText(bytes: number): string {
-  if (bytes < 1024) return `${bytes} bytes`;
-  if (bytes < 1024 * 1024) return `${Math.round(bytes / 1024)} KB`;
-  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** An image format from the first bytes (PNG, JPEG, GIF, WebP); undefined for anything else. */

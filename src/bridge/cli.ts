@@ -9,7 +9,7 @@ import type { Config, SandboxConfig } from '../config/schema.ts';
 import { applySecrets, takeSecrets } from '../config/secrets.ts';
 import { isSandboxError } from '../sandbox/errors.ts';
 import { checkSandbox } from '../sandbox/runtime/detect.ts';
-import { resolveWorkspaceMounts } from '../sandbox/runtime/workspace.ts';
+import { forbiddenMountDirs, resolveWorkspaceMounts } from '../sandbox/runtime/workspace.ts';
 import { reportLines } from '../sandbox/runtime/report-text.ts';
 import { pullImage } from '../sandbox/image.ts';
 import { buildImageCommand } from './build-image-cli.ts';
@@ -89,7 +89,7 @@ async function main(argv: string[]): Promise<number> {
     case 'run':
       return runCommand(config, values, rest);
     case 'doctor':
-      return doctorCommand(config.sandbox);
+      return doctorCommand(config.sandbox, config.stateDir);
     case 'pull':
       return pullImage(config.sandbox, (line) => process.stderr.write(`${line}\n`)).then(() => 0);
     case 'build-image':
@@ -127,7 +127,7 @@ async function configFrom(values: {
   const parsed = parseConfig({ sandbox }, 'command-line options').sandbox;
   // Asked for on the command line or in the file: a folder that cannot be mounted is an error here.
   try {
-    resolveWorkspaceMounts(parsed, [base.stateDir]);
+    resolveWorkspaceMounts(parsed, forbiddenMountDirs(base.stateDir));
   } catch (error) {
     throw new ConfigError((error as Error).message);
   }
@@ -224,8 +224,8 @@ async function signOutCommand(stateDir: string, rest: string[]): Promise<number>
   return 0;
 }
 
-async function doctorCommand(sandbox: SandboxConfig): Promise<number> {
-  const report = await checkSandbox(sandbox, { all: true });
+async function doctorCommand(sandbox: SandboxConfig, stateDir: string): Promise<number> {
+  const report = await checkSandbox(sandbox, { all: true, stateDir });
   process.stdout.write(`${reportLines(report).join('\n')}\n`);
   // Not ready means no run can start: a non-zero status scripts can test.
   return report.chosen ? 0 : 3;

@@ -70,7 +70,7 @@ function toolNamesOf(tools: readonly ToolEntry[]): string[] {
 }
 
 /** What is kept of a run's tool images to recognise a returned one: by count and by base64 size. */
-const MAX_TOOL_IMAGES_PER_RUN = 64;
+export const MAX_TOOL_IMAGES_PER_RUN = 64;
 const MAX_TOOL_IMAGE_CHARS_PER_RUN = 48 * 1024 * 1024;
 
 export interface HostMethods {

@@ -33,7 +33,8 @@ import type { z } from 'zod';
 import { SERVER_NAME } from '../config/schema.ts';
 import { outcomeOf } from './host-methods.ts';
 import type { ProxyHub } from './hub/hub.ts';
-import { formatBytes, jsonBytes, ProxyLimitError } from './hub/limits.ts';
+import { jsonBytes, ProxyLimitError } from './hub/limits.ts';
+import { sizeText } from './byte-size.ts';
 import { getPrompt, listAll, readResource, type Listing } from './resources.ts';
 import type { RunLog } from './run-log.ts';
 
@@ -152,7 +153,7 @@ export function exposeProxied(server: McpServer, options: ExposureOptions): Expo
       items.push(item);
     }
     if (cut > 0) {
-      log(`${cut} proxied ${listing} left out of the listing to the client (proxy.maxListedItems ${options.maxListedItems}, proxy.maxResultBytes ${formatBytes(maxBytes)})`);
+      log(`${cut} proxied ${listing} left out of the listing to the client (proxy.maxListedItems ${options.maxListedItems}, proxy.maxResultBytes ${sizeText(maxBytes)})`);
     }
     return items;
   };
@@ -200,7 +201,7 @@ export function exposeProxied(server: McpServer, options: ExposureOptions): Expo
 
   const sizeChecked = <T>(value: T, what: string): T => {
     const bytes = jsonBytes(value);
-    if (bytes > maxBytes) throw new ProxyLimitError(`${what} is ${formatBytes(bytes)}, over the ${formatBytes(maxBytes)} the bridge passes on (proxy.maxResultBytes)`);
+    if (bytes > maxBytes) throw new ProxyLimitError(`${what} is ${sizeText(bytes)}, over the ${sizeText(maxBytes)} the bridge passes on (proxy.maxResultBytes)`);
     return value;
   };
 

@@ -4,7 +4,8 @@
 // servers send is untrusted: every message is already capped by the transport
 // (proxy.maxResultBytes); a listing of many pages is cut at the same cap, and says so.
 import type { ProxyHub, WaitOptions } from './hub/hub.ts';
-import { formatBytes, jsonBytes, ProxyLimitError } from './hub/limits.ts';
+import { jsonBytes, ProxyLimitError } from './hub/limits.ts';
+import { sizeText } from './byte-size.ts';
 
 /** The most pages a listing follows. */
 export const MAX_LIST_PAGES = 20;
@@ -44,7 +45,7 @@ export async function listAll(hub: ProxyHub, server: string, listing: Listing, w
     name = resolved;
     for (const item of result.items) {
       bytes += jsonBytes(item);
-      if (bytes > maxBytes) return { server: name, items, note: `cut at ${formatBytes(maxBytes)} (proxy.maxResultBytes): ${items.length} shown` };
+      if (bytes > maxBytes) return { server: name, items, note: `cut at ${sizeText(maxBytes)} (proxy.maxResultBytes): ${items.length} shown` };
       items.push(item);
     }
     cursor = result.nextCursor;
@@ -64,7 +65,7 @@ export async function getPrompt(hub: ProxyHub, server: string, prompt: string, a
   const bytes = jsonBytes(args);
   const max = hub.proxyLimits.maxArgumentBytes;
   if (bytes > max) {
-    throw new ProxyLimitError(`the arguments are ${formatBytes(bytes)} as JSON, over the ${formatBytes(max)} a call may send (proxy.maxArgumentBytes)`);
+    throw new ProxyLimitError(`the arguments are ${sizeText(bytes)} as JSON, over the ${sizeText(max)} a call may send (proxy.maxArgumentBytes)`);
   }
   const { server: name, result } = await hub.serverRequest(
     server,

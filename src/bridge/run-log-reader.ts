@@ -62,6 +62,19 @@ const eventSchema = z.discriminatedUnion('type', [
     arguments: z.string().max(2000).optional(),
   }),
   z.object({ type: z.literal('snippet-saved'), run: z.string(), time: z.string(), name: snippetName, sha256: hexHash }),
+  // A proxied server's request relayed to the bridge's client (run-log.ts RelayEvent): it
+  // belongs to every run with a call of that server in flight, or to none (at connect).
+  z.object({
+    type: z.literal('relay'),
+    time: z.string(),
+    server: z.string(),
+    method: z.string(),
+    runs: z.array(z.string()).max(1000),
+    outcome: z.string(),
+    action: z.string().optional(),
+    waitedMs: z.number(),
+    error: z.string().optional(),
+  }),
   z.object({
     type: z.literal('tool-calls-omitted'),
     run: z.string(),
@@ -132,6 +145,20 @@ export interface SnippetSavedRecord {
   sha256: string;
 }
 
+/** A request of a proxied server (roots, elicitation, sampling) relayed to the bridge's client, or refused, while the run waited on that server. */
+export interface RelayRecord {
+  time: string;
+  server: string;
+  /** roots/list, elicitation/create, sampling/createMessage, or a URL elicitation a tool call asked for. */
+  method: string;
+  /** answered, refused, failed, timeout. */
+  outcome: string;
+  /** An elicitation's answer: accept, decline, cancel. */
+  action?: string;
+  waitedMs: number;
+  error?: string;
+}
+
 /** Tool calls of a run beyond its budget in the log: counted, not logged one by one. */
 export interface OmittedToolCalls {
   count: number;
@@ -172,6 +199,8 @@ export interface RunRecord {
   snippets: SnippetUseRecord[];
   /** Snippets saved from this run's code. */
   savedAsSnippets: SnippetSavedRecord[];
+  /** Requests from proxied servers relayed (or refused) while the run waited on them, in order. */
+  relays: RelayRecord[];
 }
 
 /** Whether the run is waiting for the user to answer a confirmation now. */
@@ -211,6 +240,12 @@ export function parseEvents(text: string): RunLogEvent[] {
 export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
   const runs = new Map<string, RunRecord & { endedCount?: number }>();
   for (const event of events) {
+    if (event.type === 'relay') {
+      const { type: _type, runs: ids, ...relay } = event;
+      // Only runs already started: a relay never makes a run of its own.
+      for (const id of new Set(ids)) runs.get(id)?.relays.push({ ...relay });
+      continue;
+    }
     let run = runs.get(event.run);
     // A snippet saved from a run whose start has left the log makes no run of its own.
     if (!run && event.type === 'snippet-saved') continue;
@@ -232,6 +267,7 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
         confirmations: [],
         snippets: [],
         savedAsSnippets: [],
+        relays: [],
       };
       runs.set(event.run, run);
     }
@@ -376,7 +412,8 @@ export class RunLogReader {
         if (end > 0) {
           const events = parseEvents(buffer.subarray(0, end).toString('utf8'));
           entry.events.push(...events);
-          for (const event of events) entry.runIds.add(event.run);
+          // A relay line makes no run of its own, so it does not count towards enough runs.
+          for (const event of events) if (event.type !== 'relay') entry.runIds.add(event.run);
           entry.parsed += end;
         }
       }

@@ -155,12 +155,17 @@ function capJson(value: unknown, limit: number): unknown {
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
+/** An image (`mime`) or a /work/out file (`path`) in a run-end line. */
+type BesideEntry = { mime?: string; path?: string; bytes: number; file?: string; skipped?: string };
+
 export class RunLog {
   readonly file: string;
   private readonly dir: string;
   private readonly options: Required<Omit<RunLogOptions, 'onProblem'>>;
   private readonly onProblem: ((problem: string | undefined) => void) | undefined;
   private fd: number | undefined;
+  /** The open file's inode and device, to tell when runs.jsonl is another file now. */
+  private openIdentity = { ino: -1, dev: -1 };
   private rotateAfter = 0;
   private currentProblem: string | undefined;
   /** When each open run started, so that a run that fails before it starts still has a duration. */
@@ -266,8 +271,7 @@ export class RunLog {
       stderr: cap(result.stderr, MAX_STREAM_CHARS),
       value: result.value === null ? null : cap(result.value, MAX_STREAM_CHARS),
       error: result.error,
-      images: this.saveImages(result),
-      ...(result.files?.length ? { files: this.saveFiles(result) } : {}),
+      ...this.saveBeside(result),
       toolCalls: extra.toolCalls,
       truncated: result.truncated,
       sessionLost: result.sessionLost,
@@ -318,58 +322,42 @@ export class RunLog {
     });
   }
 
-  /** Images go beside the log as files (the panel shows them); the log names each file. */
-  private saveImages(result: RunResult): Array<{ mime: string; bytes: number; file?: string; skipped?: string }> {
-    let used = 0;
-    let saved = false;
-    const entries = result.images.map((image, i) => {
+  /**
+   * Images, and the files from /work/out, go beside the log (0600; the panel shows them) within
+   * one per-run budget, images first, then one prune under the lock; the log names each file.
+   */
+  private saveBeside(result: RunResult): { images: BesideEntry[]; files?: BesideEntry[] } {
+    const budget = { used: 0, saved: false };
+    const images = result.images.map((image, i): BesideEntry => {
       const bytes = Buffer.from(image.data, 'base64');
       const ext = IMAGE_EXTENSIONS[image.mime];
-      if (!ext || !/^[A-Za-z0-9-]+$/.test(result.runId)) return { mime: image.mime, bytes: bytes.length };
-      if (used + bytes.length > this.options.maxImageBytesPerRun) {
-        return { mime: image.mime, bytes: bytes.length, skipped: 'over the per-run image budget' };
-      }
-      try {
-        const dir = join(this.dir, IMAGES_DIR);
-        ensurePrivateDir(dir);
-        const file = `${result.runId}-${i}.${ext}`;
-        writeFileSync(join(dir, file), bytes, { mode: PRIVATE_FILE_MODE });
-        used += bytes.length;
-        saved = true;
-        return { mime: image.mime, bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
-      } catch (error) {
-        return { mime: image.mime, bytes: bytes.length, skipped: `not written: ${(error as Error).message}` };
-      }
+      if (!ext) return { mime: image.mime, bytes: bytes.length };
+      return { mime: image.mime, ...this.saveOne(result.runId, `${i}.${ext}`, bytes, budget) };
     });
-    if (saved) withLockSync(join(this.dir, RUN_LOG_LOCK), () => this.pruneImages(), { timeoutMs: 1000 });
-    return entries;
+    const files = result.files?.length
+      ? result.files.map((out, i): BesideEntry => {
+          if (out.data === undefined) return { path: out.path, bytes: out.bytes, ...(out.skipped ? { skipped: `not returned: ${out.skipped}` } : {}) };
+          return { path: out.path, ...this.saveOne(result.runId, `out-${i}.dat`, Buffer.from(out.data, 'base64'), budget) };
+        })
+      : undefined;
+    if (budget.saved) withLockSync(join(this.dir, RUN_LOG_LOCK), () => this.pruneImages(), { timeoutMs: 1000 });
+    return files ? { images, files } : { images };
   }
 
-  /**
-   * Files from /work/out go beside the images (0600, pruned with them, within the same per-run
-   * budget); the log names each by its path in the sandbox and its file here.
-   */
-  private saveFiles(result: RunResult): Array<{ path: string; bytes: number; file?: string; skipped?: string }> {
-    let used = 0;
-    let saved = false;
-    const entries = (result.files ?? []).map((out, i) => {
-      if (out.data === undefined || !/^[A-Za-z0-9-]+$/.test(result.runId)) return { path: out.path, bytes: out.bytes, ...(out.skipped ? { skipped: `not returned: ${out.skipped}` } : {}) };
-      const bytes = Buffer.from(out.data, 'base64');
-      if (used + bytes.length > this.options.maxImageBytesPerRun) return { path: out.path, bytes: bytes.length, skipped: 'over the per-run budget' };
-      try {
-        const dir = join(this.dir, IMAGES_DIR);
-        ensurePrivateDir(dir);
-        const file = `${result.runId}-out-${i}.dat`;
-        writeFileSync(join(dir, file), bytes, { mode: PRIVATE_FILE_MODE });
-        used += bytes.length;
-        saved = true;
-        return { path: out.path, bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
-      } catch (error) {
-        return { path: out.path, bytes: bytes.length, skipped: `not written: ${(error as Error).message}` };
-      }
-    });
-    if (saved) withLockSync(join(this.dir, RUN_LOG_LOCK), () => this.pruneImages(), { timeoutMs: 1000 });
-    return entries;
+  private saveOne(runId: string, suffix: string, bytes: Buffer, budget: { used: number; saved: boolean }): { bytes: number; file?: string; skipped?: string } {
+    if (!/^[A-Za-z0-9-]+$/.test(runId)) return { bytes: bytes.length };
+    if (budget.used + bytes.length > this.options.maxImageBytesPerRun) return { bytes: bytes.length, skipped: 'over the per-run image budget (images and /work/out files together)' };
+    try {
+      const dir = join(this.dir, IMAGES_DIR);
+      ensurePrivateDir(dir);
+      const file = `${runId}-${suffix}`;
+      writeFileSync(join(dir, file), bytes, { mode: PRIVATE_FILE_MODE });
+      budget.used += bytes.length;
+      budget.saved = true;
+      return { bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
+    } catch (error) {
+      return { bytes: bytes.length, skipped: `not written: ${(error as Error).message}` };
+    }
   }
 
   /** Keeps all images within their total budget, oldest first. */
@@ -410,8 +398,7 @@ export class RunLog {
   // Synchronous appends: each event is on disk before the next step of the run, in order.
   private append(line: Buffer): void {
     try {
-      this.open();
-      const size = fstatSync(this.fd!).size;
+      const size = this.open();
       if (size > 0 && size + line.length > this.options.maxFileBytes && Date.now() >= this.rotateAfter) this.rotate();
       writeSync(this.fd!, line);
       this.setProblem(undefined);
@@ -429,13 +416,15 @@ export class RunLog {
     this.onProblem?.(problem);
   }
 
-  /** Opens runs.jsonl, again when the open file is no longer it (rotated by another writer, deleted). */
-  private open(): void {
+  /**
+   * Opens runs.jsonl, again when the open file is no longer it (rotated by another writer,
+   * deleted); returns its size. One stat of the path per event: the open file's identity is kept.
+   */
+  private open(): number {
     if (this.fd !== undefined) {
       try {
         const onDisk = statSync(this.file);
-        const open = fstatSync(this.fd);
-        if (onDisk.ino === open.ino && onDisk.dev === open.dev) return;
+        if (onDisk.ino === this.openIdentity.ino && onDisk.dev === this.openIdentity.dev) return onDisk.size;
       } catch {
         // gone: reopen below
       }
@@ -444,6 +433,9 @@ export class RunLog {
     ensurePrivateDir(this.dir);
     this.fd = openSync(this.file, 'a', PRIVATE_FILE_MODE);
     tightenOpenFile(this.fd, this.file);
+    const opened = fstatSync(this.fd);
+    this.openIdentity = { ino: opened.ino, dev: opened.dev };
+    return opened.size;
   }
 
   private rotate(): void {

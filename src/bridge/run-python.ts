@@ -3,7 +3,7 @@
 // with text, images and structured content (format.ts). Never throws: failures are isError
 // results of the same shape.
 import { randomUUID } from 'node:crypto';
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -98,9 +98,10 @@ export interface RunPythonDeps {
   installedPackages?: readonly string[];
 }
 
-export function registerRunPython(server: McpServer, config: SandboxConfig, deps: RunPythonDeps): void {
+/** Registers run_python; its description changes (and the client is told) through the returned tool's update(). */
+export function registerRunPython(server: McpServer, config: SandboxConfig, deps: RunPythonDeps): RegisteredTool {
   const strict = strictInput(config);
-  server.registerTool(
+  return server.registerTool(
     RUN_PYTHON,
     { description: runPythonDescription(config, deps.installedPackages), inputSchema: listedInput(config), outputSchema: runViewShape },
     async (listed, extra): Promise<CallToolResult> => {

@@ -5,8 +5,9 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
-import { mountsText, resolveWorkspaceMounts, workspaceRequested } from '../sandbox/runtime/workspace.ts';
-import { SessionManager } from '../sandbox/sessions.ts';
+import { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, workspaceRequested } from '../sandbox/runtime/workspace.ts';
+import type { PackagesState } from '../sandbox/derived-image.ts';
+import { PACKAGES_RECHECK_MS, SessionManager } from '../sandbox/sessions.ts';
 import { BridgeClientRelay } from './client-relay.ts';
 import { ConfirmationGate, clientAsker } from './confirmations.ts';
 import { createHostMethods, type HostMethods } from './host-methods.ts';
@@ -16,7 +17,7 @@ import { SnippetStore, snippetDirs } from './snippets.ts';
 import type { ServerLogMessage } from './hub/connection.ts';
 import { ProxyHub } from './hub/hub.ts';
 import { RunLog } from './run-log.ts';
-import { registerRunPython } from './run-python.ts';
+import { registerRunPython, runPythonDescription } from './run-python.ts';
 import { preludeCode } from './runtime/prelude.ts';
 import { serverInstructions } from './server-instructions.ts';
 
@@ -61,7 +62,7 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   // said in the log, and the bridge runs without it (the sandbox check says why too).
   if (workspaceRequested(config.sandbox)) {
     try {
-      log(`workspace, read-only: ${mountsText(resolveWorkspaceMounts(config.sandbox, [config.stateDir]))}`);
+      log(`workspace, read-only: ${mountsText(resolveWorkspaceMounts(config.sandbox, forbiddenMountDirs(config.stateDir)))}`);
     } catch (error) {
       log(`workspace NOT mounted: ${(error as Error).message}`);
       const { workspace: _refused, ...rest } = config.sandbox;
@@ -98,8 +99,21 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   const prelude = preludeCode(
     hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
   );
+  // A packages image built while the bridge runs: run_python's listing says so from then on,
+  // and the client is told the list changed (the instructions are fixed at initialize).
+  let listedPackages = installedNames(packagesStart);
+  let updateListing: ((installed: string[]) => void) | undefined;
+  const packagesBuilt = (state: PackagesState) => {
+    const names = installedNames(state);
+    if (state.state !== 'built' || names.join('\n') === listedPackages.join('\n')) return;
+    listedPackages = names;
+    log(`sandbox.packages: the image with them is built (${state.tag}); new sessions use it`);
+    updateListing?.(names);
+  };
   const sandbox = new SessionManager(config.sandbox, {
     onRequest: methods.handle,
+    onPackagesBuilt: packagesBuilt,
+    detect: { stateDir: config.stateDir },
     prelude,
     onPullProgress: log,
     ...(options.pullHint ? { pullHint: options.pullHint } : {}),
@@ -113,8 +127,8 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   server.server.oninitialized = () => relay.markInitialized();
   // The client's roots changed: every proxied server told of roots is told too.
   server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => hub.rootsChanged());
-  registerRunPython(server, config.sandbox, {
-    installedPackages: installedNames(packagesStart),
+  const runPython = registerRunPython(server, config.sandbox, {
+    installedPackages: listedPackages,
     sandbox,
     hub,
     runLog,
@@ -131,6 +145,17 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
     maxListedItems: config.proxy.maxListedItems,
     own: [{ uri: CAPABILITIES_URI, name: 'capabilities', description: 'The proxied servers and the Python API of the sandbox', mimeType: 'text/markdown', text: () => capabilityText(hub, packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV]))) }],
   });
+  updateListing = (installed) => runPython.update({ description: runPythonDescription(config.sandbox, installed) });
+  // Looked for without a run too (once the runtime is known), until it is there.
+  const packagesWatch =
+    packagesStart?.state === 'missing'
+      ? setInterval(() => {
+          void sandbox.recheckPackages().then((state) => {
+            if (state?.state === 'built') clearInterval(packagesWatch);
+          });
+        }, PACKAGES_RECHECK_MS)
+      : undefined;
+  packagesWatch?.unref();
   let closing: Promise<void> | undefined;
   return {
     server,
@@ -140,6 +165,7 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
     toolCalls: methods,
     close: () =>
       (closing ??= (async () => {
+        clearInterval(packagesWatch);
         exposure?.close();
         await Promise.allSettled([sandbox.close(), hub.close()]);
         runLog.close();

@@ -3,8 +3,9 @@
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.ts';
+import { RunLog } from './run-log.ts';
 import { RunLogReader } from './run-log-reader.ts';
-import { SnippetStore, snippetDirs, snippetNameProblem, snippetSourceFromRun, writeSnippet } from './snippets.ts';
+import { SnippetStore, snippetDirs, snippetHash, snippetNameProblem, snippetSourceFromRun, writeSnippet } from './snippets.ts';
 
 export class SnippetUsageError extends Error {
   override readonly name = 'UsageError';
@@ -43,12 +44,25 @@ export async function snippetCommand(config: Config, values: SnippetCliOptions, 
       const params = (values.params ?? '').split(',').map((p) => p.trim()).filter(Boolean);
       let source: string;
       try {
-        source = snippetSourceFromRun(values.description ?? firstComment(run.code) ?? `Saved from run ${run.id}.`, run.code, params);
+        // The file names the run it came from, as Save as Snippet in the editor does.
+        source = snippetSourceFromRun(values.description ?? firstComment(run.code) ?? `Saved from run ${run.id}.`, run.code, params, {
+          run: run.id,
+          session: run.session,
+          started: run.started,
+        });
       } catch (error) {
         throw new SnippetUsageError((error as Error).message);
       }
       try {
         const path = await writeSnippet(userDir, name, source, { overwrite: values.force === true });
+        // The audit record says which run the snippet came from.
+        const runLog = new RunLog(config.stateDir);
+        try {
+          runLog.snippetSaved({ run: run.id, name, sha256: snippetHash(source) });
+        } finally {
+          runLog.close();
+        }
+        if (runLog.problem) out(`warning: the save is not in the run log: ${runLog.problem}`);
         out(`saved ${path}: review it (the parameters of main replace values in the code), then run it with await run_snippet("${name}", ...)`);
         return 0;
       } catch (error) {

@@ -3,8 +3,8 @@
 // docstring is the description and `main(**kwargs)` (plain or async) the entry point. The host
 // never runs them: it reads the leading docstring and the `def main(...)` line as text, and
 // sends the source into the sandbox when `run_snippet(NAME, **kwargs)` asks for it. Folders are
-// read on each request (a saved snippet is found without a restart); names, sizes and counts
-// are capped. A user's snippet wins over a workspace's of the same name.
+// listed on each request (a saved snippet is found without a restart); a file is read again only
+// when its size or modification time changed; names, sizes and counts are capped. A user's snippet wins over a workspace's of the same name.
 import { createHash } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, lstat, mkdir, open, readdir, writeFile, type FileHandle } from 'node:fs/promises';
@@ -153,8 +153,22 @@ export function snippetDirs(stateDir: string, workspaceSnippetsDir: string | und
   return dirs;
 }
 
+/** Sources kept in the cache, in all (the parsed descriptions are always kept). */
+const MAX_CACHED_SOURCE_BYTES = 8 * 1024 * 1024;
+
+/** A snippet file as last read: known unchanged while its size and modification time are. */
+interface CachedSnippet {
+  size: number;
+  mtimeMs: number;
+  snippet: Snippet;
+  source: string | undefined;
+}
+
 export class SnippetStore {
   private readonly dirs: readonly SnippetDir[];
+  /** Parsed snippets by path, so that a search does not read every file again. */
+  private readonly cache = new Map<string, CachedSnippet>();
+  private cachedSourceBytes = 0;
 
   constructor(dirs: readonly SnippetDir[]) {
     this.dirs = dirs;
@@ -163,6 +177,7 @@ export class SnippetStore {
   /** Every readable snippet, by name (the first folder's wins); bad files are skipped. */
   async list(): Promise<Snippet[]> {
     const found = new Map<string, Snippet>();
+    const seen = new Set<string>();
     for (const { dir, origin } of this.dirs) {
       let names: string[];
       try {
@@ -173,11 +188,14 @@ export class SnippetStore {
       for (const file of names.slice(0, MAX_SNIPPETS_PER_DIR)) {
         const name = file.slice(0, -3);
         if (snippetNameProblem(name) || found.has(name)) continue;
-        const read = await this.readFile(join(dir, file));
-        if (read === undefined) continue;
-        found.set(name, describe(name, read, origin, join(dir, file)));
+        const path = join(dir, file);
+        seen.add(path);
+        const read = await this.load(path, name, origin);
+        if (read) found.set(name, read.snippet);
       }
     }
+    // Files gone (or no longer looked at) leave the cache.
+    for (const path of this.cache.keys()) if (!seen.has(path)) this.forget(path);
     return [...found.values()];
   }
 
@@ -192,9 +210,13 @@ export class SnippetStore {
       if (!info?.isFile()) continue;
       const size = info.size;
       if (size > MAX_SNIPPET_BYTES) throw new Error(`snippet "${name}" is too large (${size} bytes; at most ${MAX_SNIPPET_BYTES})`);
-      const source = await this.readFile(path);
-      if (source === undefined) throw new Error(`snippet "${name}" cannot be read`);
-      return { ...describe(name, source, origin, path), source };
+      const cached = this.cache.get(path);
+      if (cached?.source !== undefined && cached.size === size && cached.mtimeMs === info.mtimeMs && cached.snippet.origin === origin) {
+        return { ...cached.snippet, source: cached.source };
+      }
+      const read = await this.load(path, name, origin, true);
+      if (read?.source === undefined) throw new Error(`snippet "${name}" cannot be read`);
+      return { ...read.snippet, source: read.source };
     }
     throw new Error(`there is no snippet "${name}"`);
   }
@@ -222,16 +244,45 @@ export class SnippetStore {
   }
 
   /**
+   * A snippet from the cache while its file's size and modification time are unchanged (one
+   * lstat), else read and parsed again. `wantSource`: read even when only the source is missing.
+   */
+  private async load(path: string, name: string, origin: SnippetOrigin, wantSource = false): Promise<CachedSnippet | undefined> {
+    const info = await lstat(path).catch(() => undefined);
+    if (!info?.isFile()) {
+      this.forget(path);
+      return undefined;
+    }
+    const cached = this.cache.get(path);
+    if (cached && cached.size === info.size && cached.mtimeMs === info.mtimeMs && cached.snippet.origin === origin && (!wantSource || cached.source !== undefined)) return cached;
+    const read = await this.readFile(path);
+    this.forget(path);
+    if (read === undefined) return undefined;
+    const bytes = Buffer.byteLength(read.text);
+    const keep = this.cachedSourceBytes + bytes <= MAX_CACHED_SOURCE_BYTES;
+    const entry: CachedSnippet = { size: read.size, mtimeMs: read.mtimeMs, snippet: describe(name, read.text, origin, path), source: keep ? read.text : undefined };
+    if (keep) this.cachedSourceBytes += bytes;
+    this.cache.set(path, entry);
+    return wantSource && !keep ? { ...entry, source: read.text } : entry;
+  }
+
+  private forget(path: string): void {
+    const cached = this.cache.get(path);
+    if (cached?.source !== undefined) this.cachedSourceBytes -= Buffer.byteLength(cached.source);
+    this.cache.delete(path);
+  }
+
+  /**
    * A regular file's text, never through a symbolic link (a repository's snippets folder must
    * not hand the sandbox, and so the model, a file elsewhere such as a credentials file).
    */
-  private async readFile(path: string): Promise<string | undefined> {
+  private async readFile(path: string): Promise<{ text: string; size: number; mtimeMs: number } | undefined> {
     let file: FileHandle | undefined;
     try {
       file = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
       const info = await file.stat();
       if (!info.isFile() || info.size > MAX_SNIPPET_BYTES) return undefined;
-      return await file.readFile('utf8');
+      return { text: await file.readFile('utf8'), size: info.size, mtimeMs: info.mtimeMs };
     } catch {
       return undefined;
     } finally {

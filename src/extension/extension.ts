@@ -215,7 +215,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   command('refreshTools', async () => {
     await vscode.window.withProgress({ location: { viewId: 'codeExecutionMode.tools' }, title: 'Listing tools' }, async () => {
       const hub = await localHub();
-      await hub.ensureCatalog();
+      await hub.discover(Infinity);
       await hub.catalog.flush();
     });
     await snippets.refresh();
@@ -240,7 +240,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     pick.onDidHide(() => pick.dispose());
     pick.busy = true;
     pick.show();
-    await hub.ensureCatalog();
+    await hub.discover(Infinity);
     pick.busy = false;
     update();
   });

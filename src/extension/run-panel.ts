@@ -1,7 +1,8 @@
 // The run-log panel: one run for auditing, with the code highlighted, stdout and stderr (long
 // ones folded, searchable, openable in an editor; base64 never shown as text), the value or
 // error, images (click to zoom, or open full size), every tool call with its arguments, outcome
-// and timing, the confirmations asked, the snippets run and saved, and export to JSON. Strict
+// and timing, the confirmations asked, the requests proxied servers made of the bridge's client
+// (roots, elicitation, sampling), the snippets run and saved, and export to JSON. Strict
 // CSP: no inline script but the nonce'd one, resources only from media/ and the state dir's images.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { PRIVATE_FILE_MODE } from '../bridge/private-files.ts';
 import { displayStatus, type RunRecord } from '../bridge/run-log-reader.ts';
 import { escapeHtml as escape } from './html.ts';
 import { outputBlock, streamsJson, withoutBase64 } from './run-panel-text.ts';
+import { relayTable } from './relay-text.ts';
 import { formatDuration, plural, runElapsed, runState } from './run-text.ts';
 
 hljs.registerLanguage('python', python);
@@ -232,6 +234,7 @@ ${files ? section('Files', `<ul class="files">${files}</ul>`) : ''}
 ${section('Tool calls', calls ? `<table><thead><tr><th>tool</th><th>outcome</th><th>time</th><th>arguments</th></tr></thead><tbody>${calls}</tbody></table>${omittedNote}` : omittedNote || '<p>None.</p>')}
 ${snippets ? section('Snippets run', `<table><thead><tr><th>snippet</th><th>folder</th><th>source hash</th><th>arguments</th><th>time</th></tr></thead><tbody>${snippets}</tbody></table>`) : ''}
 ${confirmations ? section('Confirmations', `<table><thead><tr><th>tool</th><th>answer</th><th>asked</th><th>arguments</th></tr></thead><tbody>${confirmations}</tbody></table>`) : ''}
+${run.relays.length > 0 ? section('Requests from servers', relayTable(run.relays)) : ''}
 <p class="id">run ${escape(run.id)}</p>
 <script nonce="${nonce}" type="application/json" id="streams">${streamsJson(streams)}</script>
 <script nonce="${nonce}" src="${media('run-panel.js')}"></script>

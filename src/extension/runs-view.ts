@@ -5,6 +5,7 @@
 import * as vscode from 'vscode';
 import { displayStatus, type RunRecord, type ToolCallRecord } from '../bridge/run-log-reader.ts';
 import { formatDuration, plural, runHeadline, runLabel, runState } from './run-text.ts';
+import { relaySummary } from './relay-text.ts';
 import type { StateFiles } from './state-files.ts';
 
 export { formatDuration, runLabel } from './run-text.ts';
@@ -94,7 +95,7 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const snippets = run.snippets.length > 0 ? ` · ran ${run.snippets.map((s) => `\`${s.name}\``).join(', ')}` : '';
     item.tooltip = new vscode.MarkdownString(
-      `**${state}** · ${new Date(run.started).toLocaleString()} · session \`${run.session}\` · ${plural(run.toolCallCount, 'tool call')}${snippets}\n`,
+      `**${state}** · ${new Date(run.started).toLocaleString()} · session \`${run.session}\` · ${plural(run.toolCallCount, 'tool call')}${snippets}${relaySummary(run.relays)}\n`,
     ).appendCodeblock(run.code.slice(0, 3000), 'python');
     item.contextValue = `run.${status}`;
     item.id = run.id;

@@ -42,6 +42,8 @@ export interface RuntimeRef {
   command: string;
   /** The image to run instead of sandbox.image (the derived one with the packages). */
   image?: string;
+  /** The bridge's state folder: refused as a workspace mount at every start. */
+  stateDir?: string;
 }
 
 let counter = 0;
@@ -102,7 +104,7 @@ export class KernelContainer {
     let workspace: ReturnType<typeof workspaceSpec>;
     try {
       // Checked at every start: the folder may have changed since the configuration was read.
-      workspace = workspaceSpec(runtime.name, config);
+      workspace = workspaceSpec(runtime.name, config, process.env, runtime.stateDir);
     } catch (error) {
       throw new SandboxStartError(error instanceof Error ? error.message : String(error));
     }

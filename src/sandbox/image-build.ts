@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { SandboxConfig } from '../config/schema.ts';
-import { BUILD_LABEL, buildArgs, buildEnv, containerfile, derivedSpec, packagesState, packagesSummary, plainId, type DerivedSpec } from './derived-image.ts';
+import { BUILD_LABEL, DERIVED_REPOSITORY, buildArgs, buildEnv, containerfile, derivedSpec, packagesState, packagesSummary, plainId, type DerivedSpec } from './derived-image.ts';
 import { describeBuildFailure, PackageBuildError, progressLine } from './build-output.ts';
 export { PackageBuildError } from './build-output.ts';
 import { runCli } from './runtime/cli.ts';
@@ -25,8 +25,10 @@ export interface BuildOutcome {
   /** True when the image was already built for this base and list. */
   reused: boolean;
   durationMs: number;
-  /** Derived images of an older base or list, left for the user to remove. */
+  /** Derived images of an older base or list that are still there (in use by a container, or from a reused build). */
   stale: string[];
+  /** Older derived images of the same base removed after this build. */
+  removed: string[];
 }
 
 export interface BuildOptions {
@@ -72,7 +74,7 @@ export async function buildPackagesImage(sandbox: SandboxConfig, onProgress: (li
     const stale = state?.state === 'missing' ? state.stale : [];
     if (state?.state === 'built') {
       emit(`${spec.tag} is already built with ${packagesSummary(spec.packages)}.`);
-      return { runtime: runtime.name, tag: spec.tag, packages: spec.packages, reused: true, durationMs: 0, stale };
+      return { runtime: runtime.name, tag: spec.tag, packages: spec.packages, reused: true, durationMs: 0, stale, removed: [] };
     }
     return runBuild(runtime.name, runtime.command, spec, stale, emit, options);
   })();
@@ -130,11 +132,51 @@ async function runBuild(
     }
     const durationMs = Date.now() - started;
     emit(`Built ${spec.tag} in ${(durationMs / 1000).toFixed(1)} s. Runs use it from the next session on.`);
-    if (stale.length > 0) emit(`Older package images of ${spec.base}, no longer used: ${stale.join(', ')} (\`${runtimeName} rmi\` removes them).`);
-    return { runtime: runtimeName, tag: spec.tag, packages: spec.packages, reused: false, durationMs, stale };
+    const { removed, left } = await removeOlderImages(command, spec, stale, options.detect?.env);
+    if (removed.length > 0) emit(`Removed older package images of ${spec.base}: ${removed.join(', ')}.`);
+    if (left.length > 0) emit(`Older package images of ${spec.base} still in use, left: ${left.join(', ')} (\`${runtimeName} rmi\` removes them once unused).`);
+    return { runtime: runtimeName, tag: spec.tag, packages: spec.packages, reused: false, durationMs, stale: left, removed };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Older package images of a base kept after a build: another project's list may be among them. */
+export const KEEP_OLDER_IMAGES = 2;
+
+/**
+ * Once the new image is built, the derived images an earlier list or base made (found by the
+ * labels of `packagesState`) go, but for the KEEP_OLDER_IMAGES newest (a second project on the
+ * same base keeps its image): only in our repository, never the new tag, and never forced, so an
+ * image a container still runs (another bridge's session) stays and is named.
+ */
+async function removeOlderImages(command: string, spec: DerivedSpec, stale: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<{ removed: string[]; left: string[] }> {
+  const removed: string[] = [];
+  const left: string[] = [];
+  const ours = stale.filter((tag) => tag !== spec.tag && tag.startsWith(`${DERIVED_REPOSITORY}:`));
+  const created = await Promise.all(
+    ours.map(async (tag) => {
+      const out = await runCli(command, ['image', 'inspect', '--format', '{{.Created}}', tag], env ? { env } : {}).catch(() => ({ stdout: '' }));
+      return { tag, at: createdAt(out.stdout.trim()) };
+    }),
+  );
+  created.sort((a, b) => b.at - a.at);
+  for (const { tag } of created.slice(KEEP_OLDER_IMAGES)) {
+    const ok = await runCli(command, ['rmi', tag], env ? { env } : {}).then(
+      () => true,
+      () => false,
+    );
+    (ok ? removed : left).push(tag);
+  }
+  return { removed, left };
+}
+
+/** An image's creation time as docker ("…T06:00:00.1Z") or podman ("… 06:00:00.1 +0000 UTC") prints it; 0 when unreadable. */
+export function createdAt(text: string): number {
+  const podman = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(\.\d+)? ([+-]\d\d)(\d\d)/.exec(text);
+  const iso = podman ? `${podman[1]}T${podman[2]}${(podman[3] ?? '').slice(0, 4)}${podman[4]}:${podman[5]}` : text;
+  const at = Date.parse(iso);
+  return Number.isFinite(at) ? at : 0;
 }
 
 /** Podman's build containers (`<image>-working-container`) from the base image. */

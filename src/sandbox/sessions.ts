@@ -38,10 +38,12 @@ export interface SessionManagerOptions {
   pullHint?: string;
   /** Progress of a pull started because `pull` is "missing". */
   onPullProgress?: (line: string) => void;
+  /** Told when a look again finds the packages image built (runs use it from the next session on). */
+  onPackagesBuilt?: (state: PackagesState) => void;
 }
 
-/** How often a run looks again for a packages image that was missing. */
-const PACKAGES_RECHECK_MS = 5_000;
+/** How often a run (or recheckPackages) looks again for a packages image that was missing. */
+export const PACKAGES_RECHECK_MS = 5_000;
 
 export const SESSION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
@@ -106,7 +108,20 @@ export class SessionManager {
     if (state?.state !== 'built') return status;
     const next: RuntimeStatus = { ...status, image: state.tag, packages: state };
     if (this.runtimePromise) this.runtimePromise = Promise.resolve(next);
+    this.options.onPackagesBuilt?.(state);
     return next;
+  }
+
+  /**
+   * Looks again for a packages image that was missing, without a run (a bridge calls it
+   * periodically, so that its listing can say so); nothing before the runtime is known.
+   */
+  async recheckPackages(): Promise<PackagesState | undefined> {
+    const known = this.runtimeRef;
+    if (!known || this.closed) return known?.packages;
+    const next = await this.withBuiltPackages(known);
+    if (this.runtimeRef === known) this.runtimeRef = next;
+    return next.packages;
   }
 
   private async selectRuntime(): Promise<RuntimeStatus> {

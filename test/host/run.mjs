@@ -459,6 +459,9 @@ async function serveUi(page) {
   }
   let outcome = { ok: true };
   try {
+    // A page the suite opened (a sign-in's browser tab) may be in front: a background tab gets no
+    // animation frames, so the workbench would not draw what the steps look for.
+    await page.bringToFront();
     for (const step of Array.isArray(req.steps) ? req.steps : []) {
       const deadline = Date.now() + (Number(step.timeoutMs) || 20_000);
       if (step.waitFor !== undefined) await locate(page, step, deadline);

@@ -9,6 +9,8 @@ import { snippetHash } from '../../src/bridge/snippets.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import { consentChecks } from './consent.ts';
 import { oauthChecks } from './oauth.ts';
+import { packagesChecks } from './packages.ts';
+import { passthroughChecks } from './passthrough.ts';
 
 interface Outcome {
   name: string;
@@ -151,6 +153,14 @@ export async function run(): Promise<void> {
     figures.activationToToolsMs = Date.now() - activationStarted;
     figures.startToToolsMs = Date.now() - listed;
   });
+
+  // CEM_HOST_ONLY=passthrough,packages: only those groups after the start (a quicker loop while working on them).
+  const only = (process.env.CEM_HOST_ONLY ?? '').split(',').filter(Boolean);
+  if (only.length > 0) {
+    if (only.includes('passthrough')) await passthroughChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
+    if (only.includes('packages')) await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
+    return save(true);
+  }
 
   let runText = '';
   await check('vscode.lm.invokeTool runs Python in a real container calling the proxied server', async () => {
@@ -582,6 +592,8 @@ export async function run(): Promise<void> {
 
   await consentChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, image);
   await oauthChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
+  await passthroughChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
+  await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
 
   save(true);
 }

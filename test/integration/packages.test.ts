@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa } from 'execa';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RuntimeName } from '../../src/config/schema.ts';
 import { BUILD_LABEL, packagesState } from '../../src/sandbox/derived-image.ts';
-import { buildPackagesImage, PackageBuildError } from '../../src/sandbox/image-build.ts';
+import { buildPackagesImage, KEEP_OLDER_IMAGES, PackageBuildError } from '../../src/sandbox/image-build.ts';
 import { checkSandbox } from '../../src/sandbox/runtime/detect.ts';
 import { startBridge, textOf } from '../helpers/bridge.ts';
 import { TEST_DATA_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
@@ -70,7 +71,8 @@ for (const runtime of testRuntimes()) {
       assert.ok(chosen, 'the sandbox is usable without the packages');
       const check = chosen.checks.find((c) => c.name === 'packages');
       assert.equal(check?.ok, false);
-      assert.match(check!.detail, /cem-hello, cem-other==2.0: not built/);
+      // Other package images of this base (another project's) make it 'stale' rather than 'not built'.
+      assert.match(check!.detail, /cem-hello, cem-other==2.0: (not built|stale)/);
       assert.ok(chosen.fixes.some((f) => f.kind === 'build' && f.command === 'code-execution-mode build-image'));
       assert.equal(chosen.image, undefined, 'runs use sandbox.image');
     });
@@ -151,10 +153,17 @@ for (const runtime of testRuntimes()) {
       try {
         const before = await bridge.call('import importlib.util\nprint(importlib.util.find_spec("cem_hello") is None)');
         assert.match(textOf(before), /True/);
+        assert.match((await bridge.client.listTools()).tools[0]!.description ?? '', /standard library only/);
+        let listChanged = 0;
+        bridge.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanged++);
         const outcome = await buildPackagesImage(sandboxWith(packages), () => {});
         built.add(outcome.tag);
-        // The bridge looks again for a missing packages image at most every 5 s.
-        await new Promise((resolve) => setTimeout(resolve, 5_500));
+        // The bridge looks again for a missing packages image every 5 s, without a run too, and
+        // tells the client its listing changed.
+        const deadline = Date.now() + 15_000;
+        while (listChanged === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+        assert.equal(listChanged, 1, 'tools/list_changed was sent once');
+        assert.match((await bridge.client.listTools()).tools[0]!.description ?? '', /^Python 3 sandbox, with packages/);
         const after = await bridge.call('import cem_hello\nprint(cem_hello.VALUE)', { session: 'fresh' });
         assert.match(textOf(after), /hello/);
         const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
@@ -175,6 +184,41 @@ for (const runtime of testRuntimes()) {
       assert.equal(downloads() - before, 1, 'the wheel was fetched once');
       assert.ok(lines.some((l) => l.some((x) => /already running; waiting/.test(x))), 'the second caller was told it joined');
       assert.ok(await imageExists(runtime, a!.tag));
+    });
+
+    test('a build removes the older package images of its base but the newest few, never the new one nor an image of another name', async () => {
+      // Lists no other test builds, so every build here is new (a reused image keeps its old date).
+      const first = await buildPackagesImage(sandboxWith(['cem-hello==1.0', 'cem-third==0.1']), () => {});
+      built.add(first.tag);
+      // Another name for the same image (as a user's own tag would be): it carries our labels but is not ours.
+      const foreign = `localhost/cem-test-foreign:${runtime}`;
+      await execa(runtime, ['tag', first.tag, foreign]);
+      built.add(foreign);
+      // Newer images of other lists (another project's, say): the newest few are kept.
+      const kept: string[] = [];
+      const removed: string[] = [];
+      const lines: string[] = [];
+      for (const list of [['cem-third==0.1'], ['cem-other==2.0', 'cem-third==0.1'], ['cem-hello==1.0', 'cem-other==2.0', 'cem-third==0.1']].slice(0, KEEP_OLDER_IMAGES)) {
+        const newer = await buildPackagesImage(sandboxWith(list), (line) => lines.push(line));
+        built.add(newer.tag);
+        kept.push(newer.tag);
+        removed.push(...newer.removed);
+      }
+      const second = await buildPackagesImage(sandboxWith(['cem-hello', 'cem-other']), (line) => lines.push(line));
+      built.add(second.tag);
+      removed.push(...second.removed);
+      assert.equal(first.reused, false);
+      assert.equal(second.reused, false);
+      // The first image is older than KEEP_OLDER_IMAGES newer ones once the last is built.
+      assert.ok(removed.includes(first.tag), `removed: ${removed.join(', ')}`);
+      assert.ok(!removed.includes(second.tag) && !removed.includes(foreign) && !kept.some((tag) => removed.includes(tag)));
+      assert.equal(await imageExists(runtime, first.tag), false, 'the older image is gone');
+      assert.equal(await imageExists(runtime, second.tag), true, 'the new one stays');
+      assert.equal(await imageExists(runtime, foreign), true, 'an image of another name stays');
+      for (const tag of kept) assert.equal(await imageExists(runtime, tag), true, `${tag}, one of the newest older images, stays`);
+      assert.ok(lines.some((l) => l.startsWith('Removed older package images') && l.includes(first.tag)));
+      const state = await packagesState(runtime, sandboxWith(['cem-hello', 'cem-other']));
+      assert.equal(state?.state, 'built');
     });
 
     test('an unreachable index refuses the build with pip\'s words and the fix, exit 3, no image', async () => {

@@ -111,6 +111,27 @@ for (const runtime of testRuntimes()) {
       assert.equal(pngs(result).length, 0);
     });
 
+    test("a child given the kernel's whole environment (env={**os.environ}) draws with plain Agg", async () => {
+      const code = [
+        'import os, subprocess, sys',
+        'import matplotlib.pyplot as plt',
+        'parent = plt.get_backend()',
+        'child = "import matplotlib.pyplot as plt; plt.plot([1, 2]); plt.savefig(\'/work/child-env.png\'); print(plt.get_backend())"',
+        'done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, env={**os.environ})',
+        'parent, done.returncode, done.stdout.strip().lower(), done.stderr[-300:], os.path.getsize("/work/child-env.png") > 0',
+      ].join('\n');
+      const result = await bridge.call(code, { session: 'child-env' });
+      assert.equal(structured(result).status, 'ok', textOf(result));
+      assert.match(String(structured(result).value), /^\('module:\/\/_sandbox_plots', 0, 'agg', '', True\)$/);
+      assert.equal(pngs(result).length, 0, 'the child drew no figure of the kernel');
+    });
+
+    test('a backend the code names in MPLBACKEND before the import is its choice', async () => {
+      const result = await bridge.call('import os\nos.environ["MPLBACKEND"] = "svg"\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.get_backend()', { session: 'own-backend' });
+      assert.equal(structured(result).value, "'svg'");
+      assert.equal(pngs(result).length, 0);
+    });
+
     test('many figures meet the per-run image limit, the cut said', async () => {
       const result = await bridge.call('import matplotlib.pyplot as plt\nfor i in range(20):\n    plt.figure()\n    plt.plot([0, i])\nplt.show()');
       assert.equal(structured(result).status, 'ok', textOf(result));
@@ -127,7 +148,7 @@ for (const runtime of testRuntimes()) {
       assert.equal(structured(result).status, 'ok', textOf(result));
       const images = pngs(result);
       assert.ok(images.length >= 2 && images.length < 5, `${images.length} images attached`);
-      assert.match(textOf(result), new RegExp(`${5 - images.length} images? not attached: over the 4\\.0 MB image budget of a result`));
+      assert.match(textOf(result), new RegExp(`${5 - images.length} images? not attached: over the 4 MiB image budget of a result`));
     });
   });
 }

@@ -92,13 +92,13 @@ describe(`results on ${runtime}`, () => {
     const { text, json, images } = forms(returned);
     assert.equal(images, 1);
     assert.equal(structured(returned).images, 1);
-    assert.equal(structured(returned).value, "[{'type': 'image', 'mimeType': 'image/png', 'data': '<image image/png 120 KB, attached>'}, 'a 120 KB picture']");
+    assert.equal(structured(returned).value, "[{'type': 'image', 'mimeType': 'image/png', 'data': '<image image/png 120 KiB, attached>'}, 'a 120 KB picture']");
     assert.doesNotMatch(text, BASE64_TEXT);
     assert.doesNotMatch(json, BASE64_TEXT);
 
     const printed = await bridge.call('print(await mcp_pics.picture(kb=120))');
     assert.equal(forms(printed).images, 0);
-    assert.match(String(structured(printed).stdout), /<image image\/png 120 KB, not attached: return it as the last value to show it>/);
+    assert.match(String(structured(printed).stdout), /<image image\/png 120 KiB, not attached: return it as the last value to show it>/);
     assert.doesNotMatch(forms(printed).text, BASE64_TEXT);
   });
 
@@ -109,7 +109,7 @@ describe(`results on ${runtime}`, () => {
     assert.equal(forms(emittedAndReturned).images, 1);
     const loop = await bridge.call('[await mcp_pics.picture(kb=20, seed=5) for _ in range(5)]');
     assert.equal(forms(loop).images, 1);
-    assert.equal((String(structured(loop).value).match(/<image image\/png 20 KB, attached>/g) ?? []).length, 5);
+    assert.equal((String(structured(loop).value).match(/<image image\/png 20 KiB, attached>/g) ?? []).length, 5);
     const distinct = await bridge.call('[await mcp_pics.picture(kb=20, seed=s) for s in range(1, 4)]');
     assert.equal(forms(distinct).images, 3);
   });
@@ -118,7 +118,7 @@ describe(`results on ${runtime}`, () => {
     const images = await bridge.call('import os\nfor _ in range(2):\n    emit_image(b"\\x89PNG" + os.urandom(4 * 1024 * 1024 - 4))');
     const big = forms(images);
     assert.equal(big.images, 1, 'one 4 MiB image fits the budget of a result, the second does not');
-    assert.match(big.text, /1 image not attached: over the 4\.0 MB image budget of a result/);
+    assert.match(big.text, /1 image not attached: over the 4 MiB image budget of a result/);
     assert.ok(big.wire < 7 * 1024 * 1024, `result of ${big.wire} bytes`);
 
     const value = await bridge.call('"v" * 3_000_000');

@@ -9,6 +9,7 @@ import { after, before, describe, test } from 'node:test';
 import { MEMORY_SERVER, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { parseRunLog } from '../../src/bridge/run-log-reader.ts';
+import { snippetHash } from '../../src/bridge/snippets.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30 };
@@ -158,7 +159,15 @@ describe('snippet command line', () => {
       assert.equal((await stat(path)).mode & 0o777, 0o600);
       assert.equal(
         await readFile(path, 'utf8'),
-        '"""count the letters of a word"""\n\n\nasync def main(word="snippet"):\n    # count the letters of a word\n    # word = "snippet"  (now a parameter of main)\n    return len(word) * 2\n',
+        '"""count the letters of a word"""\n' +
+          `# Saved from sandbox run ${run.id} (session ${run.session}, started ${run.started}).\n` +
+          '\n\nasync def main(word="snippet"):\n    # count the letters of a word\n    # word = "snippet"  (now a parameter of main)\n    return len(word) * 2\n',
+      );
+      // The run log says which run the snippet came from, as the editor's Save as Snippet does.
+      const logged = parseRunLog(await readFile(join(stateDir, 'runs.jsonl'), 'utf8')).find((r) => r.id === run.id)!;
+      assert.deepEqual(
+        logged.savedAsSnippets.map((s) => [s.name, s.sha256]),
+        [['count_letters', snippetHash(await readFile(path, 'utf8'))]],
       );
       const again = await cli('snippet', 'save', 'count_letters', '--run', run.id);
       assert.equal(again.code, 2);

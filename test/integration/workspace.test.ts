@@ -2,10 +2,11 @@
 // readable, not writable, not executable, and absent unless asked for; several folders each at
 // /workspace/<name>.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { checkSandbox } from '../../src/sandbox/runtime/detect.ts';
 import { SessionManager } from '../../src/sandbox/sessions.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 
@@ -58,6 +59,39 @@ for (const runtime of testRuntimes()) {
       assert.match(value, /'write': '(OSError|PermissionError)'/);
       assert.match(value, /'exec': 'PermissionError'/);
       for (const option of ['ro', 'nosuid', 'nodev', 'noexec']) assert.match(value, new RegExp(`'options': \\['[^']*\\b${option}\\b`), `mounted ${option}`);
+    });
+
+    test("a custom state folder is refused as a workspace mount by the check and at every container start", async () => {
+      const root = mkdtempSync(join(tmpdir(), 'cem-ws-state-'));
+      const workspace = join(root, 'ws');
+      mkdirSync(join(workspace, 'state'), { recursive: true });
+      mkdirSync(join(root, 'elsewhere'));
+      chmodSync(root, 0o755);
+      chmodSync(workspace, 0o755);
+      // The state folder's path is a link: first outside the workspace, then into it.
+      const stateDir = join(root, 'state-link');
+      symlinkSync(join(root, 'elsewhere'), stateDir);
+      const sandbox = testSandbox(runtime, { workspace: { path: workspace, access: 'read-only' }, prewarm: false });
+      const manager = new SessionManager(sandbox, { detect: { stateDir } });
+      try {
+        const first = await manager.execute('import os\nos.path.isdir("/workspace/state")', { session: 'before' });
+        assert.equal(first.value, 'True', JSON.stringify(first.error));
+        unlinkSync(stateDir);
+        symlinkSync(join(workspace, 'state'), stateDir);
+        const refused = await manager.execute('1', { session: 'after' }).then(
+          (result) => JSON.stringify(result.error),
+          (error: Error) => error.message,
+        );
+        assert.match(refused, /must not hold or be inside the bridge's state folder/);
+        // The check (doctor, Diagnose) refuses it too when told of the state folder.
+        const report = await checkSandbox(sandbox, { stateDir });
+        const check = report.runtimes[0]?.checks.find((c) => c.name === 'workspace');
+        assert.equal(check?.ok, false);
+        assert.match(check!.detail, /state folder/);
+      } finally {
+        await manager.close();
+        rmSync(root, { recursive: true, force: true });
+      }
     });
 
     test('nothing is at /workspace by default, nor with access "none"', async () => {

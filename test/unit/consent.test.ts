@@ -159,8 +159,34 @@ test('the gate reads decisions live, fails closed, and asks once for several ser
   assert.deepEqual(checks.slice(2, 4).sort(), [['one', 'allowed'], ['two', 'declined']]);
   assert.equal(changes.length, 2);
   writeFileSync(decisionsFile, '{ not json');
-  assert.equal(gate.state('one'), 'awaiting-consent', 'unreadable decisions allow nothing');
+  // An allowed state holds until the next poll (at most a second).
+  await waitUntil('the poll to read the broken decisions', () => gate.state('one') === 'awaiting-consent', 3000);
   assert.ok(logs.some((l) => l.includes('cannot be read')));
+});
+
+test('the gate trusts an allowed state until the next poll, and looks again at once at one that is not', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-consent-cache-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const decisionsFile = join(dir, 'decisions.json');
+  const hash = '3'.repeat(32);
+  const gate = new ConsentGate({ decisionsFile, requestsFile: join(dir, 'requests.json'), servers: { ws: hash } });
+  t.after(() => gate.close());
+  const decide = (allowed: string[]) => {
+    rmSync(decisionsFile, { force: true });
+    writeFileSync(decisionsFile, JSON.stringify({ version: 1, allowed, denied: [] }));
+  };
+  assert.equal(gate.state('ws'), 'awaiting-consent');
+  decide([hash]);
+  assert.equal(gate.state('ws'), 'allowed', 'allowing takes effect at once');
+  decide([]);
+  // Within the poll interval the allowed state is not looked at again (no stat per check)...
+  for (let i = 0; i < 20; i++) assert.equal(gate.state('ws'), 'allowed');
+  // ...and the next poll sees the revocation.
+  const seen: ConsentState[] = [];
+  gate.watch((_server, state) => seen.push(state));
+  await waitUntil('the poll', () => seen.length > 0, 3000);
+  assert.equal(seen[0], 'awaiting-consent');
+  assert.equal(gate.state('ws'), 'awaiting-consent');
 });
 
 async function waitUntil(what: string, probe: () => boolean, ms = 5000): Promise<void> {

@@ -95,15 +95,15 @@ test('base64 never reaches the model as text: images by name, other data by size
   const wrapped = random.match(/.{1,76}/g)!.join('\n');
   assert.doesNotMatch(replaceBase64(wrapped, known, () => '<x>'), /[A-Za-z0-9+/]{77}/, 'MIME-wrapped lines are one run');
   assert.equal(sizeText(512), '512 bytes');
-  assert.equal(sizeText(12 * 1024), '12 KB');
-  assert.equal(sizeText(5.6 * 1024 * 1024), '5.6 MB');
+  assert.equal(sizeText(12 * 1024), '12 KiB');
+  assert.equal(sizeText(5.6 * 1024 * 1024), '5.6 MiB');
 });
 
 test("images on purpose: a tool's image is attached when returned, once; printed, it is only named", () => {
   const image = png(12);
   const repr = `[{'type': 'image', 'mimeType': 'image/png', 'data': '${image}'}, 'a picture']`;
   const returned = shapeRun({ result: result({ value: repr }), toolCalls: 1, toolImages: [{ mime: 'image/png', data: image }], budget: 20_000 });
-  assert.equal(returned.view.value, "[{'type': 'image', 'mimeType': 'image/png', 'data': '<image image/png 12 KB, attached>'}, 'a picture']");
+  assert.equal(returned.view.value, "[{'type': 'image', 'mimeType': 'image/png', 'data': '<image image/png 12 KiB, attached>'}, 'a picture']");
   assert.equal(returned.images.length, 1);
   assert.equal(returned.view.images, 1);
   assert.match(returned.text, /\[1 image attached; 1 tool call\]/);
@@ -114,7 +114,7 @@ test("images on purpose: a tool's image is attached when returned, once; printed
 
   const printed = shapeRun({ result: result({ stdout: `${repr}\n` }), toolCalls: 1, toolImages: [{ mime: 'image/png', data: image }], budget: 20_000 });
   assert.equal(printed.images.length, 0);
-  assert.match(printed.view.stdout!, /<image image\/png 12 KB, not attached: return it as the last value to show it>/);
+  assert.match(printed.view.stdout!, /<image image\/png 12 KiB, not attached: return it as the last value to show it>/);
 
   // Emitted and returned: the same bytes once; five copies in a value: once.
   const both = shapeRun({
@@ -125,14 +125,14 @@ test("images on purpose: a tool's image is attached when returned, once; printed
   });
   assert.equal(both.images.length, 1);
   assert.equal(both.recorded.length, 1);
-  assert.equal(both.view.value, `[${Array(5).fill("'<image image/png 12 KB, attached>'").join(', ')}]`);
+  assert.equal(both.view.value, `[${Array(5).fill("'<image image/png 12 KiB, attached>'").join(', ')}]`);
 });
 
 test('an image made in the sandbox and returned as base64 is attached; other base64 is only sized', () => {
   const image = png(3, 7);
   const shaped = shapeRun({ result: result({ value: `'${image}'` }), toolCalls: 0, budget: 20_000 });
   assert.equal(shaped.images.length, 1);
-  assert.equal(shaped.view.value, "'<image image/png 3 KB, attached>'");
+  assert.equal(shaped.view.value, "'<image image/png 3172 bytes, attached>'");
 });
 
 test('images over the per-result budget are left out with a note', () => {
@@ -140,7 +140,7 @@ test('images over the per-result budget are left out with a note', () => {
   const shaped = shapeRun({ result: result({ images }), toolCalls: 0, budget: 20_000, imageBudget: 70 * 1024 });
   assert.equal(shaped.images.length, 2);
   assert.equal(shaped.recorded.length, 3, 'the run log still gets all three');
-  assert.match(shaped.view.notes!.join(' '), /1 image not attached: over the 70 KB image budget of a result/);
+  assert.match(shaped.view.notes!.join(' '), /1 image not attached: over the 70 KiB image budget of a result/);
   assert.equal(shaped.view.truncated, true);
   shaped.dropImages();
   assert.equal(shaped.images.length, 0);
@@ -190,8 +190,8 @@ test('progress: the last complete line, and counts in words', () => {
 
 test('images the capture did not keep are said', () => {
   const shaped = shapeRun({ result: result({ omitted: { stdout: 0, stderr: 0, images: 3 }, truncated: true }), toolCalls: 0, budget: 20_000 });
-  assert.deepEqual(shaped.view.notes, ['3 images not kept: at most 16 per run, 8.0 MB each']);
-  assert.equal(shaped.text, '(no output)\n[3 images not kept: at most 16 per run, 8.0 MB each]');
+  assert.deepEqual(shaped.view.notes, ['3 images not kept: at most 16 per run, 8.0 MiB each']);
+  assert.equal(shaped.text, '(no output)\n[3 images not kept: at most 16 per run, 8.0 MiB each]');
 });
 
 test('configured times in reasons read as a person says them', async () => {

@@ -7,6 +7,7 @@ import { isLoopbackUrl, MAX_PACKAGES, MAX_REQUIREMENT_CHARS, normalizePackages, 
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import { buildArgs, buildEnv, containerfile, DERIVED_LABELS, derivedSpec, PACKAGES_DIR, packagesSummary } from '../../src/sandbox/derived-image.ts';
 import { describeBuildFailure, MAX_PIP_WORDS_CHARS, MAX_PROGRESS_LINE_CHARS, progressLine } from '../../src/sandbox/build-output.ts';
+import { createdAt } from '../../src/sandbox/image-build.ts';
 
 function errorOf(sandbox: unknown): string {
   try {
@@ -142,4 +143,12 @@ test('build output lines lose colour codes and control characters and are capped
 test('packages default to none, and the sandbox config carries them', () => {
   assert.deepEqual(defaultSandboxConfig().packages, []);
   assert.equal(defaultSandboxConfig().pipIndexUrl, undefined);
+});
+
+test('image creation times as docker and podman print them; unreadable ones sort last', () => {
+  assert.equal(createdAt('2026-12-01T02:35:52.938716468Z'), Date.parse('2026-12-01T02:35:52.938Z'));
+  assert.equal(createdAt('2026-12-01 02:35:45.997868851 +0000 UTC'), Date.parse('2026-12-01T02:35:45.997Z'));
+  assert.equal(createdAt('2026-12-01 03:35:45 +0100 CET'), Date.parse('2026-12-01T02:35:45Z'));
+  assert.equal(createdAt('yesterday'), 0);
+  assert.equal(createdAt(''), 0);
 });

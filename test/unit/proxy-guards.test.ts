@@ -12,7 +12,8 @@ import { ErrorCode, McpError, type JSONRPCMessage } from '@modelcontextprotocol/
 import { callReason, startReason, StartTimeout } from '../../src/bridge/hub/failures.ts';
 import { Flow, GuardedTransport } from '../../src/bridge/hub/guarded-transport.ts';
 import { limitedFetch } from '../../src/bridge/hub/limited-fetch.ts';
-import { formatBytes, ProxyLimitError } from '../../src/bridge/hub/limits.ts';
+import { sizeText } from '../../src/bridge/byte-size.ts';
+import { ProxyLimitError } from '../../src/bridge/hub/limits.ts';
 import { bridgeDepth, markerEnv, MAX_DEPTH, nestedRefusal, shellWords, startsThisBridge } from '../../src/bridge/hub/self-proxy.ts';
 import { readToolList, type Page } from '../../src/bridge/hub/tool-list.ts';
 import { childOf, isStdioOversize, stdioTransport } from '../../src/bridge/hub/transports.ts';
@@ -31,8 +32,8 @@ test('proxy caps: defaults, and out-of-range values are refused with the field n
   assert.throws(() => parseConfig({ proxy: { maxToolsPerServer: 20_000 } }), /proxy\.maxToolsPerServer/);
   assert.throws(() => parseConfig({ proxy: { maxNotificationsPerSecond: 0 } }), /proxy\.maxNotificationsPerSecond/);
   assert.deepEqual(
-    [formatBytes(10 * 1024 * 1024), formatBytes(64 * 1024), formatBytes(2000), formatBytes(1024 * 1024 + 100_000)],
-    ['10 MiB', '64 KiB', '2000 bytes', '1.1 MiB'],
+    [sizeText(10 * 1024 * 1024), sizeText(64 * 1024), sizeText(2000), sizeText(1024 * 1024 + 100_000), sizeText(12 * 1024 + 300), sizeText(5.6 * 1024 * 1024), sizeText(512)],
+    ['10 MiB', '64 KiB', '2000 bytes', '1.1 MiB', '12 KiB', '5.6 MiB', '512 bytes'],
   );
 });
 

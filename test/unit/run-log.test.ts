@@ -2,7 +2,8 @@
 // that keep one run from pushing the others out, images pruned with the log, and a reader that
 // follows rotation.
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import fs, { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -238,4 +239,69 @@ test('files from /work/out are kept beside the images (0600), named in the log, 
   }
   log.close();
   assert.ok(!existsSync(saved), 'the file outlived its run');
+});
+
+// Images and /work/out files share one per-run budget; an event costs one stat of the log.
+const outFile = (path: string, bytes: number) => ({ path, bytes, data: Buffer.alloc(bytes, 1).toString('base64') });
+
+type Entry = { file?: string; skipped?: string; bytes: number };
+const ended = (dir: string) =>
+  readFileSync(join(dir, 'runs.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { type: string; run: string; images?: Entry[]; files?: Entry[] })
+    .filter((e) => e.type === 'run-end');
+
+test('images and /work/out files of a run share one per-run budget', async () => {
+  const dir = await temp('cem-log-budget-');
+  const log = new RunLog(dir, { maxImageBytesPerRun: 5_000, maxImageBytes: 1_000_000 });
+  log.runStarted({ run: 'a', session: 's', code: '1', timeoutMs: 1000 });
+  // 3,000 bytes of images: 2,000 left for files, so the second file is over it.
+  log.runEnded(result('a', { images: [image(3_000)], files: [outFile('one.csv', 1_500), outFile('two.csv', 1_500)] }), { toolCalls: 0 });
+  log.close();
+  const [end] = ended(dir);
+  assert.equal(end!.images![0]!.file, 'images/a-0.png');
+  assert.equal(end!.files![0]!.file, 'images/a-out-0.dat');
+  assert.equal(end!.files![1]!.file, undefined);
+  assert.match(end!.files![1]!.skipped ?? '', /per-run image budget \(images and \/work\/out files together\)/);
+  const stored = readdirSync(join(dir, 'images')).reduce((sum, name) => sum + statSync(join(dir, 'images', name)).size, 0);
+  assert.ok(stored <= 5_000, `${stored} bytes stored for one run`);
+});
+
+test('concurrent runs each keep their own budget, and the total stays within its cap', async () => {
+  const dir = await temp('cem-log-budget-');
+  const log = new RunLog(dir, { maxImageBytesPerRun: 4_000, maxImageBytes: 12_000 });
+  const runs = Array.from({ length: 6 }, (_, i) => `r${i}`);
+  for (const run of runs) log.runStarted({ run, session: 's', code: '1', timeoutMs: 1000 });
+  await Promise.all(
+    runs.map(async (run) => {
+      await new Promise((resolve) => setImmediate(resolve));
+      log.runEnded(result(run, { images: [image(2_500)], files: [outFile('a.bin', 1_000), outFile('b.bin', 1_000)] }), { toolCalls: 0 });
+    }),
+  );
+  log.close();
+  for (const end of ended(dir)) {
+    assert.ok(end.files![0]!.file, `${end.run}: the first file fits`);
+    assert.match(end.files![1]!.skipped ?? '', /per-run image budget/, `${end.run}: the second is over`);
+  }
+  const stored = readdirSync(join(dir, 'images')).reduce((sum, name) => sum + statSync(join(dir, 'images', name)).size, 0);
+  assert.ok(stored <= 12_000, `${stored} bytes stored in all`);
+});
+
+test('an event stats the log once', async (t) => {
+  const dir = await temp('cem-log-budget-');
+  const log = new RunLog(dir);
+  log.runStarted({ run: 'a', session: 's', code: '1', timeoutMs: 1000 });
+  const stat = t.mock.method(fs, 'statSync');
+  const fstat = t.mock.method(fs, 'fstatSync');
+  syncBuiltinESMExports();
+  t.after(() => {
+    stat.mock.restore();
+    fstat.mock.restore();
+    syncBuiltinESMExports();
+  });
+  for (let i = 0; i < 10; i++) log.toolCall({ run: 'a', server: 's', tool: 't', arguments: { i }, outcome: 'ok', durationMs: 1 });
+  assert.equal(stat.mock.callCount() + fstat.mock.callCount(), 10, 'one stat per event');
+  log.close();
+  assert.equal(readFileSync(join(dir, 'runs.jsonl'), 'utf8').trim().split('\n').length, 11);
 });

@@ -134,6 +134,7 @@ function record(overrides: Partial<RunRecord>): RunRecord {
     confirmations: [],
     snippets: [],
     savedAsSnippets: [],
+    relays: [],
     ...overrides,
   };
 }

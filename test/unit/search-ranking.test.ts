@@ -1,9 +1,11 @@
 // The ranking's parts, each on a small catalog made for it: coverage, server hints, the
 // query's verb, questions, deleting tools, titles and annotations, word forms, speed.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { COLLOCATIONS, PHRASES, SAME_ACTION, SAME_THING, SHORTHANDS, TOPICS } from '../../src/bridge/catalog/lexicon.ts';
 import { MAX_QUERY_WORDS, ToolRanker, wordsOf, type RankableTool } from '../../src/bridge/catalog/ranking.ts';
+import { QUERY_SETS, realCatalog } from '../helpers/search-eval.ts';
 
 function tool(server: string, name: string, description: string, extra: Partial<RankableTool> = {}): RankableTool {
   return { server, tool: name, description, params: [], ...extra };
@@ -214,4 +216,23 @@ test('a query over 5,000 tools stays within a few milliseconds', () => {
   for (let i = 0; i < 20; i++) ranker.rank('list the messages of a channel', 5);
   // Generous: the bench measures the real figure (about 1.5 ms); this only catches a blow-up.
   assert.ok((performance.now() - start) / 20 < 50);
+});
+
+test('servers left out are skipped in the ranker: the others rank as they would, and the limit is still filled', () => {
+  const catalog = realCatalog();
+  const { queries } = JSON.parse(readFileSync(QUERY_SETS.tuned, 'utf8')) as { queries: Array<{ query: string }> };
+  const name = (t: { server: string; tool: string }) => `${t.server}/${t.tool}`;
+  let compared = 0;
+  for (const { query } of queries.slice(0, 40)) {
+    const all = catalog.search(query, 10_000);
+    if (all.length === 0) continue;
+    // The server of the best hit, and the one with the most tools, are hidden.
+    const hidden = new Set([all[0]!.server, 'github']);
+    const expected = all.filter((t) => !hidden.has(t.server)).slice(0, 5);
+    const got = catalog.search(query, 5, hidden);
+    assert.deepEqual(got.map(name), expected.map(name), query);
+    assert.ok(got.every((t) => !hidden.has(t.server)));
+    compared++;
+  }
+  assert.ok(compared >= 30, `${compared} queries compared`);
 });

@@ -1,13 +1,14 @@
 // Snippets on the host side: the docstring and main() read as text (never run), names checked,
 // sizes capped, folders merged (the user's first), search, and a run turned into a snippet file.
 import assert from 'node:assert/strict';
-import { mkdir, mkdtemp, readFile, stat, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseConfig } from '../../src/config/load.ts';
 import {
   MAX_SNIPPET_BYTES,
+  MAX_SNIPPETS_PER_DIR,
   SnippetStore,
   mainSignature,
   parseDocstring,
@@ -108,4 +109,42 @@ test('writeSnippet writes a 0600 file and does not overwrite by accident', async
 test('workspaceSnippetsDir is an optional config field, ~ expanded', () => {
   assert.equal(parseConfig({}).workspaceSnippetsDir, undefined);
   assert.match(parseConfig({ workspaceSnippetsDir: '~/ws/.vscode/code-execution-mode/snippets' }).workspaceSnippetsDir!, /^\/.*\/ws\/\.vscode\/code-execution-mode\/snippets$/);
+});
+
+test('a folder is read up to MAX_SNIPPETS_PER_DIR files, in name order', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-snip-many-'));
+  const names = Array.from({ length: MAX_SNIPPETS_PER_DIR + 5 }, (_, i) => `s${String(i).padStart(4, '0')}`);
+  await Promise.all(names.map((name) => writeFile(join(dir, `${name}.py`), `"""Snippet ${name}."""\ndef main(): pass\n`)));
+  const store = new SnippetStore([{ dir, origin: 'user' }]);
+  const listed = (await store.list()).map((s) => s.name);
+  assert.equal(listed.length, MAX_SNIPPETS_PER_DIR);
+  assert.deepEqual(listed, names.slice(0, MAX_SNIPPETS_PER_DIR));
+  assert.deepEqual(await store.search('s0504', 5), [], 'a file past the cap is not found');
+  await rm(dir, { recursive: true, force: true });
+});
+
+test('parsed snippets are cached by path, size and modification time; a changed file is read again', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-snip-cache-'));
+  const path = join(dir, 'report.py');
+  await writeFile(path, '"""Weekly report AAAA."""\ndef main(): return 1\n');
+  // A whole second: utimes sets it back exactly.
+  const mtime = new Date(Math.floor(Date.now() / 1000) * 1000 - 60_000);
+  await utimes(path, mtime, mtime);
+  const store = new SnippetStore([{ dir, origin: 'user' }]);
+  assert.equal((await store.list())[0]!.description, 'Weekly report AAAA.');
+  // Same size, same modification time: the cache answers (list, search and get with its source).
+  await writeFile(path, '"""Weekly report BBBB."""\ndef main(): return 2\n');
+  await utimes(path, mtime, mtime);
+  assert.equal((await store.list())[0]!.description, 'Weekly report AAAA.');
+  assert.equal((await store.search('weekly report', 5))[0]!.description, 'Weekly report AAAA.');
+  assert.match((await store.get('report')).source, /AAAA/);
+  // A new modification time: read again, everywhere.
+  await utimes(path, new Date(mtime.getTime() + 5000), new Date(mtime.getTime() + 5000));
+  assert.equal((await store.list())[0]!.description, 'Weekly report BBBB.');
+  assert.match((await store.get('report')).source, /return 2/);
+  // A deleted file is gone from the cache too.
+  await rm(path);
+  assert.deepEqual(await store.list(), []);
+  await assert.rejects(store.get('report'), /there is no snippet "report"/);
+  await rm(dir, { recursive: true, force: true });
 });

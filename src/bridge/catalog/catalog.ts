@@ -141,9 +141,10 @@ export class ToolCatalog {
     return this.records().flatMap((r) => r.tools ?? []);
   }
 
-  search(query: string, limit: number): ToolEntry[] {
+  /** Ranked search; the tools of `skipServers` are left out (ranked in the ranker, not filtered after). */
+  search(query: string, limit: number, skipServers?: ReadonlySet<string>): ToolEntry[] {
     this.index ??= new ToolIndex(this.allTools());
-    return this.index.search(query, limit);
+    return this.index.search(query, limit, skipServers);
   }
 
   /** Finds a tool by its real name or its alias. */

@@ -514,12 +514,13 @@ export class ToolRanker {
   }
 
   /** Indices of the best tools for a query, best first. */
-  rank(query: string, limit: number): number[] {
-    return this.scored(query, limit).map((r) => r.doc);
+  /** `skipServers`: their tools are left out of the results (they still count in the statistics, so the rest rank as they would). */
+  rank(query: string, limit: number, skipServers?: ReadonlySet<string>): number[] {
+    return this.scored(query, limit, skipServers).map((r) => r.doc);
   }
 
   /** The best tools for a query, best first, with their scores and what made them. */
-  scored(query: string, limit: number): ScoredTool[] {
+  scored(query: string, limit: number, skipServers?: ReadonlySet<string>): ScoredTool[] {
     const w = this.weights;
     // A need is a sentence; a pasted page would cost a posting scan per word.
     // "can you post...", "how do I rename...": the request starts after its polite opening.
@@ -712,6 +713,7 @@ export class ToolRanker {
     const top: Array<{ doc: number; score: number }> = [];
     if (totalWeight > 0) {
       for (const doc of touched) {
+        if (skipServers?.has(this.docs[doc]!.server)) continue;
         const s = partsOf(doc)['total']!;
         if (top.length === limit && (s < top[top.length - 1]!.score || (s === top[top.length - 1]!.score && doc > top[top.length - 1]!.doc))) continue;
         let i = top.length;

@@ -22,7 +22,7 @@ export class ToolIndex {
     return this.entries.length;
   }
 
-  search(query: string, limit: number): ToolEntry[] {
-    return this.ranker.rank(query, limit).map((i) => this.entries[i]!);
+  search(query: string, limit: number, skipServers?: ReadonlySet<string>): ToolEntry[] {
+    return this.ranker.rank(query, limit, skipServers).map((i) => this.entries[i]!);
   }
 }

@@ -1,8 +1,9 @@
 // Consent for servers that may start only once the user allows them (in VS Code: the servers a
 // workspace defines). Such a server is listed, but not started, searched or called, until the
-// decisions file allows the hash of its definition. The file is checked (one stat) whenever a
-// gated server is needed and re-read when it changed, so allowing or revoking takes effect at
-// once, without restarting the bridge and losing its sessions. When the bridge needs a server
+// decisions file allows the hash of its definition. The file is checked (one stat) when a gated
+// server that is not allowed is needed, and every second (the poll: an allowed state is trusted
+// until then), and re-read when it changed, so allowing takes effect at once and revoking within
+// a second, without restarting the bridge and losing its sessions. When the bridge needs a server
 // nobody has decided on, it says so in the requests file; the extension watches that file and
 // asks the person, once for several servers.
 import { readFileSync, statSync } from 'node:fs';
@@ -47,6 +48,8 @@ export class ConsentGate {
   private readonly config: ConsentConfig | undefined;
   private readonly log: (message: string) => void;
   private seen = '';
+  /** When the decisions file was last looked at. */
+  private checkedAt = 0;
   private allowed = new Set<string>();
   private denied = new Set<string>();
   private readonly states = new Map<string, ConsentState>();
@@ -67,8 +70,14 @@ export class ConsentGate {
   state(server: string): ConsentState {
     const wanted = this.config?.servers[server];
     if (wanted === undefined) return 'allowed';
-    this.refresh();
-    return this.allowed.has(wanted) ? 'allowed' : this.denied.has(wanted) ? 'declined' : 'awaiting-consent';
+    // "allowed" holds until the next poll (several checks a request cost no stat); anything else
+    // is looked at again, so that a server the user just allowed is usable at once.
+    if (!this.allowed.has(wanted) || Date.now() - this.checkedAt >= POLL_MS) this.refresh();
+    return this.known(wanted);
+  }
+
+  private known(hash: string): ConsentState {
+    return this.allowed.has(hash) ? 'allowed' : this.denied.has(hash) ? 'declined' : 'awaiting-consent';
   }
 
   /** What sandboxed code is told about a server that is not allowed. */
@@ -109,8 +118,9 @@ export class ConsentGate {
     if (!this.config || Object.keys(this.config.servers).length === 0 || this.timer) return;
     for (const server of Object.keys(this.config.servers)) this.states.set(server, this.state(server));
     this.timer = setInterval(() => {
-      for (const server of Object.keys(this.config!.servers)) {
-        const state = this.state(server);
+      this.refresh();
+      for (const [server, wanted] of Object.entries(this.config!.servers)) {
+        const state = this.known(wanted);
         const changed = this.states.get(server) !== state;
         this.states.set(server, state);
         onCheck(server, state, changed);
@@ -126,6 +136,7 @@ export class ConsentGate {
 
   /** Re-reads the decisions when the file changed (the extension replaces it: a new inode). */
   private refresh(): void {
+    this.checkedAt = Date.now();
     const file = this.config!.decisionsFile;
     let key: string;
     try {

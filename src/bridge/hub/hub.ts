@@ -14,7 +14,8 @@ import { ToolCatalog, type ServerState, type ToolEntry } from '../catalog/catalo
 import { confirmationNeeded, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './confirm.ts';
 import { ConsentGate, ConsentNeededError, type ConsentState } from './consent.ts';
 import { ServerConnection, type RelaySetting, type ServerLogMessage, type StartContext } from './connection.ts';
-import { formatBytes, jsonBytes, ProxyLimitError, type ProxyLimits } from './limits.ts';
+import { jsonBytes, ProxyLimitError, type ProxyLimits } from './limits.ts';
+import { sizeText } from '../byte-size.ts';
 import { toolAllowed } from './policy.ts';
 import { markerEnv, nestedRefusal, startsThisBridge } from './self-proxy.ts';
 import { isStdio } from './transports.ts';
@@ -207,18 +208,11 @@ export class ProxyHub {
     return waitFor(connection.tools(), wait);
   }
 
-  /** Makes sure every enabled server's tools are known: from the disk cache, else by listing. */
-  async ensureCatalog(): Promise<void> {
-    this.askConsent(this.catalog.names());
-    const missing = this.catalog.records().filter((r) => !r.tools && this.usable(r.name));
-    await Promise.allSettled(missing.map((r) => this.connections.get(r.name)!.tools()));
-  }
-
   /**
    * For search and discovery: starts every server whose tools are not known (cached or listed)
    * and waits for them at most `waitMs` in all, so that a slow or hung server delays nobody.
-   * A start already waited for that long is not waited for again. Returns the servers whose
-   * tools are still unknown.
+   * A start already waited for that long is not waited for again. `Infinity` waits for every
+   * start or listing to end (the Tools view's refresh). Returns the servers whose tools are still unknown.
    */
   async discover(waitMs = DISCOVERY_WAIT_MS): Promise<NotReady[]> {
     this.askConsent(this.catalog.names());
@@ -227,7 +221,7 @@ export class ProxyHub {
       missing.map((connection) => {
         const warm = connection.warmUp();
         const since = connection.startingSince;
-        return since === undefined ? warm : withDeadline(warm, Math.min(waitMs, since + waitMs - Date.now()));
+        return since === undefined || waitMs === Infinity ? warm : withDeadline(warm, Math.min(waitMs, since + waitMs - Date.now()));
       }),
     );
     return this.notReady();
@@ -244,11 +238,8 @@ export class ProxyHub {
 
   /** Ranked search over the tools of the servers that may be used (a server awaiting consent is not searched). */
   search(query: string, limit: number): ToolEntry[] {
-    const hidden = this.catalog.records().filter((r) => this.consent.state(r.name) !== 'allowed');
-    if (hidden.length === 0) return this.catalog.search(query, limit);
-    const skip = new Set(hidden.map((r) => r.name));
-    const extra = hidden.reduce((n, r) => n + (r.tools?.length ?? 0), 0);
-    return this.catalog.search(query, limit + extra).filter((t) => !skip.has(t.server)).slice(0, limit);
+    const hidden = this.catalog.names().filter((name) => this.consent.state(name) !== 'allowed');
+    return this.catalog.search(query, limit, hidden.length > 0 ? new Set(hidden) : undefined);
   }
 
   async callTool(
@@ -268,7 +259,7 @@ export class ProxyHub {
     const bytes = jsonBytes(args);
     if (bytes > this.limits.maxArgumentBytes) {
       throw new ProxyLimitError(
-        `the arguments are ${formatBytes(bytes)} as JSON, over the ${formatBytes(this.limits.maxArgumentBytes)} a call may send (proxy.maxArgumentBytes)`,
+        `the arguments are ${sizeText(bytes)} as JSON, over the ${sizeText(this.limits.maxArgumentBytes)} a call may send (proxy.maxArgumentBytes)`,
       );
     }
     const resolved = this.resolveServer(server);

@@ -4,7 +4,8 @@
 // while the server's flow is held (a notification flood).
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { Flow } from './guarded-transport.ts';
-import { formatBytes, ProxyLimitError } from './limits.ts';
+import { ProxyLimitError } from './limits.ts';
+import { sizeText } from '../byte-size.ts';
 
 /** Statuses whose responses cannot carry a body (the Response constructor refuses one). */
 const NO_BODY = new Set([101, 103, 204, 205, 304]);
@@ -66,7 +67,7 @@ function countedBody(body: ReadableStream<Uint8Array>, events: boolean, limits: 
           message += value.length;
         }
         if (message > limits.maxBytes) {
-          const error = new ProxyLimitError(`the server sent a message of more than ${formatBytes(limits.maxBytes)} (proxy.maxResultBytes)`);
+          const error = new ProxyLimitError(`the server sent a message of more than ${sizeText(limits.maxBytes)} (proxy.maxResultBytes)`);
           limits.onOversize();
           controller.error(error);
           await reader.cancel(error).catch(() => undefined);

@@ -21,7 +21,8 @@ import {
   type ElicitResult,
   type ListRootsResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { formatBytes, jsonBytes } from './limits.ts';
+import { jsonBytes } from './limits.ts';
+import { sizeText } from '../byte-size.ts';
 
 export const RELAYED_METHODS = ['roots/list', 'elicitation/create', 'sampling/createMessage'] as const;
 export type RelayedMethod = (typeof RELAYED_METHODS)[number] | 'elicitation/create (url, for a tool call)';
@@ -77,7 +78,7 @@ export function installRelay(client: Client, server: string, relay: ClientRelay,
   };
   const checkSize = (method: RelayedMethod, params: unknown, runs: string[]) => {
     const bytes = jsonBytes(params ?? {});
-    if (bytes > maxBytes) refuse(method, runs, `the request is ${formatBytes(bytes)} as JSON, over the ${formatBytes(maxBytes)} the bridge relays (proxy.maxRelayBytes)`, ErrorCode.InvalidParams);
+    if (bytes > maxBytes) refuse(method, runs, `the request is ${sizeText(bytes)} as JSON, over the ${sizeText(maxBytes)} the bridge relays (proxy.maxRelayBytes)`, ErrorCode.InvalidParams);
   };
   if (declared.roots) {
     client.setRequestHandler(ListRootsRequestSchema, async (_request, extra) => {

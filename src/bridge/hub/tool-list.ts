@@ -1,7 +1,8 @@
 // Reading a server's tool list page by page within the caps: so many tools, so many bytes in
 // all, so many bytes per tool, so many pages. What is cut is said in our words (for the log,
 // the Tools view and discovered_servers()); tool names, which the server chose, only in the log.
-import { formatBytes, jsonBytes } from './limits.ts';
+import { jsonBytes } from './limits.ts';
+import { sizeText } from '../byte-size.ts';
 
 export interface ToolListCaps {
   maxTools: number;
@@ -52,9 +53,9 @@ export async function readToolList(page: (cursor: string | undefined) => Promise
 
   const notes: string[] = [];
   if (cut === 'count') notes.push(`it lists more than ${caps.maxTools} tools; the first ${tools.length} are kept (proxy.maxToolsPerServer)`);
-  if (cut === 'bytes') notes.push(`its tool list is over ${formatBytes(caps.maxBytes)}; the first ${tools.length} tools are kept (proxy.maxToolListBytes)`);
+  if (cut === 'bytes') notes.push(`its tool list is over ${sizeText(caps.maxBytes)}; the first ${tools.length} tools are kept (proxy.maxToolListBytes)`);
   if (oversized.length > 0) {
-    notes.push(`${oversized.length} ${oversized.length === 1 ? 'tool was' : 'tools were'} left out for being over ${formatBytes(caps.maxToolBytes)} each (proxy.maxToolSchemaBytes)`);
+    notes.push(`${oversized.length} ${oversized.length === 1 ? 'tool was' : 'tools were'} left out for being over ${sizeText(caps.maxToolBytes)} each (proxy.maxToolSchemaBytes)`);
   }
   if (!cut && cursor) notes.push(`its tool list goes on past ${caps.maxPages} pages; the rest is not read`);
   return { tools, notes, oversized: oversized.slice(0, 5) };

@@ -437,10 +437,12 @@ def emit_image(data, mime="image/png"):
 
 # ---- plots: matplotlib figures come back as PNG images ----
 #
-# matplotlib is never imported here (it costs a fresh interpreter a second or more). Its
-# backend is named in the environment and provided by a finder below, so the code that imports
-# matplotlib gets a non-interactive backend whose show() emits the open figures; figures still
-# open at the end of a run are emitted too. Each figure is closed once emitted.
+# matplotlib is never imported here (it costs a fresh interpreter a second or more). When the
+# code imports it, the hook below makes the kernel's backend matplotlib's default (unless the code
+# set MPLBACKEND to another), and a finder provides that backend module, so plt.show() emits the
+# open figures; figures still open at the end of a run are emitted too. Each figure is closed once
+# emitted. The environment keeps the container's MPLBACKEND=Agg: a child process (even one given
+# env={**os.environ}) draws with plain Agg, as it cannot import the kernel's backend.
 
 _PLOTS_MODULE = "_sandbox_plots"
 _PLOTS_BACKEND = "module://" + _PLOTS_MODULE
@@ -476,11 +478,48 @@ class _PlotsBackendFinder:
         exec(compile(_PLOTS_SOURCE, "<kernel>", "exec"), module.__dict__)
 
 
+# What the container set (see runtime/commands.ts): a value the code sets instead is its choice.
+_CONTAINER_MPLBACKEND = os.environ.get("MPLBACKEND", "")
+
+
+class _MatplotlibLoader:
+    """matplotlib's own loader, then the kernel's backend as its default."""
+
+    def __init__(self, loader):
+        self._loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self._loader, name)
+
+    def create_module(self, spec):
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module):
+        self._loader.exec_module(module)
+        if os.environ.get("MPLBACKEND", "") in ("", _CONTAINER_MPLBACKEND):
+            module.rcParams["backend"] = _PLOTS_BACKEND
+
+
+class _MatplotlibHook:
+    """Finds matplotlib as the other finders do, with its loader wrapped (see above)."""
+
+    @staticmethod
+    def find_spec(name, path=None, target=None):
+        if name != "matplotlib":
+            return None
+        for finder in sys.meta_path:
+            if finder is _MatplotlibHook or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
+                    spec.loader = _MatplotlibLoader(spec.loader)
+                return spec
+        return None
+
+
 sys.meta_path.append(_PlotsBackendFinder)
-os.environ["MPLBACKEND"] = _PLOTS_BACKEND
-# For matplotlib in this process only: a child process could not import the backend module, so
-# the variable is left out of the environment children inherit (os.environ keeps it).
-os.unsetenv("MPLBACKEND")
+sys.meta_path.insert(0, _MatplotlibHook)
 # The root file system is read-only: matplotlib's font cache goes to the tmpfs.
 os.environ.setdefault("MPLCONFIGDIR", "/tmp/matplotlib")
 

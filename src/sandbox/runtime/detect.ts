@@ -9,7 +9,7 @@ import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
 import { CliError, runCli } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
-import { mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
+import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
 import { OWNER } from '../container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../derived-image.ts';
@@ -57,6 +57,8 @@ export interface RuntimeStatus {
   image?: string;
   /** sandbox.packages in this runtime: built (runs use it), or not (runs use the base image). */
   packages?: PackagesState;
+  /** The state folder the check was told of: each container start refuses to mount it too. */
+  stateDir?: string;
   /** Plain-language problems and what to do about them. */
   problems: string[];
   checks: Check[];
@@ -94,6 +96,8 @@ export interface DetectOptions {
   /** Environment for the runtime's CLI (default: the process's). */
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /** The bridge's state folder: never mounted as the workspace (nor is the default one). */
+  stateDir?: string;
 }
 
 const INSTALL_DOCS: Record<RuntimeName, string> = {
@@ -213,6 +217,7 @@ const INIT_PACKAGES: Record<RuntimeName, { binary: string; debian: string; fedor
  */
 export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, options: DetectOptions = {}): Promise<RuntimeStatus> {
   const status = await probeRuntime(name, options, sandbox);
+  if (options.stateDir) status.stateDir = options.stateDir;
   if (!isUsable(status)) return status;
   const cli = { timeoutMs: options.timeoutMs ?? 30_000, ...(options.env ? { env: options.env } : {}) };
   try {
@@ -247,7 +252,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
       status.problems.push(`sandbox.workspace is set, but ${name} talks to a remote engine (${remote}): it cannot mount this machine's folders, so /workspace is left out.`);
     } else {
       try {
-        const mounts = resolveWorkspaceMounts(sandbox);
+        const mounts = resolveWorkspaceMounts(sandbox, forbiddenMountDirs(options.stateDir));
         spec.workspace = mounts;
         status.checks.push({ name: 'workspace', ok: true, detail: `mounted read-only: ${mountsText(mounts)}` });
       } catch (error) {

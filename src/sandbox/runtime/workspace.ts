@@ -103,16 +103,21 @@ export function workspaceMountArgs(runtime: RuntimeName, dir: string, target: st
   ];
 }
 
-/** The default state folder, never mountable whatever the configuration (the bridge also checks its own). */
+/** The default state folder, never mountable whatever the configuration. */
 const DEFAULT_STATE_DIR = join(homedir(), '.code-execution-mode');
+
+/** The folders a workspace mount must not hold nor be inside: the default state folder and the bridge's own. */
+export function forbiddenMountDirs(stateDir?: string): string[] {
+  return stateDir && resolve(stateDir) !== DEFAULT_STATE_DIR ? [DEFAULT_STATE_DIR, stateDir] : [DEFAULT_STATE_DIR];
+}
 
 /**
  * What a container start adds to its RunSpec: the resolved folders, or nothing when none is asked
  * for or the runtime is remote (the sandbox check says so; the mount is not attempted).
  */
-export function workspaceSpec(runtime: RuntimeName, config: SandboxConfig, env: NodeJS.ProcessEnv = process.env): { workspace?: WorkspaceMount[] } {
+export function workspaceSpec(runtime: RuntimeName, config: SandboxConfig, env: NodeJS.ProcessEnv = process.env, stateDir?: string): { workspace?: WorkspaceMount[] } {
   if (!workspaceRequested(config) || remoteRuntimeHost(runtime, env)) return {};
-  const mounts = resolveWorkspaceMounts(config, [DEFAULT_STATE_DIR]);
+  const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
   return mounts.length > 0 ? { workspace: mounts } : {};
 }
 
