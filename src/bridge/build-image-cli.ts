@@ -5,7 +5,17 @@ import type { SandboxConfig } from '../config/schema.ts';
 import { buildPackagesImage } from '../sandbox/image-build.ts';
 
 export async function buildImageCommand(sandbox: SandboxConfig, print: (line: string) => void, signal?: AbortSignal): Promise<number> {
-  const outcome = await buildPackagesImage(sandbox, print, signal ? { signal } : {});
-  print(outcome.reused ? `Ready: ${outcome.tag} (already built).` : `Ready: ${outcome.tag} (${(outcome.durationMs / 1000).toFixed(1)} s).`);
-  return 0;
+  // Ctrl-C stops the build through its signal, so that what a stopped build leaves is removed.
+  const interrupted = new AbortController();
+  const stop = () => interrupted.abort();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    const outcome = await buildPackagesImage(sandbox, print, { signal: signal ? AbortSignal.any([signal, interrupted.signal]) : interrupted.signal });
+    print(outcome.reused ? `Ready: ${outcome.tag} (already built).` : `Ready: ${outcome.tag} (${(outcome.durationMs / 1000).toFixed(1)} s).`);
+    return 0;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
 }

@@ -16,14 +16,32 @@ import {
   type ElicitResult,
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
+import { proxyConfigSchema } from '../config/schema.ts';
+import { FOR_SESSION_FIELD } from './confirmations.ts';
 import type { ClientRelay, RelayContext, RelayedMethod } from './hub/relay.ts';
+import { openableSignInUrl } from './oauth/sign-in-notices.ts';
+import { RelayAdmission, type RelayLimits } from './relay-limits.ts';
+import { RefusalGroups } from './relay-refusals.ts';
 import type { RelayEvent, RunLog } from './run-log.ts';
+import { lines, oneLine, prefixedMessage } from './shown-text.ts';
 
 /** URL elicitations remembered for their completion notice; the oldest are forgotten first. */
 const MAX_OPEN_URL_ELICITATIONS = 256;
 
+/** Answered roots/list requests of one server are recorded at most this often. */
+export const ROOTS_RECORD_MS = 10_000;
+
 /** Roots passed on from the bridge's client; more are left out. */
 export const MAX_RELAYED_ROOTS = 256;
+
+/** Characters of a relayed question's first line (after the server's name), of all of it, of a field's title and description. */
+export const MAX_FIRST_LINE_CHARS = 200;
+export const MAX_MESSAGE_CHARS = 2000;
+export const MAX_TITLE_CHARS = 100;
+const MAX_DESCRIPTION_CHARS = 500;
+
+/** Field names of the bridge's own confirmation: a relayed form using one is refused. */
+export const RESERVED_FIELDS: readonly string[] = [FOR_SESSION_FIELD];
 
 export interface ClientRelayOptions {
   /** Folders or file:// URIs from the configuration, for a client without roots. */
@@ -50,17 +68,31 @@ export class BridgeClientRelay implements ClientRelay {
   private readonly configRoots: Root[];
   private initialized = false;
   private readonly waiters: (() => void)[] = [];
-  /** elicitationId -> the server whose URL elicitation was relayed: only it may say it is complete. */
-  private readonly openUrls = new Map<string, string>();
+  /** `server \0 elicitationId` of URL elicitations relayed: only that server may say one is complete. */
+  private readonly openUrls = new Set<string>();
   /** URL elicitations being asked now, by server and elicitationId. */
   private readonly pendingUrls = new Map<string, Promise<ElicitResult>>();
+  /** When each server's last answered roots/list was recorded. */
+  private readonly rootsRecorded = new Map<string, number>();
   /** Where relayed and refused requests are recorded (set once the run log exists). */
   runLog: RunLog | undefined;
+  private readonly admission: RelayAdmission;
+  private readonly refusals: RefusalGroups;
 
   constructor(server: () => Server, options: ClientRelayOptions) {
     this.server = server;
     this.options = options;
     this.configRoots = options.roots.map(configuredRoot);
+    this.admission = new RelayAdmission(proxyConfigSchema.parse({}));
+    this.refusals = new RefusalGroups((event) => {
+      this.options.log?.(`server ${event.server}: ${event.method} refused: ${event.error ?? ''}`);
+      this.write(event);
+    });
+  }
+
+  /** The caps on questions pending per server and relayed per run (proxy settings). */
+  limit(limits: RelayLimits): void {
+    this.admission.setLimits(limits);
   }
 
   /** The bridge's client finished initializing: its capabilities are known. */
@@ -117,19 +149,24 @@ export class BridgeClientRelay implements ClientRelay {
     const { form, url } = modes(this.client());
     if (params.mode === 'url') {
       if (!url) this.refuse('elicitation/create', context, "the bridge's client does not support URL elicitation");
-      const target = checkedUrl(params.url);
-      if (!target) this.refuse('elicitation/create', context, 'the URL must be an http or https URL');
+      if (!openableSignInUrl(params.url)) this.refuse('elicitation/create', context, URL_RULE);
       return this.askUrl('elicitation/create', params, context);
     }
     if (!form) this.refuse('elicitation/create', context, "the bridge's client does not support form elicitation");
-    const asked: ElicitRequestFormParams = { mode: 'form', message: `MCP server "${context.server}" asks: ${params.message}`, requestedSchema: params.requestedSchema };
-    return this.timed('elicitation/create', context, (options) => this.server().elicitInput(asked, options), (r) => r.action);
+    const reserved = Object.keys(params.requestedSchema.properties).filter((key) => RESERVED_FIELDS.includes(key));
+    if (reserved.length > 0) this.refuse('elicitation/create', context, `the form asks for a field named "${reserved[0]}", which only the bridge's own confirmation uses`);
+    const asked: ElicitRequestFormParams = {
+      mode: 'form',
+      message: relayedMessage(context.server, params.message),
+      requestedSchema: { ...params.requestedSchema, properties: relayedFields(context.server, params.requestedSchema.properties) },
+    };
+    return this.admitted('elicitation/create', context, () => this.timed('elicitation/create', context, (options) => this.server().elicitInput(asked, options), (r) => r.action));
   }
 
   /** A URL elicitation a proxied tool call needs (-32042), asked on the call's behalf. */
-  elicitUrl(params: ElicitRequestURLParams, context: RelayContext): Promise<ElicitResult> {
+  async elicitUrl(params: ElicitRequestURLParams, context: RelayContext): Promise<ElicitResult> {
     if (!modes(this.client()).url) this.refuse('elicitation/create (url, for a tool call)', context, "the bridge's client does not support URL elicitation");
-    if (!checkedUrl(params.url)) this.refuse('elicitation/create (url, for a tool call)', context, 'the URL must be an http or https URL');
+    if (!openableSignInUrl(params.url)) this.refuse('elicitation/create (url, for a tool call)', context, URL_RULE);
     return this.askUrl('elicitation/create (url, for a tool call)', params, context);
   }
 
@@ -138,18 +175,21 @@ export class BridgeClientRelay implements ClientRelay {
     const key = `${context.server}\0${params.elicitationId}`;
     const open = this.pendingUrls.get(key);
     if (open) return open;
-    const asked: ElicitRequestURLParams = { mode: 'url', message: `MCP server "${context.server}" asks: ${params.message}`, url: params.url, elicitationId: params.elicitationId };
-    this.openUrls.delete(params.elicitationId);
-    this.openUrls.set(params.elicitationId, context.server);
-    if (this.openUrls.size > MAX_OPEN_URL_ELICITATIONS) this.openUrls.delete(this.openUrls.keys().next().value!);
-    const pending = this.timed(method, context, (options) => this.server().elicitInput(asked, options), (r) => r.action).finally(() => this.pendingUrls.delete(key));
+    const asked: ElicitRequestURLParams = { mode: 'url', message: relayedMessage(context.server, params.message), url: params.url, elicitationId: params.elicitationId };
+    const pending = this.admitted(method, context, () => {
+      this.openUrls.delete(key);
+      this.openUrls.add(key);
+      if (this.openUrls.size > MAX_OPEN_URL_ELICITATIONS) this.openUrls.delete(this.openUrls.values().next().value!);
+      return this.timed(method, context, (options) => this.server().elicitInput(asked, options), (r) => r.action);
+    }).finally(() => this.pendingUrls.delete(key));
     this.pendingUrls.set(key, pending);
     return pending;
   }
 
   elicitationComplete(server: string, elicitationId: string): void {
-    if (this.openUrls.get(elicitationId) !== server) return;
-    this.openUrls.delete(elicitationId);
+    const key = `${server}\0${elicitationId}`;
+    if (!this.openUrls.has(key)) return;
+    this.openUrls.delete(key);
     if (!modes(this.client()).url) return;
     void this.server().createElicitationCompletionNotifier(elicitationId)().catch(() => undefined);
   }
@@ -165,12 +205,23 @@ export class BridgeClientRelay implements ClientRelay {
     const { task: _task, _meta: _m, includeContext: _context, tools, toolChoice, ...rest } = params;
     // includeContext would be the bridge's conversation, not the server's: never asked for.
     const withTools = own.sampling?.tools && tools ? { tools, ...(toolChoice ? { toolChoice } : {}) } : {};
-    return this.timed('sampling/createMessage', context, (options) => this.server().createMessage({ ...rest, ...withTools }, options));
+    return this.admitted('sampling/createMessage', context, () => this.timed('sampling/createMessage', context, (options) => this.server().createMessage({ ...rest, ...withTools }, options)));
   }
 
   refused(method: RelayedMethod, context: Omit<RelayContext, 'signal'>, why: string): void {
-    this.options.log?.(`server ${context.server}: ${method} refused: ${why}`);
-    this.write({ server: context.server, method, runs: context.runs, outcome: 'refused', waitedMs: 0, error: why });
+    // Grouped per server and second: a flood of refusals must not push real records out of the log.
+    this.refusals.refused({ server: context.server, method, runs: context.runs, outcome: 'refused', waitedMs: 0, error: why });
+  }
+
+  /** Asks only within the caps (pending per server, relayed per run); refused at once past them. */
+  private async admitted<T>(method: RelayedMethod, context: RelayContext, ask: () => Promise<T>): Promise<T> {
+    const place = this.admission.admit(context.server, context.runs);
+    if ('refused' in place) this.refuse(method, context, place.refused);
+    try {
+      return await ask();
+    } finally {
+      place.release();
+    }
   }
 
   private refuse(method: RelayedMethod, context: RelayContext, why: string): never {
@@ -194,6 +245,13 @@ export class BridgeClientRelay implements ClientRelay {
   }
 
   private record(method: RelayedMethod, context: RelayContext, outcome: RelayEvent['outcome'], waitedMs: number, action?: string, error?: string): void {
+    // A server may ask for the roots in a loop, and each answer costs nothing: recorded at most
+    // every ROOTS_RECORD_MS per server, so that it cannot push real records out of the run log.
+    if (method === 'roots/list' && outcome === 'answered') {
+      const now = Date.now();
+      if (now - (this.rootsRecorded.get(context.server) ?? -Infinity) < ROOTS_RECORD_MS) return;
+      this.rootsRecorded.set(context.server, now);
+    }
     this.write({ server: context.server, method, runs: context.runs, outcome, waitedMs, ...(action ? { action } : {}), ...(error ? { error } : {}) });
   }
 
@@ -210,11 +268,29 @@ function modes(capabilities: ClientCapabilities): { form: boolean; url: boolean 
   return { form: elicitation.form !== undefined || !url, url };
 }
 
-function checkedUrl(url: string): URL | undefined {
-  try {
-    const parsed = new URL(url);
-    return parsed.protocol === 'https:' || parsed.protocol === 'http:' ? parsed : undefined;
-  } catch {
-    return undefined;
-  }
+/** URL elicitations follow the rule of sign-in URLs. */
+const URL_RULE = 'the URL must be https (or http to this machine: 127.0.0.1, localhost, [::1]) and carry no user name or password';
+
+/** A server's message as the question put to the user: the server named first, on the first line. */
+export function relayedMessage(server: string, message: string): string {
+  return prefixedMessage(`MCP server "${server}" asks: `, message, MAX_FIRST_LINE_CHARS, MAX_MESSAGE_CHARS);
+}
+
+type FormFields = ElicitRequestFormParams['requestedSchema']['properties'];
+
+/** A form's fields as shown: every title one line, capped, naming the server; option labels one line too. */
+export function relayedFields(server: string, properties: FormFields): FormFields {
+  const label = (text: string) => oneLine(text, MAX_TITLE_CHARS);
+  return Object.fromEntries(
+    Object.entries(properties).map(([key, field]) => {
+      const shown: Record<string, unknown> = { ...field, title: `[${server}] ${label(field.title ?? key)}` };
+      if (field.description !== undefined) shown.description = lines(field.description, MAX_DESCRIPTION_CHARS);
+      if ('oneOf' in field && Array.isArray(field.oneOf)) shown.oneOf = field.oneOf.map((o) => ({ ...o, title: label(o.title) }));
+      if ('enumNames' in field && Array.isArray(field.enumNames)) shown.enumNames = field.enumNames.map(label);
+      if ('items' in field && field.items && 'anyOf' in field.items && Array.isArray(field.items.anyOf)) {
+        shown.items = { ...field.items, anyOf: field.items.anyOf.map((o) => ({ ...o, title: label(o.title) })) };
+      }
+      return [key, shown as FormFields[string]];
+    }),
+  );
 }

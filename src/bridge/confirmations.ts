@@ -7,6 +7,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { ConfirmationDeclinedError, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './hub/confirm.ts';
 import type { ConfirmationAnswer, RunLog } from './run-log.ts';
+import { oneLine } from './shown-text.ts';
 
 /** The bridge's client, as far as confirmations need it. */
 export interface ConfirmationAsker {
@@ -27,17 +28,30 @@ export const MAX_SHOWN_ARGUMENT_CHARS = 600;
 
 export const FOR_SESSION_FIELD = 'forSession';
 
+/**
+ * How the bridge's own confirmation begins. A relayed question always begins with
+ * `MCP server "NAME" asks:` (client-relay.ts) and may not use this form's field name, so a
+ * proxied server cannot pass its question off as this one.
+ */
+export const CONFIRMATION_PREFIX = 'Code Execution Mode: ';
+
+/** Characters of a tool's name or title (the server's, from its listing) shown in the question. */
+const MAX_SHOWN_NAME_CHARS = 100;
+
 export function shownArguments(args: Record<string, unknown>): string {
   const text = JSON.stringify(args, (_key, value: unknown) => (typeof value === 'string' && value.length > 200 ? `${value.slice(0, 200)}… (${value.length} characters)` : value)) ?? '{}';
   return text.length <= MAX_SHOWN_ARGUMENT_CHARS ? text : `${text.slice(0, MAX_SHOWN_ARGUMENT_CHARS)}… (${text.length} characters in all)`;
 }
 
 export function questionFor(request: ConfirmationRequest, session: string): ElicitRequestFormParams {
-  const name = request.title ? `${request.server}.${request.tool} ("${request.title}")` : `${request.server}.${request.tool}`;
+  // Name and title come from the server's listing: one line each, capped, so they cannot draw lines of their own.
+  const tool = oneLine(request.tool, MAX_SHOWN_NAME_CHARS);
+  const title = request.title ? oneLine(request.title, MAX_SHOWN_NAME_CHARS) : '';
+  const name = title ? `${request.server}.${tool} ("${title}")` : `${request.server}.${tool}`;
   return {
     mode: 'form',
     message:
-      `Code running in the sandbox (session "${session}") wants to call the tool ${name} of MCP server "${request.server}" ` +
+      `${CONFIRMATION_PREFIX}code running in the sandbox (session "${session}") wants to call the tool ${name} of MCP server "${request.server}" ` +
       `with these arguments:\n${shownArguments(request.arguments)}\n\nAccept to allow this call; decline to refuse it.`,
     requestedSchema: {
       type: 'object',
@@ -45,7 +59,7 @@ export function questionFor(request: ConfirmationRequest, session: string): Elic
         [FOR_SESSION_FIELD]: {
           type: 'boolean',
           title: 'Allow this tool for the rest of this session',
-          description: `Do not ask again about ${request.server}.${request.tool} in session "${session}" while the bridge runs`,
+          description: `Do not ask again about ${request.server}.${tool} in session "${session}" while the bridge runs`,
           default: false,
         },
       },

@@ -4,6 +4,7 @@
 // calls, only when packages are configured.
 import type { SandboxConfig } from '../config/schema.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../sandbox/derived-image.ts';
+import { distributionsText, type ImageDistributions } from '../sandbox/image-distributions.ts';
 import { candidates } from '../sandbox/runtime/detect.ts';
 import { locateRuntime } from '../sandbox/runtime/locate.ts';
 
@@ -42,4 +43,10 @@ export function buildHintFor(client: string | undefined): string {
   return client === 'vscode'
     ? 'Ask the user to run the VS Code command "Code Execution Mode: Build Sandbox Image".'
     : 'Ask the user to run `code-execution-mode build-image`.';
+}
+
+/** The capabilities resource's line about what the image has (learned from its first container); empty before, or with none. */
+export function imagePackagesText(found: ImageDistributions | undefined): string {
+  if (!found || found.names.length === 0) return '';
+  return `Python distributions in the sandbox image (packaging tools left out): ${distributionsText(found)}.`;
 }

@@ -63,6 +63,15 @@ export function upstreamUri(uri: string): { server: string; uri: string } | unde
   return SERVER_NAME.test(server) ? { server, uri: rest.slice(slash + 1) } : undefined;
 }
 
+/**
+ * Whether a listed resource's URI (or template) has a `.` or `..` segment: a client that
+ * normalises `.../server/a/../b/x` would read server b's resource for an item server a listed.
+ */
+export function hasDotSegment(item: object): boolean {
+  const uri = 'uri' in item && typeof item.uri === 'string' ? item.uri : 'uriTemplate' in item && typeof item.uriTemplate === 'string' ? item.uriTemplate : undefined;
+  return uri !== undefined && /(^|\/)\.\.?(\/|$)/.test(uri);
+}
+
 export function exposedPromptName(server: string, prompt: string): string {
   return `${server}.${prompt}`;
 }
@@ -125,7 +134,7 @@ export function exposeProxied(server: McpServer, options: ExposureOptions): Expo
           if (note) log(`server ${name}: ${listing} listed to the client ${note}`);
           return items.flatMap((item) => {
             const parsed = schema.safeParse(item);
-            return parsed.success ? [rename(name, parsed.data)] : [];
+            return parsed.success && !hasDotSegment(parsed.data) ? [rename(name, parsed.data)] : [];
           });
         } catch (error) {
           // A server without the capability has nothing to list; anything else is said.

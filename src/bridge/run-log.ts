@@ -130,6 +130,8 @@ export interface RelayEvent {
   waitedMs: number;
   /** Why it was refused or failed. */
   error?: string;
+  /** Refusals this one record stands for (grouped, see relay-refusals.ts). */
+  count?: number;
 }
 
 /** What one run has used of its budget in the log. */

@@ -47,9 +47,9 @@ export function workspaceNote(sandbox: SandboxConfig): string {
 
 /**
  * The listing's description: the fixed text, plus where the workspace is when one is mounted.
- * When the image with sandbox.packages is built it says "with packages" (no longer than what it
- * replaces: the listing is at its token budget); their names are in the server instructions
- * and the capabilities resource.
+ * When the image with sandbox.packages is built, or the image turns out to have third-party
+ * distributions of its own, it says "with packages" (no longer than what it replaces: the
+ * listing is at its token budget); their names are in the capabilities resource.
  */
 export function runPythonDescription(sandbox: SandboxConfig, installed: readonly string[] = []): string {
   const text = installed.length > 0 ? RUN_PYTHON_DESCRIPTION.replace('standard library only', 'with packages') : RUN_PYTHON_DESCRIPTION;
@@ -94,7 +94,7 @@ export interface RunPythonDeps {
     onToolProgress?(runId: string, sink: ToolProgressSink): () => void;
   };
   log: (message: string) => void;
-  /** Names of the sandbox.packages installed in the image runs use (none: not built or not set). */
+  /** Names of the sandbox.packages installed in the image runs use (none: not built or not set), then the image's own as last remembered. */
   installedPackages?: readonly string[];
 }
 

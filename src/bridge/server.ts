@@ -7,13 +7,15 @@ import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/ty
 import type { ConfigWithSecrets } from '../config/secrets.ts';
 import { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, workspaceRequested } from '../sandbox/runtime/workspace.ts';
 import type { PackagesState } from '../sandbox/derived-image.ts';
+import { distributionsText, type ImageDistributions } from '../sandbox/image-distributions.ts';
 import { PACKAGES_RECHECK_MS, SessionManager } from '../sandbox/sessions.ts';
 import { BridgeClientRelay } from './client-relay.ts';
 import { ConfirmationGate, clientAsker } from './confirmations.ts';
 import { createHostMethods, type HostMethods } from './host-methods.ts';
 import { exposeProxied, type Exposure } from './proxied-exposure.ts';
-import { buildHintFor, installedNames, packagesAtStart, packagesText } from './packages-status.ts';
+import { buildHintFor, imagePackagesText, installedNames, packagesAtStart, packagesText } from './packages-status.ts';
 import { SnippetStore, snippetDirs } from './snippets.ts';
+import { IMAGE_PACKAGES_FILE, rememberImagePackages, rememberedImagePackages } from './image-packages-file.ts';
 import type { ServerLogMessage } from './hub/connection.ts';
 import { ProxyHub } from './hub/hub.ts';
 import { RunLog } from './run-log.ts';
@@ -72,6 +74,8 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   // sandbox.packages: the listing and instructions say so only when the image with them is built
   // (looked up before the proxied servers start: nothing may await between their start and the server's creation).
   const packagesStart = await packagesAtStart(config.sandbox);
+  // What the last bridge learned of sandbox.image, until this one's first container says (read here for the same reason).
+  const remembered = await rememberedImagePackages(config.stateDir, config.sandbox.image);
   if (packagesStart && packagesStart.state !== 'built') log(`sandbox.packages: the image with them is not built; runs use ${config.sandbox.image} without them until it is`);
   // Proxied servers' resource and prompt list changes are told to the client (see proxied-exposure.ts).
   let exposure: Exposure | undefined;
@@ -99,20 +103,35 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   const prelude = preludeCode(
     hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
   );
-  // A packages image built while the bridge runs: run_python's listing says so from then on,
-  // and the client is told the list changed (the instructions are fixed at initialize).
+  // A packages image built while the bridge runs, or an image found to have packages of its own
+  // (numpy in a user's image, learned from its first container): run_python's listing says so
+  // from then on, and the client is told the list changed (the instructions are fixed at initialize).
   let listedPackages = installedNames(packagesStart);
-  let updateListing: ((installed: string[]) => void) | undefined;
+  let refreshListing: (() => void) | undefined;
   const packagesBuilt = (state: PackagesState) => {
     const names = installedNames(state);
     if (state.state !== 'built' || names.join('\n') === listedPackages.join('\n')) return;
     listedPackages = names;
     log(`sandbox.packages: the image with them is built (${state.tag}); new sessions use it`);
-    updateListing?.(names);
+    refreshListing?.();
   };
+  let remembering: Promise<void> | undefined;
+  const imageDistributions = (image: string, found: ImageDistributions, derived: boolean) => {
+    // Said when there is something to say (a run of `code-execution-mode run` keeps a clean stderr).
+    if (found.names.length > 0 && found.names.join('\n') !== (remembered?.names ?? []).join('\n')) log(`sandbox image ${image}: Python packages ${distributionsText(found, 300)}`);
+    if (!derived) {
+      // Awaited by close(): a bridge that exits right after its first run still remembers.
+      remembering = rememberImagePackages(config.stateDir, config.sandbox.image, image, found).catch((error: unknown) =>
+        log(`${IMAGE_PACKAGES_FILE} not written: ${error instanceof Error ? error.message : String(error)}`),
+      );
+    }
+    refreshListing?.();
+  };
+  const imageNames = () => (sandbox.imageDistributions() ?? remembered)?.names ?? [];
   const sandbox = new SessionManager(config.sandbox, {
     onRequest: methods.handle,
     onPackagesBuilt: packagesBuilt,
+    onImageDistributions: imageDistributions,
     detect: { stateDir: config.stateDir },
     prelude,
     onPullProgress: log,
@@ -128,7 +147,7 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   // The client's roots changed: every proxied server told of roots is told too.
   server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => hub.rootsChanged());
   const runPython = registerRunPython(server, config.sandbox, {
-    installedPackages: listedPackages,
+    installedPackages: [...listedPackages, ...imageNames()],
     sandbox,
     hub,
     runLog,
@@ -143,9 +162,18 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
     runLog,
     log,
     maxListedItems: config.proxy.maxListedItems,
-    own: [{ uri: CAPABILITIES_URI, name: 'capabilities', description: 'The proxied servers and the Python API of the sandbox', mimeType: 'text/markdown', text: () => capabilityText(hub, packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV]))) }],
+    own: [{ uri: CAPABILITIES_URI, name: 'capabilities', description: 'The proxied servers and the Python API of the sandbox', mimeType: 'text/markdown', text: () => capabilityText(hub, [packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV])), imagePackagesText(sandbox.imageDistributions() ?? remembered)].filter(Boolean).join('\n\n')) }],
   });
-  updateListing = (installed) => runPython.update({ description: runPythonDescription(config.sandbox, installed) });
+  // Updated (and the client told) only when the text or the sandbox.packages names change: the
+  // distributions of each new container's image change nothing once the listing says "with packages".
+  let listedKey = `${runPythonDescription(config.sandbox, [...listedPackages, ...imageNames()])}\n${listedPackages.join(',')}`;
+  refreshListing = () => {
+    const description = runPythonDescription(config.sandbox, [...listedPackages, ...imageNames()]);
+    const key = `${description}\n${listedPackages.join(',')}`;
+    if (key === listedKey) return;
+    listedKey = key;
+    runPython.update({ description });
+  };
   // Looked for without a run too (once the runtime is known), until it is there.
   const packagesWatch =
     packagesStart?.state === 'missing'
@@ -167,7 +195,7 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
       (closing ??= (async () => {
         clearInterval(packagesWatch);
         exposure?.close();
-        await Promise.allSettled([sandbox.close(), hub.close()]);
+        await Promise.allSettled([sandbox.close(), hub.close(), remembering]);
         runLog.close();
         await server.close().catch(() => undefined);
       })()),

@@ -226,6 +226,10 @@ export const proxyConfigSchema = z
     relayTimeoutSeconds: z.number().positive().max(3600).default(120),
     /** Bytes (as JSON) of one such request's parameters (sampling messages, elicitation schema); a bigger one is refused. */
     maxRelayBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
+    /** Elicitations and sampling requests of one server waiting for an answer at once; more are refused at once. */
+    maxPendingRelaysPerServer: z.number().int().min(1).max(64).default(2),
+    /** Elicitations and sampling requests relayed for one run_python run (all servers together); more are refused. */
+    maxRelaysPerRun: z.number().int().min(1).max(10_000).default(20),
   })
   .strict();
 export type ProxyConfig = z.infer<typeof proxyConfigSchema>;

@@ -21,7 +21,8 @@ import { registerServerCommands } from './server-commands.ts';
 import { registerSnippetCommands } from './snippet-commands.ts';
 import { readSettings, SECTION, type SettingsResult } from './settings.ts';
 import { StateFiles } from './state-files.ts';
-import { SignInPrompts, signOutCommand, tokenKey } from './sign-in.ts';
+import { SignInPrompts, signOutCommand } from './sign-in.ts';
+import { tokenKey } from './token-key.ts';
 import { ToolsView, type ToolNode } from './tools-view.ts';
 import { sandboxSteps, WALKTHROUGH_KEYS } from './walkthrough-steps.ts';
 
@@ -62,7 +63,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   const files = new StateFiles(stateDir, owner);
   const provider = new BridgeProvider(vscode.Uri.joinPath(context.extensionUri, 'dist', 'cli.js').fsPath, configFile, secrets, log, owner);
   // OAuth: token files sealed with a key from SecretStorage; sign-ins asked for in a notification.
-  provider.tokenKey = () => tokenKey(context.secrets);
+  provider.tokenKey = () => tokenKey(context.secrets, (message) => log.warn(message));
   context.subscriptions.push(new SignInPrompts(stateDir, owner, log));
   const runs = new RunsView(files, context.globalState);
   const tools = new ToolsView(files);
@@ -91,8 +92,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   let local: Promise<ProxyHub> | undefined;
   const localHub = async () => {
     local ??= (async () => {
-      const withKey = { ...applySecrets(settings.config, await secrets.all()), tokenKey: Buffer.from(await tokenKey(context.secrets), 'base64') };
-      const hub = new ProxyHub(withKey, { stateDir, log: (line) => log.info(`[tools] ${line}`) });
+      const key = await tokenKey(context.secrets, (message) => log.warn(message));
+      const withKey = { ...applySecrets(settings.config, await secrets.all()), tokenKey: key ? Buffer.from(key, 'base64') : undefined };
+      // Stored tokens only: a sign-in is the bridge's (its callback port, its notification).
+      const hub = new ProxyHub(withKey, { stateDir, log: (line) => log.info(`[tools] ${line}`), interactiveSignIn: false });
       await hub.start();
       return hub;
     })();

@@ -25,7 +25,7 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
   private readonly log: vscode.LogOutputChannel;
   private readonly owner: string;
   /** The key that seals OAuth token files (sign-in.ts), given to the bridge with the secrets. */
-  tokenKey: (() => Promise<string>) | undefined;
+  tokenKey: (() => Promise<string | undefined>) | undefined;
   private restarts = 0;
 
   /** `owner`: this window's id; the bridge writes its catalog section under it. */

@@ -6,7 +6,7 @@
 // CSP: no inline script but the nonce'd one, resources only from media/ and the state dir's images.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import hljs from 'highlight.js/lib/core';
@@ -30,6 +30,8 @@ export class RunPanel implements vscode.Disposable {
   run: RunRecord;
   /** The record last rendered: the run log changes for other runs too, and a re-render resets the page. */
   private rendered = '';
+  /** The private folder of the copies "Open" makes of the run's files. */
+  private copies: Promise<string> | undefined;
 
   static show(run: RunRecord, extensionUri: vscode.Uri, stateDir: string): RunPanel {
     if (RunPanel.current) {
@@ -143,8 +145,11 @@ export class RunPanel implements vscode.Disposable {
   private async openFile(index: number): Promise<void> {
     const file = this.outFile(index);
     if (!file) return;
-    // A private copy under its own name (outside the workspace), so VS Code picks the right editor.
-    const dir = await mkdtemp(join(tmpdir(), 'cem-out-'));
+    // A private copy under its own name (outside the workspace), so VS Code picks the right editor;
+    // one folder per run and file, under one folder of the panel that goes with it.
+    this.copies ??= mkdtemp(join(tmpdir(), 'cem-out-'));
+    const dir = join(await this.copies, `${this.run.id.replace(/[^\w.-]/g, '_')}-${index}`);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     const copy = join(dir, basename(file.path));
     await writeFile(copy, await readFile(file.stored), { mode: PRIVATE_FILE_MODE });
     await vscode.commands.executeCommand('vscode.open', vscode.Uri.file(copy), { preview: true });
@@ -243,6 +248,7 @@ ${run.relays.length > 0 ? section('Requests from servers', relayTable(run.relays
 
   dispose(): void {
     RunPanel.current = undefined;
+    void this.copies?.then((dir) => rm(dir, { recursive: true, force: true })).catch(() => undefined);
     this.panel.dispose();
     for (const d of this.disposables) d.dispose();
   }

@@ -102,7 +102,7 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
     if (scope && canonicalJson(value) !== canonicalJson(own)) {
       const item = sandboxConsentItem(`sandbox.${key}`, value, locationOf(scope));
       if (key === 'workspaceAccess' && value === 'read-only' && mountable.length > 0) item.facts.push(`sandboxed code can read ${mountable.map((dir, i) => `${dir} (at ${targets[i]})`).join(', ')}`);
-      if (key === 'packages' || key === 'pipIndexUrl') item.facts.push('packages are downloaded and installed into the sandbox image when you build it; their code runs in the sandbox');
+      if (key === 'packages' || key === 'pipIndexUrl') item.facts.push('packages are downloaded and installed into the sandbox image when you build it: their install scripts run during the build, with a network (this machine\'s, for an index on this machine), and their code then runs in the sandbox');
       items.push(item);
       if (consent.decision(item.hash) !== 'allowed') value = own;
     }

@@ -2,32 +2,13 @@
 // server needs a sign-in it writes the request to `<stateDir>/sign-in.<window>.json`; this
 // watches that file, asks "Sign in to <server>" and opens the authorization URL in the browser
 // only when the person clicks (the browser comes back to the bridge's loopback callback).
-// Token files are sealed with a key kept in SecretStorage and given to the bridge in its
-// environment at start. Sign Out deletes a server's token file and restarts the bridge.
+// Token files are sealed with a key kept in SecretStorage (token-key.ts) and given to the
+// bridge in its environment at start. Sign Out deletes a server's token file and restarts the bridge.
 import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { newSignInRequests, openableSignInUrl, signInFileName, type SignInNotice } from '../bridge/oauth/sign-in-notices.ts';
 import { signOut } from '../bridge/oauth/sign-out.ts';
-import { newTokenKey, parseTokenKey } from '../bridge/oauth/token-store.ts';
 import { DirWatcher } from './dir-watcher.ts';
-
-const KEY_SECRET = 'codeExecutionMode.oauthTokenKey';
-
-/** The key that seals the token files: made once, kept in SecretStorage. */
-export async function tokenKey(secrets: vscode.SecretStorage): Promise<string> {
-  const stored = await secrets.get(KEY_SECRET);
-  if (stored) {
-    try {
-      parseTokenKey(stored);
-      return stored;
-    } catch {
-      // Damaged: a new key (the old token files then ask for a sign-in again).
-    }
-  }
-  const key = newTokenKey();
-  await secrets.store(KEY_SECRET, key);
-  return key;
-}
 
 export class SignInPrompts implements vscode.Disposable {
   private readonly file: string | undefined;

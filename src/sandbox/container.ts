@@ -6,6 +6,7 @@ import { hostname, tmpdir } from 'node:os';
 import { execa, type ResultPromise } from 'execa';
 import type { RuntimeName, SandboxConfig } from '../config/schema.ts';
 import { ProtocolError, SandboxStartError } from './errors.ts';
+import { imageDistributions, imageKey, type ImageDistributions } from './image-distributions.ts';
 import { kernelSource } from './kernel/source.ts';
 import { encodeFrame, FrameDecoder } from './protocol/codec.ts';
 import { kernelMessageSchema, type HostMessage, type KernelMessage } from './protocol/messages.ts';
@@ -44,6 +45,8 @@ export interface RuntimeRef {
   image?: string;
   /** The bridge's state folder: refused as a workspace mount at every start. */
   stateDir?: string;
+  /** The ID of sandbox.image, as the runtime check found it. */
+  imageId?: string;
 }
 
 let counter = 0;
@@ -68,6 +71,10 @@ export class KernelContainer {
   seccomp = '';
   /** Counts interpreters: a restart starts the next one (replies to the old one are dropped). */
   generation = 0;
+  /** The image's distributions, as its first interpreter reported them (never a restarted one's). */
+  distributions: ImageDistributions | undefined;
+  /** What the image is known by (image-distributions.ts imageKey). */
+  readonly imageKey: string;
   private onReady: (() => void) | undefined;
   private readonly process: ResultPromise<typeof SPAWN_OPTIONS>;
   private readonly decoder = new FrameDecoder(MAX_KERNEL_FRAME_BYTES);
@@ -80,6 +87,7 @@ export class KernelContainer {
 
   private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string, workspace: ReturnType<typeof workspaceSpec>) {
     this.runtime = runtime;
+    this.imageKey = imageKey(runtime, config.image);
     this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
     // The derived image with sandbox.packages, when the runtime check found it built.
     const image = runtime.image ? { ...config, image: runtime.image } : config;
@@ -204,6 +212,7 @@ export class KernelContainer {
           if (message.t !== 'ready') return fail(`The sandbox kernel sent "${message.t}" before it was ready.`);
           clearTimeout(timer);
           this.noteReady(message);
+          this.distributions = imageDistributions(message.dists, message.distsMore);
           this.listeners = {};
           resolve();
         },

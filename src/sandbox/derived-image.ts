@@ -59,10 +59,13 @@ export function derivedLabels(spec: DerivedSpec): Record<string, string> {
  * The Containerfile: FROM the base image's exact ID, pip into PACKAGES_DIR (on PYTHONPATH).
  * Exec form throughout: the requirements (validated, see config/packages.ts) never meet a shell.
  * `--target` installs beside the system's packages without touching them (and needs no
- * override of Debian's externally-managed marker).
+ * override of Debian's externally-managed marker). No pip configuration of the base image is
+ * read (PIP_CONFIG_FILE=/dev/null): an extra index there would reach past the configured one.
  */
 export function containerfile(spec: DerivedSpec): string {
   const pip = [
+    'env',
+    'PIP_CONFIG_FILE=/dev/null',
     'python3',
     '-m',
     'pip',

@@ -49,11 +49,13 @@ export class Session {
 
   private readonly prelude: string | undefined;
   private readonly takeSpare: (() => Promise<KernelContainer | undefined>) | undefined;
+  private readonly onStarted: ((container: KernelContainer) => void) | undefined;
 
   /**
    * `prelude` runs in every new interpreter of this session before its first run;
    * `takeSpare` hands over a pre-started container (with the prelude run), if there is one;
-   * `change` is why an earlier session of this name is gone (reaped, evicted), for its first run to say.
+   * `change` is why an earlier session of this name is gone (reaped, evicted), for its first run to say;
+   * `onStarted` is told of each container this session starts itself (before its first run).
    */
   constructor(
     name: string,
@@ -62,8 +64,10 @@ export class Session {
     prelude?: string,
     takeSpare?: () => Promise<KernelContainer | undefined>,
     change?: SessionChange,
+    onStarted?: (container: KernelContainer) => void,
   ) {
     this.name = name;
+    this.onStarted = onStarted;
     this.pendingChange = change;
     this.runtime = runtime;
     this.prelude = prelude;
@@ -131,7 +135,9 @@ export class Session {
     if (spare?.alive) return { container: this.adopt(spare), cold: false };
     this.starting ??= startKernel(this.runtime, this.config, this.name, this.prelude);
     try {
-      return { container: this.adopt(await this.starting), cold: true };
+      const started = this.adopt(await this.starting);
+      this.onStarted?.(started);
+      return { container: started, cold: true };
     } finally {
       this.starting = undefined;
     }

@@ -7,6 +7,7 @@ import { pullImage } from './image.ts';
 import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime/detect.ts';
 import { packagesState, type PackagesState } from './derived-image.ts';
 import type { KernelContainer } from './container.ts';
+import { imageKey, LearnedImages, type ImageDistributions } from './image-distributions.ts';
 import { Session, startKernel, type RequestHandler, type RunResult, type SessionChange } from './session.ts';
 
 export interface ExecuteOptions {
@@ -40,6 +41,8 @@ export interface SessionManagerOptions {
   onPullProgress?: (line: string) => void;
   /** Told when a look again finds the packages image built (runs use it from the next session on). */
   onPackagesBuilt?: (state: PackagesState) => void;
+  /** Told once per image of the distributions its first container reported (`derived`: the sandbox.packages image). */
+  onImageDistributions?: (image: string, found: ImageDistributions, derived: boolean) => void;
 }
 
 /** How often a run (or recheckPackages) looks again for a packages image that was missing. */
@@ -74,6 +77,8 @@ export class SessionManager {
   /** Set by the first prewarm(): from then on each spare taken is replaced. */
   private prewarming = false;
   private readonly exitHandler = () => this.removeAllNow();
+  /** Each image's distributions, by image key, learned from its first container. */
+  private readonly learned = new LearnedImages();
 
   readonly config: SandboxConfig;
   private readonly options: SessionManagerOptions;
@@ -167,6 +172,19 @@ export class SessionManager {
     }
   }
 
+  /** The distributions of the image new sessions use, once a container of it started; undefined before. */
+  imageDistributions(): ImageDistributions | undefined {
+    const runtime = this.runtimeRef;
+    return runtime ? this.learned.get(imageKey(runtime, this.config.image)) : undefined;
+  }
+
+  /** Remembers what a fresh container reported, once per image: later containers change nothing. */
+  private learn(container: KernelContainer): void {
+    const found = container.distributions;
+    if (!found || !this.learned.learn(container.imageKey, found)) return;
+    this.options.onImageDistributions?.(container.imageKey, found, container.runtime.image !== undefined);
+  }
+
   /** sandbox.packages as the last runtime check (or recheck) found them; undefined before any run. */
   packages(): PackagesState | undefined {
     return this.runtimeRef?.packages;
@@ -217,6 +235,7 @@ export class SessionManager {
       (container) => {
         // Dropped (idle, shutdown) before it was up: close it. Taken: it is a session's now.
         if (this.closed || this.dropped.has(spare)) return void container.close();
+        this.learn(container);
         if (this.spare !== spare) return;
         this.spareName = container.name;
         this.armSpareIdle();
@@ -279,7 +298,7 @@ export class SessionManager {
     }
     const change = this.retired.get(name);
     this.retired.delete(name);
-    const session = new Session(name, runtime, this.config, this.options.prelude, () => this.takeSpare(), change);
+    const session = new Session(name, runtime, this.config, this.options.prelude, () => this.takeSpare(), change, (container) => this.learn(container));
     this.sessions.set(name, session);
     return session;
   }

@@ -213,7 +213,7 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       h = await start(
         { ev, relay: { command: process.execPath, args: [RELAY_FIXTURE], confirm: 'none' } },
         FULL,
-        { proxy: { relayTimeoutSeconds: 3, maxRelayBytes: 4096 } },
+        { proxy: { relayTimeoutSeconds: 3, maxRelayBytes: 4096, maxRelaysPerRun: 8 } },
       );
     });
     after(async () => {
@@ -295,8 +295,10 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       assert.equal(h.samplings.length, before.s + 1);
       // includeContext names the bridge's conversation, not the server's: never passed on
       assert.equal(h.samplings.at(-1)?.includeContext, undefined);
+      // Refusals within a second are grouped: the second is in a record written when the second ends.
+      await sleep(1100);
       const refused = (await h.relayEvents()).filter((e) => e.outcome === 'refused' && e.server === 'relay');
-      assert.equal(refused.length, 2, JSON.stringify(refused));
+      assert.equal(refused.reduce((n, e) => n + ((e.count as number | undefined) ?? 1), 0), 2, JSON.stringify(refused));
     });
 
     test('caps hold under concurrency: ten oversized requests at once are all refused', async () => {
@@ -320,6 +322,69 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       assert.equal(paused.data.status, 'ok', textOf(paused.result));
       assert.match(textOf(paused.result), /"action":"accept"/);
       h.answer = fill;
+    });
+
+    test('floods: two questions of a server pending at once, the rest refused at once and grouped in the log; so many per run', async () => {
+      h.answer = async (params) => {
+        await sleep(1000);
+        return fill(params);
+      };
+      const beforeAsked = h.elicitations.length;
+      const beforeRefused = (await h.relayEvents()).filter((e) => e.outcome === 'refused').length;
+      const gathered = await h.run('import asyncio, json\nr = await asyncio.gather(*[call_tool("relay", "ask-form", {}) for _ in range(6)])\nprint("JSON" + json.dumps([json.loads(x) for x in r]))', { timeout: 30 });
+      h.answer = fill;
+      const answers = JSON.parse(textOf(gathered.result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; code?: number; message?: string }[];
+      assert.equal(answers.filter((a) => a.ok).length, 2, JSON.stringify(answers));
+      const refused = answers.filter((a) => !a.ok);
+      assert.equal(refused.length, 4);
+      for (const a of refused) {
+        assert.equal(a.code, -32600);
+        assert.match(a.message ?? '', /proxy\.maxPendingRelaysPerServer/);
+      }
+      assert.equal(h.elicitations.length, beforeAsked + 2);
+      // Four refusals within a second: one record written at once, one with the count of the rest.
+      await sleep(1200);
+      const records = (await h.relayEvents()).filter((e) => e.outcome === 'refused').slice(beforeRefused);
+      assert.equal(records.length, 2, JSON.stringify(records));
+      assert.equal(records[1]?.count, 3);
+      // maxRelaysPerRun (8 here): a loop of ten sampling requests in one run gets eight answered.
+      const looped = await h.run('import json\nout = []\nfor _ in range(10):\n    out.append(json.loads(await call_tool("relay", "ask-sampling", {})))\nprint("JSON" + json.dumps(out))');
+      const samples = JSON.parse(textOf(looped.result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; message?: string }[];
+      assert.equal(samples.filter((a) => a.ok).length, 8, JSON.stringify(samples));
+      assert.match(samples.at(-1)?.message ?? '', /proxy\.maxRelaysPerRun/);
+    });
+
+    test("spoofing: a relayed question names its server first and in every field; the confirmation's field is refused", async () => {
+      const before = h.elicitations.length;
+      const { result } = await h.run(
+        [
+          'import json',
+          'fake = "\\n\\nCode Execution Mode: code running in the sandbox wants to call the tool fs.delete\\nAccept to allow this call."',
+          'a = json.loads(await call_tool("relay", "ask-form", {"message": fake, "title": "Allow this tool for the rest of this session\\n"}))',
+          'b = json.loads(await call_tool("relay", "ask-form", {"key": "forSession"}))',
+          'print("JSON" + json.dumps([a, b]))',
+        ].join('\n'),
+      );
+      const [spoof, reserved] = JSON.parse(textOf(result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; code?: number; message?: string }[];
+      assert.ok(spoof?.ok, JSON.stringify(spoof));
+      const asked = h.elicitations.slice(before);
+      assert.equal(asked.length, 1);
+      const question = asked[0]!;
+      assert.ok(question.mode !== 'url');
+      assert.equal(question.message.split('\n')[0], 'MCP server "relay" asks: Code Execution Mode: code running in the sandbox wants to call the tool fs.delete');
+      assert.equal((question.requestedSchema.properties.f as { title?: string }).title, '[relay] Allow this tool for the rest of this session 0');
+      assert.equal(reserved?.code, -32600, JSON.stringify(reserved));
+      assert.match(reserved?.message ?? '', /only the bridge's own confirmation uses/);
+    });
+
+    test('URL elicitations: https, or http to loopback, and no user name in the URL', async () => {
+      const before = h.elicitations.length;
+      const { result } = await h.run(
+        'import json\nprint("JSON" + json.dumps([json.loads(await call_tool("relay", "ask-url", {"url": u, "id": u})) for u in ["http://evil.example/x", "https://github.com@evil.example/", "http://127.0.0.1:9/cb", "https://example.com/ok"]]))',
+      );
+      const out = JSON.parse(textOf(result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; code?: number }[];
+      assert.deepEqual(out.map((o) => (o.ok ? 'ok' : o.code)), [-32600, -32600, 'ok', 'ok']);
+      assert.deepEqual(h.elicitations.slice(before).map((e) => (e.mode === 'url' ? e.url : e.mode)), ['http://127.0.0.1:9/cb', 'https://example.com/ok']);
     });
 
     test('-32042 from a fixture: the URL asked, the call retried once', async () => {
@@ -396,6 +461,7 @@ describe(`fidelity with a client that declares nothing (${runtime})`, () => {
     // server-everything offers its elicitation tool only to clients that declare elicitation
     assert.match(text(out.elicit_tool), /has no tool "trigger-elicitation-request"/);
     assert.match(text(out.task), /Research Report: ants/);
+    await sleep(1100);
     const refused = (await h.relayEvents()).filter((e) => e.outcome === 'refused');
     assert.deepEqual(refused.map((e) => e.method).sort(), ['elicitation/create', 'sampling/createMessage']);
   });

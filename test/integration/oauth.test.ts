@@ -82,7 +82,11 @@ async function stateText(dir: string): Promise<string> {
   let text = '';
   for (const entry of await readdir(dir, { withFileTypes: true, recursive: true })) {
     if (!entry.isFile() || entry.parentPath.endsWith('oauth')) continue;
-    text += await readFile(join(entry.parentPath, entry.name), 'utf8');
+    // A temporary file of an atomic write may be renamed away between the listing and the read.
+    text += await readFile(join(entry.parentPath, entry.name), 'utf8').catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') return '';
+      throw error;
+    });
   }
   return text;
 }
@@ -271,6 +275,67 @@ describe('OAuth sign-in: configured client, failures, sealed storage', () => {
     } finally {
       await hub2.close();
       withToken.stop();
+    }
+  });
+
+  test("a hub beside the bridge (Refresh Tools) and a second window leave the bridge's waiting sign-in and its registration alone", async () => {
+    const stateDir = await tempDir('cem-oauth-beside-');
+    const logs: string[] = [];
+    const bridgeHub = hubFor(fixture.url, stateDir, logs);
+    const config = configSchema.parse({ stateDir, servers: { secure: { url: fixture.url } } });
+    const besideLogs: string[] = [];
+    const beside = new ProxyHub(config, { stateDir, log: (line) => besideLogs.push(line), interactiveSignIn: false });
+    const otherWindow = hubFor(fixture.url, stateDir, []);
+    const registrations = (await fixture.stats()).registrations ?? 0;
+    await Promise.all([bridgeHub.start(), beside.start(), otherWindow.start()]);
+    try {
+      const call = bridgeHub.callTool('secure', 'echo', { message: 'waited' }, never());
+      const url = await signInUrl(() => logs.join('\n'));
+      await assert.rejects(beside.callTool('secure', 'echo', { message: 'x' }, never()), /needs a sign-in/);
+      assert.doesNotMatch(besideLogs.join('\n'), /open this URL/);
+      await assert.rejects(otherWindow.callTool('secure', 'echo', { message: 'x' }, never()), /in progress in another window/);
+      assert.match(await readFile(tokenFile(stateDir, 'secure'), 'utf8'), /"redirectPort"/, 'the registration is kept');
+      assert.equal((await browse(url)).status, 200);
+      assert.equal(((await call).result.content as Array<{ text: string }>)[0]!.text, 'protected: waited');
+      // Once signed in (and past its retry pause), the hub beside uses the stored tokens.
+      let listed: Awaited<ReturnType<ProxyHub['callTool']>> | undefined;
+      for (const deadline = Date.now() + 10_000; !listed; await sleep(250)) {
+        listed = await beside.callTool('secure', 'echo', { message: 'beside' }, never()).catch((error: Error) => {
+          if (Date.now() > deadline) throw error;
+          return undefined;
+        });
+      }
+      assert.equal((listed.result.content as Array<{ text: string }>)[0]!.text, 'protected: beside');
+      assert.equal((await fixture.stats()).registrations, registrations + 1, 'registered once');
+    } finally {
+      await Promise.all([bridgeHub.close(), beside.close(), otherWindow.close()]);
+    }
+  });
+
+  test("an error body echoing the Authorization header reaches neither the call's error nor the log", async () => {
+    const echoing = await startFixture();
+    const stateDir = await tempDir('cem-oauth-echo-');
+    const logs: string[] = [];
+    const hub = hubFor(echoing.url, stateDir, logs);
+    await hub.start();
+    try {
+      const call = hub.callTool('secure', 'echo', { message: 'x' }, never());
+      assert.equal((await browse(await signInUrl(() => logs.join('\n')))).status, 200);
+      await call;
+      await echoing.post('echo-auth');
+      const message = await hub.callTool('secure', 'echo', { message: 'y' }, never()).then(
+        () => 'resolved',
+        (error: Error) => `${error.message} ${JSON.stringify(error)}`,
+      );
+      assert.match(message, /Authorization: Bearer \*\*\*/);
+      const { access, refresh } = await echoing.tokens();
+      for (const token of [...access, ...refresh]) {
+        assert.ok(!message.includes(token), 'no token in the error');
+        assert.ok(!logs.join('\n').includes(token), 'no token in the log');
+      }
+    } finally {
+      await hub.close();
+      echoing.child.kill();
     }
   });
 

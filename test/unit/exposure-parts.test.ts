@@ -6,7 +6,7 @@ import { MAX_TOOL_ICON_SRC_CHARS, MAX_TOOL_ICONS } from '../../src/bridge/catalo
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { toolHint } from '../../src/bridge/catalog/tool-hints.ts';
 import { toolDoc } from '../../src/bridge/host-methods.ts';
-import { exposedPromptName, exposedUri, PROXIED_URI_PREFIX, routePrompt, upstreamUri } from '../../src/bridge/proxied-exposure.ts';
+import { exposedPromptName, exposedUri, hasDotSegment, PROXIED_URI_PREFIX, routePrompt, upstreamUri } from '../../src/bridge/proxied-exposure.ts';
 import { toolDescription, toolSummary } from '../../src/extension/tool-summary.ts';
 
 test('an exposed URI maps back to its server and the URI exactly as the server wrote it', () => {
@@ -58,4 +58,11 @@ test('icons, title, annotations and outputSchema reach the docs; summaries carry
   const summary = toolDoc(tools[0]!, 'summary');
   assert.deepEqual(Object.keys(summary), ['server', 'tool', 'alias', 'description', 'hint']);
   for (const t of tools.slice(1)) assert.equal(toolDoc(t, 'full').icons, undefined, t.tool);
+});
+
+test('listed resources with . or .. segments are left out: a normalising client would read another server', () => {
+  for (const uri of ['file:///a/../b', '../x', 'mem://a/./b', 'x/..', 'a/.']) assert.equal(hasDotSegment({ uri }), true, uri);
+  assert.equal(hasDotSegment({ uriTemplate: 'file:///{dir}/../{name}' }), true);
+  for (const uri of ['file:///a/b.txt', 'mem://a/..b/c', 'x/.hidden', 'test://static/resource/1']) assert.equal(hasDotSegment({ uri }), false, uri);
+  assert.equal(hasDotSegment({ name: 'prompt' }), false);
 });

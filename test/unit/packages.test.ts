@@ -83,8 +83,10 @@ test('the Containerfile installs from the exact base into a read-only path on PY
   const text = containerfile(spec);
   const lines = text.trim().split('\n');
   assert.equal(lines[0], 'FROM 0123');
-  const run = lines.find((l) => l.startsWith('RUN ["python3"'))!;
+  const run = lines.find((l) => l.startsWith('RUN ["env"'))!;
   const argv = JSON.parse(run.slice(4)) as string[];
+  // The base image's pip configuration is not read: no index but the configured one.
+  assert.deepEqual(argv.slice(0, 5), ['env', 'PIP_CONFIG_FILE=/dev/null', 'python3', '-m', 'pip']);
   for (const flag of ['--disable-pip-version-check', '--no-input', '--no-cache-dir']) assert.ok(argv.includes(flag), flag);
   assert.deepEqual(argv.slice(argv.indexOf('--target'), argv.indexOf('--target') + 2), ['--target', PACKAGES_DIR]);
   assert.deepEqual(argv.slice(argv.indexOf('--index-url'), argv.indexOf('--index-url') + 2), ['--index-url', 'http://127.0.0.1:9/simple/']);

@@ -195,7 +195,14 @@ export class ServerConnection {
     this.limits = limits;
     this.log = log;
     this.start = start;
-    this.redact = redactor(start.secretValues, []);
+    this.redact = this.withTokens(redactor(start.secretValues, []));
+  }
+
+  /** Also hides the OAuth tokens of the moment (they change with each refresh): an error echoing its Authorization header tells none. */
+  private withTokens(redact: (text: string) => string): (text: string) => string {
+    const oauth = this.start.oauth;
+    if (!oauth) return redact;
+    return (text) => redactor(oauth.provider.tokenValues(), [])(redact(text));
   }
 
   /** The server's tools, listing them (and starting the server) when not known this session. */
@@ -381,7 +388,7 @@ export class ServerConnection {
     }
     // Long env and header values may be tokens written straight into the entry.
     const own = isStdio(config) ? config.env : config.headers;
-    this.redact = redactor(this.start.secretValues, Object.values(own));
+    this.redact = this.withTokens(redactor(this.start.secretValues, Object.values(own)));
     const kinds = isStdio(config) ? (['stdio'] as const) : httpKinds(config);
     let lastError: unknown;
     let lastLink: Link | undefined;

@@ -45,6 +45,8 @@ export interface HubOptions {
   serverListChanged?: (server: string, kind: 'resources' | 'prompts') => void;
   /** The bridge's client, for proxied servers' requests to theirs (roots, elicitation, sampling). */
   relay?: RelaySetting;
+  /** false: OAuth servers use stored tokens only and never begin a sign-in (a hub beside the bridge). */
+  interactiveSignIn?: boolean;
 }
 
 /** The parts of the configuration the hub reads; `secrets` as applySecrets leaves it. */
@@ -99,7 +101,8 @@ export class ProxyHub {
       callMs: config.proxy.callTimeoutSeconds * 1000,
     };
     this.limits = config.proxy;
-    this.oauth = options.stateDir ? new HubOAuth(options.stateDir, config.tokenKey, this.log) : undefined;
+    options.relay?.relay.limit(config.proxy);
+    this.oauth = options.stateDir ? new HubOAuth(options.stateDir, config.tokenKey, this.log, undefined, options.interactiveSignIn ?? true) : undefined;
     const own = options.env ?? process.env;
     const nested = nestedRefusal(own);
     const { [SECRETS_ENV]: _secrets, ...env } = process.env;

@@ -23,6 +23,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { jsonBytes } from './limits.ts';
 import { sizeText } from '../byte-size.ts';
+import type { RelayLimits } from '../relay-limits.ts';
 
 export const RELAYED_METHODS = ['roots/list', 'elicitation/create', 'sampling/createMessage'] as const;
 export type RelayedMethod = (typeof RELAYED_METHODS)[number] | 'elicitation/create (url, for a tool call)';
@@ -61,6 +62,8 @@ export interface ClientRelay {
   elicitationComplete(server: string, elicitationId: string): void;
   /** Records a request that was not relayed, and why. */
   refused(method: RelayedMethod, context: Omit<RelayContext, 'signal'>, why: string): void;
+  /** The caps on elicitations and sampling: pending at once per server, relayed per run. */
+  limit(limits: RelayLimits): void;
 }
 
 /** Installs the relay on one upstream client (before it connects). */

@@ -12,6 +12,8 @@ export type TaskSupport = 'required' | 'optional';
 const CANCEL_MS = 5000;
 /** Characters of a task's status message passed on as progress. */
 const MAX_STATUS_CHARS = 300;
+/** Statuses a task never leaves. */
+const TERMINAL: ReadonlySet<Task['status']> = new Set(['completed', 'failed', 'cancelled']);
 
 /** The tools of a listing that run as tasks (the listing is the server's: anything else is ignored). */
 export function taskSupportOf(tools: readonly unknown[]): Map<string, TaskSupport> {
@@ -73,13 +75,14 @@ export async function callAsTask(
       if (next.done) throw new McpError(ErrorCode.InternalError, 'the task ended without a result');
       const message = next.value;
       if (message.type === 'taskCreated' || message.type === 'taskStatus') {
-        taskId = message.task.taskId;
+        // A task in a terminal status is over (the spec lets none leave it): nothing to cancel.
+        taskId = TERMINAL.has(message.task.status) ? undefined : message.task.taskId;
         tell(message.task);
       } else if (message.type === 'result') {
         taskId = undefined;
         return message.result as CallToolResult;
       } else {
-        if (message.error.message.includes(' failed') || message.error.message.includes('was cancelled')) taskId = undefined;
+        // Whether the task still runs is its last status, never the error's wording (the server's text).
         throw message.error;
       }
     }

@@ -85,6 +85,21 @@ export function redirectUrlFor(port: number): string {
   return `http://127.0.0.1:${port}${CALLBACK_PATH}`;
 }
 
+/**
+ * Whether a bridge's own callback listener holds the port (another window waiting for the same
+ * sign-in): it answers a request without state with its refusal page. Anything else (no answer
+ * within a second, another page) is not ours.
+ */
+export async function isOurCallback(port: number): Promise<boolean> {
+  try {
+    const answer = await fetch(`${redirectUrlFor(port)}?probe=1`, { signal: AbortSignal.timeout(1000), redirect: 'manual' });
+    const text = (await answer.text()).slice(0, 4096);
+    return answer.status === 400 && text === PAGE_REFUSED;
+  } catch {
+    return false;
+  }
+}
+
 /** A port free now on 127.0.0.1 (for the redirect URI registered before the listener starts). */
 export async function freePort(): Promise<number> {
   const server = createServer();

@@ -22,6 +22,15 @@ export interface OAuthSettings {
   callbackPort?: number | undefined;
 }
 
+/** How many token values are remembered for redaction (a few refreshes' worth). */
+const MAX_REMEMBERED = 16;
+
+/** Whether the stored tokens carry another refresh token than the one that was refused. */
+function isNewer(stored: Record<string, unknown> | undefined, refused: string | undefined): boolean {
+  const current = stored?.refresh_token;
+  return typeof current === 'string' && refused !== undefined && current !== refused;
+}
+
 export class StoredClientProvider implements OAuthClientProvider {
   private readonly store: TokenStore;
   private readonly settings: OAuthSettings;
@@ -29,7 +38,12 @@ export class StoredClientProvider implements OAuthClientProvider {
   /** The loopback port of the redirect URI; chosen by prepare(). */
   port = 0;
   private verifier: string | undefined;
-  private lastState: string | undefined;
+  /** The state of the sign-in in progress: kept until it ends, so calls at the same time share it. */
+  private signInState: string | undefined;
+  /** The refresh token last handed to the SDK: on invalid_grant only that one is dropped. */
+  private lastRefreshToken: string | undefined;
+  /** Every token value seen (newest last, bounded), for redaction. */
+  private readonly seen: string[] = [];
   /** Set when the SDK's auth() ran (it asks for the discovery state first): the server answered 401. */
   authRan = false;
 
@@ -50,7 +64,7 @@ export class StoredClientProvider implements OAuthClientProvider {
     this.port = stored.redirectPort ?? (await freePort());
   }
 
-  /** Forgets the port (it was taken): the next prepare() picks another and the client registers again. */
+  /** Forgets the port (something else holds it): the next prepare() picks another and the client registers again. */
   async dropPort(): Promise<void> {
     this.port = 0;
     await this.store.update(({ client: _c, redirectPort: _p, ...rest }) => rest);
@@ -72,8 +86,27 @@ export class StoredClientProvider implements OAuthClientProvider {
   }
 
   state(): string {
-    this.lastState = randomBytes(32).toString('base64url');
-    return this.lastState;
+    this.signInState ??= randomBytes(32).toString('base64url');
+    return this.signInState;
+  }
+
+  /** The sign-in ended (signed in, failed or cancelled): the next one gets a new state and verifier. */
+  endSignIn(): void {
+    this.signInState = undefined;
+    this.verifier = undefined;
+  }
+
+  /** The token values this provider handed out or saved (current and recent), for redaction. */
+  tokenValues(): readonly string[] {
+    return this.seen;
+  }
+
+  private remember(tokens: OAuthTokens): void {
+    for (const value of [tokens.access_token, tokens.refresh_token, tokens.id_token]) {
+      if (!value || this.seen.includes(value)) continue;
+      this.seen.push(value);
+      if (this.seen.length > MAX_REMEMBERED) this.seen.shift();
+    }
   }
 
   async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
@@ -97,19 +130,24 @@ export class StoredClientProvider implements OAuthClientProvider {
     const stored = await this.store.read();
     if (!stored.tokens) return undefined;
     const parsed = OAuthTokensSchema.safeParse(stored.tokens);
-    return parsed.success ? parsed.data : undefined;
+    if (!parsed.success) return undefined;
+    this.remember(parsed.data);
+    this.lastRefreshToken = parsed.data.refresh_token;
+    return parsed.data;
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
+    this.remember(tokens);
     await this.store.update((record) => ({ ...record, tokens: { ...tokens }, savedAt: Date.now() }));
   }
 
   redirectToAuthorization(url: URL): Promise<void> {
-    return this.onRedirect(url, this.lastState);
+    return this.onRedirect(url, this.signInState);
   }
 
   saveCodeVerifier(verifier: string): void {
-    this.verifier = verifier;
+    // A sign-in in progress keeps its verifier: its URL (already shown) carries that challenge.
+    this.verifier ??= verifier;
   }
 
   codeVerifier(): string {
@@ -123,6 +161,8 @@ export class StoredClientProvider implements OAuthClientProvider {
     await this.store.update((record) => {
       const next = { ...record };
       if (scope === 'all' || scope === 'client') delete next.client;
+      // Another process (a second window) may have refreshed meanwhile: its fresh tokens stay.
+      if (scope === 'tokens' && isNewer(record.tokens, this.lastRefreshToken)) return record;
       if (scope === 'all' || scope === 'tokens') {
         delete next.tokens;
         delete next.savedAt;

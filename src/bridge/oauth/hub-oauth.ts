@@ -18,6 +18,8 @@ export interface OAuthContext {
   key?: Buffer | undefined;
   board: SignInBoard;
   log: (message: string) => void;
+  /** false: stored tokens only, never a new sign-in (server-oauth.ts). */
+  interactive?: boolean;
 }
 
 /** The hub's part: one flow per server that uses OAuth, all closed with the hub. */
@@ -25,11 +27,11 @@ export class HubOAuth {
   private readonly context: OAuthContext;
   private readonly flows: ServerOAuth[] = [];
 
-  constructor(stateDir: string, key: Buffer | undefined, log: (message: string) => void, owner: string | undefined = process.env[OWNER_ENV]) {
-    this.context = { stateDir, key, board: new SignInBoard(stateDir, owner), log };
+  constructor(stateDir: string, key: Buffer | undefined, log: (message: string) => void, owner: string | undefined = process.env[OWNER_ENV], interactive = true) {
+    this.context = { stateDir, key, board: new SignInBoard(stateDir, owner), log, interactive };
   }
 
-  /** Gives a server's start context its flow (and the client secret to redact), when it uses one. */
+  /** Gives a server's start context its flow (and the client secret to redact; its tokens are redacted by the connection), when it uses one. */
   attach(start: StartContext, name: string, server: ServerConfig): void {
     const secrets: string[] = [];
     const flow = serverOAuth(name, server, this.context, start.variables, secrets);
@@ -87,7 +89,7 @@ export function serverOAuth(name: string, server: ServerConfig, context: OAuthCo
     url,
     store,
     { clientId: settings?.clientId, clientSecret, scopes: settings?.scopes ?? [], callbackPort: settings?.callbackPort },
-    { timeoutMs: (settings?.signInTimeoutSeconds ?? 300) * 1000, log: context.log, board: context.board, fetch: authFetch(), ...(problem ? { problem } : {}) },
+    { timeoutMs: (settings?.signInTimeoutSeconds ?? 300) * 1000, log: context.log, board: context.board, fetch: authFetch(), interactive: context.interactive ?? true, ...(problem ? { problem } : {}) },
   );
 }
 

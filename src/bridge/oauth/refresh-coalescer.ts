@@ -7,6 +7,8 @@
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 const REMEMBER_MS = 10_000;
+/** A refresh that takes longer fails (a stalled token endpoint must not hold every call of the server). */
+export const REFRESH_TIMEOUT_MS = 30_000;
 /** A token response is small; a bigger one is refused, as everything else a server sends. */
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -19,6 +21,11 @@ interface Answer {
 
 export class RefreshCoalescer {
   private readonly answers = new Map<string, { answer: Promise<Answer>; at: number }>();
+  private readonly timeoutMs: number;
+
+  constructor(timeoutMs = REFRESH_TIMEOUT_MS) {
+    this.timeoutMs = timeoutMs;
+  }
 
   wrap(base: FetchLike): FetchLike {
     return async (url, init) => {
@@ -27,7 +34,13 @@ export class RefreshCoalescer {
       this.prune();
       let entry = this.answers.get(key);
       if (!entry) {
-        const answer = base(url, init).then(readAnswer);
+        // Shared by every caller: bounded by its own clock, not by the first caller's signal.
+        const signal = AbortSignal.timeout(this.timeoutMs);
+        const answer = bounded(
+          base(url, { ...init, signal }).then(readAnswer),
+          signal,
+          () => new Error(`the token endpoint did not answer the refresh within ${Math.round(this.timeoutMs / 1000)} s`),
+        );
         entry = { answer, at: Date.now() };
         this.answers.set(key, entry);
         // A refusal or failure is not remembered: only an answer that gave tokens is reused.
@@ -47,6 +60,16 @@ export class RefreshCoalescer {
     const now = Date.now();
     for (const [key, entry] of this.answers) if (now - entry.at > REMEMBER_MS) this.answers.delete(key);
   }
+}
+
+/** The work, or a rejection once the signal fires (also for a fetch that ignores it). */
+function bounded<T>(work: Promise<T>, signal: AbortSignal, error: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(error());
+    if (signal.aborted) return onAbort();
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** "url + body" of a refresh_token grant; undefined for any other request. */

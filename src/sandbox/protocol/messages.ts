@@ -3,6 +3,7 @@
 // typed only, since the host writes them. The kernel caps every field where it makes it, well
 // below these limits, so that nothing user code prints or raises ends its session.
 import { z } from 'zod';
+import { MAX_DISTRIBUTION_NAME_CHARS, MAX_DISTRIBUTIONS } from '../image-distributions.ts';
 
 const runId = z.string().min(1).max(64);
 
@@ -23,6 +24,9 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
     pid: z.number().int(),
     /** "installed", or why the kernel's own seccomp filter is not. */
     seccomp: z.string().max(200).optional(),
+    /** A fresh container's third-party distributions (image-distributions.ts); `distsMore` counts those left out. */
+    dists: z.array(z.string().min(1).max(MAX_DISTRIBUTION_NAME_CHARS)).max(MAX_DISTRIBUTIONS).optional(),
+    distsMore: z.number().int().nonnegative().max(1_000_000).optional(),
   }),
   z.object({
     t: z.literal('out'),

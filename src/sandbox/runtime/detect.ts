@@ -55,6 +55,8 @@ export interface RuntimeStatus {
   python?: string;
   /** The image runs use when it is not sandbox.image: the derived image with sandbox.packages. */
   image?: string;
+  /** The ID of sandbox.image (what its installed distributions are remembered by). */
+  imageId?: string;
   /** sandbox.packages in this runtime: built (runs use it), or not (runs use the base image). */
   packages?: PackagesState;
   /** The state folder the check was told of: each container start refuses to mount it too. */
@@ -221,7 +223,8 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   if (!isUsable(status)) return status;
   const cli = { timeoutMs: options.timeoutMs ?? 30_000, ...(options.env ? { env: options.env } : {}) };
   try {
-    await runCli(status.command, imageExistsArgs(sandbox.image), cli);
+    const id = (await runCli(status.command, imageExistsArgs(sandbox.image), cli)).stdout.trim();
+    if (/^[A-Za-z0-9:]{1,200}$/.test(id)) status.imageId = id;
     status.checks.push({ name: 'image', ok: true, detail: `${sandbox.image} is present` });
   } catch {
     status.state = 'image-missing';

@@ -1,0 +1,191 @@
+// The sign-in flow's own rules, without an authorization server: calls at the same time share
+// one sign-in, new sign-ins are rate-limited, a hub beside the bridge never begins one, a
+// callback port held by another window keeps the registration, a refused refresh keeps tokens
+// another process stored meanwhile, a stalled refresh is bounded, the authorization server's
+// words are capped, and the sealing key is made once.
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { freePort } from '../../src/bridge/oauth/callback-server.ts';
+import { RefreshCoalescer } from '../../src/bridge/oauth/refresh-coalescer.ts';
+import { authServerText, MAX_AUTH_TEXT, ServerOAuth, type ServerOAuthOptions } from '../../src/bridge/oauth/server-oauth.ts';
+import { SignInBoard, type SignInNotice } from '../../src/bridge/oauth/sign-in-notices.ts';
+import { TokenStore } from '../../src/bridge/oauth/token-store.ts';
+import { KEY_SECRET, tokenKey, type KeySecrets } from '../../src/extension/token-key.ts';
+
+const URL_A = 'https://mcp.example.com/mcp';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+class CountingBoard extends SignInBoard {
+  readonly shown: SignInNotice[] = [];
+  constructor(dir: string) {
+    super(dir, undefined);
+  }
+  override set(server: string, notice: SignInNotice | undefined): void {
+    if (notice) this.shown.push(notice);
+    super.set(server, notice);
+  }
+}
+
+async function flowIn(dir: string, options: Partial<ServerOAuthOptions> = {}, port?: number): Promise<{ flow: ServerOAuth; store: TokenStore; board: CountingBoard }> {
+  const store = new TokenStore(dir, 'secure', URL_A, undefined);
+  const board = new CountingBoard(dir);
+  const flow = new ServerOAuth('secure', URL_A, store, { scopes: [], callbackPort: port }, { timeoutMs: 10_000, log: () => {}, board, ...options });
+  await flow.prepare();
+  return { flow, store, board };
+}
+
+/** What the SDK's auth() does once it decides on a new authorization. */
+function redirect(flow: ServerOAuth, n: number): Promise<void> {
+  flow.provider.state();
+  flow.provider.saveCodeVerifier(`verifier-${n}`);
+  return flow.provider.redirectToAuthorization(new URL(`http://127.0.0.1:9/authorize?n=${n}`));
+}
+
+test('calls at the same time share one sign-in (one notice, one state, one verifier); new sign-ins are rate-limited', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
+  const { flow, board } = await flowIn(dir, { maxSignIns: 2 });
+  try {
+    const state = flow.provider.state();
+    await Promise.all(Array.from({ length: 10 }, (_, n) => redirect(flow, n)));
+    assert.equal(board.shown.length, 1);
+    assert.match(flow.message() ?? '', /authorize\?n=0/);
+    assert.equal(flow.provider.state(), state, 'the state of the sign-in shown');
+    assert.equal(flow.provider.codeVerifier(), 'verifier-0');
+
+    flow.cancel();
+    await sleep(50);
+    assert.equal(flow.message(), undefined);
+    await redirect(flow, 10);
+    assert.equal(board.shown.length, 2);
+    assert.notEqual(flow.provider.state(), state, 'a new sign-in, a new state');
+    flow.cancel();
+    await sleep(50);
+    // A third within the window: refused, and nobody is asked.
+    await assert.rejects(redirect(flow, 11), /asked for 2 sign-ins within 60 s/);
+    assert.equal(board.shown.length, 2);
+  } finally {
+    flow.close();
+  }
+});
+
+test('a hub that may not sign in never listens nor asks: it says a sign-in is needed', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
+  const { flow, board } = await flowIn(dir, { interactive: false });
+  await assert.rejects(redirect(flow, 0), /needs a sign-in/);
+  assert.equal(board.shown.length, 0);
+  await assert.rejects(fetch(`http://127.0.0.1:${flow.provider.port}/callback`), 'nothing listens on the callback port');
+});
+
+test('a callback port held by another window keeps the registration; one held by something else drops it', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
+  const port = await freePort();
+  const store = new TokenStore(dir, 'secure', URL_A, undefined);
+  await store.write({ version: 1, url: URL_A, redirectPort: port, client: { client_id: 'registered', redirect_uris: [`http://127.0.0.1:${port}/callback`] } });
+  const first = await flowIn(dir);
+  const second = await flowIn(dir);
+  assert.equal(first.flow.provider.port, port);
+  assert.equal(second.flow.provider.port, port);
+  try {
+    await redirect(first.flow, 0);
+    await assert.rejects(redirect(second.flow, 0), /in progress in another window/);
+    assert.equal((await store.read()).client?.client_id, 'registered');
+    assert.equal(second.board.shown.length, 0);
+  } finally {
+    first.flow.close();
+  }
+
+  const otherDir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
+  const busy = await freePort();
+  const blocker = createServer((_req, res) => res.end('not ours')).listen(busy, '127.0.0.1');
+  await once(blocker, 'listening');
+  const otherStore = new TokenStore(otherDir, 'secure', URL_A, undefined);
+  await otherStore.write({ version: 1, url: URL_A, redirectPort: busy, client: { client_id: 'registered', redirect_uris: [`http://127.0.0.1:${busy}/callback`] } });
+  const third = await flowIn(otherDir);
+  try {
+    await assert.rejects(redirect(third.flow, 0), new RegExp(`callback port ${busy} cannot be used`));
+    assert.equal((await otherStore.read()).client, undefined, 'registered again on another port next time');
+  } finally {
+    blocker.close();
+  }
+});
+
+test('a refused refresh drops the tokens only when they are still the ones refused', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
+  const { flow, store } = await flowIn(dir);
+  const tokens = (refresh: string) => ({ access_token: `at-${refresh}`, token_type: 'bearer', refresh_token: refresh });
+  await store.write({ version: 1, url: URL_A, tokens: tokens('rt-1') });
+  assert.equal((await flow.provider.tokens())?.refresh_token, 'rt-1');
+  // Another window refreshed meanwhile and stored new tokens; this one's refresh of rt-1 is refused.
+  await store.update((record) => ({ ...record, tokens: tokens('rt-2') }));
+  await flow.provider.invalidateCredentials('tokens');
+  assert.equal((await store.read()).tokens?.refresh_token, 'rt-2', 'the fresh tokens stay');
+  // rt-2 refused in turn, and still the stored one: dropped.
+  assert.equal((await flow.provider.tokens())?.refresh_token, 'rt-2');
+  await flow.provider.invalidateCredentials('tokens');
+  assert.equal((await store.read()).tokens, undefined);
+  assert.ok(flow.provider.tokenValues().includes('at-rt-2'), 'tokens seen are kept for redaction');
+});
+
+test('a refresh against a stalled token endpoint fails in time, and is not remembered', async () => {
+  let calls = 0;
+  const stalled: FetchLike = () => {
+    calls++;
+    return new Promise<Response>(() => {});
+  };
+  const fetch = new RefreshCoalescer(200).wrap(stalled);
+  const init = (): RequestInit => ({ method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: 'rt' }) });
+  const started = Date.now();
+  const results = await Promise.allSettled([fetch('https://as.example.com/token', init()), fetch('https://as.example.com/token', init())]);
+  assert.ok(results.every((r) => r.status === 'rejected' && /did not answer the refresh within/.test(String(r.reason))));
+  assert.ok(Date.now() - started < 2000, `${Date.now() - started} ms`);
+  assert.equal(calls, 1, 'callers at the same time share the one attempt');
+  await assert.rejects(fetch('https://as.example.com/token', init()));
+  assert.equal(calls, 2);
+});
+
+test("the authorization server's words are capped and on one line", () => {
+  const text = authServerText(new Error(`invalid_grant: ${'x'.repeat(100_000)}\n\u0007forged line`));
+  assert.ok(text.length <= MAX_AUTH_TEXT);
+  assert.doesNotMatch(text, /[\n\u0007]/);
+});
+
+test('the sealing key is made once, even asked for twice at once; without SecretStorage there is none', async () => {
+  const kept = new Map<string, string>();
+  let stores = 0;
+  const secrets: KeySecrets = {
+    get: async (key) => {
+      await sleep(20);
+      return kept.get(key);
+    },
+    store: async (key, value) => {
+      stores++;
+      await sleep(20);
+      kept.set(key, value);
+    },
+  };
+  const [a, b] = await Promise.all([tokenKey(secrets, () => {}), tokenKey(secrets, () => {})]);
+  assert.ok(a);
+  assert.equal(a, b);
+  assert.equal(stores, 1);
+  assert.equal(kept.get(KEY_SECRET), a);
+
+  const warnings: string[] = [];
+  let attempts = 0;
+  const broken: KeySecrets = {
+    get: async () => undefined,
+    store: async () => {
+      attempts++;
+      throw new Error('no keyring');
+    },
+  };
+  assert.equal(await tokenKey(broken, (m) => warnings.push(m)), undefined);
+  assert.match(warnings.join('\n'), /not sealed.*no keyring/);
+  assert.equal(await tokenKey(broken, () => {}), undefined);
+  assert.equal(attempts, 2, 'a failure is not kept: tried again at the next start');
+});
