@@ -20,8 +20,9 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # --- Debian packages ---------------------------------------------------------------------
 # Every package by name: --no-install-recommends drops podman's init binary (catatonit) and
 # docker's (tini, as docker-init), which the sandbox's --init needs, and debootstrap's
-# keyring, which it verifies the sandbox image's packages with. python3: the seccomp unit test.
-PACKAGES=(podman catatonit runc uidmap slirp4netns fuse-overlayfs docker.io tini containerd
+# keyring, which it verifies the sandbox image's packages with. containernetworking-plugins: the
+# network of a package build (podman's own build needs no buildah). python3: the seccomp unit test.
+PACKAGES=(podman catatonit runc uidmap slirp4netns fuse-overlayfs containernetworking-plugins docker.io tini containerd
   debootstrap debian-archive-keyring unzip ca-certificates python3)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -16,10 +16,10 @@ import { parseRunLog, waitingForConfirmation } from '../../src/bridge/run-log-re
 import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
 import { structured, tempDir } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const CONFIRM_FIXTURE = resolve('test/fixtures/confirm-server.ts');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Answer = (question: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult> | ElicitResult;
 

@@ -12,20 +12,10 @@ import { ProxyHub } from '../../src/bridge/hub/hub.ts';
 import { configSchema } from '../../src/config/schema.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const HASH = 'c0ffee'.repeat(5).slice(0, 32);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until<T>(what: string, probe: () => T | undefined | false, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 function alive(pid: number): boolean {
   try {

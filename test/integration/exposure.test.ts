@@ -15,6 +15,7 @@ import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk
 import { RUN_LOG_FILE } from '../../src/bridge/run-log-files.ts';
 import { MEMORY_SERVER, startBridge, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const EVERYTHING_DOCS = resolve('node_modules/@modelcontextprotocol/server-everything/dist/docs');
@@ -22,16 +23,6 @@ const EXPOSURE = resolve('test/fixtures/exposure-server.ts');
 const PREFIX = 'code-execution-mode://server/';
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30, maxTimeoutSeconds: 60 };
-
-async function until<T>(what: string, probe: () => T | undefined | false, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 function events(stateDir: string): Array<Record<string, unknown>> {
   const file = join(stateDir, RUN_LOG_FILE);

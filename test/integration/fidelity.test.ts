@@ -30,12 +30,12 @@ import {
 import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
 import { structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const LOOPBACK = pathToFileURL(resolve('test/helpers/loopback-listen.mjs')).href;
 const RELAY_FIXTURE = resolve('test/fixtures/relay-server.ts');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Kind = 'stdio' | 'streamableHttp' | 'sse';
 

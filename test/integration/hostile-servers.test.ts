@@ -11,13 +11,13 @@ import { after, before, describe, test } from 'node:test';
 import { CATALOG_FILE } from '../../src/bridge/catalog/catalog.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const HOSTILE = resolve('test/fixtures/hostile-server.ts');
 const BRIDGE = resolve('dist/cli.js');
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30, maxTimeoutSeconds: 60, prewarm: false };
 const hostile = (...args: string[]) => ({ command: process.execPath, args: [HOSTILE, ...args] });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The hostile server over HTTP on loopback. */
 async function startHostileHttp(...args: string[]): Promise<{ url: string; child: ChildProcess }> {

@@ -17,10 +17,10 @@ import { newTokenKey, parseTokenKey, tokenFile } from '../../src/bridge/oauth/to
 import { configSchema } from '../../src/config/schema.ts';
 import { startBridge, startHttpFixture, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const FIXTURE = resolve('test/fixtures/oauth-server.ts');
 const BRIDGE = resolve('dist/cli.js');
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Fixture {
   url: string;

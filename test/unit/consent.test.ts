@@ -21,11 +21,11 @@ import {
   type DecisionStore,
 } from '../../src/extension/consent-items.ts';
 import { entryScope, workspaceScope } from '../../src/extension/trusted-settings.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const here: ConsentLocation = { scope: 'workspace', id: 'file:///repo/.vscode/settings.json', label: 'the folder settings /repo/.vscode/settings.json' };
 const entry = { command: 'node', args: ['server.js', '--root', 'a b'], env: { TOKEN: 'secret-value', HOME_DIR: '/x' }, cwd: '${workspaceFolder}' };
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('canonical JSON sorts keys at every level and drops undefined', () => {
   assert.equal(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: undefined } }), '{"a":{"d":[2,{"e":0,"f":1}]},"b":1}');

@@ -12,16 +12,8 @@ import { RUN_PYTHON_DESCRIPTION } from '../../src/bridge/run-python.ts';
 import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome } from '../../src/extension/bridge-tool.ts';
 import { DirWatcher } from '../../src/extension/dir-watcher.ts';
 import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/trusted-settings.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(what: string, probe: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 test('the state-dir watcher survives its folder being deleted, replaced by a file, and made again', async (t) => {
   const root = await mkdtemp(join(tmpdir(), 'cem-watch-'));

@@ -17,9 +17,9 @@ import { authServerText, MAX_AUTH_TEXT, ServerOAuth, type ServerOAuthOptions } f
 import { SignInBoard, type SignInNotice } from '../../src/bridge/oauth/sign-in-notices.ts';
 import { TokenStore } from '../../src/bridge/oauth/token-store.ts';
 import { KEY_SECRET, tokenKey, type KeySecrets } from '../../src/extension/token-key.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const URL_A = 'https://mcp.example.com/mcp';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 class CountingBoard extends SignInBoard {
   readonly shown: SignInNotice[] = [];

@@ -18,8 +18,8 @@ import { RefusalGroups } from '../../src/bridge/relay-refusals.ts';
 import { RunLog, RUN_LOG_FILE, type RelayEvent } from '../../src/bridge/run-log.ts';
 import { oneLine, prefixedMessage } from '../../src/bridge/shown-text.ts';
 import { proxyConfigSchema } from '../../src/config/schema.ts';
+import { sleep } from '../helpers/wait.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A bridge client that declares everything and holds every question until released (or answers at once). */
 function heldClient(immediate = false) {

@@ -9,6 +9,7 @@ import { substitute, substituteServer, VariableError, type VariableContext } fro
 import { redactor, stderrSummary } from '../../src/bridge/hub/stderr.ts';
 import { INHERITED_NETWORK_ENV, serverEnvironment } from '../../src/bridge/hub/transports.ts';
 import { RunClock } from '../../src/sandbox/session.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const context: VariableContext = {
   workspaceFolder: '/home/ada/projects/engine',
@@ -134,7 +135,6 @@ test('stderr: a secret cut by the length limit is still redacted', () => {
   assert.ok(!text.includes('SSSS'), text);
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 test('run clock: fires after the limit when nothing pauses it', async () => {
   let fired = 0;
