@@ -4,6 +4,7 @@
 // and paths would fetch from somewhere other than the one index the build is allowed to reach,
 // and a path is not in the build context anyway; markers (`; python_version`) are left out so
 // that every requirement is one token with nothing in it for a Containerfile or a shell.
+import { urlCredentialsIn } from './url-secrets.ts';
 
 /** Requirements in the list. */
 export const MAX_PACKAGES = 64;
@@ -69,7 +70,16 @@ export function packageNames(packages: readonly string[]): string[] {
   return normalizePackages(packages).map((p) => /^[a-z0-9._-]+/.exec(p)?.[0] ?? p);
 }
 
-/** Why an index URL is refused, or undefined. */
+/** How to use an index that needs credentials, for the refusals below. */
+const CREDENTIALS_FIX =
+  'Fix: give the index address without credentials; for an index that needs them, run a proxy on this machine that adds them and give its address (http://127.0.0.1:PORT/simple/)';
+
+/**
+ * Why an index URL is refused, or undefined. The URL is recorded in the image's labels and build
+ * history, so it carries no credentials (config/url-secrets.ts says where a URL carries them; an
+ * index needs no query or fragment, so none is accepted), and plain http, which anyone on the way
+ * can read and change, only reaches an index on this machine.
+ */
 export function indexUrlProblem(text: string): string | undefined {
   let url: URL;
   try {
@@ -78,10 +88,15 @@ export function indexUrlProblem(text: string): string | undefined {
     return 'is not a URL';
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
-  // The URL is recorded in the image's labels and build history: never a password there.
-  if (url.username || url.password) return 'must not contain credentials (they would be stored in the image)';
   if (text.length > 2000) return 'is longer than 2000 characters';
   if (/\s/.test(text)) return 'must not contain spaces';
+  if (url.username || url.password) return `must not contain a user name or password (it would be stored in the image's labels). ${CREDENTIALS_FIX}`;
+  if (url.search || url.hash || /[?#]/.test(text)) return `must not have a query (?...) or fragment (#...): tokens ride there, and the URL is stored in the image's labels. ${CREDENTIALS_FIX}`;
+  const credentials = urlCredentialsIn(url);
+  if (credentials) return `must not carry credentials: it has ${credentials}, and the URL is stored in the image's labels. ${CREDENTIALS_FIX}`;
+  if (url.protocol === 'http:' && !isLoopbackUrl(text)) {
+    return 'must be https: plain http is accepted only for an index on this machine (127.0.0.0/8, [::1], localhost). Fix: use the https address of the index';
+  }
   return undefined;
 }
 

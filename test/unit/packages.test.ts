@@ -58,11 +58,54 @@ test('pipIndexUrl must be an http(s) URL without credentials', () => {
   assert.equal(parseConfig({ sandbox: { pipIndexUrl: 'https://pypi.example.com/simple/' } }).sandbox.pipIndexUrl, 'https://pypi.example.com/simple/');
   assert.match(errorOf({ pipIndexUrl: 'ftp://x/simple' }), /sandbox\.pipIndexUrl: must be an http or https URL/);
   assert.match(errorOf({ pipIndexUrl: 'not a url' }), /sandbox\.pipIndexUrl: is not a URL/);
-  assert.match(errorOf({ pipIndexUrl: 'https://user:secret@pypi.example.com/simple/' }), /sandbox\.pipIndexUrl: must not contain credentials/);
+  assert.match(errorOf({ pipIndexUrl: 'https://user:secret@pypi.example.com/simple/' }), /sandbox\.pipIndexUrl: must not contain a user name or password/);
   assert.ok(isLoopbackUrl('http://127.0.0.1:8080/simple/'));
   assert.ok(isLoopbackUrl('http://localhost/simple/'));
   assert.ok(isLoopbackUrl('http://[::1]:1/simple/'));
   assert.ok(!isLoopbackUrl('https://pypi.org/simple/'));
+});
+
+test('pipIndexUrl carries no credentials in any part, and plain http only reaches this machine', () => {
+  const accepted = (url: string) => assert.equal(parseConfig({ sandbox: { pipIndexUrl: url } }).sandbox.pipIndexUrl, url, url);
+  for (const url of [
+    'https://pypi.org/simple/',
+    'https://nexus.example.com/repository/pypi-proxy/simple/',
+    'https://example.jfrog.io/artifactory/api/pypi/python-virtual/simple',
+    'https://pkgs.dev.azure.com/org/project/_packaging/feed@Local/pypi/simple/',
+    'https://gitlab.example.com/api/v4/projects/1234/packages/pypi/simple',
+    'https://devpi.example/root/pypi/+simple/',
+    'https://mirror.example/python3-packages-2024/simple/',
+    'http://127.0.0.1:8080/simple/',
+    'http://127.5.6.7/simple/',
+    'http://localhost:3141/root/pypi/+simple/',
+    'http://[::1]:9/simple/',
+  ]) {
+    accepted(url);
+  }
+  const refused = (url: string, why: RegExp) => {
+    const message = errorOf({ pipIndexUrl: url });
+    assert.match(message, /^sandbox\.pipIndexUrl: /m, url);
+    assert.match(message, why, url);
+    return message;
+  };
+  // User info, a query or a fragment: named, with the fix, and the token never repeated.
+  refused('https://__token__:pypi-AgEIcHlwaS5vcmc@pypi.example/simple/', /must not contain a user name or password.*Fix: .*proxy on this machine/);
+  refused('https://alice@pypi.example/simple/', /must not contain a user name or password/);
+  const query = refused('https://pypi.example/simple/?token=s3cr3tT0kenValue99', /must not have a query \(\?\.\.\.\) or fragment.*Fix: give the index address without credentials/);
+  assert.doesNotMatch(query, /s3cr3tT0kenValue99/);
+  refused('https://pypi.example/simple/?mirror=eu', /must not have a query/);
+  refused('https://pypi.example/simple/#access_token=abc', /must not have a query \(\?\.\.\.\) or fragment/);
+  // Path segments that look like tokens: a well-known prefix, or 16+ letters and digits mixed.
+  const path = refused('https://pypi.fury.io/1a2B3c4D5e6F7g8H9i0J/acme/', /must not carry credentials: it has a path segment that looks like a token \("1a2B…"\)/);
+  assert.doesNotMatch(path, /5e6F7g8H9i0J/);
+  refused('https://dl.cloudsmith.io/Xy1AbCdEfGh2IjKl/acme/repo/python/simple/', /path segment that looks like a token/);
+  refused('https://example.com/glpat-abcDEF/simple/', /path segment that looks like a token/);
+  refused('https://example.com/%67hp_abc/simple/', /path segment that looks like a token/, );
+  // Plain http is refused unless the index is on this machine.
+  refused('http://pypi.example.com/simple/', /must be https: plain http is accepted only for an index on this machine \(127\.0\.0\.0\/8, \[::1\], localhost\)\. Fix: use the https address/);
+  refused('http://10.0.0.5/simple/', /must be https/);
+  refused('http://127.0.0.1.example.com/simple/', /must be https/);
+  refused('http://[::2]/simple/', /must be https/);
 });
 
 test('the list is normalised: the same packages written differently name the same image', () => {
