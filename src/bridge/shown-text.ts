@@ -2,6 +2,7 @@
 // is shown it: without control or invisible formatting characters, capped, and where it must be
 // one line (titles, the first line of a question) without line breaks, so that it cannot draw a
 // line of the bridge's own, such as its confirmation, beneath the server's name.
+// Text a person must read exactly (what a workspace asks to run) keeps those characters, escaped.
 
 /** Control characters but the line feed, invisible format characters (bidi overrides, zero-width). */
 const HIDDEN = /[\p{Cc}\p{Cf}]/gu;
@@ -33,4 +34,21 @@ export function prefixedMessage(prefix: string, message: string, maxFirstLine: n
   const first = oneLine(cut < 0 ? body : body.slice(0, cut), maxFirstLine);
   const rest = cut < 0 ? '' : body.slice(cut + 1).trim();
   return rest ? `${prefix}${first}\n${rest}` : `${prefix}${first}`;
+}
+
+/**
+ * Characters that do not show as themselves: controls (line breaks too), format characters (bidi
+ * overrides, zero-width), separators, private-use and lone surrogates, spaces other than the
+ * space, and invisible fillers and variation selectors.
+ */
+const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * Text a person must see exactly (what a workspace asks to run): every character that would not
+ * show as itself is written as an escape (`\n`, `\u{202E}`), so that it cannot hide or reorder
+ * what surrounds it. Escapes are plain ASCII, so escaping twice changes nothing more.
+ */
+export function escapeUnseen(text: string): string {
+  return text.replace(UNSEEN, (c) => NAMED[c] ?? `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
 }

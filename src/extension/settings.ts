@@ -1,16 +1,18 @@
 // The extension's settings as the bridge's configuration. Each server entry is validated on
 // its own, so one broken entry is reported and skipped while the others keep working. What a
-// trusted workspace defines that could run something (servers, some sandbox settings) waits
-// for the user's consent: servers go to the bridge gated by the hash of their definition (the
-// bridge reads the decisions live), sandbox values are replaced by the user's until allowed.
+// trusted workspace defines that could run something or take more of the machine (servers,
+// every sandbox setting: image, arguments, limits...) waits for the user's consent: servers go
+// to the bridge gated by the hash of their definition (the bridge reads the decisions live),
+// sandbox values are replaced by the user's until allowed.
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import { escapeUnseen } from '../bridge/shown-text.ts';
 import { WORKSPACE_SNIPPETS_PATH } from '../bridge/snippets.ts';
 import { describeIssues } from '../config/load.ts';
 import { MAX_WORKSPACE_FOLDERS, proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serverSchema, SERVER_NAME, type Config, type ServerConfig } from '../config/schema.ts';
 import { workspaceTargets } from '../sandbox/runtime/workspace-names.ts';
-import { canonicalJson, NOT_HASHED, sandboxConsentItem, serverConsentItem, type ConsentItem, type ConsentLocation, type Decision } from './consent-items.ts';
-import { CONSENT_SANDBOX_KEYS, entryScope, SANDBOX_SETTING_KEYS, SECTION, settingValue, workspaceScope } from './trusted-settings.ts';
+import { NOT_HASHED, sandboxSetting, serverConsentItem, type ConsentItem, type ConsentLocation, type Decision } from './consent-items.ts';
+import { entryScope, SANDBOX_SETTING_KEYS, SECTION, settingValue } from './trusted-settings.ts';
 
 export { SECTION } from './trusted-settings.ts';
 
@@ -94,17 +96,14 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
   }
   const rawSandbox: Record<string, unknown> = {};
   for (const key of SANDBOX_SETTING_KEYS) {
-    let value = read(`sandbox.${key}`);
-    const inspected = settings.inspect(`sandbox.${key}`);
-    const scope = trusted && CONSENT_SANDBOX_KEYS.includes(key) ? workspaceScope(inspected) : undefined;
-    const own = inspected?.globalValue ?? inspected?.defaultValue;
-    // A workspace value that changes nothing needs no question.
-    if (scope && canonicalJson(value) !== canonicalJson(own)) {
-      const item = sandboxConsentItem(`sandbox.${key}`, value, locationOf(scope));
-      if (key === 'workspaceAccess' && value === 'read-only' && mountable.length > 0) item.facts.push(`sandboxed code can read ${mountable.map((dir, i) => `${dir} (at ${targets[i]})`).join(', ')}`);
+    const resolved = settings.get(`sandbox.${key}`);
+    const setting = sandboxSetting(key, settings.inspect(`sandbox.${key}`), trusted, resolved, locationOf, (hash) => consent.decision(hash));
+    if (setting.ignored) ignored.push(`sandbox.${key}`);
+    const { value, item } = setting;
+    if (item) {
+      if (key === 'workspaceAccess' && resolved === 'read-only' && mountable.length > 0) item.facts.push(`sandboxed code can read ${mountable.map((dir, i) => `${escapeUnseen(dir)} (at ${targets[i]})`).join(', ')}`);
       if (key === 'packages' || key === 'pipIndexUrl') item.facts.push('packages are downloaded and installed into the sandbox image when you build it: their install scripts run during the build, with a network (this machine\'s, for an index on this machine), and their code then runs in the sandbox');
       items.push(item);
-      if (consent.decision(item.hash) !== 'allowed') value = own;
     }
     // An empty path setting means "find it": on PATH, then in the usual install folders.
     if (value !== undefined && value !== '') rawSandbox[key] = value;

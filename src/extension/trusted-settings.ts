@@ -49,12 +49,13 @@ export function settingValue<T>(inspected: InspectedSetting<T> | undefined, trus
 }
 
 /**
- * Sandbox settings that change what runs or what the sandbox may do: in a trusted workspace, a
- * workspace value of one of these is used only once the user allows it (consent-items.ts);
- * until then the user's value (or the default) applies. Packages, workspace mounts and a
- * workspace's snippets folder belong here as they arrive.
+ * Every sandbox setting changes what runs, what the sandbox may do, or how much of this machine
+ * it may take (limits, timeouts, sessions): in a trusted workspace, a workspace value of one of
+ * these is used only once the user allows it (consent-items.ts); until then the user's value (or
+ * the default) applies. (VS Code never takes the runtime paths, machine settings, from a
+ * workspace; they are listed all the same.)
  */
-export const CONSENT_SANDBOX_KEYS: ReadonlyArray<(typeof SANDBOX_SETTING_KEYS)[number]> = ['runtime', 'image', 'extraRunArgs', 'workspaceAccess', 'packages', 'pipIndexUrl'];
+export const CONSENT_SANDBOX_KEYS: ReadonlyArray<(typeof SANDBOX_SETTING_KEYS)[number]> = SANDBOX_SETTING_KEYS;
 
 /** The workspace scope a setting's effective value comes from, if any (a folder's wins). */
 export function workspaceScope(inspected: InspectedSetting<unknown> | undefined): 'workspace' | 'workspaceFolder' | undefined {

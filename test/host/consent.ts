@@ -2,8 +2,9 @@
 // workspace's settings leaves its pid in a marker file when it starts. No marker after a search
 // until the user allows it (the question answered through the API, as the dialog would be);
 // allowed, it starts in the same bridge (a session variable survives); its definition changed,
-// it is asked about again; revoked, its process stops and calls are refused. A workspace
-// sandbox.image waits too, and user-scope servers are never asked about.
+// it is asked about again; revoked, its process stops and calls are refused. The question shows
+// plain env values and masks secret ones. A workspace sandbox.image and sandbox limits wait too,
+// and user-scope servers are never asked about.
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,7 +50,7 @@ export async function consentChecks(kit: HostKit, ext: ExtensionApi, fixtureServ
   const answers: ConsentAnswer[] = [];
   ext.consent.setResponder(async () => answers.shift() ?? 'dismiss');
   const questions = () => ext.consent.questions;
-  const wsfix = (...extra: string[]) => ({ wsfix: { command: process.execPath, args: [fixtureServer, ...extra], env: { FIXTURE_PID_FILE: marker }, description: 'Workspace fixture' } });
+  const wsfix = (...extra: string[]) => ({ wsfix: { command: process.execPath, args: [fixtureServer, ...extra], env: { FIXTURE_PID_FILE: marker, WSFIX_TOKEN: 'host-secret-value' }, description: 'Workspace fixture' } });
   const hashOf = () => ext.config().consent?.servers.wsfix;
   /** Runs PROBE in the bridge that knows the current definition (VS Code restarts it on a change). */
   const probe = (expect: (out: string) => boolean, what: string) =>
@@ -77,8 +78,9 @@ export async function consentChecks(kit: HostKit, ext: ExtensionApi, fixtureServ
       const folder = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? '';
       assert(question.detail.includes(join(folder, '.vscode', 'settings.json')), `where is not said: ${question.detail}`);
       assert(question.detail.includes(`command: ${process.execPath}`) && question.detail.includes(fixtureServer), question.detail);
-      assert(question.detail.includes('environment: FIXTURE_PID_FILE (values not shown)'), question.detail);
-      assert(!question.detail.includes(marker), 'an environment value reached the question');
+      assert(question.detail.includes(`env FIXTURE_PID_FILE=${marker}`), `a plain environment value is not shown: ${question.detail}`);
+      assert(question.detail.includes('env WSFIX_TOKEN=*** (secret, not shown)'), question.detail);
+      assert(!question.detail.includes('host-secret-value'), 'a secret environment value reached the question');
       // Searching again while the question was closed unanswered asks nothing more.
       await invoke(PROBE);
       await sleep(1000);
@@ -133,6 +135,22 @@ export async function consentChecks(kit: HostKit, ext: ExtensionApi, fixtureServ
       assert(note.kind === 'note' && note.review, 'the note has no Review action');
       assert(ext.config().sandbox.image === userImage, `image in use: ${ext.config().sandbox.image}`);
       await settings.update('sandbox.image', undefined, vscode.ConfigurationTarget.Workspace);
+    });
+
+    await check('workspace sandbox limits (memory, pids, maxSessions) wait for consent: your own values are used', async () => {
+      const own = ext.config().sandbox;
+      await settings.update('sandbox.memory', '8g', vscode.ConfigurationTarget.Workspace);
+      await settings.update('sandbox.pids', 100000, vscode.ConfigurationTarget.Workspace);
+      await settings.update('sandbox.maxSessions', 64, vscode.ConfigurationTarget.Workspace);
+      try {
+        for (const key of ['memory', 'pids', 'maxSessions']) {
+          await waitFor(`the note for sandbox.${key}`, () => ext.tools.getChildren().find((n) => n.kind === 'note' && n.text.includes(`sandbox.${key} `)), 10_000);
+        }
+        const now = ext.config().sandbox;
+        assert(now.memory === own.memory && now.pids === own.pids && now.maxSessions === own.maxSessions, `limits in use: ${now.memory} ${now.pids} ${now.maxSessions}`);
+      } finally {
+        for (const key of ['memory', 'pids', 'maxSessions']) await settings.update(`sandbox.${key}`, undefined, vscode.ConfigurationTarget.Workspace);
+      }
     });
 
     await check('a workspace sandbox.workspaceAccess waits for consent; your own mounts the first folder at /workspace', async () => {

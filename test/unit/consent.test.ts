@@ -1,6 +1,8 @@
 // Consent to what a workspace defines: the hash of a definition (what changes it and what does
-// not), what the question shows (names of env variables and headers, never their values), the
-// decisions file, which scope defines a setting, and the bridge's gate reading decisions live.
+// not), what the question shows (env variables and headers by name, plain values shown, secret
+// ones masked, hidden characters escaped), sandbox values and limits kept at the user's until
+// allowed, the decisions file, which scope defines a setting, and the bridge's gate reading
+// decisions live.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
@@ -15,12 +17,13 @@ import {
   notAllowed,
   questionText,
   sandboxConsentItem,
+  sandboxSetting,
   serverConsentItem,
   serverFacts,
   type ConsentLocation,
   type DecisionStore,
 } from '../../src/extension/consent-items.ts';
-import { entryScope, workspaceScope } from '../../src/extension/trusted-settings.ts';
+import { CONSENT_SANDBOX_KEYS, entryScope, SANDBOX_SETTING_KEYS, workspaceScope, type InspectedSetting } from '../../src/extension/trusted-settings.ts';
 import { sleep } from '../helpers/wait.ts';
 
 const here: ConsentLocation = { scope: 'workspace', id: 'file:///repo/.vscode/settings.json', label: 'the folder settings /repo/.vscode/settings.json' };
@@ -55,28 +58,126 @@ test('anything that changes what runs, or where, changes the hash', () => {
   assert.equal(new Set(variants).size, variants.length);
 });
 
-test('the facts show the command, arguments, cwd and the NAMES of env variables and headers, never their values', () => {
+test('the facts show the command, arguments, cwd, and each env variable and header: plain values shown, secrets masked but named', () => {
   assert.deepEqual(serverFacts(entry), [
     'command: node',
     'arguments: server.js --root "a b"',
-    'environment: HOME_DIR, TOKEN (values not shown)',
+    'env HOME_DIR=/x',
+    'env TOKEN=*** (secret, not shown)',
     'working folder: ${workspaceFolder}',
   ]);
-  assert.deepEqual(serverFacts({ url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer xyz' } }), [
-    'URL: https://mcp.example.com/mcp',
-    'headers: Authorization (values not shown)',
-  ]);
+  const stdio = serverFacts({
+    command: 'node',
+    env: {
+      DEBUG: '1',
+      NODE_OPTIONS: '--require ./hook.js',
+      API_KEY: 'plain-looking',
+      DB_PASSWORD: 'hunter2',
+      CLIENT_SECRET: 'x',
+      MY_AUTH: 'y',
+      FROM_INPUT: '${input:api-token}',
+      ANY_NAME: 'ghp_0123456789abcdefghijklmnopqrstuvwxyz',
+      LOOKS_LIKE_A_KEY: 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5',
+    },
+  });
+  for (const plain of ['env DEBUG=1', 'env NODE_OPTIONS="--require ./hook.js"']) assert.ok(stdio.includes(plain), `${plain} in ${stdio.join('\n')}`);
+  for (const name of ['API_KEY', 'DB_PASSWORD', 'CLIENT_SECRET', 'MY_AUTH', 'FROM_INPUT', 'ANY_NAME', 'LOOKS_LIKE_A_KEY']) {
+    assert.ok(stdio.includes(`env ${name}=*** (secret, not shown)`), `${name} not masked: ${stdio.join('\n')}`);
+  }
+  for (const secret of ['plain-looking', 'hunter2', 'api-token', 'ghp_', 'Zm9v']) assert.ok(!stdio.join('\n').includes(secret), `${secret} shown`);
+  assert.deepEqual(
+    serverFacts({
+      url: 'https://user:pa55@mcp.example.com/mcp?access_token=abc&page=2',
+      headers: { Authorization: 'xyz', 'Proxy-Authorization': 'Basic Zm9v', 'X-Custom': 'Bearer abc', 'X-Trace': 'on', 'X-Api-Key': 'k' },
+    }),
+    [
+      'URL: https://***@mcp.example.com/mcp?access_token=***&page=2',
+      'header Authorization: *** (secret, not shown)',
+      'header Proxy-Authorization: *** (secret, not shown)',
+      'header X-Api-Key: *** (secret, not shown)',
+      'header X-Custom: *** (secret, not shown)',
+      'header X-Trace: on',
+    ],
+  );
   const { message, detail } = questionText([serverConsentItem('tool', entry, here, '/repo'), sandboxConsentItem('sandbox.image', 'evil/image:1', here)]);
   assert.match(message, /run 1 MCP server and use 1 sandbox setting/);
   assert.match(detail, /MCP server "tool"\n {2}defined in the folder settings \/repo\/\.vscode\/settings\.json\n {2}command: node/);
   assert.match(detail, /setting codeExecutionMode\.sandbox\.image[\s\S]*value: "evil\/image:1"/);
-  assert.ok(!detail.includes('secret-value'), 'an env value reached the question');
+  assert.ok(!detail.includes('secret-value'), 'a secret env value reached the question');
+  assert.match(detail, / {2}env HOME_DIR=\/x\n {2}env TOKEN=\*\*\* \(secret, not shown\)/);
   assert.match(questionText([serverConsentItem('tool', entry, here, undefined)]).message, /^This workspace wants to run MCP server "tool"\. Allow it\?$/);
+});
+
+test('control, bidi and invisible characters in what the question shows are escaped visibly; long values and lists are capped', () => {
+  const facts = serverFacts({
+    command: 'node\u202e',
+    args: ['report\u202etxt.exe', 'x\x1b]52;c;AAAA\x07', 'zero\u200bwidth'],
+    env: { LOG_FILE: 'a\nb\u2066c\u00a0d', PLAIN: 'ok' },
+    cwd: '/tmp/\u202ex',
+  });
+  assert.deepEqual(facts, [
+    'command: "node\\u{202E}"',
+    'arguments: "report\\u{202E}txt.exe" "x\\u{1B}]52;c;AAAA\\u{7}" "zero\\u{200B}width"',
+    'env LOG_FILE="a\\nb\\u{2066}c\\u{A0}d"',
+    'env PLAIN=ok',
+    'working folder: "/tmp/\\u{202E}x"',
+  ]);
+  const headers = serverFacts({ url: 'https://example.com/mcp', headers: { 'X-Note': 'line\r\nInjected: yes\ufeff' } });
+  assert.deepEqual(headers, ['URL: https://example.com/mcp', 'header X-Note: "line\\r\\nInjected: yes\\u{FEFF}"']);
+  const item = sandboxConsentItem('sandbox.image', 'evil\u202e/image:1', { ...here, label: 'the folder settings /repo\u202e/.vscode/settings.json' });
+  const { detail } = questionText([serverConsentItem('tool', { command: 'node\u202e', env: { X: '\u0007' } }, here, undefined), item]);
+  assert.doesNotMatch(detail, /[\u0000-\u0008\u000b-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u, 'a hidden character reached the question');
+  assert.match(detail, /value: "evil\\u\{202E\}\/image:1"/);
+  assert.match(detail, /defined in the folder settings \/repo\\u\{202E\}\/\.vscode/);
+
+  // A long value is cut, with its length said; past 30 variables, the rest are named on one line.
+  const long = serverFacts({ command: 'node', env: { BIG: 'x'.repeat(5000) } })[1]!;
+  assert.ok(long.length < 260 && long.endsWith('… (5000 characters in all)'), long);
+  const many = serverFacts({ command: 'node', env: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`V${String(i).padStart(2, '0')}`, String(i)])) });
+  assert.equal(many.filter((f) => f.startsWith('env V')).length, 30);
+  assert.equal(many.at(-1), 'env: 10 more, values not shown: V30, V31, V32, V33, V34, V35, V36, V37, V38, V39');
+  // A cut never splits an escape.
+  const escaped = serverFacts({ command: 'node', env: { E: '\u202e'.repeat(100) } })[1]!;
+  assert.match(escaped, /\\u\{202E\}… \(\d+ characters in all\)$/);
+});
+
+test('a trusted workspace raising memory, pids, maxSessions (any limit) gets your value until you allow it', () => {
+  for (const key of ['memory', 'cpus', 'pids', 'timeoutSeconds', 'maxTimeoutSeconds', 'idleSeconds', 'maxSessions'] as const) assert.ok(CONSENT_SANDBOX_KEYS.includes(key), key);
+  assert.deepEqual([...CONSENT_SANDBOX_KEYS], [...SANDBOX_SETTING_KEYS]);
+  const decisions = new Map<string, 'allowed' | 'denied'>();
+  const read = <T>(key: (typeof SANDBOX_SETTING_KEYS)[number], inspected: InspectedSetting<T>, trusted = true) => {
+    const resolved = inspected.workspaceFolderValue ?? inspected.workspaceValue ?? inspected.globalValue ?? inspected.defaultValue;
+    return sandboxSetting(key, inspected, trusted, resolved, (scope) => ({ ...here, scope }), (hash) => decisions.get(hash));
+  };
+  const cases = [
+    { key: 'memory', inspected: { defaultValue: '512m', globalValue: '1g', workspaceValue: '64g' }, own: '1g', wanted: '64g' },
+    { key: 'pids', inspected: { defaultValue: 128, workspaceFolderValue: 100000 }, own: 128, wanted: 100000 },
+    { key: 'maxSessions', inspected: { defaultValue: 4, globalValue: 2, workspaceValue: 64 }, own: 2, wanted: 64 },
+    { key: 'maxTimeoutSeconds', inspected: { defaultValue: 300, workspaceValue: 86400 }, own: 300, wanted: 86400 },
+  ] as const;
+  for (const { key, inspected, own, wanted } of cases) {
+    const before = read(key, inspected as InspectedSetting<unknown>);
+    assert.equal(before.value, own, `${key}: the workspace's value was used before consent`);
+    assert.equal(before.item?.name, `sandbox.${key}`);
+    assert.deepEqual(before.item?.facts, [`value: ${JSON.stringify(wanted)}`, `instead of: ${JSON.stringify(own)} (yours, or the default)`]);
+    assert.equal(before.item?.where, here.label);
+    decisions.set(before.item!.hash, 'denied');
+    assert.equal(read(key, inspected as InspectedSetting<unknown>).value, own, `${key}: used although declined`);
+    decisions.set(before.item!.hash, 'allowed');
+    assert.equal(read(key, inspected as InspectedSetting<unknown>).value, wanted, `${key}: not used once allowed`);
+  }
+  // The same value as yours asks nothing; untrusted, the workspace's value is set aside (no question).
+  assert.deepEqual(read('memory', { defaultValue: '512m', globalValue: '1g', workspaceValue: '1g' }), { value: '1g', ignored: false });
+  assert.deepEqual(read('pids', { defaultValue: 128, workspaceValue: 4096 }, false), { value: 128, ignored: true });
+  // Lowering counts too: any value other than yours is asked about.
+  assert.equal(read('cpus', { defaultValue: 1, workspaceValue: 0.5 }).item?.name, 'sandbox.cpus');
 });
 
 test('sandbox values hash by key, value and place', () => {
   const a = sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here);
   assert.deepEqual(a.facts, ['value: --ulimit nofile=64']);
+  assert.deepEqual(sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here, []).facts, ['value: --ulimit nofile=64', 'instead of: (none) (yours, or the default)']);
+  assert.equal(sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here, ['x']).hash, a.hash, 'your value is not part of the hash');
   assert.notEqual(a.hash, sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=65'], here).hash);
   assert.notEqual(sandboxConsentItem('sandbox.image', 'x', here).hash, sandboxConsentItem('sandbox.runtime', 'x', here).hash);
 });
