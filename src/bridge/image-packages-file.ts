@@ -3,11 +3,10 @@
 // that ignore tools/list_changed see it too). A cache, not a record: the first container of a
 // run corrects it; concurrent writers may lose each other's entry (last write wins). Read as
 // untrusted: size-capped, schema-checked, and dropped whole when it does not fit.
-import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { MAX_DISTRIBUTION_NAME_CHARS, MAX_DISTRIBUTIONS, imageDistributions, type ImageDistributions } from '../sandbox/image-distributions.ts';
-import { ensurePrivateDirAsync, writePrivateFile } from './private-files.ts';
+import { ensurePrivateDirAsync, readPrivateFile, writePrivateFile } from './private-files.ts';
 
 export const IMAGE_PACKAGES_FILE = 'image-packages.json';
 /** Images remembered; the least recently learned go first. */
@@ -28,8 +27,9 @@ type ImagesFile = z.infer<typeof fileSchema>;
 async function readImages(stateDir: string): Promise<ImagesFile['images']> {
   const path = join(stateDir, IMAGE_PACKAGES_FILE);
   try {
-    if ((await stat(path)).size > MAX_IMAGE_PACKAGES_FILE_BYTES) return {};
-    const parsed = fileSchema.safeParse(JSON.parse(await readFile(path, 'utf8')));
+    const text = await readPrivateFile(path, MAX_IMAGE_PACKAGES_FILE_BYTES);
+    if (text === undefined) return {};
+    const parsed = fileSchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data.images : {};
   } catch {
     return {};

@@ -2,7 +2,7 @@
 // written by other processes (every bridge that shares the state dir) and may end in a
 // half-written line: bad lines are skipped. A run's events may straddle a rotation (its start
 // in runs.1.jsonl, its end in runs.jsonl), so events of all files are folded together.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { z } from 'zod';
 import { runLogFiles } from './run-log-files.ts';
 
@@ -390,12 +390,14 @@ export class RunLogReader {
   private read(path: string, limit: number): FileCache | undefined {
     let fd: number;
     try {
-      fd = openSync(path, 'r');
+      // Never through a link planted as a log file, nor blocked on a FIFO (O_NOFOLLOW is 0 on Windows).
+      fd = openSync(path, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0));
     } catch {
-      return undefined; // rotated away or removed since listed
+      return undefined; // rotated away or removed since listed, or a link
     }
     try {
       const stat = fstatSync(fd);
+      if (!stat.isFile()) return undefined;
       // A deleted file's inode number may come back for a new one: its birth time tells them apart.
       const id = `${stat.dev}:${stat.ino}:${stat.birthtimeMs}`;
       let entry = this.cache.get(id);

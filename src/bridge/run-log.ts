@@ -16,18 +16,15 @@ import {
   closeSync,
   existsSync,
   fstatSync,
-  openSync,
-  readFileSync,
   readdirSync,
   renameSync,
   rmSync,
   statSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { RunResult } from '../sandbox/session.ts';
-import { ensurePrivateDir, PRIVATE_FILE_MODE, tightenOpenFile } from './private-files.ts';
+import { ensurePrivateDir, ensurePrivateSubdir, isRealDir, openPrivateFileSync, readPrivateFileSync, writePrivateFileSync } from './private-files.ts';
 import { IMAGES_DIR, RUN_LOG_FILE, RUN_LOG_LOCK, rotatedLogName } from './run-log-files.ts';
 import { withLockSync } from './state-lock.ts';
 
@@ -351,9 +348,9 @@ export class RunLog {
     if (budget.used + bytes.length > this.options.maxImageBytesPerRun) return { bytes: bytes.length, skipped: 'over the per-run image budget (images and /work/out files together)' };
     try {
       const dir = join(this.dir, IMAGES_DIR);
-      ensurePrivateDir(dir);
+      ensurePrivateSubdir(dir);
       const file = `${runId}-${suffix}`;
-      writeFileSync(join(dir, file), bytes, { mode: PRIVATE_FILE_MODE });
+      writePrivateFileSync(join(dir, file), bytes);
       budget.used += bytes.length;
       budget.saved = true;
       return { bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
@@ -365,6 +362,8 @@ export class RunLog {
   /** Keeps all images within their total budget, oldest first. */
   private pruneImages(): void {
     const dir = join(this.dir, IMAGES_DIR);
+    // Never list or remove files through a link planted as images/.
+    if (!isRealDir(dir)) return;
     let files: Array<{ path: string; size: number; mtimeMs: number }>;
     try {
       files = readdirSync(dir)
@@ -433,8 +432,8 @@ export class RunLog {
       this.close();
     }
     ensurePrivateDir(this.dir);
-    this.fd = openSync(this.file, 'a', PRIVATE_FILE_MODE);
-    tightenOpenFile(this.fd, this.file);
+    // Never through a link planted as runs.jsonl, nor into a FIFO or device.
+    this.fd = openPrivateFileSync(this.file, 'append');
     const opened = fstatSync(this.fd);
     this.openIdentity = { ino: opened.ino, dev: opened.dev };
     return opened.size;
@@ -472,7 +471,10 @@ export class RunLog {
   private dropImagesOf(file: string): void {
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      // A link or FIFO rotated in is not read, and no image is removed through a linked images/.
+      const bytes = isRealDir(join(this.dir, IMAGES_DIR)) ? readPrivateFileSync(file, this.options.maxFileBytes + 64 * 1024 * 1024) : undefined;
+      if (!bytes) return;
+      text = bytes.toString('utf8');
     } catch {
       return;
     }

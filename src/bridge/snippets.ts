@@ -6,10 +6,11 @@
 // listed on each request (a saved snippet is found without a restart); a file is read again only
 // when its size or modification time changed; names, sizes and counts are capped. A user's snippet wins over a workspace's of the same name.
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { chmod, lstat, mkdir, open, readdir, writeFile, type FileHandle } from 'node:fs/promises';
+import { closeSync, constants, writeSync } from 'node:fs';
+import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stemOf, wordsOf } from './catalog/ranking.ts';
+import { ensurePrivateSubdirAsync, openPrivateFileSync, writePrivateFile } from './private-files.ts';
 
 /** The `server` of snippet hits in search_tool_docs / query_tool_docs. */
 export const SNIPPETS_SERVER = 'snippets';
@@ -369,9 +370,17 @@ export async function writeSnippet(dir: string, name: string, source: string, op
   const problem = snippetNameProblem(name);
   if (problem) throw new Error(problem);
   if (Buffer.byteLength(source) > MAX_SNIPPET_BYTES) throw new Error(`the snippet is too large (at most ${MAX_SNIPPET_BYTES} bytes)`);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await ensurePrivateSubdirAsync(dir);
   const path = join(dir, `${name}.py`);
-  await writeFile(path, source, { mode: 0o600, flag: options.overwrite ? 'w' : 'wx' });
-  await chmod(path, 0o600);
+  // Replaced whole (a link there is replaced, never written through); a new one never replaces.
+  if (options.overwrite) await writePrivateFile(path, source);
+  else {
+    const fd = openPrivateFileSync(path, 'create');
+    try {
+      writeSync(fd, source);
+    } finally {
+      closeSync(fd);
+    }
+  }
   return path;
 }

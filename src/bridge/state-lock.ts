@@ -2,11 +2,12 @@
 // runs) must not do at once in one state dir: rotating the shared run log, pruning images,
 // rewriting catalog.json. Created with O_EXCL; a lock whose holder died on this host, or that
 // is older than any holder keeps it, is broken. Held for milliseconds, so waiting is a short
-// spin (synchronous for the run log, whose appends are synchronous).
+// spin (synchronous for the run log, whose appends are synchronous). A link or anything but a
+// regular file in the lock's place is never read through: it counts as a stale lock.
 import { randomBytes } from 'node:crypto';
-import { closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, lstatSync, linkSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { PRIVATE_FILE_MODE } from './private-files.ts';
+import { openPrivateFileSync, readPrivateFileSync } from './private-files.ts';
 
 export interface LockOptions {
   /** Give up after this long (the caller decides what giving up means). */
@@ -18,6 +19,8 @@ export interface LockOptions {
 const DEFAULT_TIMEOUT_MS = 5000;
 const DEFAULT_STALE_MS = 4000;
 const HOST = hostname();
+/** A lock holds a pid and a host name. */
+const MAX_LOCK_BYTES = 4096;
 
 /** Whether a process of this user with that pid is alive (EPERM: alive, someone else's). */
 export function processAlive(pid: number): boolean {
@@ -31,7 +34,7 @@ export function processAlive(pid: number): boolean {
 
 function tryAcquire(path: string, staleMs: number): boolean {
   try {
-    const fd = openSync(path, 'wx', PRIVATE_FILE_MODE);
+    const fd = openPrivateFileSync(path, 'create');
     try {
       writeSync(fd, `${process.pid}\n${HOST}\n`);
     } finally {
@@ -49,10 +52,19 @@ function breakIfStale(path: string, staleMs: number): void {
   let content: string;
   let mtimeMs: number;
   try {
-    content = readFileSync(path, 'utf8');
-    mtimeMs = statSync(path).mtimeMs;
+    mtimeMs = lstatSync(path).mtimeMs;
   } catch {
     return; // released meanwhile
+  }
+  try {
+    const bytes = readPrivateFileSync(path, MAX_LOCK_BYTES);
+    // Released meanwhile (the rename below finds nothing), or too big to be a lock: stale.
+    content = bytes?.toString('utf8') ?? '';
+    if (!bytes) mtimeMs = 0;
+  } catch {
+    // A link, FIFO or folder: no holder wrote it, so it is stale now.
+    content = '';
+    mtimeMs = 0;
   }
   const [pid, host] = content.split('\n');
   const holderDead = host === HOST && Number(pid) > 0 && !processAlive(Number(pid));
@@ -66,7 +78,7 @@ function breakIfStale(path: string, staleMs: number): void {
     return;
   }
   try {
-    if (readFileSync(aside, 'utf8') !== content) linkSync(aside, path);
+    if ((readPrivateFileSync(aside, MAX_LOCK_BYTES)?.toString('utf8') ?? '') !== content) linkSync(aside, path);
   } catch {
     // A lock is there again: fine, whoever holds it goes first.
   }

@@ -2,11 +2,11 @@
 // rotation) and the tool catalog (this window's bridge's view of it). Watches the folder (the
 // files may not exist yet, the folder may be deleted), debounces bursts, re-reads on change,
 // and says when the folder cannot be used (the audit record would be lost).
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { CATALOG_FILE, mergeCatalog, parseCatalogFile, type CatalogServers } from '../bridge/catalog/catalog-file.ts';
-import { ensurePrivateDir, PRIVATE_FILE_MODE } from '../bridge/private-files.ts';
+import { CATALOG_FILE, MAX_CATALOG_FILE_BYTES, mergeCatalog, parseCatalogFile, type CatalogServers } from '../bridge/catalog/catalog-file.ts';
+import { ensurePrivateDir, readPrivateFileSync, writePrivateFileSync } from '../bridge/private-files.ts';
 import { RunLogReader, type RunRecord } from '../bridge/run-log-reader.ts';
 import { isRunLogName, RUN_LOG_FILE } from '../bridge/run-log-files.ts';
 import { DirWatcher } from './dir-watcher.ts';
@@ -15,7 +15,7 @@ import { DirWatcher } from './dir-watcher.ts';
 export function prepareStateDir(dir: string): void {
   ensurePrivateDir(dir);
   const probe = join(dir, `.write-test-${process.pid}`);
-  writeFileSync(probe, '', { mode: PRIVATE_FILE_MODE });
+  writePrivateFileSync(probe, new Uint8Array());
   rmSync(probe, { force: true });
 }
 
@@ -76,7 +76,8 @@ export class StateFiles implements vscode.Disposable {
   /** The servers as this window's bridge sees them, with tool lists from any writer. */
   catalog(): CatalogServers {
     try {
-      return mergeCatalog(parseCatalogFile(readFileSync(join(this.dir, CATALOG_FILE), 'utf8')), this.owner);
+      const text = readPrivateFileSync(join(this.dir, CATALOG_FILE), MAX_CATALOG_FILE_BYTES)?.toString('utf8');
+      return text === undefined ? {} : mergeCatalog(parseCatalogFile(text), this.owner);
     } catch {
       return {};
     }

@@ -4,11 +4,10 @@
 // Readers merge: a window's Tools view takes server states from its own live bridge and tool
 // lists from whichever section listed them last; a bridge's cache takes tool lists from any
 // section listed under the same server configuration.
-import { readFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateDirAsync, writePrivateFile } from '../private-files.ts';
+import { ensurePrivateDirAsync, readPrivateFile, writePrivateFile } from '../private-files.ts';
 import { processAlive, withLock } from '../state-lock.ts';
 
 export const CATALOG_FILE = 'catalog.json';
@@ -95,6 +94,8 @@ const DEAD_SECTION_MS = 24 * 3600_000;
 /** Sections of other hosts (a state dir on a network share) are trusted this long. */
 const OTHER_HOST_MS = 7 * 24 * 3600_000;
 const MAX_SECTIONS = 32;
+/** A bigger catalog.json is not read (32 sections of large tool lists fit well under this). */
+export const MAX_CATALOG_FILE_BYTES = 256 * 1024 * 1024;
 
 /** The sections of a catalog file's text (the legacy format as one dead section); [] for anything else. */
 export function parseCatalogFile(text: string): Array<[string, CatalogSection]> {
@@ -113,7 +114,8 @@ export function parseCatalogFile(text: string): Array<[string, CatalogSection]> 
 
 export async function readCatalogSections(dir: string): Promise<Array<[string, CatalogSection]>> {
   try {
-    return parseCatalogFile(await readFile(join(dir, CATALOG_FILE), 'utf8'));
+    const text = await readPrivateFile(join(dir, CATALOG_FILE), MAX_CATALOG_FILE_BYTES);
+    return text === undefined ? [] : parseCatalogFile(text);
   } catch {
     return [];
   }

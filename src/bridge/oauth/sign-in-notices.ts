@@ -3,12 +3,11 @@
 // only about its own bridge); the extension watches the state dir, asks "Sign in to <server>"
 // and opens the URL in the browser only if the person clicks. The file holds no secret: the
 // authorization URL carries a PKCE challenge and a state, never the verifier or a token.
-import { readFileSync, statSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { SERVER_NAME } from '../../config/schema.ts';
-import { ensurePrivateDirAsync, writePrivateFile } from '../private-files.ts';
+import { ensurePrivateDirAsync, readPrivateFileSync, writePrivateFile } from '../private-files.ts';
 
 const OWNER = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -41,8 +40,9 @@ const MAX_NOTICE_BYTES = 256 * 1024;
 export function newSignInRequests(file: string, shown: Set<string>, now = Date.now()): SignInNotice[] {
   let requests: SignInNotice[];
   try {
-    if (statSync(file).size > MAX_NOTICE_BYTES) return [];
-    requests = signInFileSchema.parse(JSON.parse(readFileSync(file, 'utf8'))).requests;
+    const text = readPrivateFileSync(file, MAX_NOTICE_BYTES)?.toString('utf8');
+    if (text === undefined) return [];
+    requests = signInFileSchema.parse(JSON.parse(text)).requests;
   } catch {
     return [];
   }

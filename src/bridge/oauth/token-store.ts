@@ -4,10 +4,11 @@
 // the file is sealed with AES-256-GCM; without one (the CLI) it is plain JSON, protected by its
 // mode only. The record names the server's URL: tokens of another URL are never sent.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { readFile, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { ensurePrivateDirAsync, writePrivateFile } from '../private-files.ts';
+import { ensurePrivateSubdirAsync, readPrivateFile, UnsafeStatePathError, writePrivateFile } from '../private-files.ts';
 
 /** The environment variable that carries the token key (32 bytes, base64) to the bridge. */
 export const TOKEN_KEY_ENV = 'CODE_EXECUTION_MODE_TOKEN_KEY';
@@ -109,11 +110,11 @@ export class TokenStore {
     const empty: StoredAuth = { version: 1, url: this.url };
     let text: string;
     try {
-      const raw = await readFile(this.file);
-      if (raw.length > MAX_FILE_BYTES) return this.unusable(`${this.file} is over ${MAX_FILE_BYTES} bytes`, empty);
-      text = raw.toString('utf8');
-    } catch {
-      return empty;
+      const read = await readPrivateFile(this.file, MAX_FILE_BYTES);
+      if (read === undefined) return existsSync(this.file) ? this.unusable(`${this.file} is over ${MAX_FILE_BYTES} bytes`, empty) : empty;
+      text = read;
+    } catch (error) {
+      return error instanceof UnsafeStatePathError ? this.unusable(error.message, empty) : empty;
     }
     try {
       const isSealed = text.trimStart().startsWith('{"sealed"');
@@ -128,7 +129,7 @@ export class TokenStore {
   }
 
   async write(record: StoredAuth): Promise<void> {
-    await ensurePrivateDirAsync(this.dir);
+    await ensurePrivateSubdirAsync(this.dir);
     const text = JSON.stringify(record);
     await writePrivateFile(this.file, this.key ? seal(text, this.key, this.server) : text);
   }
