@@ -52,6 +52,7 @@ await Promise.all([
 ]);
 await copyFile('src/sandbox/kernel/kernel.py', 'dist/kernel.py');
 await copyFile('src/sandbox/kernel/seccomp.py', 'dist/seccomp.py');
+await copyFile('src/sandbox/kernel/pid1.py', 'dist/pid1.py');
 await copyFile('src/sandbox/kernel/hints.py', 'dist/hints.py');
 await copyFile('src/bridge/runtime/mcp_runtime.py', 'dist/mcp_runtime.py');
 await chmod('dist/cli.js', 0o755);

@@ -18,11 +18,11 @@ log() { printf '[dev-env] %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # --- Debian packages ---------------------------------------------------------------------
-# Every package by name: --no-install-recommends drops podman's init binary (catatonit) and
-# docker's (tini, as docker-init), which the sandbox's --init needs, and debootstrap's
-# keyring, which it verifies the sandbox image's packages with. containernetworking-plugins: the
+# Every package by name: --no-install-recommends drops debootstrap's keyring, which it
+# verifies the sandbox image's packages with. No init binary (catatonit, tini) is needed: the
+# sandbox's kernel is its own PID 1. containernetworking-plugins: the
 # network of a package build (podman's own build needs no buildah). python3: the seccomp unit test.
-PACKAGES=(podman catatonit runc uidmap slirp4netns fuse-overlayfs containernetworking-plugins docker.io tini containerd
+PACKAGES=(podman runc uidmap slirp4netns fuse-overlayfs containernetworking-plugins docker.io containerd
   debootstrap debian-archive-keyring unzip ca-certificates python3)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
@@ -93,10 +93,10 @@ export CEM_TEST_IMAGE=$IMAGE CEM_TEST_DATA_IMAGE=$DATA_IMAGE
 
 # --- Proof that a hardened sandbox starts on both runtimes, before anything relies on it -------
 for rt in podman docker; do
-  if ! out=$("$rt" run --rm -i --init --network none --read-only --cap-drop ALL \
+  if ! out=$("$rt" run --rm -i --network none --read-only --cap-drop ALL \
       --security-opt no-new-privileges --user 65534:65534 --memory 128m --pids-limit 64 \
       "$IMAGE" python3 -c 'print("ok")' 2>&1) || [ "$out" != ok ]; then
-    log "a hardened $rt container with --init does not start on this machine:"
+    log "a hardened $rt container does not start on this machine:"
     printf '%s\n' "$out" | tail -5 >&2
     exit 1
   fi

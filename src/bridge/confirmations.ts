@@ -2,12 +2,13 @@
 // elicitation while the Python call waits (off the run's clock, bounded by the server's
 // confirmTimeoutSeconds). One question at a time per bridge, in the order the calls came, so
 // the calls of an asyncio.gather are asked about one by one. "For the rest of this session"
-// is remembered per run_python session (by name) for as long as the bridge runs.
+// is remembered per run_python session (by name) for as long as the bridge runs. The question
+// shows the whole arguments, escaped; arguments too large to show are refused, never cut.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { ConfirmationDeclinedError, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './hub/confirm.ts';
+import { ConfirmationDeclinedError, ConfirmationNeededError, noOneToAsk, tooLargeToAsk, type ConfirmationRequest } from './hub/confirm.ts';
 import type { ConfirmationAnswer, RunLog } from './run-log.ts';
-import { oneLine } from './shown-text.ts';
+import { escapeUnseen, oneLine } from './shown-text.ts';
 
 /** The bridge's client, as far as confirmations need it. */
 export interface ConfirmationAsker {
@@ -23,8 +24,11 @@ export interface ConfirmationContext {
   untimed?: <T>(work: Promise<T>) => Promise<T>;
 }
 
-/** Characters of the arguments shown in the question. */
-export const MAX_SHOWN_ARGUMENT_CHARS = 600;
+/**
+ * Characters of the arguments (as JSON, escapes included) a question shows. The user must see
+ * everything that would be sent, so larger arguments are refused rather than cut.
+ */
+export const MAX_SHOWN_ARGUMENT_CHARS = 4000;
 
 export const FOR_SESSION_FIELD = 'forSession';
 
@@ -35,15 +39,22 @@ export const FOR_SESSION_FIELD = 'forSession';
  */
 export const CONFIRMATION_PREFIX = 'Code Execution Mode: ';
 
+/** Sentences of the confirmation's question. */
+const WANTS_TO_CALL = 'wants to call the tool';
+const ACCEPT_OR_DECLINE = 'Accept to allow this call; decline to refuse it.';
+
 /** Characters of a tool's name or title (the server's, from its listing) shown in the question. */
 const MAX_SHOWN_NAME_CHARS = 100;
 
+/**
+ * The arguments as the question shows them: all of them, as JSON, keys and values with every
+ * character that would not show as itself (bidi overrides, zero-width, controls) escaped.
+ */
 export function shownArguments(args: Record<string, unknown>): string {
-  const text = JSON.stringify(args, (_key, value: unknown) => (typeof value === 'string' && value.length > 200 ? `${value.slice(0, 200)}… (${value.length} characters)` : value)) ?? '{}';
-  return text.length <= MAX_SHOWN_ARGUMENT_CHARS ? text : `${text.slice(0, MAX_SHOWN_ARGUMENT_CHARS)}… (${text.length} characters in all)`;
+  return escapeUnseen(JSON.stringify(args) ?? '{}');
 }
 
-export function questionFor(request: ConfirmationRequest, session: string): ElicitRequestFormParams {
+export function questionFor(request: ConfirmationRequest, session: string, shown = shownArguments(request.arguments)): ElicitRequestFormParams {
   // Name and title come from the server's listing: one line each, capped, so they cannot draw lines of their own.
   const tool = oneLine(request.tool, MAX_SHOWN_NAME_CHARS);
   const title = request.title ? oneLine(request.title, MAX_SHOWN_NAME_CHARS) : '';
@@ -51,8 +62,8 @@ export function questionFor(request: ConfirmationRequest, session: string): Elic
   return {
     mode: 'form',
     message:
-      `${CONFIRMATION_PREFIX}code running in the sandbox (session "${session}") wants to call the tool ${name} of MCP server "${request.server}" ` +
-      `with these arguments:\n${shownArguments(request.arguments)}\n\nAccept to allow this call; decline to refuse it.`,
+      `${CONFIRMATION_PREFIX}code running in the sandbox (session "${session}") ${WANTS_TO_CALL} ${name} of MCP server "${request.server}" ` +
+      `with these arguments:\n${shown}\n\n${ACCEPT_OR_DECLINE}`,
     requestedSchema: {
       type: 'object',
       properties: {
@@ -106,11 +117,17 @@ export class ConfirmationGate {
   }
 
   private async ask(asker: ConfirmationAsker, request: ConfirmationRequest, context: ConfirmationContext, key: string): Promise<void> {
+    // Arguments the question cannot show whole are refused: what the user allows is what is sent.
+    const shown = shownArguments(request.arguments);
+    if (shown.length > MAX_SHOWN_ARGUMENT_CHARS) {
+      this.record(request, context, 'too-large', 0);
+      throw new ConfirmationNeededError(tooLargeToAsk(request.server, request.tool, shown.length, MAX_SHOWN_ARGUMENT_CHARS));
+    }
     const asked = performance.now();
     this.runLog?.confirmation({ run: context.runId, server: request.server, tool: request.tool, arguments: request.arguments, phase: 'asked' });
     let result: ElicitResult;
     try {
-      result = await asker.ask(questionFor(request, context.session), { signal: context.signal, timeout: request.timeoutMs });
+      result = await asker.ask(questionFor(request, context.session, shown), { signal: context.signal, timeout: request.timeoutMs });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const timedOut = !context.signal.aborted && (error as { code?: unknown }).code === ErrorCode.RequestTimeout;

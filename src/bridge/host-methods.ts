@@ -4,7 +4,7 @@
 // never wait long for servers that are not ready.
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { RequestContext, RequestHandler } from '../sandbox/session.ts';
+import type { RefusedRequest, RequestContext, RequestHandler } from '../sandbox/session.ts';
 import type { ToolEntry } from './catalog/catalog.ts';
 import { takesOtherKeys } from './catalog/signature.ts';
 import { toolHint } from './catalog/tool-hints.ts';
@@ -86,6 +86,27 @@ export interface HostMethods {
 
 /** Where a run's proxied tool calls' progress goes. */
 export type ToolProgressSink = (server: string, tool: string, progress: Progress) => void;
+
+/** What a refused request is recorded by: the server and tool it named, if it named them well. */
+const refusedShape = z.object({ server: name.optional(), tool: name.nullable().optional(), name: name.optional(), arguments: z.unknown().optional() });
+
+/**
+ * A request the sandbox made after its run had ended, refused unserved (run.ts refuseRequest):
+ * on record in the run log as a denied call, under the host's run and with the reason.
+ */
+export function recordRefusedRequest(runLog: RunLog | undefined, refused: RefusedRequest): void {
+  const parsed = refusedShape.safeParse(refused.params);
+  const params = parsed.success ? parsed.data : {};
+  runLog?.toolCall({
+    run: refused.run,
+    server: params.server ?? '(bridge)',
+    tool: params.tool ?? params.name ?? refused.method,
+    arguments: params.arguments ?? {},
+    outcome: 'denied',
+    durationMs: 0,
+    error: refused.reason,
+  });
+}
 
 /** How a refused or failed proxied request is recorded in the run log. */
 export function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {

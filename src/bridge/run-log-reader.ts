@@ -122,7 +122,7 @@ export interface ConfirmationRecord {
   server: string;
   tool: string;
   arguments: unknown;
-  /** allowed-once, allowed-for-session, declined, cancelled, timeout, no-client, stopped, failed; absent while waiting. */
+  /** allowed-once, allowed-for-session, declined, cancelled, timeout, no-client, too-large, stopped, failed; absent while waiting. */
   answer?: string;
   answered?: string;
   waitedMs?: number;

@@ -78,7 +78,7 @@ export interface ToolCallEvent {
 }
 
 /** How a confirmation ended (see confirmations.ts). */
-export type ConfirmationAnswer = 'allowed-once' | 'allowed-for-session' | 'declined' | 'cancelled' | 'timeout' | 'no-client' | 'stopped' | 'failed';
+export type ConfirmationAnswer = 'allowed-once' | 'allowed-for-session' | 'declined' | 'cancelled' | 'timeout' | 'no-client' | 'too-large' | 'stopped' | 'failed';
 
 /** A confirmation asked of the user, then its answer: one `confirmation` line each. */
 export interface ConfirmationEvent {

@@ -11,7 +11,7 @@ import { distributionsText, type ImageDistributions } from '../sandbox/image-dis
 import { PACKAGES_RECHECK_MS, SessionManager } from '../sandbox/sessions.ts';
 import { BridgeClientRelay } from './client-relay.ts';
 import { ConfirmationGate, clientAsker } from './confirmations.ts';
-import { createHostMethods, type HostMethods } from './host-methods.ts';
+import { createHostMethods, recordRefusedRequest, type HostMethods } from './host-methods.ts';
 import { exposeProxied, type Exposure } from './proxied-exposure.ts';
 import { buildHintFor, imagePackagesText, installedNames, packagesAtStart, packagesText } from './packages-status.ts';
 import { SnippetStore, snippetDirs } from './snippets.ts';
@@ -130,6 +130,7 @@ export async function createBridge(config: ConfigWithSecrets, log: (message: str
   const imageNames = () => (sandbox.imageDistributions() ?? remembered)?.names ?? [];
   const sandbox = new SessionManager(config.sandbox, {
     onRequest: methods.handle,
+    onRefusedRequest: (refused) => recordRefusedRequest(runLog, refused),
     onPackagesBuilt: packagesBuilt,
     onImageDistributions: imageDistributions,
     detect: { stateDir: config.stateDir },

@@ -10,7 +10,6 @@ const ICONS: Record<RuntimeStatus['state'], string> = {
   ready: '$(vm-active)',
   'limits-not-enforced': '$(warning)',
   'image-missing': '$(cloud-download)',
-  'init-missing': '$(error)',
   'start-failed': '$(error)',
   'daemon-down': '$(vm-outline)',
   'not-installed': '$(circle-slash)',
@@ -23,9 +22,9 @@ const SHORT: Partial<Record<RuntimeStatus['state'], string>> = {
 };
 
 /** How close each state is to running a sandbox: when none can, the closest one is shown. */
-const CLOSENESS: RuntimeStatus['state'][] = ['ready', 'limits-not-enforced', 'image-missing', 'start-failed', 'init-missing', 'daemon-down', 'not-installed'];
+const CLOSENESS: RuntimeStatus['state'][] = ['ready', 'limits-not-enforced', 'image-missing', 'start-failed', 'daemon-down', 'not-installed'];
 
-const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'image', 'packages', 'workspace', 'init', 'start'];
+const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'image', 'packages', 'workspace', 'start'];
 
 /** The runtime to speak of: the one in use, else the one nearest to working. */
 export function headline(report: SandboxReport): RuntimeStatus | undefined {

@@ -69,6 +69,8 @@ export class KernelContainer {
   pythonVersion = '';
   /** "installed", or why the kernel's own seccomp filter is not (an architecture without one). */
   seccomp = '';
+  /** What the container's PID 1 is: the kernel's own reaper, or why not. */
+  init = '';
   /** Counts interpreters: a restart starts the next one (replies to the old one are dropped). */
   generation = 0;
   /** The image's distributions, as its first interpreter reported them (never a restarted one's). */
@@ -227,6 +229,7 @@ export class KernelContainer {
   private noteReady(ready: Extract<KernelMessage, { t: 'ready' }>): void {
     this.pythonVersion = ready.python;
     this.seccomp = ready.seccomp ?? 'not reported';
+    this.init = ready.init ?? 'not reported';
   }
 
   private onStdout(chunk: Buffer): void {

@@ -83,6 +83,25 @@ export interface RequestContext {
 /** Serves a request from sandboxed code. Throwing sends the error back into Python. */
 export type RequestHandler = (method: string, params: unknown, context: RequestContext) => Promise<unknown>;
 
+/** A request the host refused unserved because no run of its own was in progress to own it. */
+export interface RefusedRequest {
+  /** The host's run it is recorded under: the one in progress, or the session's last. */
+  run: string;
+  method: string;
+  params: unknown;
+  reason: string;
+}
+
+/**
+ * Answers a request that no run in progress owns (it came from code of a run that has ended,
+ * a thread the code left behind, say), so that its caller gets an error instead of waiting for
+ * ever, and tells `onRefused` so the refusal is on record.
+ */
+export function refuseRequest(container: KernelContainer, message: Extract<KernelMessage, { t: 'req' }>, refused: RefusedRequest, onRefused?: (refused: RefusedRequest) => void): void {
+  container.send({ t: 'res', id: message.id, ok: false, error: { type: 'RunEnded', message: `Refused: ${refused.reason}.` } });
+  onRefused?.(refused);
+}
+
 export interface RunOptions {
   /** The run's id, when the caller wants to know it up front (for logs). */
   runId?: string;
@@ -90,6 +109,26 @@ export interface RunOptions {
   signal?: AbortSignal;
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
   onRequest?: RequestHandler;
+  /** Told of every request refused because its run had ended (for the audit record). */
+  onRefusedRequest?: (refused: RefusedRequest) => void;
+}
+
+/**
+ * What a container hears between runs: a request is refused (its run has ended) and put on
+ * record; a `done` means the run before forged its end and its code may still be running.
+ */
+export function watchBetweenRuns(container: KernelContainer, lastRun: string, onRefused: RunOptions['onRefusedRequest'], onForgedEnd: (run: string) => void): void {
+  if (!container.alive) return;
+  container.on({
+    message: (message) => {
+      if (message.t === 'req') {
+        const reason = `the call came from code of run ${message.run} after its end; calls are served only while their run is in progress`;
+        refuseRequest(container, message, { run: lastRun, method: message.method, params: message.params, reason }, onRefused);
+      } else if (message.t === 'done') {
+        onForgedEnd(lastRun);
+      }
+    },
+  });
 }
 
 export const MAX_IMAGES_PER_RUN = 16;
@@ -120,6 +159,8 @@ export interface RunSpec {
   /** performance.now() when the run was asked for. */
   started: number;
   code: string;
+  /** Told when a `done` comes after the run ended: its end was forged (see watchBetweenRuns). */
+  onForgedEnd?: (run: string) => void;
 }
 
 /** Runs `code` on a container; never rejects (a dead container is a lost session). */
@@ -155,6 +196,7 @@ class RunTracker {
   private readonly options: RunOptions;
   private readonly cold: boolean;
   private readonly started: number;
+  private readonly onForgedEnd: ((run: string) => void) | undefined;
 
   constructor(run: RunSpec) {
     const { container, runId, config, options, code } = run;
@@ -165,6 +207,7 @@ class RunTracker {
     this.options = options;
     this.cold = run.cold;
     this.started = run.started;
+    this.onForgedEnd = run.onForgedEnd;
     this.stdout = new CappedText(config.maxOutputChars);
     this.stderr = new CappedText(config.maxOutputChars);
     this.generation = container.generation;
@@ -201,10 +244,25 @@ class RunTracker {
         if (message.run === this.runId) this.addFile(message);
         return;
       case 'req':
+        if (message.run !== this.runId) {
+          const reason = `the call came from code of an earlier run (${message.run}), which has ended; calls are served only while their run is in progress`;
+          return refuseRequest(this.container, message, { run: this.runId, method: message.method, params: message.params, reason }, this.options.onRefusedRequest);
+        }
         void this.onRequest(message.id, message.method, message.params);
         return;
       case 'done':
-        if (message.run !== this.runId || message.token !== this.token) return;
+        // Without this run's token: code guessing it (16 random bytes), ignored.
+        if (message.run === this.runId && message.token !== this.token) return;
+        if (message.run !== this.runId) {
+          // The kernel sends one `done` per run: an earlier run's here means that run's end was
+          // forged (its real one follows). Nothing it ran can be trusted to have stopped.
+          const error = {
+            type: 'ForgedRunEnd',
+            message: `The sandbox reported the end of an earlier run (${message.run}) during this one: code forged the end of that run and went on running`,
+            traceback: '',
+          };
+          return this.finish('error', null, error, true, true);
+        }
         if (this.stopping && message.leftoverThreads) {
           const threads = message.leftoverThreads === 1 ? '1 thread it started was' : `${message.leftoverThreads} threads it started were`;
           const error = this.stopError(message.error);
@@ -368,7 +426,10 @@ class RunTracker {
     this.clock.stop();
     for (const timer of this.timers) clearTimeout(timer);
     this.requestsAbort.abort();
-    this.container.on({});
+    // Watched from here on, unless the interpreter is about to be replaced (frames of the old one
+    // may still come) or is gone: the session watches again after a restart.
+    if (lost || restart || !this.onForgedEnd) this.container.on({});
+    else watchBetweenRuns(this.container, this.runId, this.options.onRefusedRequest, this.onForgedEnd);
     const omitted = { stdout: this.stdout.omitted, stderr: this.stderr.omitted, images: this.omittedImages };
     const result: RunResult = {
       runId: this.runId,

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import type { SandboxConfig } from '../config/schema.ts';
 import { KernelContainer, type RuntimeRef } from './container.ts';
 import { SandboxStartError } from './errors.ts';
-import { runOnContainer, type RunOptions, type RunResult, type RunStatus, type SessionChange } from './run.ts';
+import { runOnContainer, watchBetweenRuns, type RunOptions, type RunResult, type RunStatus, type SessionChange } from './run.ts';
 
 export {
   MAX_IMAGE_BASE64_CHARS,
@@ -18,6 +18,7 @@ export {
   RunClock,
   type RequestContext,
   type RequestHandler,
+  type RefusedRequest,
   type RunImage,
   type RunOptions,
   type RunResult,
@@ -42,6 +43,8 @@ export class Session {
   private pendingChange: SessionChange | undefined;
   /** The container was alive when the last run ended: if it is gone at the next, it died in between. */
   private aliveAfterRun = false;
+  /** A `done` came while no run was in progress: the run before forged its end (its code may still run). */
+  private forgedEnd: string | undefined;
 
   readonly name: string;
   private readonly runtime: RuntimeRef;
@@ -163,16 +166,28 @@ export class Session {
       const how = `exit code ${ended.code ?? 'none'}${ended.reason ? `: ${ended.reason}` : ''}`;
       this.pendingChange ??= { kind: 'lost', reason: `its sandbox ended after the last run (${how})` };
     }
+    if (this.forgedEnd !== undefined) {
+      const forged = this.forgedEnd;
+      this.forgedEnd = undefined;
+      const restarted = await this.restartInterpreter();
+      this.pendingChange = {
+        kind: 'lost',
+        reason: `code of an earlier run (${forged}) forged the end of its run and went on running, so the interpreter was ${restarted ? 'restarted' : 'stopped'}`,
+      };
+      if (!restarted) return this.runNow(code, { ...options, runId });
+    }
     const change = this.pendingChange;
     this.pendingChange = undefined;
     this.runs++;
-    const { result, restart } = await runOnContainer({ container, runId, session: this.name, config: this.config, options, cold, started, code });
+    const onForgedEnd = (run: string) => (this.forgedEnd ??= run);
+    const { result, restart } = await runOnContainer({ container, runId, session: this.name, config: this.config, options, cold, started, code, onForgedEnd });
     if (restart && result.error) {
       const restarted = await this.restartInterpreter();
       result.error.message += restarted
         ? ", so its interpreter was restarted; the session's state is lost."
         : ", and its interpreter did not restart either, so its sandbox was killed; the session's state is lost.";
       result.durationMs = performance.now() - started;
+      if (restarted) watchBetweenRuns(container, runId, options.onRefusedRequest, onForgedEnd);
     }
     // A cancelled run's result never reaches the caller (MCP drops it): the next run says the loss.
     if (result.status === 'cancelled' && result.sessionLost) {

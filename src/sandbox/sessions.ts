@@ -8,7 +8,7 @@ import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime
 import { packagesState, type PackagesState } from './derived-image.ts';
 import type { KernelContainer } from './container.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from './image-distributions.ts';
-import { Session, startKernel, type RequestHandler, type RunResult, type SessionChange } from './session.ts';
+import { Session, startKernel, type RefusedRequest, type RequestHandler, type RunResult, type SessionChange } from './session.ts';
 
 export interface ExecuteOptions {
   runId?: string;
@@ -33,6 +33,8 @@ export interface SessionManagerOptions {
   detect?: DetectOptions;
   /** Serves requests (tool calls) from sandboxed code. */
   onRequest?: RequestHandler;
+  /** Told of requests refused because their run had ended (run.ts refuseRequest). */
+  onRefusedRequest?: (refused: RefusedRequest) => void;
   /** Code every new interpreter runs first (the MCP runtime). */
   prelude?: string;
   /** How the user pulls a missing image where this runs (a VS Code command, a CLI flag). */
@@ -162,6 +164,7 @@ export class SessionManager {
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onOutput ? { onOutput: options.onOutput } : {}),
         ...(this.options.onRequest ? { onRequest: this.options.onRequest } : {}),
+        ...(this.options.onRefusedRequest ? { onRefusedRequest: this.options.onRefusedRequest } : {}),
       },
       options.reset ?? false,
     );

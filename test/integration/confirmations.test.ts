@@ -1,7 +1,8 @@
 // Confirmations of proxied tool calls, through the real bridge process, a real container and
 // real MCP SDK clients on both sides: a client that takes form elicitations answers them
 // (accept, accept for the session, decline, cancel, no answer), a client without elicitation
-// gets "needs-confirmation"; the per-server `confirm` and `confirmTools` decide who asks; calls
+// gets "needs-confirmation", and so do arguments too large for the question to show whole;
+// arguments are shown escaped; the per-server `confirm` and `confirmTools` decide who asks; calls
 // from asyncio.gather ask one at a time, in order; the wait is not charged to the run's timeout;
 // every question and answer is in the run log.
 import assert from 'node:assert/strict';
@@ -139,6 +140,31 @@ describe(`confirmations (${runtime})`, { timeout: 600_000 }, () => {
     bridge.answer = () => ({ action: 'cancel' });
     const cancelled = await bridge.run(attempt('call_tool("fx", "remove", {"id": "c"})'));
     assert.match(String(cancelled.stdout), /error: declined .*cancelled the call/);
+  });
+
+  test('arguments too large for the question to show whole are refused, not cut: nothing is asked and the tool is not called', async () => {
+    bridge.questions.length = 0;
+    bridge.answer = () => ({ action: 'accept' });
+    const result = await bridge.run(`${attempt('mcp_fx.remove(id="harmless.txt" + " " * 5000 + "AND EVERYTHING ELSE")')}print("reached:", await mcp_fx.removed())`);
+    const stdout = String(result.stdout);
+    assert.match(stdout, /error: needs-confirmation .*over the 4000 a confirmation can show whole.*Split the work into smaller calls.*"confirm": "none" on server "fx"/);
+    assert.equal(bridge.questions.length, 0);
+    assert.match(stdout, /reached: \[/);
+    assert.doesNotMatch(stdout, /EVERYTHING/, 'the call did not reach the server');
+    const events = logEvents(bridge.stateDir);
+    assert.ok(events.some((e) => e.type === 'confirmation' && e.answer === 'too-large'));
+    assert.ok(events.some((e) => e.type === 'tool-call' && e.tool === 'remove' && e.outcome === 'denied' && /a confirmation can show whole/.test(String(e.error))));
+  });
+
+  test('bidi and invisible characters in the arguments are shown as escapes; the call gets them unchanged', async () => {
+    bridge.questions.length = 0;
+    bridge.answer = () => ({ action: 'accept' });
+    const result = await bridge.run(`${attempt('mcp_fx.remove(id="report\\u202etxt\\u200b.exe")')}import json\nprint("reached:", ascii(json.loads(await mcp_fx.removed())[-1]))`);
+    assert.match(String(result.stdout), /ok: removed report/);
+    assert.match(String(result.stdout), /reached: 'report\\u202etxt\\u200b\.exe'/);
+    const message = bridge.questions[0]?.message ?? '';
+    assert.ok(message.includes('"id":"report\\u{202E}txt\\u{200B}.exe"'), message);
+    assert.doesNotMatch(message, /[\u202e\u200b]/);
   });
 
   test('no answer within confirmTimeoutSeconds: declined', async () => {

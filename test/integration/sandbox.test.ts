@@ -4,7 +4,9 @@ import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { MAX_IMAGES_PER_RUN } from '../../src/sandbox/session.ts';
 import { SessionManager } from '../../src/sandbox/sessions.ts';
+import type { RefusedRequest } from '../../src/sandbox/session.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 for (const runtime of testRuntimes()) {
   describe(`sandbox on ${runtime}`, () => {
@@ -386,6 +388,81 @@ for (const runtime of testRuntimes()) {
       await sandbox.closeSession('seccomp');
     });
 
+    test('PID 1 is out of reach: its memory, syscall and environment unreadable, no signal or ptrace reaches it, and it has our filter', async () => {
+      // The injection that escaped an init binary's weaker filter: read /proc/1/syscall, write
+      // /proc/1/mem, signal PID 1. Every process in the container must carry the kernel's filter.
+      const attack = [
+        'import ctypes, errno, os, signal',
+        'def attempt(f):',
+        '    try:',
+        '        f()',
+        '        return "allowed"',
+        '    except OSError as e:',
+        '        return errno.errorcode.get(e.errno, str(e.errno))',
+        'def filters(pid):',
+        '    for line in open("/proc/%s/status" % pid):',
+        '        if line.startswith("Seccomp_filters:"):',
+        '            return line.split()[1]',
+        'libc = ctypes.CDLL(None, use_errno=True)',
+        'def ptrace_attach():',
+        '    if libc.ptrace(ctypes.c_long(16), ctypes.c_long(1), None, None) == -1:',
+        '        raise OSError(ctypes.get_errno(), "ptrace")',
+        'def write_mem():',
+        '    with open("/proc/1/mem", "r+b") as f:',
+        '        f.write(b"\\xcc")',
+        'found = {',
+        '    "syscall": attempt(lambda: open("/proc/1/syscall").read()),',
+        '    "mem": attempt(write_mem),',
+        '    "environ": attempt(lambda: open("/proc/1/environ", "rb").read()),',
+        '    "signals": sorted({attempt(lambda s=s: os.kill(1, s)) for s in (0, signal.SIGTERM, signal.SIGKILL, signal.SIGSTOP, signal.SIGINT)}),',
+        '    "ptrace": attempt(ptrace_attach),',
+        '    "filters": sorted({filters(p) for p in os.listdir("/proc") if p.isdigit()}) == [filters("self")],',
+        '    "pid1": os.path.basename(open("/proc/1/cmdline", "rb").read().split(b"\\0")[0].decode()),',
+        '}',
+        'found',
+      ].join('\n');
+      const result = await sandbox.execute(attack, { session: 'pid1' });
+      assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      assert.equal(
+        result.value,
+        "{'syscall': 'EACCES', 'mem': 'EACCES', 'environ': 'EACCES', 'signals': ['EPERM'], 'ptrace': 'EPERM', 'filters': True, 'pid1': 'python3'}",
+      );
+      // The session and its PID 1 are still there, and so is the protection after a reset.
+      assert.equal((await sandbox.execute('found["pid1"]', { session: 'pid1' })).value, "'python3'");
+      const again = await sandbox.execute(`${attack}\n(found["mem"], found["signals"], found["filters"])`, { session: 'pid1', reset: true });
+      assert.equal(again.value, "('EACCES', ['EPERM'], True)", JSON.stringify(again.error));
+      await sandbox.closeSession('pid1');
+    });
+
+    test('orphans of the code are reaped by PID 1, so zombies never fill the pids limit', async () => {
+      const code = [
+        'import os, time',
+        'def zombies():',
+        '    found = 0',
+        '    for p in os.listdir("/proc"):',
+        '        try:',
+        '            if p.isdigit() and open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[0] == "Z":',
+        '                found += 1',
+        '        except OSError:',
+        '            pass',
+        '    return found',
+        'for _ in range(20):',
+        '    child = os.fork()',
+        '    if child == 0:',
+        '        if os.fork() == 0:',
+        '            os._exit(0)  # the grandchild: an orphan once its parent is gone',
+        '        os._exit(0)',
+        '    os.waitpid(child, 0)',
+        'deadline = time.monotonic() + 10',
+        'while zombies() and time.monotonic() < deadline:',
+        '    time.sleep(0.01)',
+        'zombies()',
+      ].join('\n');
+      const result = await sandbox.execute(code, { session: 'orphans' });
+      assert.equal(result.value, '0', JSON.stringify(result.error));
+      await sandbox.closeSession('orphans');
+    });
+
     test('code can emit images', async () => {
       const png = '\\x89PNG\\r\\n\\x1a\\n' + 'rest';
       const result = await sandbox.execute(`emit_image(b"${png}")\nimport sandbox_host\nsandbox_host.emit_image(b"GIF89a", "image/gif")`);
@@ -423,5 +500,91 @@ for (const runtime of testRuntimes()) {
         assert.equal(next.value, 'False');
       });
     }
+  });
+}
+
+for (const runtime of testRuntimes()) {
+  describe(`a forged end of run on ${runtime}`, () => {
+    let sandbox: SessionManager;
+    const served: string[] = [];
+    const refused: RefusedRequest[] = [];
+    before(() => {
+      sandbox = new SessionManager(testSandbox(runtime), {
+        onRequest: async (method, _params, context) => {
+          served.push(`${context.runId} ${method}`);
+          return 'served';
+        },
+        onRefusedRequest: (request) => refused.push(request),
+      });
+    });
+    after(async () => {
+      await sandbox.close();
+    });
+
+    test('a done with the stolen token ends the run early, but the code after it is refused, logged, and the next run restarts the interpreter', async () => {
+      await sandbox.execute('kept = 1', { session: 'f' });
+      // The attack: dig the run's token out of the kernel's frame, send `done` with it, go on.
+      const forge = [
+        'import __main__, sys, sandbox_host',
+        'f = sys._getframe()',
+        'while f.f_code.co_name != "_execute":',
+        '    f = f.f_back',
+        'm = f.f_locals["message"]',
+        '__main__._send({"t": "done", "run": m["run"], "token": m["token"], "status": "ok", "value": "\'forged\'", "error": None})',
+        'try:',
+        '    after_end = sandbox_host.request_sync("list_servers")',
+        'except sandbox_host.HostError as e:',
+        '    after_end = e.type',
+        'after_end',
+      ].join('\n');
+      const first = await sandbox.execute(forge, { session: 'f', runId: 'run-forged' });
+      assert.equal(first.value, "'forged'");
+      // The real `done` follows the forged one: between runs (the next run restarts the
+      // interpreter first and says why) or during the next run (which then ends with the error).
+      const next = await sandbox.execute('"kept" in globals()', { session: 'f', runId: 'run-next' });
+      if (next.status === 'ok') {
+        assert.equal(next.value, 'False');
+        assert.equal(next.sessionChange?.kind, 'lost');
+        assert.match(next.sessionChange?.reason ?? '', /run-forged\) forged the end of its run and went on running, so the interpreter was restarted/);
+      } else {
+        assert.equal(next.error?.type, 'ForgedRunEnd', JSON.stringify(next.error));
+        assert.match(next.error?.message ?? '', /end of an earlier run \(run-forged\) during this one.*so its interpreter was restarted/);
+        assert.equal((await sandbox.execute('"kept" in globals()', { session: 'f' })).value, 'False');
+      }
+      assert.deepEqual(served, [], 'nothing after the forged end was served');
+      // Refused, on record under the host's run of the moment, naming the run the code claimed.
+      assert.deepEqual(refused.map((r) => r.method), ['list_servers']);
+      assert.ok(['run-forged', 'run-next'].includes(refused[0]!.run), refused[0]!.run);
+      assert.match(refused[0]!.reason, /run-forged/);
+    });
+
+    test('calls from a thread the code left running are refused once its run has ended, and put on record', async () => {
+      refused.length = 0;
+      served.length = 0;
+      // The thread calls until a call is refused: the first after run-left's end.
+      const left = [
+        'import threading, sandbox_host',
+        'outcome = []',
+        'def calls():',
+        '    while True:',
+        '        try:',
+        '            sandbox_host.request_sync("call_tool", {"server": "memory", "tool": "read_graph"})',
+        '        except sandbox_host.HostError as e:',
+        '            outcome.append(e.type)',
+        '            return',
+        'worker = threading.Thread(target=calls)',
+        'worker.start()',
+      ].join('\n');
+      await sandbox.execute(left, { session: 't', runId: 'run-left' });
+      await until('a refused call', () => refused.length > 0);
+      const next = await sandbox.execute('worker.join(20)\noutcome', { session: 't', runId: 'run-after' });
+      assert.equal(next.value, "['RunEnded']", JSON.stringify(next.error));
+      assert.ok(served.every((s) => s === 'run-left call_tool'), served.join());
+      assert.deepEqual(
+        refused.map((r) => [r.run, r.method]),
+        [['run-left', 'call_tool']],
+      );
+      assert.match(refused[0]!.reason, /run run-left after its end/);
+    });
   });
 }

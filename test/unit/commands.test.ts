@@ -18,7 +18,8 @@ test('run arguments carry every hardening flag and the configured limits', () =>
   const config = defaultSandboxConfig({ image: 'img:1', memory: '300m', pids: 50, cpus: 1.5, tmpSize: '32m' });
   const args = runArgs('podman', config, { name: 'n1', owner: 'h/1', session: 's' });
   assert.equal(args[0], 'run');
-  for (const flag of ['--rm', '-i', '--init', '--read-only']) assert.ok(args.includes(flag), flag);
+  for (const flag of ['--rm', '-i', '--init=false', '--read-only']) assert.ok(args.includes(flag), flag);
+  assert.ok(!args.includes('--init'), 'no init binary: the kernel is PID 1');
   assert.deepEqual(pairs(args, '--network'), ['none']);
   assert.deepEqual(pairs(args, '--cap-drop'), ['ALL']);
   assert.deepEqual(pairs(args, '--security-opt'), ['no-new-privileges']);

@@ -33,12 +33,24 @@ test('confirm: destructive by default, all, none; confirmTools always; read-only
   assert.throws(() => serverSchema.parse({ command: 'x', confirm: 'sometimes' }));
 });
 
-test('the question names server, tool and title, and shortens the arguments', () => {
-  const question = questionFor({ server: 's', tool: 'rm', title: 'Remove', arguments: { path: 'a'.repeat(5000), n: 1 }, timeoutMs: 1000 }, 'default');
+test('the question names server, tool and title, and shows the whole arguments', () => {
+  // A long string is shown to its end: a tail past some cut cannot hide what is sent.
+  const target = `harmless.txt${' '.repeat(300)}AND EVERYTHING ELSE`;
+  const question = questionFor({ server: 's', tool: 'rm', title: 'Remove', arguments: { target, n: 1 }, timeoutMs: 1000 }, 'default');
   assert.match(question.message, /s\.rm \("Remove"\)/);
-  assert.match(question.message, /5000 characters/);
-  assert.ok(shownArguments({ list: Array.from({ length: 1000 }, (_, i) => i) }).length < MAX_SHOWN_ARGUMENT_CHARS + 40);
+  assert.ok(question.message.includes(JSON.stringify({ target, n: 1 })), question.message);
+  assert.doesNotMatch(question.message, /…/);
   assert.equal(question.requestedSchema.properties.forSession?.type, 'boolean');
+});
+
+test('the arguments shown: bidi, zero-width and other unseen characters escaped visibly, in keys and values', () => {
+  const shown = shownArguments({ 'file\u202e': 'report\u202etxt.exe', note: 'a\u200bb\u2066c\u2028d\u0085e\u00a0f', plain: 'Zoë 日本 ✓' });
+  assert.equal(shown, '{"file\\u{202E}":"report\\u{202E}txt.exe","note":"a\\u{200B}b\\u{2066}c\\u{2028}d\\u{85}e\\u{A0}f","plain":"Zoë 日本 ✓"}');
+  assert.doesNotMatch(shown, /[\u202e\u200b\u2066\u2028\u0085\u00a0]/);
+  // A backslash the value really holds stays doubled: an escape shown is never the value's own text.
+  assert.equal(shownArguments({ a: '\\u{202E}' }), '{"a":"\\\\u{202E}"}');
+  const question = questionFor({ server: 's', tool: 'rm', arguments: { name: 'report\u202etxt.exe' }, timeoutMs: 1000 }, 'default');
+  assert.ok(question.message.includes('report\\u{202E}txt.exe'), question.message);
 });
 
 test('the gate: one question at a time in order, answers, session allowance, timeout, no client; all in the run log', async () => {
@@ -86,12 +98,28 @@ test('the gate: one question at a time in order, answers, session allowance, tim
   assert.equal(asked.at(-1), 's', 'allowed for the session: not asked again');
   await gate.confirm(request('o'), { ...context, session: 'other' });
   assert.equal(asked.at(-1), 'o', 'another session is asked');
+  // Arguments the question cannot show whole are refused, not asked about; within the cap they are asked.
+  const before = asked.length;
+  const fresh = { ...context, session: 'fresh' };
+  const big = { id: 'big', text: 'x'.repeat(MAX_SHOWN_ARGUMENT_CHARS) };
+  await assert.rejects(
+    gate.confirm({ ...request('big'), arguments: big }, fresh),
+    (e: Error) => e.name === 'ConfirmationNeededError' && /over the 4000 a confirmation can show whole/.test(e.message) && /Split the work/.test(e.message) && /"confirm": "none"/.test(e.message),
+  );
+  assert.equal(asked.length, before, 'not asked');
+  answer = async () => ({ action: 'accept' });
+  await gate.confirm({ ...request('fits'), arguments: { id: 'fits', text: 'x'.repeat(MAX_SHOWN_ARGUMENT_CHARS - 40) } }, fresh);
+  assert.equal(asked.at(-1), 'fits');
+  // Escapes count: the cap is on what the user would read.
+  await assert.rejects(gate.confirm({ ...request('wide'), arguments: { id: 'wide', text: '\u200b'.repeat(MAX_SHOWN_ARGUMENT_CHARS / 4) } }, fresh), /a confirmation can show whole/);
+  // Once allowed for the session, nothing is asked, so nothing is too large to show.
+  await gate.confirm({ ...request('s3'), arguments: big }, context);
   canAsk = false;
   await assert.rejects(gate.confirm({ ...request('n'), tool: 'mv' }, context), (e: Error) => e.name === 'ConfirmationNeededError' && /"confirm": "none"/.test(e.message));
   log.close();
   const runs = parseRunLog(await readFile(join(dir, RUN_LOG_FILE), 'utf8'));
   const answers = runs[0]!.confirmations.map((c) => c.answer);
-  assert.deepEqual(answers, ['allowed-once', 'declined', 'allowed-once', 'timeout', 'allowed-for-session', 'allowed-for-session', 'no-client']);
+  assert.deepEqual(answers, ['allowed-once', 'declined', 'allowed-once', 'timeout', 'allowed-for-session', 'allowed-for-session', 'too-large', 'allowed-once', 'too-large', 'no-client']);
   assert.equal(waitingForConfirmation(runs[0]!), false);
   const open1 = parseRunLog(
     `${JSON.stringify({ type: 'run-start', run: 'w', session: 'd', time: new Date().toISOString(), code: 'x' })}\n` +

@@ -44,7 +44,7 @@ test('the status bar names the runtime nearest to working and what it lacks', ()
   const report: SandboxReport = { image: 'localhost/none:x', runtimes: [notInstalled(), imageMissing()] };
   assert.equal(headline(report)?.name, 'podman');
   assert.equal(statusText(report), '$(cloud-download) podman: image missing');
-  assert.equal(statusText({ image: 'i', runtimes: [{ ...imageMissing(), state: 'init-missing' }] }), '$(error) podman: init binary missing');
+  assert.equal(statusText({ image: 'i', runtimes: [{ ...imageMissing(), state: 'start-failed' }] }), '$(error) podman: sandbox does not start');
   assert.equal(statusText({ image: 'i', runtimes: [{ ...notInstalled(), state: 'daemon-down' }] }), '$(vm-outline) docker: daemon down');
   const ready = { ...imageMissing(), state: 'ready' as const };
   assert.equal(statusText({ image: 'i', chosen: ready, runtimes: [ready] }), '$(vm-active) podman: ready');
@@ -57,7 +57,7 @@ test('the Diagnose panel shows every check, the problems and a button per fix, u
   assert.match(html, /default-src 'none'; style-src vscode-webview:; script-src 'nonce-N0NCE';/);
   assert.match(html, /Not ready: run_python cannot start a sandbox \(podman: image missing\)/);
   assert.match(html, /data-check="image" data-result="failed"/);
-  assert.match(html, /data-check="init" data-result="not reached"/);
+  assert.match(html, /data-check="start" data-result="not reached"/);
   assert.match(html, /data-check="installed" data-result="passed"/);
   assert.match(html, /is not present in podman; pull it once\./);
   assert.match(html, /data-runtime="0" data-fix="0" data-do="pull"/);
@@ -87,7 +87,6 @@ test('packages not built or stale: the status bar says so (runs go on), the pane
       ...imageMissing().checks.slice(0, 3),
       { name: 'image', ok: true, detail: 'present' },
       { name: 'packages', ok: false, detail: 'numpy: not built; runs use img without them' },
-      { name: 'init', ok: true, detail: 'ok' },
       { name: 'start', ok: true, detail: 'ok' },
     ],
     fixes: [{ kind: 'build', label: 'Build the sandbox image with its packages', command: 'code-execution-mode build-image' }],

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { RunLog } from '../../src/bridge/run-log.ts';
+import { recordRefusedRequest } from '../../src/bridge/host-methods.ts';
 import { parseRunLog, RunLogReader } from '../../src/bridge/run-log-reader.ts';
 import { runLogFiles } from '../../src/bridge/run-log-files.ts';
 import type { RunResult } from '../../src/sandbox/session.ts';
@@ -304,4 +305,24 @@ test('an event stats the log once', async (t) => {
   assert.equal(stat.mock.callCount() + fstat.mock.callCount(), 10, 'one stat per event');
   log.close();
   assert.equal(readFileSync(join(dir, 'runs.jsonl'), 'utf8').trim().split('\n').length, 11);
+});
+
+test('a request refused because its run had ended is on record as a denied call, with the reason', async () => {
+  const dir = await temp('cem-refused-');
+  const log = new RunLog(dir);
+  log.runStarted({ run: 'r1', session: 's', code: 'start a thread', timeoutMs: 1000 });
+  log.runEnded(result('r1'), { toolCalls: 0 });
+  const reason = 'the call came from code of run r1 after its end; calls are served only while their run is in progress';
+  recordRefusedRequest(log, { run: 'r1', method: 'call_tool', params: { server: 'memory', tool: 'read_graph', arguments: { a: 1 } }, reason });
+  // Whatever the sandbox put in the request, the record holds only well-formed names.
+  recordRefusedRequest(log, { run: 'r1', method: 'search_tools', params: { server: 7, query: 'x' }, reason });
+  log.close();
+  const [run] = parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8'));
+  assert.deepEqual(
+    run?.toolCalls.map((c) => [c.server, c.tool, c.outcome, c.error]),
+    [
+      ['memory', 'read_graph', 'denied', reason],
+      ['(bridge)', 'search_tools', 'denied', reason],
+    ],
+  );
 });

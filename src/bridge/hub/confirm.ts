@@ -34,11 +34,21 @@ export interface ConfirmationRequest {
   timeoutMs: number;
 }
 
+/** The settings that let calls of a tool go without asking. */
+function withoutAsking(server: string, tool: string): string {
+  return `set "confirm": "none" on server "${server}" in the bridge's configuration and leave "${tool}" out of its "confirmTools"`;
+}
+
 /** Why a call is refused when nobody can be asked, and the settings that allow it. */
 export function noOneToAsk(server: string, tool: string, why: string): string {
+  return `calling ${server}.${tool} needs the user's confirmation, and ${why}. To allow it without asking, ${withoutAsking(server, tool)}; or use a client that supports elicitation`;
+}
+
+/** Why a call is refused when the question could not show its arguments whole, and what to do instead. */
+export function tooLargeToAsk(server: string, tool: string, chars: number, max: number): string {
   return (
-    `calling ${server}.${tool} needs the user's confirmation, and ${why}. ` +
-    `To allow it without asking, set "confirm": "none" on server "${server}" in the bridge's configuration and leave "${tool}" out of its "confirmTools"; ` +
-    'or use a client that supports elicitation'
+    `calling ${server}.${tool} needs the user's confirmation, and its arguments are ${chars} characters as the question shows them (JSON), ` +
+    `over the ${max} a confirmation can show whole, so the user could not see what would be sent; the call was not made. ` +
+    `Split the work into smaller calls, or, to allow calls of it without asking, ${withoutAsking(server, tool)}`
   );
 }

@@ -1,7 +1,7 @@
 # Code Execution Mode sandbox kernel. Runs inside the container as the only process of
 # interest, fed over stdin by the host: frames are a 4-byte big-endian length and UTF-8 JSON.
-# Python 3.9+ and the standard library only. The host prepends seccomp.py and hints.py to this
-# source.
+# Python 3.9+ and the standard library only. The host prepends seccomp.py, pid1.py and hints.py
+# to this source.
 #
 # The protocol uses private duplicates of the original stdin/stdout. File descriptor 0 is then
 # /dev/null and file descriptor 1 a pipe read back as the run's stdout, so neither user code's
@@ -59,15 +59,17 @@ _RESTART_BOOTSTRAP = "import sys;exec(compile(sys.argv.pop(1),'<kernel>','exec')
 
 _boot = json.loads(sys.argv.pop(1)) if len(sys.argv) > 1 else None
 if _boot is None:
+    _seccomp_status = _install_seccomp()[:160]
+    _init_status = _stand_as_init()[:160]
     _in_fd = os.dup(0)
     _out_fd = os.dup(1)
-    _seccomp_status = _install_seccomp()[:160]
 else:
     _in_fd = int(_boot["in"])
     _out_fd = int(_boot["out"])
     os.set_inheritable(_in_fd, False)
     os.set_inheritable(_out_fd, False)
     _seccomp_status = str(_boot["seccomp"])
+    _init_status = str(_boot.get("init", ""))
     # What the previous interpreter left: ignored signals and a signal mask survive exec,
     # and its killed children are ours to reap.
     signal.pthread_sigmask(signal.SIG_SETMASK, [])
@@ -1007,7 +1009,7 @@ def _restart(source):
     stuck in code that ignores interrupts."""
     _sweep()
     argv = [sys.executable or "/usr/bin/python3", "-u", "-c", _RESTART_BOOTSTRAP, source,
-            json.dumps({"in": _in_fd, "out": _out_fd, "seccomp": _seccomp_status})]
+            json.dumps({"in": _in_fd, "out": _out_fd, "seccomp": _seccomp_status, "init": _init_status})]
     try:
         os.chdir(_CWD)
     except OSError:
@@ -1106,7 +1108,7 @@ def _main():
     _start_thread(_reader, "sandbox-reader")
     _start_thread(_fd1_reader, "sandbox-fd1")
     _make_out_dir()
-    ready = {"t": "ready", "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "seccomp": _seccomp_status}
+    ready = {"t": "ready", "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "seccomp": _seccomp_status, "init": _init_status}
     if _boot is None:
         # A fresh container only: after a restart, code could have planted entries in /work.
         try:

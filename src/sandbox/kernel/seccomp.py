@@ -1,12 +1,14 @@
-# A seccomp filter of the sandbox's own, installed by the kernel before any user code and
-# stacked on the container runtime's default profile (filters add up; the strictest answer
-# wins). Runtimes differ in what their defaults allow (user namespaces on Podman, io_uring on
-# Docker), so this refuses, with EPERM, what sandboxed code never needs: new user namespaces
-# (unshare/clone with CLONE_NEWUSER, setns), io_uring, mounting, kernel keyrings, bpf,
-# userfaultfd, perf_event_open and ptrace. clone3 gets ENOSYS, so that libc falls back to clone,
-# whose flags a classic BPF filter can see. Other ABIs of the machine (i386 and x32 on x86_64,
-# arm32 on aarch64) are refused outright. On another architecture nothing is installed and the
-# ready frame says so. The filter outlives exec, so a restarted kernel does not add it again.
+# A seccomp filter of the sandbox's own, installed by the kernel as the container's PID 1,
+# before it forks (pid1.py) and before any user code, so every process in the container has it.
+# It is stacked on the container runtime's default profile (filters add up; the strictest
+# answer wins). Runtimes differ in what their defaults allow (user namespaces on Podman,
+# io_uring on Docker), so this refuses, with EPERM, what sandboxed code never needs: new user
+# namespaces (unshare/clone with CLONE_NEWUSER, setns), io_uring, mounting, kernel keyrings,
+# bpf, userfaultfd, perf_event_open, ptrace, process_vm_readv/writev, and any signal to PID 1
+# or pidfd of it. clone3 gets ENOSYS, so that libc falls back to clone, whose flags a classic
+# BPF filter can see. Other ABIs of the machine (i386 and x32 on x86_64, arm32 on aarch64) are
+# refused outright. On another architecture nothing is installed and the ready frame says so.
+# The filter outlives exec, so a restarted kernel does not add it again.
 import os
 import struct
 
@@ -18,23 +20,29 @@ _SECCOMP_ARCHES = {
         "unshare": 272, "setns": 308, "clone": 56, "clone3": 435, "mount": 165, "umount2": 166,
         "pivot_root": 155, "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321,
         "userfaultfd": 323, "perf_event_open": 298, "ptrace": 101, "seccomp": 317,
+        "process_vm_readv": 310, "process_vm_writev": 311, "kill": 62, "tkill": 200, "tgkill": 234,
+        "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297,
     }),
     "aarch64": (0xC00000B7, 0, {
         "unshare": 97, "setns": 268, "clone": 220, "clone3": 435, "mount": 40, "umount2": 39,
         "pivot_root": 41, "keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280,
         "userfaultfd": 282, "perf_event_open": 241, "ptrace": 117, "seccomp": 277,
+        "process_vm_readv": 270, "process_vm_writev": 271, "kill": 129, "tkill": 130, "tgkill": 131,
+        "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240,
     }),
 }
 # The same number on every architecture (the unified table from 4.x on).
 _SECCOMP_COMMON = {
     "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427, "open_tree": 428,
     "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
-    "mount_setattr": 442,
+    "mount_setattr": 442, "pidfd_open": 434,
 }
 _SECCOMP_REFUSED = (
     "setns", "mount", "umount2", "pivot_root", "keyctl", "add_key", "request_key", "bpf",
-    "userfaultfd", "perf_event_open", "ptrace",
-) + tuple(_SECCOMP_COMMON)
+    "userfaultfd", "perf_event_open", "ptrace", "process_vm_readv", "process_vm_writev",
+) + tuple(name for name in _SECCOMP_COMMON if name != "pidfd_open")
+# Calls whose first argument is a process: refused for PID 1 (pid1.py), allowed for any other.
+_SECCOMP_NOT_PID1 = ("kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo", "pidfd_open")
 
 
 def _seccomp_program(machine):
@@ -57,12 +65,21 @@ def _seccomp_program(machine):
     for name in _SECCOMP_REFUSED:
         program += [(jeq, 0, 1, numbers[name]), (ret, 0, 0, eperm)]
     program += [(jeq, 0, 1, numbers["clone3"]), (ret, 0, 0, enosys)]
+    # Each block below loads an argument, so it ends with its own answer. The first argument's
+    # low 32 bits sit at offset 16 (flags of unshare and clone; a pid_t for the others).
     for name in ("unshare", "clone"):
-        # The flags are the first argument of both; their low 32 bits sit at offset 16.
         program += [
             (jeq, 0, 4, numbers[name]),
             (ld_abs, 0, 0, 16),
             (jset, 0, 1, _CLONE_NEWUSER),
+            (ret, 0, 0, eperm),
+            (ret, 0, 0, allow),
+        ]
+    for name in _SECCOMP_NOT_PID1:
+        program += [
+            (jeq, 0, 4, numbers[name]),
+            (ld_abs, 0, 0, 16),
+            (jeq, 0, 1, 1),
             (ret, 0, 0, eperm),
             (ret, 0, 0, allow),
         ]

@@ -24,6 +24,8 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
     pid: z.number().int(),
     /** "installed", or why the kernel's own seccomp filter is not. */
     seccomp: z.string().max(200).optional(),
+    /** What the container's PID 1 is (kernel/pid1.py), in words. */
+    init: z.string().max(200).optional(),
     /** A fresh container's third-party distributions (image-distributions.ts); `distsMore` counts those left out. */
     dists: z.array(z.string().min(1).max(MAX_DISTRIBUTION_NAME_CHARS)).max(MAX_DISTRIBUTIONS).optional(),
     distsMore: z.number().int().nonnegative().max(1_000_000).optional(),
@@ -58,9 +60,10 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
     error: kernelErrorSchema.nullable(),
     /**
      * The exec's token, echoed. User code shares the kernel's process and can call its send
-     * function; a `done` without the right token is ignored. Best effort: code that digs the
-     * token out of the kernel's memory can still forge one, and gains nothing but its own
-     * run's early end.
+     * function; a `done` without the right token is ignored. Code that digs the token out of
+     * the kernel's memory can still end its run early, but not unnoticed: its requests after
+     * that end are refused and put on record, and the real `done` that follows marks the
+     * forgery, so the interpreter is restarted (run.ts watchBetweenRuns).
      */
     token: z.string().max(64).nullable().optional(),
     /** Threads of the code still alive after an interrupted run: the host restarts the interpreter. */

@@ -49,7 +49,9 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     ...config.extraRunArgs,
     '--rm',
     '-i',
-    '--init',
+    // No init binary: the kernel is PID 1 and forks itself into a reaper that sandboxed code
+    // cannot reach (kernel/pid1.py). Explicit, because a runtime's configuration may default to one.
+    '--init=false',
     '--pull',
     'never',
     '--name',

@@ -1,6 +1,6 @@
 // Answers "can a sandbox really run here?", not just "does the CLI answer": for each runtime,
 // whether it is installed, its daemon or machine answers, it enforces limits, the image is
-// present, and a container with exactly the sandbox's hardening (and --init) starts. Each
+// present, and a container with exactly the sandbox's hardening starts. Each
 // check is reported by name with the fix a person can apply; a missing runtime is an
 // explained error, never a crash.
 import { randomBytes } from 'node:crypto';
@@ -18,12 +18,11 @@ export type RuntimeState =
   | 'ready'
   | 'limits-not-enforced'
   | 'image-missing'
-  | 'init-missing'
   | 'start-failed'
   | 'daemon-down'
   | 'not-installed';
 
-export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'init' | 'start';
+export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'start';
 
 /** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
 export interface Check {
@@ -207,12 +206,6 @@ function readDockerInfo(raw: unknown, status: RuntimeStatus): void {
   }
 }
 
-/** Which package provides each runtime's init binary, per family of distributions. */
-const INIT_PACKAGES: Record<RuntimeName, { binary: string; debian: string; fedora: string }> = {
-  podman: { binary: 'catatonit', debian: 'sudo apt-get install catatonit', fedora: 'sudo dnf install catatonit' },
-  docker: { binary: 'docker-init (tini)', debian: 'sudo apt-get install tini', fedora: 'sudo dnf install tini-static' },
-};
-
 /**
  * All the checks for one runtime: the CLI-level ones, then the image, then a one-shot
  * container with the sandbox's exact hardening. About a container start (0.2-0.5 s).
@@ -273,33 +266,21 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     const words = out.stdout.trim().split(/\s+/);
     if (words[0] !== PROBE_MARKER) throw new CliError(status.command, ['run'], 0, `unexpected output: ${out.stdout.slice(0, 200)}`, false);
     status.python = words.slice(1).join('.');
-    status.checks.push({ name: 'init', ok: true, detail: 'the init process starts (--init)' });
     status.checks.push({ name: 'start', ok: true, detail: `a hardened sandbox starts (Python ${status.python})` });
     status.state = limitsWarning ? 'limits-not-enforced' : 'ready';
   } catch (error) {
     const stderr = error instanceof CliError ? error.stderr : String(error);
     const tail = stderr.trim().split('\n').slice(-3).join('\n').slice(0, 600);
-    if (/container-init binary not found|catatonit|docker-init/i.test(stderr)) {
-      const pkg = INIT_PACKAGES[name];
-      status.state = 'init-missing';
-      status.checks.push({ name: 'init', ok: false, detail: `${name}'s init binary (${pkg.binary}) is missing` });
-      status.problems.push(
-        `${name} cannot start the sandbox's init process: its init binary (${pkg.binary}) is not installed. ` +
-          `Install it (Debian/Ubuntu: \`${pkg.debian}\`; Fedora/RHEL: \`${pkg.fedora}\`). (${tail})`,
-      );
-      status.fixes.push({ kind: 'install', label: `Install ${pkg.binary}`, command: pkg.debian });
-    } else {
-      status.state = 'start-failed';
-      const noPython = /python3.*(not found|no such file)|executable file not found/i.test(stderr);
-      status.checks.push({ name: 'start', ok: false, detail: noPython ? `${sandbox.image} has no python3` : tail || 'the container did not start' });
-      status.problems.push(
-        noPython
-          ? `The image ${sandbox.image} has no python3: set sandbox.image to an image with Python 3.9 or newer.`
-          : `A hardened sandbox container does not start with ${name}: ${tail || 'no error output'}. ` +
-              'Check sandbox.extraRunArgs and the runtime\'s own configuration.',
-      );
-      status.fixes.push({ kind: 'setting', label: noPython ? 'Change the sandbox image' : 'Review extra run arguments', setting: noPython ? 'sandbox.image' : 'sandbox.extraRunArgs' });
-    }
+    status.state = 'start-failed';
+    const noPython = /python3.*(not found|no such file)|executable file not found/i.test(stderr);
+    status.checks.push({ name: 'start', ok: false, detail: noPython ? `${sandbox.image} has no python3` : tail || 'the container did not start' });
+    status.problems.push(
+      noPython
+        ? `The image ${sandbox.image} has no python3: set sandbox.image to an image with Python 3.9 or newer.`
+        : `A hardened sandbox container does not start with ${name}: ${tail || 'no error output'}. ` +
+            'Check sandbox.extraRunArgs and the runtime\'s own configuration.',
+    );
+    status.fixes.push({ kind: 'setting', label: noPython ? 'Change the sandbox image' : 'Review extra run arguments', setting: noPython ? 'sandbox.image' : 'sandbox.extraRunArgs' });
   }
   return status;
 }

@@ -6,7 +6,6 @@ const STATE_LABELS: Record<RuntimeStatus['state'], string> = {
   ready: 'ready',
   'limits-not-enforced': 'runs, but limits are not enforced',
   'image-missing': 'image missing',
-  'init-missing': 'init binary missing',
   'start-failed': 'sandbox does not start',
   'daemon-down': 'not running',
   'not-installed': 'not installed',
@@ -23,7 +22,6 @@ const CHECK_LABELS: Record<Check['name'], string> = {
   image: 'image',
   packages: 'packages (sandbox.packages)',
   workspace: 'workspace (read-only)',
-  init: 'init process',
   start: 'hardened sandbox starts',
 };
 
