@@ -463,6 +463,28 @@ for (const runtime of testRuntimes()) {
       await sandbox.closeSession('orphans');
     });
 
+    test('sys.stdout.buffer and sys.stderr.buffer take bytes, even a character split between writes', async () => {
+      const result = await sandbox.execute(
+        [
+          'import sys',
+          'n = sys.stdout.buffer.write("h\u00e9llo ".encode())',
+          'sys.stdout.buffer.write(b"\\xc3")',
+          'sys.stdout.buffer.write(bytearray(b"\\xa9\\n"))',
+          'sys.stdout.buffer.flush()',
+          'sys.stderr.buffer.write(b"err\\n")',
+          'try:',
+          '    sys.stdout.buffer.write("text")',
+          'except TypeError:',
+          '    print("str refused")',
+          'n',
+        ].join('\n'),
+      );
+      assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      assert.equal(result.stdout, 'h\u00e9llo \u00e9\nstr refused\n');
+      assert.equal(result.stderr, 'err\n');
+      assert.equal(result.value, '7');
+    });
+
     test('code can emit images', async () => {
       const png = '\\x89PNG\\r\\n\\x1a\\n' + 'rest';
       const result = await sandbox.execute(`emit_image(b"${png}")\nimport sandbox_host\nsandbox_host.emit_image(b"GIF89a", "image/gif")`);

@@ -230,10 +230,18 @@ class _StreamWriter(io.TextIOBase):
         self._size = 0
         self._last_flush = time.monotonic()
         self._lock = threading.RLock()
+        self._buffer = None
 
     @property
     def encoding(self):
         return "utf-8"
+
+    @property
+    def buffer(self):
+        """Bytes written here reach the same stream, as UTF-8 (code that writes bytes expects it)."""
+        if self._buffer is None:
+            self._buffer = _StreamBuffer(self)
+        return self._buffer
 
     @property
     def errors(self):
@@ -272,6 +280,26 @@ class _StreamWriter(io.TextIOBase):
             for start in range(0, len(data), _CHUNK_CHARS):
                 if not _send({"t": "out", "run": run, "stream": self._name, "data": data[start:start + _CHUNK_CHARS]}):
                     return  # interrupted while the host was behind: the rest is dropped
+
+
+class _StreamBuffer(io.BufferedIOBase):
+    """sys.stdout.buffer: decodes UTF-8 as it comes (a character may be split between writes)."""
+
+    def __init__(self, text):
+        super().__init__()
+        self._text = text
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        data = bytes(memoryview(data))
+        self._text.write(self._decoder.decode(data))
+        return len(data)
+
+    def flush(self):
+        self._text.flush()
 
 
 _stdout = _StreamWriter("stdout")
