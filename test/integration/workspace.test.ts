@@ -1,14 +1,15 @@
 // The read-only workspace mount (sandbox.workspace) against real Podman and real Docker:
 // readable, not writable, not executable, and absent unless asked for; several folders each at
-// /workspace/<name>.
+// /workspace/<name>; system folders refused before any container starts.
 import assert from 'node:assert/strict';
+import { execa } from 'execa';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { checkSandbox } from '../../src/sandbox/runtime/detect.ts';
 import { SessionManager } from '../../src/sandbox/sessions.ts';
-import { testRuntimes, testSandbox } from '../helpers/env.ts';
+import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
 const PROBE = `
 import os, subprocess
@@ -163,6 +164,37 @@ out
         assert.match(String(error), /sandbox\.workspace\.path does not exist: .*gone/);
       } finally {
         await bad.close();
+      }
+    });
+
+    test('system folders (/proc, /etc) are refused before any container starts: by run, by the MCP bridge and at every start', async () => {
+      // The CLI: exit 2, the folder named, before a runtime is asked for anything.
+      for (const folder of ['/proc', '/etc']) {
+        const cli = await execa(process.execPath, ['dist/cli.js', 'run', '--runtime', runtime, '--image', TEST_IMAGE, '--workspace', folder, '--workspace-access', 'read-only', '-c', '1'], { reject: false });
+        assert.equal(cli.exitCode, 2, cli.stderr);
+        assert.match(cli.stderr, new RegExp(`sandbox\\.workspace\\.path must not be a system folder or inside one: ${folder} is in ${folder}, which`));
+      }
+      // The MCP bridge (as VS Code starts it, with --config): it does not start, and says why.
+      const configDir = mkdtempSync(join(tmpdir(), 'cem-ws-sys-'));
+      try {
+        const config = join(configDir, 'config.json');
+        writeFileSync(config, JSON.stringify({ stateDir: join(configDir, 'state'), sandbox: { runtime, image: TEST_IMAGE, workspace: { path: ['/proc', '/etc'], access: 'read-only' } } }));
+        const serve = await execa(process.execPath, ['dist/cli.js', '--config', config], { reject: false, input: '' });
+        assert.equal(serve.exitCode, 2, serve.stderr);
+        assert.match(serve.stderr, /sandbox\.workspace\.path must not be a system folder or inside one: \/proc is in \/proc, which shows the host's processes/);
+      } finally {
+        rmSync(configDir, { recursive: true, force: true });
+      }
+      // A session manager given /etc (say, by a settings change) refuses every start with the same words.
+      const refusing = new SessionManager(testSandbox(runtime, { workspace: { path: '/etc', access: 'read-only' }, prewarm: false }));
+      try {
+        const refused = await refusing.execute('1').then(
+          (result) => JSON.stringify(result.error),
+          (error: Error) => error.message,
+        );
+        assert.match(refused, /must not be a system folder or inside one: \/etc is in \/etc/);
+      } finally {
+        await refusing.close();
       }
     });
 

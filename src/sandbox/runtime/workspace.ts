@@ -3,7 +3,7 @@
 // workspace-names.ts) read-only, noexec, nosuid, nodev on both runtimes. Never taken from
 // extraRunArgs (run-args.ts refuses mounts there).
 import { realpathSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { homedir, platform } from 'node:os';
 import { isAbsolute, join, parse, resolve, sep } from 'node:path';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { WORKSPACE_DIR, workspaceTargets } from './workspace-names.ts';
@@ -54,8 +54,8 @@ export function workspaceTargetsOf(config: SandboxConfig): string[] {
 /**
  * The folders to mount (real paths) and their mount points; none when none is asked for. Throws a
  * WorkspaceError naming the first problem: a folder not absolute, missing, not a directory, a
- * file-system root, the home folder itself, or one that holds (or is inside) one of `forbidden`
- * (the state dir).
+ * file-system root, the home folder itself, a system folder (/proc, /etc...) or one inside it, or
+ * one that holds (or is inside) one of `forbidden` (the state dir).
  */
 export function resolveWorkspaceMounts(config: SandboxConfig, forbidden: readonly string[] = []): WorkspaceMount[] {
   const paths = workspacePaths(config);
@@ -74,12 +74,54 @@ function checkedFolder(given: string, forbidden: readonly string[]): string {
   if (!statSync(real).isDirectory()) throw new WorkspaceError(`sandbox.workspace.path is not a folder: ${given}`);
   if (parse(real).root === real) throw new WorkspaceError(`sandbox.workspace.path must not be a file-system root: ${given}`);
   if (real === safeReal(homedir())) throw new WorkspaceError(`sandbox.workspace.path must not be the home folder itself: ${given}`);
+  const system = systemFolderOf(real);
+  if (system) {
+    throw new WorkspaceError(
+      `sandbox.workspace.path must not be a system folder or inside one: ${given}${given === real ? '' : ` (${real})`} is in ${system.dir}, ${system.why}; give the project folder that holds the files the code needs`,
+    );
+  }
   if (/[,:"\n\r]/.test(real.replace(/^[A-Za-z]:/, ''))) throw new WorkspaceError(`sandbox.workspace.path resolves to a path with ",", ":" or quotes: ${real}`);
   for (const dir of forbidden) {
     const other = safeReal(dir);
     if (inside(other, real) || inside(real, other)) throw new WorkspaceError(`sandbox.workspace.path must not hold or be inside the bridge's state folder (${dir})`);
   }
   return real;
+}
+
+/**
+ * Host folders that are never a workspace, nor anything under them: mounted in the sandbox they
+ * would show the host's processes (with their command lines and environments), devices, kernel
+ * settings, configuration or runtime sockets. macOS keeps /etc and /var/run under /private.
+ */
+const SYSTEM_FOLDERS: ReadonlyArray<{ dir: string; why: string }> = [
+  { dir: '/proc', why: "which shows the host's processes, their command lines and environments" },
+  { dir: '/sys', why: "which shows the host's kernel and device settings" },
+  { dir: '/dev', why: "which holds the host's devices" },
+  { dir: '/etc', why: "which holds the host's configuration and accounts" },
+  { dir: '/private/etc', why: "which holds the host's configuration and accounts" },
+  { dir: '/run', why: "which holds the host's runtime state and sockets (the container runtimes' among them)" },
+  { dir: '/var/run', why: "which holds the host's runtime state and sockets (the container runtimes' among them)" },
+  { dir: '/private/var/run', why: "which holds the host's runtime state and sockets (the container runtimes' among them)" },
+  { dir: '/boot', why: "which holds the host's kernel and boot loader" },
+];
+
+/** Under a system folder, yet where people's own files are: removable drives (Fedora, Arch). */
+const USER_FOLDERS_IN_SYSTEM = ['/run/media'];
+
+/** The system folder that `real` (a resolved path) is or is inside, if any; Windows' own folder too. */
+export function systemFolderOf(real: string, env: NodeJS.ProcessEnv = process.env): { dir: string; why: string } | undefined {
+  if (USER_FOLDERS_IN_SYSTEM.some((dir) => real !== dir && inside(real, dir))) return undefined;
+  const folders = [...SYSTEM_FOLDERS];
+  if (env.SystemRoot) folders.push({ dir: env.SystemRoot, why: "which holds Windows' own files" });
+  // macOS and Windows folders are not case-sensitive by default.
+  const fold = platform() === 'darwin' || platform() === 'win32' ? (p: string) => p.toLowerCase() : (p: string) => p;
+  for (const folder of folders) {
+    // Compared with the folder's real path too: /var/run is a link to /run on most systems.
+    for (const dir of new Set([folder.dir, safeReal(folder.dir)])) {
+      if (inside(fold(real), fold(dir))) return folder;
+    }
+  }
+  return undefined;
 }
 
 function safeReal(path: string): string {
