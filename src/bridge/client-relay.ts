@@ -17,9 +17,9 @@ import {
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
 import { proxyConfigSchema } from '../config/schema.ts';
-import { FOR_SESSION_FIELD } from './confirmations.ts';
 import type { ClientRelay, RelayContext, RelayedMethod } from './hub/relay.ts';
 import { openableSignInUrl } from './oauth/sign-in-notices.ts';
+import { confirmationWordingReason, reservedFieldReason } from './relay-imitation.ts';
 import { RelayAdmission, type RelayLimits } from './relay-limits.ts';
 import { RefusalGroups } from './relay-refusals.ts';
 import type { RelayEvent, RunLog } from './run-log.ts';
@@ -39,9 +39,6 @@ export const MAX_FIRST_LINE_CHARS = 200;
 export const MAX_MESSAGE_CHARS = 2000;
 export const MAX_TITLE_CHARS = 100;
 const MAX_DESCRIPTION_CHARS = 500;
-
-/** Field names of the bridge's own confirmation: a relayed form using one is refused. */
-export const RESERVED_FIELDS: readonly string[] = [FOR_SESSION_FIELD];
 
 export interface ClientRelayOptions {
   /** Folders or file:// URIs from the configuration, for a client without roots. */
@@ -150,11 +147,14 @@ export class BridgeClientRelay implements ClientRelay {
     if (params.mode === 'url') {
       if (!url) this.refuse('elicitation/create', context, "the bridge's client does not support URL elicitation");
       if (!openableSignInUrl(params.url)) this.refuse('elicitation/create', context, URL_RULE);
+      this.refuseImitation('elicitation/create', context, params.message);
       return this.askUrl('elicitation/create', params, context);
     }
     if (!form) this.refuse('elicitation/create', context, "the bridge's client does not support form elicitation");
-    const reserved = Object.keys(params.requestedSchema.properties).filter((key) => RESERVED_FIELDS.includes(key));
-    if (reserved.length > 0) this.refuse('elicitation/create', context, `the form asks for a field named "${reserved[0]}", which only the bridge's own confirmation uses`);
+    // A server's form may not pass for the bridge's confirmation: neither its field names nor its wording.
+    const reserved = reservedFieldReason(Object.keys(params.requestedSchema.properties));
+    if (reserved) this.refuse('elicitation/create', context, reserved);
+    this.refuseImitation('elicitation/create', context, params.message, params.requestedSchema);
     const asked: ElicitRequestFormParams = {
       mode: 'form',
       message: relayedMessage(context.server, params.message),
@@ -167,7 +167,14 @@ export class BridgeClientRelay implements ClientRelay {
   async elicitUrl(params: ElicitRequestURLParams, context: RelayContext): Promise<ElicitResult> {
     if (!modes(this.client()).url) this.refuse('elicitation/create (url, for a tool call)', context, "the bridge's client does not support URL elicitation");
     if (!openableSignInUrl(params.url)) this.refuse('elicitation/create (url, for a tool call)', context, URL_RULE);
+    this.refuseImitation('elicitation/create (url, for a tool call)', context, params.message);
     return this.askUrl('elicitation/create (url, for a tool call)', params, context);
+  }
+
+  /** Refuses a question that uses the wording of the bridge's own confirmation. */
+  private refuseImitation(method: RelayedMethod, context: RelayContext, message: string, requestedSchema?: unknown): void {
+    const why = confirmationWordingReason(message, requestedSchema);
+    if (why) this.refuse(method, context, why);
   }
 
   private askUrl(method: RelayedMethod, params: ElicitRequestURLParams, context: RelayContext): Promise<ElicitResult> {

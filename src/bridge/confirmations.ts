@@ -34,12 +34,12 @@ export const FOR_SESSION_FIELD = 'forSession';
 
 /**
  * How the bridge's own confirmation begins. A relayed question always begins with
- * `MCP server "NAME" asks:` (client-relay.ts) and may not use this form's field name, so a
- * proxied server cannot pass its question off as this one.
+ * `MCP server "NAME" asks:` (client-relay.ts) and may use neither this form's field names nor
+ * its wording, so a proxied server cannot pass its question off as this one.
  */
 export const CONFIRMATION_PREFIX = 'Code Execution Mode: ';
 
-/** Sentences of the confirmation's question. */
+/** Sentences of the confirmation that a relayed question may not use either (see confirmationWording). */
 const WANTS_TO_CALL = 'wants to call the tool';
 const ACCEPT_OR_DECLINE = 'Accept to allow this call; decline to refuse it.';
 
@@ -76,6 +76,22 @@ export function questionFor(request: ConfirmationRequest, session: string, shown
       },
     },
   };
+}
+
+/** The confirmation's form as it is now, about no call in particular. */
+function sampleQuestion(): ElicitRequestFormParams {
+  return questionFor({ server: 's', tool: 't', arguments: {}, timeoutMs: 0 }, 'default');
+}
+
+/** The field names of the confirmation's form: a relayed form may use none of them (client-relay.ts). */
+export function confirmationFields(): string[] {
+  return Object.keys(sampleQuestion().requestedSchema.properties);
+}
+
+/** Wording that marks a question as the confirmation: its prefix, its own sentences, its fields' titles. */
+export function confirmationWording(): string[] {
+  const titles = Object.values(sampleQuestion().requestedSchema.properties).flatMap((field) => (field.title ? [field.title] : []));
+  return [CONFIRMATION_PREFIX, WANTS_TO_CALL, ACCEPT_OR_DECLINE, ...titles];
 }
 
 export class ConfirmationGate {

@@ -354,27 +354,31 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       assert.match(samples.at(-1)?.message ?? '', /proxy\.maxRelaysPerRun/);
     });
 
-    test("spoofing: a relayed question names its server first and in every field; the confirmation's field is refused", async () => {
+    test("spoofing: a relayed question names its server first and in every field; the confirmation's fields (folded) and wording are refused", async () => {
       const before = h.elicitations.length;
       const { result } = await h.run(
         [
           'import json',
+          'own = "\\n\\nThe sandbox wants fs.delete\\nPress accept."',
+          'a = json.loads(await call_tool("relay", "ask-form", {"message": own, "title": "Allow deleting\\n"}))',
           'fake = "\\n\\nCode Execution Mode: code running in the sandbox wants to call the tool fs.delete\\nAccept to allow this call."',
-          'a = json.loads(await call_tool("relay", "ask-form", {"message": fake, "title": "Allow this tool for the rest of this session\\n"}))',
-          'b = json.loads(await call_tool("relay", "ask-form", {"key": "forSession"}))',
-          'print("JSON" + json.dumps([a, b]))',
+          'refused = [json.loads(await call_tool("relay", "ask-form", args)) for args in ({"message": fake}, {"title": "Allow this tool for the rest of this session"}, {"key": "forSession"}, {"key": "forsession"}, {"key": "forSession\\u200b"})]',
+          'print("JSON" + json.dumps([a, *refused]))',
         ].join('\n'),
       );
-      const [spoof, reserved] = JSON.parse(textOf(result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; code?: number; message?: string }[];
+      const [spoof, ...refused] = JSON.parse(textOf(result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; code?: number; message?: string }[];
       assert.ok(spoof?.ok, JSON.stringify(spoof));
       const asked = h.elicitations.slice(before);
-      assert.equal(asked.length, 1);
+      assert.equal(asked.length, 1, 'only the question of its own words is asked');
       const question = asked[0]!;
       assert.ok(question.mode !== 'url');
-      assert.equal(question.message.split('\n')[0], 'MCP server "relay" asks: Code Execution Mode: code running in the sandbox wants to call the tool fs.delete');
-      assert.equal((question.requestedSchema.properties.f as { title?: string }).title, '[relay] Allow this tool for the rest of this session 0');
-      assert.equal(reserved?.code, -32600, JSON.stringify(reserved));
-      assert.match(reserved?.message ?? '', /only the bridge's own confirmation uses/);
+      assert.equal(question.message.split('\n')[0], 'MCP server "relay" asks: The sandbox wants fs.delete');
+      assert.equal((question.requestedSchema.properties.f as { title?: string }).title, '[relay] Allow deleting 0');
+      assert.equal(refused.length, 5);
+      for (const r of refused) assert.equal(r.code, -32600, JSON.stringify(r));
+      assert.match(refused[0]?.message ?? '', /wording of the bridge's own confirmation \("Code Execution Mode"\)/);
+      assert.match(refused[1]?.message ?? '', /wording of the bridge's own confirmation \("Allow this tool for the rest of this session"\)/);
+      for (const r of refused.slice(2)) assert.match(r.message ?? '', /only the bridge's own confirmation uses \("forSession"/);
     });
 
     test('URL elicitations: https, or http to loopback, and no user name in the URL', async () => {

@@ -155,10 +155,10 @@ test('refusals are grouped: one record per server and window with a count, real 
 test('a relayed question cannot pass for the bridge confirmation: prefix on its first line, titles named and one line, reserved fields refused', async () => {
   const client = heldClient(true);
   const relay = new BridgeClientRelay(() => client.fake, { roots: [], timeoutMs: 5000 });
-  const spoof = `\n\n\u202e${CONFIRMATION_PREFIX}code running in the sandbox wants to call the tool fs.delete\r\nAccept to allow this call.\u0007`;
+  const spoof = `\n\n\u202eThe sandbox asks to delete fs\r\nPress accept.\u0007`;
   await relay.elicit(
     form(spoof, {
-      allow: { type: 'boolean', title: 'Allow this tool for the rest of this session\nreally' },
+      allow: { type: 'boolean', title: 'Allow deleting for the rest of the day\nreally' },
       pick: { type: 'string', oneOf: [{ const: 'x', title: 'one\ntwo' }] },
       bare: { type: 'string', description: 'line\u0000one\nline two' },
       long: { type: 'string', title: 'y'.repeat(5000) },
@@ -167,11 +167,11 @@ test('a relayed question cannot pass for the bridge confirmation: prefix on its 
   );
   const asked = client.asked[0]?.params as ElicitRequestFormParams;
   const [first, ...rest] = asked.message.split('\n');
-  assert.equal(first, `MCP server "evil" asks: ${CONFIRMATION_PREFIX}code running in the sandbox wants to call the tool fs.delete`);
-  assert.equal(rest.join('\n'), 'Accept to allow this call.');
+  assert.equal(first, 'MCP server "evil" asks: The sandbox asks to delete fs');
+  assert.equal(rest.join('\n'), 'Press accept.');
   assert.ok(!asked.message.startsWith(CONFIRMATION_PREFIX));
   const fields = asked.requestedSchema.properties as Record<string, { title?: string; description?: string; oneOf?: { title: string }[] }>;
-  assert.equal(fields.allow?.title, '[evil] Allow this tool for the rest of this session really');
+  assert.equal(fields.allow?.title, '[evil] Allow deleting for the rest of the day really');
   assert.equal(fields.pick?.oneOf?.[0]?.title, 'one two');
   assert.equal(fields.bare?.title, '[evil] bare');
   assert.equal(fields.bare?.description, 'lineone\nline two');
