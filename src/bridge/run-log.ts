@@ -23,6 +23,7 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
+import { redactUrlSecrets } from '../config/url-secrets.ts';
 import type { RunResult } from '../sandbox/session.ts';
 import { ensurePrivateDir, ensurePrivateSubdir, isRealDir, openPrivateFileSync, readPrivateFileSync, writePrivateFileSync } from './private-files.ts';
 import { IMAGES_DIR, RUN_LOG_FILE, RUN_LOG_LOCK, rotatedLogName } from './run-log-files.ts';
@@ -143,6 +144,11 @@ interface RunBudget {
   byOutcome: Map<string, number>;
 }
 
+/** A logged error without the credentials of any URL it quotes (a proxied server's URL, say). */
+function errorOf(event: { error?: string }): { error?: string } {
+  return event.error === undefined ? {} : { error: redactUrlSecrets(event.error) };
+}
+
 function cap(text: string, limit: number): string {
   return text.length <= limit ? text : `${text.slice(0, limit)}... [${text.length - limit} characters not logged]`;
 }
@@ -209,6 +215,7 @@ export class RunLog {
       type: 'tool-call',
       time: new Date().toISOString(),
       ...event,
+      ...errorOf(event),
       arguments: capJson(event.arguments, MAX_ARGUMENT_CHARS),
       durationMs: round(event.durationMs),
     });
@@ -234,6 +241,7 @@ export class RunLog {
         type: 'confirmation',
         time: new Date().toISOString(),
         ...event,
+        ...errorOf(event),
         arguments: capJson(event.arguments, MAX_ARGUMENT_CHARS),
         ...(event.waitedMs !== undefined ? { waitedMs: round(event.waitedMs) } : {}),
       }),
@@ -253,7 +261,7 @@ export class RunLog {
 
   /** A relayed request of a proxied server: always logged (each may be a question to the user). */
   relay(event: RelayEvent): void {
-    this.append(this.line({ type: 'relay', time: new Date().toISOString(), ...event, waitedMs: round(event.waitedMs), ...(event.error ? { error: cap(event.error, 2000) } : {}) }));
+    this.append(this.line({ type: 'relay', time: new Date().toISOString(), ...event, waitedMs: round(event.waitedMs), ...(event.error ? { error: cap(redactUrlSecrets(event.error), 2000) } : {}) }));
   }
 
   runEnded(result: RunResult, extra: { toolCalls: number }): void {
@@ -290,7 +298,7 @@ export class RunLog {
       session: event.session,
       status: 'error',
       ...(started === undefined ? {} : { durationMs: round(performance.now() - started) }),
-      error: { type: 'SandboxUnavailable', message: event.message, traceback: '' },
+      error: { type: 'SandboxUnavailable', message: redactUrlSecrets(event.message), traceback: '' },
     });
   }
 

@@ -5,6 +5,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
+import { redactUrlSecrets } from '../config/url-secrets.ts';
 import { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, workspaceRequested } from '../sandbox/runtime/workspace.ts';
 import type { PackagesState } from '../sandbox/derived-image.ts';
 import { distributionsText, type ImageDistributions } from '../sandbox/image-distributions.ts';
@@ -46,7 +47,9 @@ export function pullHintFor(client: string | undefined): string | undefined {
     : undefined;
 }
 
-export async function createBridge(config: ConfigWithSecrets, log: (message: string) => void = () => {}, options: { pullHint?: string; awaitClient?: boolean } = {}): Promise<Bridge> {
+export async function createBridge(config: ConfigWithSecrets, rawLog: (message: string) => void = () => {}, options: { pullHint?: string; awaitClient?: boolean } = {}): Promise<Bridge> {
+  // Every line of the bridge's log (its stderr) without the credentials of any URL in it.
+  const log = (message: string) => rawLog(redactUrlSecrets(message));
   // Proxied servers' log messages (rate-limited per server by the hub) go to the bridge's log
   // and, as the bridge's own logging messages, to its client (at the level it set).
   const serverLog = (name: string, message: ServerLogMessage) => {

@@ -5,6 +5,7 @@
 // workspace values awaiting consent).
 import * as vscode from 'vscode';
 import type { CatalogServers } from '../bridge/catalog/catalog-file.ts';
+import { redactUrlSecrets } from '../config/url-secrets.ts';
 import type { Snippet } from '../bridge/snippets.ts';
 import type { ToolHint } from '../bridge/catalog/tool-hints.ts';
 import { toolDescription, toolSummary } from './tool-summary.ts';
@@ -112,8 +113,9 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
         alias,
         enabled,
         state: enabled ? (cached?.state ?? 'not-started') : 'disabled',
-        ...(cached?.error && enabled ? { error: cached.error } : {}),
-        ...(cached?.warning && enabled ? { warning: cached.warning } : {}),
+        // A catalog.json of an older bridge may still quote a URL with its credentials.
+        ...(cached?.error && enabled ? { error: redactUrlSecrets(cached.error) } : {}),
+        ...(cached?.warning && enabled ? { warning: redactUrlSecrets(cached.warning) } : {}),
         ...(entry.description ? { description: entry.description } : {}),
         ...(cached?.tools ? { tools: cached.tools.map((t) => ({ ...toolSummary(t), call: pythonCall(alias, toolAlias.get(t.name)!, t.inputSchema) })) } : {}),
       };

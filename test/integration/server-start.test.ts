@@ -1,9 +1,12 @@
 // Proxied servers as users have them on first contact, through the real bridge process and
 // real fixture servers: the environment and variables they start with, why one fails (in our
 // words to the sandbox, its stderr only to the log and the Tools view), and slow or hung
-// servers that never hold up the others or the run's clock.
+// servers that never hold up the others or the run's clock; credentials in a server's URL
+// never printed or stored.
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { homedir } from 'node:os';
 import { basename, join, resolve, sep } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -12,6 +15,7 @@ import { CATALOG_FILE } from '../../src/bridge/catalog/catalog.ts';
 import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 20, maxTimeoutSeconds: 60 };
@@ -269,3 +273,58 @@ test('without --workspace, ${workspaceFolder} is the configuration\'s workspaceF
     assert.equal(result.stdout.trim(), `--root=${expected}`);
   }
 });
+
+describe(`credentials in a server's URL (${runtime})`, () => {
+  test('never reach catalog.json, the bridge log, the run log or the sandbox', async () => {
+    const port = await closedLoopbackPort();
+    const secrets = ['S3cretPassw0rd', 'QuerySecret1234', 'sk-PathSecret5678'];
+    const bridge = await startBridge({
+      sandbox,
+      proxy: { connectTimeoutSeconds: 5 },
+      servers: {
+        userinfo: { url: `http://alice:${secrets[0]}@127.0.0.1:${port}/mcp` },
+        query: { url: `http://127.0.0.1:${port}/mcp?api_key=${secrets[1]}` },
+        path: { url: `http://127.0.0.1:${port}/mcp/${secrets[2]}/sse`, type: 'sse' },
+      },
+    });
+    try {
+      const result = await bridge.call(
+        [
+          'out = []',
+          'for server in ("userinfo", "query", "path"):',
+          '    try:',
+          '        await call_tool(server, "echo", {"message": "x"})',
+          '    except ToolError as e:',
+          '        out.append((server, e.kind, str(e)))',
+          'print(discovered_servers())',
+          'out',
+        ].join('\n'),
+      );
+      assert.equal(structured(result).status, 'ok', textOf(result));
+      assert.match(String(structured(result).value), /\('userinfo', 'unavailable'.*\('query', 'unavailable'.*\('path', 'unavailable'/, textOf(result));
+      const catalogFile = join(bridge.stateDir, CATALOG_FILE);
+      const catalog = await until('all three failures in catalog.json', () => {
+        const text = existsSync(catalogFile) ? readFileSync(catalogFile, 'utf8') : '';
+        return ['userinfo', 'query', 'path'].every((name) => new RegExp(`"${name}":\\{[^}]*"state":"error"`).test(text)) && text;
+      });
+      const runLog = await readFile(join(bridge.stateDir, RUN_LOG_FILE), 'utf8');
+      assert.match(runLog, /"type":"tool-call".*"server":"userinfo".*"outcome":"failed"/);
+      // The log says where each server is, without its credentials.
+      await until('the start failures in the log', () => /server "userinfo" failed to start: .*http:\/\/\*\*\*@127\.0\.0\.1/.test(bridge.stderr()));
+      for (const [where, text] of [['result', textOf(result)], ['catalog.json', catalog], ['stderr', bridge.stderr()], ['run log', runLog]] as const) {
+        for (const secret of secrets) assert.ok(!text.includes(secret), `${where} has ${secret}:\n${text}`);
+      }
+    } finally {
+      await bridge.close();
+    }
+  });
+});
+
+/** A loopback port nothing listens on (taken, then given back). */
+async function closedLoopbackPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}

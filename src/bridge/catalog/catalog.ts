@@ -2,6 +2,7 @@
 // Python names, and its state. Cached on disk in the state dir so that a search does not have
 // to start every server; refreshed whenever a server lists its tools.
 import type { z } from 'zod';
+import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import { pythonName, uniqueAliases } from './aliases.ts';
 import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection, type CatalogServers, type ServerState, type ToolIcon } from './catalog-file.ts';
 import { ToolIndex } from './search.ts';
@@ -112,8 +113,9 @@ export class ToolCatalog {
       delete record.error;
       delete record.detail;
     } else {
-      record.error = error;
-      if (detail !== undefined && detail !== error) record.detail = detail;
+      // Kept in catalog.json and shown in the Tools view: never a URL's credentials.
+      record.error = redactUrlSecrets(error);
+      if (detail !== undefined && detail !== error) record.detail = redactUrlSecrets(detail);
       else delete record.detail;
     }
     this.changed(true);

@@ -9,6 +9,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { Config, ServerConfig } from '../../config/schema.ts';
 import { SECRETS_ENV, type Secrets, type ServerSecret } from '../../config/secrets.ts';
+import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import { substituteServer, type VariableContext } from '../../config/variables.ts';
 import { ToolCatalog, type ServerState, type ToolEntry } from '../catalog/catalog.ts';
 import { confirmationNeeded, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './confirm.ts';
@@ -84,7 +85,9 @@ export class ProxyHub {
   private closed = false;
 
   constructor(config: HubConfig, options: HubOptions = {}) {
-    this.log = options.log ?? (() => {});
+    // Whatever a server start or failure says (the SDK's errors quote the URL), no URL's credentials.
+    const log = options.log;
+    this.log = log ? (message) => log(redactUrlSecrets(message)) : () => {};
     this.consent = new ConsentGate(config.consent, this.log);
     const enabled = Object.entries(config.servers).filter(([, server]) => server.enabled);
     this.catalog = new ToolCatalog(
