@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGES_PER_RUN, type RunResult, type SessionChange } from '../sandbox/session.ts';
 import { base64Bytes, KnownImages, replaceBase64, sizeText, type Base64Kind, type FoundImage } from './base64-text.ts';
 import { cutToJson, jsonLength, shareBudget } from './budget.ts';
+import { outFilePath } from './out-names.ts';
 import { RESULT_IMAGE_BYTES, ResultImages } from './result-images.ts';
 import { MAX_OUT_FILE_BYTES, MAX_OUT_FILES, MAX_OUT_TOTAL_BYTES } from '../sandbox/run.ts';
 
@@ -169,7 +170,9 @@ export function shapeRun(input: ShapeInput): ShapedRun {
   let inlineUsed = 0;
   let fileBytesUsed = 0;
   for (const file of result.files ?? []) {
-    const entry: NonNullable<RunView['files']>[number] = { path: `/work/out/${file.path}`, bytes: file.bytes };
+    // The frame's path is the sandbox's word: shown (and put in the resource's URI) cleaned.
+    const path = outFilePath(file.path);
+    const entry: NonNullable<RunView['files']>[number] = { path: `/work/out/${path}`, bytes: file.bytes };
     fileViews.push(entry);
     if (file.data === undefined) {
       entry.note = FILE_SKIPS[file.skipped ?? 'size'] ?? 'not returned';
@@ -182,7 +185,7 @@ export function shapeRun(input: ShapeInput): ShapedRun {
     } else if (fileBytesUsed + file.bytes <= fileBudget) {
       entry.attached = true;
       fileBytesUsed += file.bytes;
-      attachedFiles.push({ path: file.path, mime: outFileMime(file.path), data: file.data });
+      attachedFiles.push({ path, mime: outFileMime(path), data: file.data });
     } else {
       entry.note = `not attached: over the ${sizeText(input.imageBudget ?? RESULT_IMAGE_BYTES)} attachment budget of a result (the run log keeps it)`;
     }

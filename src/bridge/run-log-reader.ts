@@ -4,6 +4,7 @@
 // in runs.1.jsonl, its end in runs.jsonl), so events of all files are folded together.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { z } from 'zod';
+import { outFilePath } from './out-names.ts';
 import { runLogFiles } from './run-log-files.ts';
 
 const errorSchema = z.object({ type: z.string(), message: z.string(), traceback: z.string().optional() }).nullable();
@@ -17,7 +18,8 @@ const imageSchema = z.object({
 
 /** A file the run left in /work/out, saved beside the images (`file`) unless a cap kept it back. */
 const outFileSchema = z.object({
-  path: z.string(),
+  // Cleaned again: a log written before names were cleaned may hold a forged or escaping one.
+  path: z.string().transform(outFilePath),
   bytes: z.number(),
   file: z.string().regex(/^images\/[A-Za-z0-9-]+-out-[0-9]+\.dat$/).optional(),
   skipped: z.string().optional(),

@@ -26,6 +26,7 @@ import { basename, join } from 'node:path';
 import { redactUrlSecrets } from '../config/url-secrets.ts';
 import type { RunResult } from '../sandbox/session.ts';
 import { ensurePrivateDir, ensurePrivateSubdir, isRealDir, openPrivateFileSync, readPrivateFileSync, writePrivateFileSync } from './private-files.ts';
+import { outFilePath } from './out-names.ts';
 import { IMAGES_DIR, RUN_LOG_FILE, RUN_LOG_LOCK, rotatedLogName } from './run-log-files.ts';
 import { withLockSync } from './state-lock.ts';
 
@@ -343,8 +344,10 @@ export class RunLog {
     });
     const files = result.files?.length
       ? result.files.map((out, i): BesideEntry => {
-          if (out.data === undefined) return { path: out.path, bytes: out.bytes, ...(out.skipped ? { skipped: `not returned: ${out.skipped}` } : {}) };
-          return { path: out.path, ...this.saveOne(result.runId, `out-${i}.dat`, Buffer.from(out.data, 'base64'), budget) };
+          // Logged by the name the result showed (cleaned: the sandbox chose it); saved under a name of ours.
+          const path = outFilePath(out.path);
+          if (out.data === undefined) return { path, bytes: out.bytes, ...(out.skipped ? { skipped: `not returned: ${out.skipped}` } : {}) };
+          return { path, ...this.saveOne(result.runId, `out-${i}.dat`, Buffer.from(out.data, 'base64'), budget) };
         })
       : undefined;
     if (budget.saved) withLockSync(join(this.dir, RUN_LOG_LOCK), () => this.pruneImages(), { timeoutMs: 1000 });

@@ -1,6 +1,7 @@
 // Files the code writes under /work/out come back with the result, through the real bridge:
 // small text inline, others as embedded resources, capped (count, size) with the cut said,
-// kept beside the run log (0600), and the folder emptied after each run.
+// kept beside the run log (0600), and the folder emptied after each run; hostile names shown
+// escaped, never as a path outside /work/out.
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -80,6 +81,41 @@ for (const runtime of testRuntimes()) {
       assert.equal(big.bytes, 5 * 1024 * 1024);
       assert.equal(structured(result).truncated, true);
       assert.match(textOf(result), /\[file \/work\/out\/f24\.txt, 2 bytes: not returned: more than 20 files\]/);
+    });
+
+    test('hostile file names are shown escaped and never as a path outside /work/out: text, URIs, run log', async () => {
+      // Real names a file can have: escapes, an OSC 8 link, a line break, RTL, a Windows way up.
+      const names = ['red\x1b[31mtext.bin', '\x1b]8;;https:evil.example\x07click\x1b]8;;\x07.bin', 'line\nforged [file x].bin', 'report\u202etxt.exe', '..\\..\\..\\..\\home\\user\\.bashrc'];
+      const cleaned = [
+        'red%1B[31mtext.bin',
+        '%1B]8;;https:evil.example%07click%1B]8;;%07.bin',
+        'line%0Aforged [file x].bin',
+        'report%E2%80%AEtxt.exe',
+        '%2E%2E%5C%2E%2E%5C%2E%2E%5C%2E%2E%5Chome%5Cuser%5C.bashrc',
+      ].sort();
+      const result = await bridge.call(`for name in ${JSON.stringify(names)}:\n    open("/work/out/" + name, "wb").write(b"\\xff\\xfe")`);
+      assert.equal(structured(result).status, 'ok', textOf(result));
+      assert.deepEqual(filesOf(result).map((f) => f.path).sort(), cleaned.map((name) => `/work/out/${name}`));
+      const text = textOf(result);
+      assert.doesNotMatch(text, /[\x00-\x08\x0b-\x1f\x7f\u202e\\]/u, 'no escape, control, bidi or backslash in the text');
+      assert.ok(!text.split('\n').some((line) => line.startsWith('forged')), text);
+      // Each file is an embedded resource whose URI stays under /work/out, whatever a reader makes of it.
+      const uris = resources(result).map((r) => r.uri);
+      assert.equal(uris.length, names.length);
+      for (const uri of uris) {
+        assert.match(uri, /^sandbox:\/\/\/work\/out\/[^/\\]+$/);
+        assert.ok(new URL(uri).pathname.startsWith('/work/out/'), uri);
+        assert.ok(!decodeURIComponent(uri).includes('..\\') && !decodeURIComponent(uri).includes('/..'), uri);
+      }
+      assert.deepEqual(uris.map((uri) => decodeURIComponent(uri.slice('sandbox:///work/out/'.length))).sort(), cleaned);
+      // The run log names them the same way; the saved copies are under names of ours, with the bytes.
+      const log = readFileSync(join(bridge.stateDir, 'runs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const end = log.filter((e) => e.type === 'run-end').at(-1) as { run: string; files: Array<{ path: string; file?: string }> };
+      assert.deepEqual(end.files.map((f) => f.path).sort(), cleaned);
+      for (const [i, entry] of end.files.entries()) {
+        assert.equal(entry.file, `images/${end.run}-out-${i}.dat`);
+        assert.deepEqual(readFileSync(join(bridge.stateDir, entry.file)), Buffer.from([0xff, 0xfe]));
+      }
     });
   });
 }
