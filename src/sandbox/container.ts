@@ -8,14 +8,35 @@ import type { RuntimeName, SandboxConfig } from '../config/schema.ts';
 import { ProtocolError, SandboxStartError } from './errors.ts';
 import { imageDistributions, imageKey, type ImageDistributions } from './image-distributions.ts';
 import { kernelSource } from './kernel/source.ts';
-import { encodeFrame, FrameDecoder } from './protocol/codec.ts';
+import { checkFrameSize, encodeFrame, FrameDecoder, type FrameLimits } from './protocol/codec.ts';
 import { kernelMessageSchema, type HostMessage, type KernelMessage } from './protocol/messages.ts';
 import { runCli } from './runtime/cli.ts';
 import { killArgs, removeArgs, runArgs } from './runtime/commands.ts';
 import { workspaceSpec } from './runtime/workspace.ts';
 
-/** Frames from the kernel larger than this end the session (output arrives in 64 KB chunks). */
-export const MAX_KERNEL_FRAME_BYTES = 64 * 1024 * 1024;
+/**
+ * The largest frame (UTF-8 JSON bytes) each kind of kernel message can need, with a margin; a
+ * bigger one ends the session, refused from its first bytes when it comes as the kernel writes
+ * it, so forged frames cost the bridge no more memory than a real one. JSON escapes take up to
+ * 6 bytes a character.
+ */
+export const KERNEL_FRAME_LIMITS = {
+  /** Up to 500 distribution names of 100 characters. */
+  ready: 1024 * 1024,
+  /** 64K characters of output. */
+  out: 1024 * 1024,
+  /** An image of 8 MiB, as base64 (11.2 MB). */
+  image: 12 * 1024 * 1024,
+  /** A /work/out file of 4 MiB, as base64 (5.6 MB). */
+  file: 6 * 1024 * 1024,
+  /** A value of 1M characters, and the error's message and traceback. */
+  done: 8 * 1024 * 1024,
+  /** A host call: a proxied server's MCP stdio transport takes no message over 10 MiB either. */
+  req: 10 * 1024 * 1024,
+} as const;
+/** Frames from the kernel larger than this end the session: the largest frame of any kind. */
+export const MAX_KERNEL_FRAME_BYTES = Math.max(...Object.values(KERNEL_FRAME_LIMITS));
+const FRAME_LIMITS: FrameLimits = { max: MAX_KERNEL_FRAME_BYTES, byType: KERNEL_FRAME_LIMITS };
 const MAX_START_STDERR = 8 * 1024;
 /** A restarted interpreter says `ready` within this, or the container is killed. */
 export const RESTART_TIMEOUT_MS = 3_000;
@@ -79,7 +100,7 @@ export class KernelContainer {
   readonly imageKey: string;
   private onReady: (() => void) | undefined;
   private readonly process: ResultPromise<typeof SPAWN_OPTIONS>;
-  private readonly decoder = new FrameDecoder(MAX_KERNEL_FRAME_BYTES);
+  private readonly decoder = new FrameDecoder(FRAME_LIMITS);
   private killReason: string | undefined;
   private exitInfo: ExitInfo | undefined;
   private readonly exitPromise: Promise<ExitInfo>;
@@ -246,6 +267,12 @@ export class KernelContainer {
         parsed = kernelMessageSchema.parse(JSON.parse(body));
       } catch (error) {
         return this.protocolFailure(`sandbox sent an invalid frame (${error instanceof Error ? error.message.slice(0, 200) : 'unparseable'})`);
+      }
+      // Again by the parsed type: a frame that did not start as the kernel writes it was not checked by type.
+      try {
+        checkFrameSize(FRAME_LIMITS, parsed.t, body);
+      } catch (error) {
+        return this.protocolFailure((error as Error).message);
       }
       // Only a `ready` that is awaited counts: user code can send frames of its own.
       if (parsed.t === 'ready' && this.onReady) {

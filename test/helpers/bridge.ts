@@ -17,6 +17,8 @@ export interface BridgeHandle {
   client: Client;
   stateDir: string;
   stderr: () => string;
+  /** The bridge process's id (to read its memory from /proc). */
+  pid: number | null;
   call(code: string, extra?: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: (progress: Progress) => void }): Promise<CallToolResult>;
   close(): Promise<void>;
 }
@@ -46,6 +48,7 @@ export async function startBridge(config: Record<string, unknown>, env: Record<s
     client,
     stateDir,
     stderr: () => stderr,
+    pid: transport.pid,
     call: async (code, extra = {}, options = {}) =>
       (await client.callTool({ name: 'run_python', arguments: { code, ...extra } }, undefined, {
         timeout: 120_000,
