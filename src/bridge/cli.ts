@@ -13,7 +13,7 @@ import { forbiddenMountDirs, resolveWorkspaceMounts } from '../sandbox/runtime/w
 import { reportLines } from '../sandbox/runtime/report-text.ts';
 import { pullImage } from '../sandbox/image.ts';
 import { buildImageCommand } from './build-image-cli.ts';
-import { runToExitCode, writeRunResult } from './cli-output.ts';
+import { resultJson, runOutput, runToExitCode, writeRunResult, type RunOutput } from './cli-output.ts';
 import { createBridge, serveStdio } from './server.ts';
 import { snippetCommand, SnippetUsageError } from './snippet-cli.ts';
 import { signOut, SignOutError } from './oauth/sign-out.ts';
@@ -46,6 +46,9 @@ Options:
                     folder) in the sandbox, read-only, noexec: one at /workspace,
                     several at /workspace/NAME (NAME from the folder's name)
   --json            print the whole result as JSON
+  --raw             write the sandbox's output as it is; on a terminal, control
+                    characters (escape sequences, OSC 52...) are otherwise shown
+                    escaped, as \x1b
   -h, --help        this text
 
 Exit status of run: 0 ok, 1 error in the code, 124 timeout, 130 cancelled,
@@ -61,6 +64,7 @@ const options = {
   workspace: { type: 'string', multiple: true },
   'workspace-access': { type: 'string' },
   json: { type: 'boolean' },
+  raw: { type: 'boolean' },
   run: { type: 'string' },
   description: { type: 'string' },
   params: { type: 'string' },
@@ -163,13 +167,15 @@ function timeoutFrom(text: string | undefined, sandbox: SandboxConfig): number {
 
 async function runCommand(
   config: Config,
-  values: { c?: string; timeout?: string; session?: string; json?: boolean },
+  values: { c?: string; timeout?: string; session?: string; json?: boolean; raw?: boolean },
   rest: string[],
 ): Promise<number> {
   const code = await codeFrom(values, rest);
   const timeoutSeconds = timeoutFrom(values.timeout, config.sandbox);
+  // On a terminal, what the sandbox (or a proxied server, in the log) wrote is shown escaped.
+  const out = runOutput(process, values.raw === true);
   // The same bridge as the MCP server, so proxied servers are callable and the run is logged.
-  const bridge = await createBridge(config, (line) => process.stderr.write(`[code-execution-mode] ${line}\n`));
+  const bridge = await createBridge(config, (line) => out.stderr(`[code-execution-mode] ${line}\n`));
   const manager = bridge.sandbox;
   const runId = randomUUID();
   const abort = new AbortController();
@@ -182,7 +188,7 @@ async function runCommand(
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
   try {
-    const live = values.json ? undefined : liveWriter(config.sandbox.maxOutputChars);
+    const live = values.json ? undefined : liveWriter(config.sandbox.maxOutputChars, out);
     bridge.runLog.runStarted({ run: runId, session: values.session ?? 'default', code, timeoutMs: timeoutSeconds * 1000 });
     const result = await manager.execute(code, {
       runId,
@@ -192,8 +198,8 @@ async function runCommand(
       ...(live ? { onOutput: live.write } : {}),
     });
     bridge.runLog.runEnded(result, { toolCalls: bridge.toolCalls.toolCallsOf(runId) });
-    if (values.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-    else writeRunResult(result, live?.printed ?? { stdout: 0, stderr: 0 });
+    if (values.json) process.stdout.write(`${resultJson(result, out)}\n`);
+    else writeRunResult(result, live?.printed ?? { stdout: 0, stderr: 0 }, out);
     return runToExitCode(result.status);
   } finally {
     process.off('SIGINT', onSignal);
@@ -203,7 +209,7 @@ async function runCommand(
 }
 
 /** Streams output as it arrives, up to the head that the capped result keeps. */
-function liveWriter(limit: number) {
+function liveWriter(limit: number, out: RunOutput) {
   const headLimit = Math.ceil(limit / 2);
   const printed = { stdout: 0, stderr: 0 };
   const write = (stream: 'stdout' | 'stderr', text: string) => {
@@ -211,7 +217,7 @@ function liveWriter(limit: number) {
     if (room <= 0) return;
     const part = text.slice(0, room);
     printed[stream] += part.length;
-    (stream === 'stdout' ? process.stdout : process.stderr).write(part);
+    out[stream](part);
   };
   return { write, printed };
 }

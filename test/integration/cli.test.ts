@@ -93,3 +93,21 @@ test('bad usage and bad configuration exit 2 with a message that names the probl
   assert.equal(badRuntime.exitCode, 2);
   assert.match(badRuntime.stderr, /sandbox\.runtime/);
 });
+
+test('on a terminal, run shows the sandbox\'s escape sequences escaped; --raw and a pipe pass them through', async () => {
+  const [runtime = 'podman'] = testRuntimes();
+  // OSC 52 (clipboard), a screen clear and a title change, on stdout and stderr.
+  const code = 'import sys\nprint("a\\x1b]52;c;cHduZWQ=\\x07b\\x1b[2J\\x1b]0;t\\x07c")\nprint("e\\x1b]0;t\\x07", file=sys.stderr)';
+  const args = ['dist/cli.js', 'run', '--runtime', runtime, '--image', TEST_IMAGE, '-c', code];
+  // `script` runs the command under a pseudo-terminal (stdout and stderr both a TTY) and copies what it wrote.
+  const shell = (extra: string[]) => [process.execPath, ...args, ...extra].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
+  const tty = await execa('script', ['-qfec', shell([]), '/dev/null'], { reject: false });
+  assert.equal(tty.exitCode, 0, tty.stdout + tty.stderr);
+  assert.ok(!tty.stdout.includes('\x1b'), JSON.stringify(tty.stdout));
+  assert.ok(tty.stdout.includes('a\\x1b]52;c;cHduZWQ=\\x07b\\x1b[2J\\x1b]0;t\\x07c'), JSON.stringify(tty.stdout));
+  assert.ok(tty.stdout.includes('e\\x1b]0;t\\x07'), JSON.stringify(tty.stdout));
+  const raw = await execa('script', ['-qfec', shell(['--raw']), '/dev/null'], { reject: false });
+  assert.ok(raw.stdout.includes('a\x1b]52;c;cHduZWQ=\x07b'), JSON.stringify(raw.stdout));
+  const piped = await cli(args.slice(1));
+  assert.equal(piped.stdout, 'a\x1b]52;c;cHduZWQ=\x07b\x1b[2J\x1b]0;t\x07c');
+});
