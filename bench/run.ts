@@ -8,6 +8,7 @@ import { evaluateSearch, QUERY_SETS } from '../test/helpers/search-eval.ts';
 import { callFigures, listingFigures } from './bridge.ts';
 import { contextFigures, searchLatency } from './catalog.ts';
 import { footprintFigures, loadFigures } from './footprint.ts';
+import { gvisorFigures, printGvisor, type GvisorRow } from './gvisor.ts';
 import { printRestart, restartFigures, type RestartRow } from './restart.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
@@ -90,6 +91,10 @@ for (const r of rows) {
   );
 }
 
+const gvisor: GvisorRow[] = [];
+for (const runtime of runtimes) gvisor.push(await gvisorFigures(runtime, image, N));
+printGvisor(gvisor, N);
+
 const restarts: RestartRow[] = [];
 for (const runtime of runtimes) {
   for (const spare of [true, false]) restarts.push(await restartFigures(runtime, image, smoke ? 1 : 10, spare));
@@ -165,6 +170,6 @@ const holdout2 = evaluateSearch(undefined, QUERY_SETS.holdout2);
 console.log(`Second held-out set (written before the ranking rework): recall@1 ${holdout2.recallAt1.toFixed(2)}, recall@5 ${holdout2.recallAt5.toFixed(2)} (${holdout2.queries} queries)`);
 
 await mkdir('bench/results', { recursive: true });
-const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, restarts, listing, calls, context, searchLatency: latency5000, footprint, load, soak, extension, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools, holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries }, holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries } } };
+const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, gvisor, restarts, listing, calls, context, searchLatency: latency5000, footprint, load, soak, extension, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools, holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries }, holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries } } };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');

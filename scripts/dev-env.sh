@@ -22,8 +22,9 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # verifies the sandbox image's packages with. No init binary (catatonit, tini) is needed: the
 # sandbox's kernel is its own PID 1. containernetworking-plugins: the
 # network of a package build (podman's own build needs no buildah). python3: the seccomp unit test.
+# runsc: gVisor, for the sandbox.ociRuntime tests and benchmark.
 PACKAGES=(podman runc uidmap slirp4netns fuse-overlayfs containernetworking-plugins docker.io containerd
-  debootstrap debian-archive-keyring unzip ca-certificates python3)
+  debootstrap debian-archive-keyring unzip ca-certificates python3 runsc)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -50,10 +51,14 @@ if [ "$(id -u)" = 0 ] && ! id cemrootless >/dev/null 2>&1; then
   useradd --create-home --shell /bin/sh cemrootless
 fi
 
-# --- Docker daemon, without a bridge network ------------------------------------------------
+# --- Docker daemon, without a bridge network, with gVisor registered ---------------------------
+# Its own config file (not /etc/docker/daemon.json) registers gVisor as the sandbox.ociRuntime
+# tests use it: with its network stack off (with docker's --network none alone runsc refuses to start).
 if ! docker info >/dev/null 2>&1; then
   log "starting dockerd (no bridge network)"
-  as_root sh -c "nohup dockerd --bridge=none --iptables=false --ip-forward=false --ip-masq=false \
+  printf '{"runtimes": {"runsc": {"path": "%s", "runtimeArgs": ["--network=none"]}}}\n' \
+    "$(command -v runsc)" > "$CACHE/dockerd.json"
+  as_root sh -c "nohup dockerd --config-file '$CACHE/dockerd.json' --bridge=none --iptables=false --ip-forward=false --ip-masq=false \
     >'$CACHE/dockerd.log' 2>&1 & echo \$! > '$CACHE/dockerd.pid'"
   for _ in $(seq 1 60); do docker info >/dev/null 2>&1 && break; sleep 1; done
   docker info >/dev/null 2>&1 || { log "dockerd did not start; see $CACHE/dockerd.log"; tail -20 "$CACHE/dockerd.log" >&2; exit 1; }

@@ -103,6 +103,7 @@ const eventSchema = z.discriminatedUnion('type', [
     truncated: z.boolean().optional(),
     sessionLost: z.boolean().optional(),
     sessionChange: z.object({ kind: z.string(), reason: z.string() }).optional(),
+    sandbox: z.object({ runtime: z.string(), isolation: z.string(), ociRuntime: z.string().optional() }).optional(),
   }),
 ]);
 
@@ -195,6 +196,8 @@ export interface RunRecord {
   sessionLost: boolean;
   /** Why the session's earlier state was gone when the run started (reaped, evicted, reset, lost). */
   sessionChange?: { kind: string; reason: string };
+  /** The runtime and isolation tier the run had (absent from logs of older bridges). */
+  sandbox?: { runtime: string; isolation: string; ociRuntime?: string };
   /** Confirmations asked during the run, in order (absent from logs of older bridges). */
   confirmations: ConfirmationRecord[];
   /** Snippets the run ran, in order (absent from logs of older bridges). */
@@ -312,6 +315,7 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
       run.truncated = event.truncated ?? false;
       run.sessionLost = event.sessionLost ?? false;
       if (event.sessionChange) run.sessionChange = event.sessionChange;
+      if (event.sandbox) run.sandbox = event.sandbox;
       if (event.toolCalls !== undefined) run.endedCount = event.toolCalls;
     }
   }

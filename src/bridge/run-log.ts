@@ -111,6 +111,13 @@ export interface SnippetSavedEvent {
   sha256: string;
 }
 
+/** Where a run ran: the container runtime and the isolation tier (gVisor, or a plain container under the OCI runtime named). */
+export interface SandboxTier {
+  runtime: string;
+  isolation: 'gVisor' | 'container';
+  ociRuntime?: string;
+}
+
 /** Characters of a snippet's arguments kept in the log. */
 export const MAX_SNIPPET_ARGUMENT_CHARS = 300;
 
@@ -265,7 +272,7 @@ export class RunLog {
     this.append(this.line({ type: 'relay', time: new Date().toISOString(), ...event, waitedMs: round(event.waitedMs), ...(event.error ? { error: cap(redactUrlSecrets(event.error), 2000) } : {}) }));
   }
 
-  runEnded(result: RunResult, extra: { toolCalls: number }): void {
+  runEnded(result: RunResult, extra: { toolCalls: number; sandbox?: SandboxTier }): void {
     this.startedAt.delete(result.runId);
     this.summarizeOmitted(result.runId);
     this.write({
@@ -281,6 +288,7 @@ export class RunLog {
       error: result.error,
       ...this.saveBeside(result),
       toolCalls: extra.toolCalls,
+      ...(extra.sandbox ? { sandbox: extra.sandbox } : {}),
       truncated: result.truncated,
       sessionLost: result.sessionLost,
       ...(result.sessionChange ? { sessionChange: result.sessionChange } : {}),

@@ -9,6 +9,7 @@ import type { CallToolResult, ServerNotification, ServerRequest } from '@modelco
 import { z } from 'zod';
 import type { SandboxConfig } from '../config/schema.ts';
 import { workspaceRequested, workspaceTargetsOf } from '../sandbox/runtime/workspace.ts';
+import { isGvisor } from '../sandbox/runtime/oci-runtime.ts';
 import { SESSION_NAME, type SessionManager } from '../sandbox/sessions.ts';
 import type { FoundImage } from './base64-text.ts';
 import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from './format.ts';
@@ -29,10 +30,10 @@ const TOOL_PROGRESS_GAP_MS = 250;
 export const MAX_RESULT_BYTES = 9 * 1024 * 1024;
 
 export const RUN_PYTHON_DESCRIPTION =
-  'Python 3 sandbox, standard library only (no pip, no network). MCP tools are async: ' +
+  'Python 3 sandbox, standard library only (no pip, no network). Async MCP tools: ' +
   'await mcp_<server>.<tool>(**kwargs); failures raise ToolError. Find: await search_tool_docs("query"). ' +
   'Docs: await query_tool_docs(server, tool, detail="full"). emit_image(png_bytes) shows images. ' +
-  'Output is capped; the last expression is returned.';
+  'Output is capped; last expression returned.';
 
 /** Added to the description when the user's folder is mounted (sandbox.workspace). */
 export const WORKSPACE_NOTE = ' Read-only files: /workspace.';
@@ -52,7 +53,9 @@ export function workspaceNote(sandbox: SandboxConfig): string {
  * listing is at its token budget); their names are in the capabilities resource.
  */
 export function runPythonDescription(sandbox: SandboxConfig, installed: readonly string[] = []): string {
-  const text = installed.length > 0 ? RUN_PYTHON_DESCRIPTION.replace('standard library only', 'with packages') : RUN_PYTHON_DESCRIPTION;
+  let text = installed.length > 0 ? RUN_PYTHON_DESCRIPTION.replace('standard library only', 'with packages') : RUN_PYTHON_DESCRIPTION;
+  // The isolation tier, when it is not the runtime's default: code may behave differently there.
+  if (isGvisor(sandbox.ociRuntime)) text = text.replace('Python 3 sandbox', 'Python 3 gVisor sandbox');
   return text + workspaceNote(sandbox);
 }
 
@@ -134,7 +137,8 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         const toolCalls = deps.toolCalls.toolCallsOf(runId);
         const shaped = shapeRun({ result, toolCalls, toolImages: deps.toolCalls.toolImagesOf(runId), budget: config.resultChars });
         // The log keeps the full record: the output as captured, every image emitted or returned.
-        deps.runLog?.runEnded({ ...result, images: shaped.recorded }, { toolCalls });
+        const tier = deps.sandbox.tier();
+        deps.runLog?.runEnded({ ...result, images: shaped.recorded }, { toolCalls, ...(tier ? { sandbox: tier } : {}) });
         shaped.setAudit(auditNote(deps.runLog));
         let reply = callResult(shaped);
         if (reply.content.length > 1 && Buffer.byteLength(JSON.stringify(reply)) > MAX_RESULT_BYTES) {

@@ -33,6 +33,14 @@ const executablePath = z
   .min(1)
   .refine((p) => isAbsolute(p) || win32.isAbsolute(p), { message: 'must be an absolute path to the executable' });
 
+/** An OCI runtime: a plain name (runsc, crun) or an absolute path, with no shell or option characters. */
+const ociRuntime = z
+  .string()
+  .max(4096)
+  .refine((r) => /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/.test(r) || /^\/[A-Za-z0-9._+\/-]*[A-Za-z0-9._+-]$/.test(r), {
+    message: 'must be the name of an OCI runtime (e.g. "runsc") or an absolute path to one, without spaces or shell characters',
+  });
+
 /** A folder to mount in the sandbox: absolute, and nothing a mount option would read as a separator. */
 const workspacePath = z
   .string()
@@ -75,6 +83,12 @@ export const sandboxConfigSchema = z
     /** Full paths of the runtimes' executables, when they are neither on PATH nor where they usually install. */
     podmanPath: executablePath.optional(),
     dockerPath: executablePath.optional(),
+    /**
+     * The OCI runtime containers run under (default: the runtime's own, e.g. runc or crun):
+     * "runsc" runs each sandbox in gVisor's user-space kernel. A name the runtime knows (Docker:
+     * one its daemon has registered) or an absolute path; never a shell line.
+     */
+    ociRuntime: ociRuntime.optional(),
     /** "missing": pull the image on first use when it is not present; "never" (default): say how to pull it. */
     pull: z.enum(['never', 'missing']).default('never'),
     /**

@@ -3,7 +3,7 @@
 // panel lists every check by name (passed, failed, or not reached because an earlier one
 // failed) and one button per fix; buttons name a fix by position, never carry a command.
 import type { CheckName, Fix, RuntimeStatus, SandboxReport } from '../sandbox/runtime/detect.ts';
-import { checkLabel, stateLabel } from '../sandbox/runtime/report-text.ts';
+import { checkLabel, stateLabel, tierWords } from '../sandbox/runtime/report-text.ts';
 import { escapeHtml as escape } from './html.ts';
 
 const ICONS: Record<RuntimeStatus['state'], string> = {
@@ -24,7 +24,7 @@ const SHORT: Partial<Record<RuntimeStatus['state'], string>> = {
 /** How close each state is to running a sandbox: when none can, the closest one is shown. */
 const CLOSENESS: RuntimeStatus['state'][] = ['ready', 'limits-not-enforced', 'image-missing', 'start-failed', 'daemon-down', 'not-installed'];
 
-const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'image', 'packages', 'workspace', 'start'];
+const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'oci-runtime', 'image', 'packages', 'workspace', 'start'];
 
 /** The runtime to speak of: the one in use, else the one nearest to working. */
 export function headline(report: SandboxReport): RuntimeStatus | undefined {
@@ -50,7 +50,7 @@ export type Verdict = { tone: 'ok' | 'warn' | 'bad'; text: string };
 
 export function verdict(report: SandboxReport): Verdict {
   const chosen = report.chosen;
-  if (chosen?.state === 'ready') return { tone: 'ok', text: `Ready: sandboxes run with ${chosen.name}.` };
+  if (chosen?.state === 'ready') return { tone: 'ok', text: `Ready: sandboxes run with ${chosen.name}${tierWords(chosen)}.` };
   if (chosen) return { tone: 'warn', text: `Sandboxes run with ${chosen.name}, but its resource limits are not enforced.` };
   const shown = headline(report);
   if (!shown) return { tone: 'bad', text: 'Not ready: the sandbox could not be checked (see the output).' };
@@ -67,8 +67,8 @@ export interface PanelAssets {
 }
 
 function checkRows(status: RuntimeStatus): string {
-  // The workspace row only when a workspace mount is asked for.
-  return CHECK_ORDER.filter((name) => (name !== 'workspace' && name !== 'packages') || status.checks.some((c) => c.name === name)).map((name) => {
+  // The workspace, packages and OCI runtime rows only when their setting asks for the check.
+  return CHECK_ORDER.filter((name) => !['workspace', 'packages', 'oci-runtime'].includes(name) || status.checks.some((c) => c.name === name)).map((name) => {
     const check = status.checks.find((c) => c.name === name);
     const result = check?.ok === true ? 'passed' : check?.ok === false ? 'failed' : 'not reached';
     const mark = check?.ok === true ? '✓' : check?.ok === false ? '✗' : '–';

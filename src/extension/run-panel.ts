@@ -173,6 +173,7 @@ export class RunPanel implements vscode.Disposable {
       run.truncated ? 'output truncated' : '',
       run.sessionLost ? 'session state lost' : '',
       run.sessionChange ? `started fresh: session ${escape(run.sessionChange.kind)} (${escape(run.sessionChange.reason)})` : '',
+      run.sandbox ? `${escape(run.sandbox.runtime)}, ${run.sandbox.isolation === 'gVisor' ? 'gVisor' : `container${run.sandbox.ociRuntime ? ` (${escape(run.sandbox.ociRuntime)})` : ''}`}` : '',
       ...run.savedAsSnippets.map((s) => `saved as snippet <code>${escape(s.name)}</code>`),
     ].filter(Boolean);
     // Which snippets the run ran: name, folder, the hash of the source it got, and the arguments.

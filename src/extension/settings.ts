@@ -102,6 +102,7 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
     const { value, item } = setting;
     if (item) {
       if (key === 'workspaceAccess' && resolved === 'read-only' && mountable.length > 0) item.facts.push(`sandboxed code can read ${mountable.map((dir, i) => `${escapeUnseen(dir)} (at ${targets[i]})`).join(', ')}`);
+      if (key === 'ociRuntime') item.facts.push('the OCI runtime is a program that starts every sandbox container, with the container engine\'s privileges');
       if (key === 'packages' || key === 'pipIndexUrl') item.facts.push('packages are downloaded and installed into the sandbox image when you build it: their install scripts run during the build, with a network (this machine\'s, for an index on this machine), and their code then runs in the sandbox');
       items.push(item);
     }

@@ -11,6 +11,7 @@ export const SECTION = 'codeExecutionMode';
 export const SANDBOX_SETTING_KEYS = [
   'runtime',
   'image',
+  'ociRuntime',
   'memory',
   'cpus',
   'pids',

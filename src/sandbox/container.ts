@@ -68,6 +68,8 @@ export interface RuntimeRef {
   stateDir?: string;
   /** The ID of sandbox.image, as the runtime check found it. */
   imageId?: string;
+  /** What `--runtime` gets for sandbox.ociRuntime, as the runtime check resolved it. */
+  ociRuntime?: string;
 }
 
 let counter = 0;
@@ -114,7 +116,7 @@ export class KernelContainer {
     this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
     // The derived image with sandbox.packages, when the runtime check found it built.
     const image = runtime.image ? { ...config, image: runtime.image } : config;
-    this.process = execa(runtime.command, runArgs(runtime.name, image, { name: this.name, owner: OWNER, session, ...workspace }), SPAWN_OPTIONS);
+    this.process = execa(runtime.command, runArgs(runtime.name, image, { name: this.name, owner: OWNER, session, ...workspace, ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}) }), SPAWN_OPTIONS);
     this.process.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.process.stderr.on('data', (chunk: Buffer) => this.listeners.stderr?.(chunk.toString('utf8')));
     // A write after the kernel died must not crash the host; exit handling reports it.

@@ -1,10 +1,11 @@
 // The pool of named sessions: one warm container each, created on first use, reaped after
 // an idle time, capped in number. Also the lazy, cached choice of runtime and image check.
-import type { SandboxConfig } from '../config/schema.ts';
+import type { RuntimeName, SandboxConfig } from '../config/schema.ts';
 import { removeNow, removeOrphans } from './cleanup.ts';
 import { ImageMissingError, SessionLimitError } from './errors.ts';
 import { pullImage } from './image.ts';
 import { selectRuntime, type DetectOptions, type RuntimeStatus } from './runtime/detect.ts';
+import { isGvisor } from './runtime/oci-runtime.ts';
 import { packagesState, type PackagesState } from './derived-image.ts';
 import type { KernelContainer } from './container.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from './image-distributions.ts';
@@ -186,6 +187,14 @@ export class SessionManager {
     const found = container.distributions;
     if (!found || !this.learned.learn(container.imageKey, found)) return;
     this.options.onImageDistributions?.(container.imageKey, found, container.runtime.image !== undefined);
+  }
+
+  /** The runtime and isolation tier runs use (for the run log); undefined before the first run. */
+  tier(): { runtime: RuntimeName; isolation: 'gVisor' | 'container'; ociRuntime?: string } | undefined {
+    const runtime = this.runtimeRef;
+    if (!runtime) return undefined;
+    const oci = runtime.ociRuntime ?? runtime.defaultOciRuntime;
+    return { runtime: runtime.name, isolation: isGvisor(runtime.ociRuntime) ? 'gVisor' : 'container', ...(oci ? { ociRuntime: oci } : {}) };
   }
 
   /** sandbox.packages as the last runtime check (or recheck) found them; undefined before any run. */

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { defaultSandboxConfig, MAX_WORKSPACE_FOLDERS, type SandboxConfig } from '../../src/config/schema.ts';
+import { defaultSandboxConfig, MAX_WORKSPACE_FOLDERS, sandboxConfigSchema, type SandboxConfig } from '../../src/config/schema.ts';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BOOTSTRAP, LABEL, runArgs } from '../../src/sandbox/runtime/commands.ts';
+import { checkDockerOciRuntime } from '../../src/sandbox/runtime/oci-runtime.ts';
+import { parseProcLimits, rlimitFailure, sandboxUlimits } from '../../src/sandbox/runtime/ulimits.ts';
 import { remoteRuntimeHost, resolveWorkspaceMounts, workspaceSpec } from '../../src/sandbox/runtime/workspace.ts';
 
 /** The one folder a configuration mounts (real path), if any. */
@@ -135,4 +137,89 @@ test('a remote runtime is recognised, and the workspace is then not mounted', ()
   const config = defaultSandboxConfig({ workspace: { path: tmpdir(), access: 'read-only' } });
   assert.deepEqual(workspaceSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), {});
   assert.deepEqual(workspaceSpec('docker', config, {}), { workspace: [{ dir: realpathSync(tmpdir()), target: '/workspace' }] });
+});
+
+test('the sandbox sets its own open-file and process limits, clamped to the host hard limits', () => {
+  const config = defaultSandboxConfig({ image: 'img:1', pids: 100, maxSessions: 4 });
+  for (const runtime of ['podman', 'docker'] as const) {
+    const roomy = runArgs(runtime, config, { name: 'n', owner: 'o', session: 's', hostLimits: { nofile: 20_000, nproc: 96_365 } });
+    assert.deepEqual(pairs(roomy, '--ulimit'), ['nofile=1024:1024', 'nproc=4096:4096']);
+    const tight = runArgs(runtime, config, { name: 'n', owner: 'o', session: 's', hostLimits: { nofile: 512, nproc: 1000 } });
+    assert.deepEqual(pairs(tight, '--ulimit'), ['nofile=512:512', 'nproc=1000:1000']);
+    const unknown = runArgs(runtime, config, { name: 'n', owner: 'o', session: 's', hostLimits: {} });
+    assert.deepEqual(pairs(unknown, '--ulimit'), ['nofile=1024:1024', 'nproc=4096:4096']);
+  }
+  // RLIMIT_NPROC counts every sandbox of the shared user id: room for all sessions and the spare.
+  const many = runArgs('podman', defaultSandboxConfig({ pids: 2000, maxSessions: 4 }), { name: 'n', owner: 'o', session: 's', hostLimits: {} });
+  assert.deepEqual(pairs(many, '--ulimit'), ['nofile=1024:1024', 'nproc=10000:10000']);
+});
+
+test('a --ulimit in extraRunArgs replaces the sandbox\'s own for that limit only', () => {
+  const config = defaultSandboxConfig({ extraRunArgs: ['--ulimit=nofile=4096:4096'] });
+  const args = runArgs('podman', config, { name: 'n', owner: 'o', session: 's', hostLimits: {} });
+  assert.deepEqual(pairs(args, '--ulimit'), ['nproc=4096:4096']);
+  assert.equal(args[1], '--ulimit=nofile=4096:4096');
+  const both = runArgs('docker', defaultSandboxConfig({ extraRunArgs: ['--ulimit', 'nproc=64', '--ulimit', 'nofile=64:64'] }), { name: 'n', owner: 'o', session: 's', hostLimits: {} });
+  assert.deepEqual(pairs(both, '--ulimit'), ['nproc=64', 'nofile=64:64']);
+});
+
+test('hard limits are read from /proc/<pid>/limits text; unlimited counts as none', () => {
+  const text = [
+    'Limit                     Soft Limit           Hard Limit           Units     ',
+    'Max processes             96365                96365                processes ',
+    'Max open files            1024                 20000                files     ',
+    'Max pending signals       96365                96365                signals   ',
+  ].join('\n');
+  assert.deepEqual(parseProcLimits(text), { nofile: 20_000, nproc: 96_365 });
+  assert.deepEqual(parseProcLimits(text.replace('96365                processes', 'unlimited            processes')), { nofile: 20_000 });
+  assert.deepEqual(sandboxUlimits({ pids: 128, maxSessions: 4 }, {}), { nofile: 1024, nproc: 4096 });
+});
+
+test('an rlimit a runtime may not set is recognised in runc, crun and docker errors', () => {
+  assert.equal(rlimitFailure('runc create failed: error setting rlimits for ready process: error setting rlimit type 7: operation not permitted'), 'nofile');
+  assert.equal(rlimitFailure('error setting rlimit type 6: operation not permitted'), 'nproc');
+  assert.equal(rlimitFailure('crun: setrlimit `RLIMIT_NOFILE`: Operation not permitted'), 'nofile');
+  assert.equal(rlimitFailure('setrlimit `RLIMIT_NPROC`: Operation not permitted'), 'nproc');
+  assert.equal(rlimitFailure('image not known'), undefined);
+});
+
+test('sandbox.ociRuntime: podman gets --runtime and gVisor\'s network off, docker the registered name; the hardening stays', () => {
+  const plain = runArgs('podman', defaultSandboxConfig(), { name: 'n', owner: 'o', session: 's' });
+  assert.ok(!plain.includes('--runtime'));
+  const podman = runArgs('podman', defaultSandboxConfig({ ociRuntime: 'runsc' }), { name: 'n', owner: 'o', session: 's' });
+  assert.deepEqual(pairs(podman, '--runtime'), ['runsc']);
+  assert.deepEqual(pairs(podman, '--runtime-flag'), ['network=none']);
+  const byPath = runArgs('podman', defaultSandboxConfig({ ociRuntime: '/usr/bin/runsc' }), { name: 'n', owner: 'o', session: 's' });
+  assert.deepEqual(pairs(byPath, '--runtime'), ['/usr/bin/runsc']);
+  assert.deepEqual(pairs(runArgs('podman', defaultSandboxConfig({ ociRuntime: 'crun' }), { name: 'n', owner: 'o', session: 's' }), '--runtime-flag'), []);
+  const docker = runArgs('docker', defaultSandboxConfig({ ociRuntime: '/usr/bin/runsc' }), { name: 'n', owner: 'o', session: 's', ociRuntime: 'runsc' });
+  assert.deepEqual(pairs(docker, '--runtime'), ['runsc']);
+  assert.ok(!docker.includes('--runtime-flag'), 'docker takes runtime flags only from its daemon');
+  for (const args of [podman, docker]) {
+    assert.deepEqual(pairs(args, '--network'), ['none']);
+    assert.ok(args.includes('--read-only'));
+    assert.deepEqual(pairs(args, '--cap-drop'), ['ALL']);
+    assert.deepEqual(pairs(args, '--user'), ['65534:65534']);
+    assert.deepEqual(pairs(args, '--security-opt').filter((o) => o === 'no-new-privileges'), ['no-new-privileges']);
+  }
+});
+
+test('sandbox.ociRuntime is a name or an absolute path, never a shell line or an option', () => {
+  for (const good of ['runsc', 'crun', 'kata-runtime', '/usr/bin/runsc', '/opt/gvisor/bin/runsc']) assert.ok(sandboxConfigSchema.safeParse({ ociRuntime: good }).success, good);
+  for (const bad of ['', '--privileged', '-x', 'runsc; rm -rf /', 'run sc', 'bin/runsc', '/usr/bin/runsc ', '$(id)', '/usr/bin/`id`', 'a'.repeat(65), '/usr/bin/']) {
+    const parsed = sandboxConfigSchema.safeParse({ ociRuntime: bad });
+    assert.ok(!parsed.success, JSON.stringify(bad));
+    assert.match(parsed.error.issues[0]!.message, /name of an OCI runtime .* or an absolute path/);
+    assert.deepEqual(parsed.error.issues[0]!.path, ['ociRuntime']);
+  }
+});
+
+test('docker: an OCI runtime must be registered with the daemon, by name or by path', () => {
+  const registered = { runc: { path: 'runc' }, runsc: { path: '/usr/bin/runsc', runtimeArgs: ['--network=none'] } };
+  assert.deepEqual(checkDockerOciRuntime(registered, 'runsc').argument, 'runsc');
+  assert.deepEqual(checkDockerOciRuntime(registered, '/usr/bin/runsc').argument, 'runsc');
+  const missing = checkDockerOciRuntime({ runc: { path: 'runc' } }, 'runsc');
+  assert.equal(missing.ok, false);
+  assert.match(missing.problem ?? '', /^runsc is not registered with the docker daemon: add it to daemon.json \(\{"runtimes": \{"runsc": \{"path": "\/usr\/bin\/runsc", "runtimeArgs": \["--network=none"\]\}\}\}\)/);
+  assert.equal(checkDockerOciRuntime(undefined, '/opt/runsc').ok, false);
 });

@@ -13,8 +13,8 @@ import { parseConfig } from '../../src/config/load.ts';
 
 const MAX_LISTING_TOKENS = 200;
 
-async function listing(maxTimeoutSeconds: number, workspace?: { path: string | string[]; access: 'read-only' }) {
-  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds, ...(workspace ? { workspace } : {}) } });
+async function listing(maxTimeoutSeconds: number, workspace?: { path: string | string[]; access: 'read-only' }, ociRuntime?: string) {
+  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds, ...(workspace ? { workspace } : {}), ...(ociRuntime ? { ociRuntime } : {}) } });
   const server = new McpServer({ name: 'listing', version: '1' });
   server.registerTool(RUN_PYTHON, { description: runPythonDescription(sandbox), inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
@@ -41,6 +41,17 @@ test(`run_python's listing is at most ${MAX_LISTING_TOKENS} tokens (o200k) and s
   const properties = ((await listing(300)).inputSchema.properties ?? {}) as Record<string, { description?: string }>;
   assert.deepEqual(Object.keys(properties).sort(), ['code', 'reset', 'servers', 'session', 'timeout']);
   for (const [name, property] of Object.entries(properties)) assert.ok(property.description, `${name} has a description`);
+});
+
+test('under gVisor the listing says so, within the token limit, with packages and workspace folders too', async () => {
+  const plain = await listing(3600, { path: ['/srv/app', '/home/me/lib'], access: 'read-only' });
+  assert.doesNotMatch(plain.description ?? '', /gVisor/);
+  const tool = await listing(3600, { path: ['/srv/app', '/home/me/lib'], access: 'read-only' }, '/usr/bin/runsc');
+  assert.match(tool.description ?? '', /^Python 3 gVisor sandbox, standard library only/);
+  const tokens = encode(JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })).length;
+  assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
+  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds: 3600, ociRuntime: 'runsc', workspace: { path: '/srv/data', access: 'read-only' } } });
+  assert.match(runPythonDescription(sandbox, ['numpy']), /^Python 3 gVisor sandbox, with packages/);
 });
 
 test('the listing says where several workspace folders are, within the token limit however many', async () => {

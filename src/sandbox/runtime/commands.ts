@@ -2,6 +2,8 @@
 // exactly without starting anything. Podman and Docker share these flags.
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { workspaceMountArgs, type WorkspaceMount } from './workspace.ts';
+import { ociRuntimeArgs } from './oci-runtime.ts';
+import { hostHardLimits, ulimitArgs, type HostLimits } from './ulimits.ts';
 
 /** Marks every container this product starts; the value is always "1". */
 export const LABEL = 'io.code-execution-mode';
@@ -30,6 +32,10 @@ export interface RunSpec {
   session: string;
   /** The resolved host folders to mount read-only (workspace.ts); none when absent. */
   workspace?: readonly WorkspaceMount[];
+  /** What `--runtime` gets, as the runtime check resolved sandbox.ociRuntime (default: the setting itself). */
+  ociRuntime?: string;
+  /** Hard limits the open-file and process limits are clamped to (default: this process's). */
+  hostLimits?: HostLimits;
 }
 
 /**
@@ -64,6 +70,7 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     `${SESSION_LABEL}=${spec.session}`,
     '--network',
     'none',
+    ...ociRuntimeArgs(runtime, spec.ociRuntime ?? config.ociRuntime),
     '--read-only',
     // Podman adds writable, executable tmpfs on /run and /var/tmp to read-only containers, and
     // host entries in /etc/hosts: neither is wanted in the sandbox.
@@ -85,6 +92,8 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     String(config.pids),
     '--cpus',
     String(config.cpus),
+    // The sandbox's own limits, never the runtime's defaults (which may exceed the host's hard limits).
+    ...ulimitArgs(config, spec.hostLimits ?? hostHardLimits()),
     '--tmpfs',
     `/tmp:${tmpfs}`,
     '--tmpfs',

@@ -13,6 +13,8 @@ import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMoun
 import { locateRuntime } from './locate.ts';
 import { OWNER } from '../container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../derived-image.ts';
+import { checkDockerOciRuntime, checkPodmanOciRuntime, dockerRegistration, gvisorNetworkFailure, type OciRuntimeFinding } from './oci-runtime.ts';
+import { hostHardLimits, rlimitFailure, sandboxUlimits } from './ulimits.ts';
 
 export type RuntimeState =
   | 'ready'
@@ -22,7 +24,7 @@ export type RuntimeState =
   | 'daemon-down'
   | 'not-installed';
 
-export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'start';
+export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'oci-runtime' | 'start';
 
 /** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
 export interface Check {
@@ -58,6 +60,12 @@ export interface RuntimeStatus {
   imageId?: string;
   /** sandbox.packages in this runtime: built (runs use it), or not (runs use the base image). */
   packages?: PackagesState;
+  /** The runtime's own OCI runtime (podman: runc or crun; docker: its default), as its info says. */
+  defaultOciRuntime?: string;
+  /** Docker: the OCI runtimes its daemon has registered, as `docker info` lists them. */
+  registeredOciRuntimes?: unknown;
+  /** What `--runtime` gets for sandbox.ociRuntime, once found (docker: the registered name). */
+  ociRuntime?: string;
   /** The state folder the check was told of: each container start refuses to mount it too. */
   stateDir?: string;
   /** Plain-language problems and what to do about them. */
@@ -75,6 +83,7 @@ const podmanInfoSchema = z.object({
   host: z.object({
     cgroupVersion: z.string().optional(),
     security: z.object({ rootless: z.boolean().optional() }).optional(),
+    ociRuntime: z.object({ name: z.string() }).optional(),
   }),
   version: z.object({ Version: z.string() }).optional(),
 });
@@ -85,6 +94,8 @@ const dockerInfoSchema = z.object({
   MemoryLimit: z.boolean().optional(),
   PidsLimit: z.boolean().optional(),
   SecurityOptions: z.array(z.string()).nullable().optional(),
+  DefaultRuntime: z.string().optional(),
+  Runtimes: z.unknown().optional(),
 });
 
 const versionSchema = z.object({ Client: z.object({ Version: z.string() }) });
@@ -170,8 +181,10 @@ function readPodmanInfo(raw: unknown, status: RuntimeStatus): void {
   status.rootless = info.host.security?.rootless ?? false;
   status.cgroupVersion = info.host.cgroupVersion;
   if (info.version?.Version) status.version = info.version.Version;
+  if (info.host.ociRuntime) status.defaultOciRuntime = info.host.ociRuntime.name;
   status.state = 'ready';
-  status.checks.push({ name: 'daemon', ok: true, detail: `podman ${status.version ?? ''} answers (${status.rootless ? 'rootless' : 'rootful'})`.replace('  ', ' ') });
+  const oci = status.defaultOciRuntime ? `; OCI runtime ${status.defaultOciRuntime}` : '';
+  status.checks.push({ name: 'daemon', ok: true, detail: `podman ${status.version ?? ''} answers (${status.rootless ? 'rootless' : 'rootful'}${oci})`.replace('  ', ' ') });
   if (status.rootless && status.cgroupVersion === 'v1') {
     status.state = 'limits-not-enforced';
     const why =
@@ -190,8 +203,11 @@ function readDockerInfo(raw: unknown, status: RuntimeStatus): void {
   status.rootless = (info.SecurityOptions ?? []).some((o) => o.includes('name=rootless'));
   status.cgroupVersion = info.CgroupVersion ? `v${info.CgroupVersion.replace(/^v/, '')}` : undefined;
   if (info.ServerVersion) status.version = info.ServerVersion;
+  if (info.DefaultRuntime) status.defaultOciRuntime = info.DefaultRuntime;
+  if (info.Runtimes !== undefined) status.registeredOciRuntimes = info.Runtimes;
   status.state = 'ready';
-  status.checks.push({ name: 'daemon', ok: true, detail: `the Docker daemon ${status.version ?? ''} answers`.replace('  ', ' ') });
+  const oci = status.defaultOciRuntime ? ` (OCI runtime ${status.defaultOciRuntime})` : '';
+  status.checks.push({ name: 'daemon', ok: true, detail: `the Docker daemon ${status.version ?? ''} answers${oci}`.replace('  ', ' ') });
   const missing = [info.MemoryLimit === false ? 'memory' : '', info.PidsLimit === false ? 'process' : ''].filter(Boolean);
   if (missing.length > 0 || (status.rootless && status.cgroupVersion === 'v1')) {
     status.state = 'limits-not-enforced';
@@ -215,6 +231,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   if (options.stateDir) status.stateDir = options.stateDir;
   if (!isUsable(status)) return status;
   const cli = { timeoutMs: options.timeoutMs ?? 30_000, ...(options.env ? { env: options.env } : {}) };
+  if (sandbox.ociRuntime !== undefined && !(await ociRuntimeFound(status, sandbox.ociRuntime, cli))) return status;
   try {
     const id = (await runCli(status.command, imageExistsArgs(sandbox.image), cli)).stdout.trim();
     if (/^[A-Za-z0-9:]{1,200}$/.test(id)) status.imageId = id;
@@ -240,7 +257,12 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
       status.fixes.push({ kind: 'build', label: 'Build the sandbox image with its packages', command: 'code-execution-mode build-image' });
     }
   }
-  const spec: RunSpec = { name: `cem-probe-${process.pid}-${randomBytes(3).toString('hex')}`, owner: OWNER, session: 'probe' };
+  const spec: RunSpec = {
+    name: `cem-probe-${process.pid}-${randomBytes(3).toString('hex')}`,
+    owner: OWNER,
+    session: 'probe',
+    ...(status.ociRuntime ? { ociRuntime: status.ociRuntime } : {}),
+  };
   if (workspaceRequested(sandbox)) {
     const remote = remoteRuntimeHost(name, options.env ?? process.env);
     if (remote) {
@@ -271,6 +293,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   } catch (error) {
     const stderr = error instanceof CliError ? error.stderr : String(error);
     const tail = stderr.trim().split('\n').slice(-3).join('\n').slice(0, 600);
+    if (explainStartFailure(status, sandbox, stderr, tail)) return status;
     status.state = 'start-failed';
     const noPython = /python3.*(not found|no such file)|executable file not found/i.test(stderr);
     status.checks.push({ name: 'start', ok: false, detail: noPython ? `${sandbox.image} has no python3` : tail || 'the container did not start' });
@@ -283,6 +306,55 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     status.fixes.push({ kind: 'setting', label: noPython ? 'Change the sandbox image' : 'Review extra run arguments', setting: noPython ? 'sandbox.image' : 'sandbox.extraRunArgs' });
   }
   return status;
+}
+
+/** Checks sandbox.ociRuntime with the runtime (a failed check is reported with its fix); true when found. */
+async function ociRuntimeFound(status: RuntimeStatus, ociRuntime: string, cli: { timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<boolean> {
+  const found: OciRuntimeFinding =
+    status.name === 'podman' ? await checkPodmanOciRuntime(status.command, ociRuntime, cli) : checkDockerOciRuntime(status.registeredOciRuntimes, ociRuntime);
+  status.checks.push({ name: 'oci-runtime', ok: found.ok, detail: found.detail });
+  if (found.ok) {
+    if (found.argument) status.ociRuntime = found.argument;
+    return true;
+  }
+  status.state = 'start-failed';
+  if (found.problem) status.problems.push(found.problem);
+  status.fixes.push(
+    found.fix?.command ? { kind: 'install', label: found.fix.label, command: found.fix.command } : { kind: 'setting', label: found.fix?.label ?? 'Change the OCI runtime', setting: 'sandbox.ociRuntime' },
+  );
+  return false;
+}
+
+/**
+ * Start failures with a known cause, named with their fix: limits the runtime may not set (the
+ * host's hard limits are lower, e.g. a daemon's), and gVisor without its network off under Docker.
+ */
+function explainStartFailure(status: RuntimeStatus, sandbox: SandboxConfig, stderr: string, tail: string): boolean {
+  const limit = rlimitFailure(stderr);
+  if (limit) {
+    const wanted = sandboxUlimits(sandbox, hostHardLimits());
+    const which = limit === 'nofile' ? `open files (nofile ${wanted.nofile})` : limit === 'nproc' ? `processes (nproc ${wanted.nproc})` : 'open files or processes';
+    status.state = 'start-failed';
+    status.checks.push({ name: 'start', ok: false, detail: `${status.name} may not set the sandbox's limit of ${which}: ${tail}` });
+    status.problems.push(
+      `${status.name} cannot set the sandbox's limit of ${which}: it is above the hard limit of ${status.name === 'docker' ? 'the Docker daemon' : 'this process'}. ` +
+        `Raise that hard limit (\`ulimit -H\`, LimitNOFILE=/LimitNPROC= of the service), or set a lower one in sandbox.extraRunArgs (e.g. ["--ulimit", "nofile=256:256"]), ` +
+        'which the sandbox then uses instead of its own.',
+    );
+    status.fixes.push({ kind: 'setting', label: 'Set the sandbox\'s limits', setting: 'sandbox.extraRunArgs' });
+    return true;
+  }
+  if (status.name === 'docker' && sandbox.ociRuntime !== undefined && gvisorNetworkFailure(stderr)) {
+    status.state = 'start-failed';
+    status.checks.push({ name: 'start', ok: false, detail: `gVisor's own network is on: ${tail}` });
+    status.problems.push(
+      `gVisor does not start under docker with its network on: register it with its network off in daemon.json (${dockerRegistration(sandbox.ociRuntime)}), ` +
+        'then reload the daemon (`sudo systemctl reload docker`).',
+    );
+    status.fixes.push({ kind: 'docs', label: 'Register gVisor with the docker daemon', url: 'https://gvisor.dev/docs/user_guide/quick_start/docker/' });
+    return true;
+  }
+  return false;
 }
 
 export interface SandboxReport {

@@ -1,6 +1,7 @@
 // The sandbox report as plain text, the same for `doctor`, the output channel and the tests:
 // one line per runtime, then one per check (passed, failed, not reached), then the fixes.
 import type { Check, RuntimeStatus, SandboxReport } from './detect.ts';
+import { isGvisor } from './oci-runtime.ts';
 
 const STATE_LABELS: Record<RuntimeStatus['state'], string> = {
   ready: 'ready',
@@ -22,6 +23,7 @@ const CHECK_LABELS: Record<Check['name'], string> = {
   image: 'image',
   packages: 'packages (sandbox.packages)',
   workspace: 'workspace (read-only)',
+  'oci-runtime': 'OCI runtime (sandbox.ociRuntime)',
   start: 'hardened sandbox starts',
 };
 
@@ -31,7 +33,7 @@ export function checkLabel(name: Check['name']): string {
 
 export function reportLines(report: SandboxReport): string[] {
   const lines: string[] = [];
-  lines.push(report.chosen ? `Sandbox: ready with ${report.chosen.name} (image ${report.image})` : `Sandbox: NOT ready (image ${report.image})`);
+  lines.push(report.chosen ? `Sandbox: ready with ${report.chosen.name}${tierWords(report.chosen)} (image ${report.image})` : `Sandbox: NOT ready (image ${report.image})`);
   for (const status of report.runtimes) {
     lines.push(`${status.name}: ${stateLabel(status.state)}${status.command !== status.name ? ` [${status.command}]` : ''}`);
     for (const check of status.checks) {
@@ -45,4 +47,10 @@ export function reportLines(report: SandboxReport): string[] {
     }
   }
   return lines;
+}
+
+/** Which isolation the sandboxes get, e.g. " in gVisor (runsc)" or " (OCI runtime runc)"; empty when unknown. */
+export function tierWords(status: Pick<RuntimeStatus, 'ociRuntime' | 'defaultOciRuntime'>): string {
+  if (status.ociRuntime) return isGvisor(status.ociRuntime) ? ` in gVisor (${status.ociRuntime})` : ` (OCI runtime ${status.ociRuntime})`;
+  return status.defaultOciRuntime ? ` (OCI runtime ${status.defaultOciRuntime})` : '';
 }
