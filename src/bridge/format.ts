@@ -7,7 +7,7 @@ import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGES_PER_RUN, type RunResult, type Sessio
 import { base64Bytes, KnownImages, replaceBase64, sizeText, type Base64Kind, type FoundImage } from './base64-text.ts';
 import { cutToJson, jsonLength, shareBudget } from './budget.ts';
 import { outFilePath } from './out-names.ts';
-import { RESULT_IMAGE_BYTES, ResultImages } from './result-images.ts';
+import { ACTIVE_IMAGE_REASON, isActiveImage, RESULT_IMAGE_BYTES, ResultImages } from './result-images.ts';
 import { MAX_OUT_FILE_BYTES, MAX_OUT_FILES, MAX_OUT_TOTAL_BYTES } from '../sandbox/run.ts';
 
 const STATUSES = ['ok', 'error', 'timeout', 'cancelled'] as const;
@@ -94,7 +94,8 @@ const FILE_SKIPS: Record<string, string> = {
 };
 const MIMES: Record<string, string> = {
   txt: 'text/plain', md: 'text/markdown', csv: 'text/csv', json: 'application/json', html: 'text/html', xml: 'application/xml',
-  svg: 'image/svg+xml', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp',
+  // An SVG comes back as its text, never labelled as an image a client might render (and run).
+  svg: 'text/plain', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp',
   pdf: 'application/pdf', zip: 'application/zip', parquet: 'application/vnd.apache.parquet', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
 };
 
@@ -126,13 +127,16 @@ export function shapeRun(input: ShapeInput): ShapedRun {
   const returned = (found: Base64Kind): string => {
     if (found.kind === 'data') return dataPlaceholder(found.bytes);
     const size = imageSize(found.image);
-    return images.attach(found.image) === 'attached'
+    const attached = images.attach(found.image);
+    if (attached === 'refused') return `<${mediaWord(found.image)} ${found.image.mime} ${size}, not attached: ${ACTIVE_IMAGE_REASON}>`;
+    return attached === 'attached'
       ? `<${mediaWord(found.image)} ${found.image.mime} ${size}, attached>`
       : `<${mediaWord(found.image)} ${found.image.mime} ${size}, not attached: over the ${images.budgetText()} image budget of a result>`;
   };
   const mentioned = (found: Base64Kind): string => {
     if (found.kind === 'data') return dataPlaceholder(found.bytes);
     const size = imageSize(found.image);
+    if (isActiveImage(found.image)) return `<${mediaWord(found.image)} ${found.image.mime} ${size}, not attached: ${ACTIVE_IMAGE_REASON}>`;
     return images.isAttached(found.image)
       ? `<${mediaWord(found.image)} ${found.image.mime} ${size}, attached>`
       : `<${mediaWord(found.image)} ${found.image.mime} ${size}, not attached: return it as the last value to show it>`;
@@ -197,6 +201,7 @@ export function shapeRun(input: ShapeInput): ShapedRun {
     if (images.dropped > 0) {
       allNotes.push(`${plural(images.dropped, 'image')} not attached: over the ${images.budgetText()} image budget of a result; emit fewer or smaller images`);
     }
+    if (images.refused > 0) allNotes.push(`${plural(images.refused, 'image')} not attached: ${ACTIVE_IMAGE_REASON}`);
     const view: RunView = { status: result.status };
     if (result.sessionChange) view.sessionChange = result.sessionChange;
     if (out) view.stdout = out;
@@ -206,7 +211,7 @@ export function shapeRun(input: ShapeInput): ShapedRun {
     if (images.attached.length > 0) view.images = images.attached.length;
     if (fileViews.length > 0) view.files = fileViews;
     if (allNotes.length > 0) view.notes = allNotes;
-    if (result.truncated || cut || images.dropped > 0 || fileViews.some((f) => f.note)) view.truncated = true;
+    if (result.truncated || cut || images.dropped > 0 || images.refused > 0 || fileViews.some((f) => f.note)) view.truncated = true;
     if (result.sessionLost) view.sessionLost = true;
     if (toolCalls > 0) view.toolCalls = toolCalls;
     if (result.session !== 'default' || result.sessionChange) view.session = result.session;

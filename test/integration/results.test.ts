@@ -114,6 +114,23 @@ describe(`results on ${runtime}`, () => {
     assert.equal(forms(distinct).images, 3);
   });
 
+  test('an SVG with onload never reaches the client as an image: emitted, returned from a tool, or as a file', async () => {
+    const svg = `'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(document.domain)"><circle r="9"/></svg>'`;
+    const emitted = await bridge.call(`emit_image(${svg}.encode(), "image/svg+xml")\nemit_image(b"\\x89PNG\\r\\n\\x1a\\n" + bytes(64))`);
+    assert.deepEqual(emitted.content.filter((c) => c.type === 'image').map((c) => (c as { mimeType: string }).mimeType), ['image/png']);
+    assert.match(textOf(emitted), /1 image not attached: only PNG, JPEG, GIF and WebP images are returned \(SVG and other image types can carry scripts\)/);
+
+    const returned = await bridge.call('(await mcp_pics.drawing())');
+    assert.equal(forms(returned).images, 0);
+    assert.match(String(structured(returned).value), /<image image\/svg\+xml \d+ bytes, not attached: only PNG/);
+    assert.doesNotMatch(JSON.stringify(returned), /onload|PHN2Zy/, 'neither the SVG nor its base64 reaches the client');
+
+    const file = await bridge.call(`open("/work/out/drawing.svg", "w").write(${svg} + " " * 9000)`);
+    const resources = file.content.flatMap((c) => (c.type === 'resource' ? [c.resource] : []));
+    assert.deepEqual(resources.map((r) => r.mimeType), ['text/plain'], 'a file, as text');
+    assert.equal(forms(file).images, 0);
+  });
+
   test('nothing a run produces drops the connection; the next call works', async () => {
     const images = await bridge.call('import os\nfor _ in range(2):\n    emit_image(b"\\x89PNG" + os.urandom(4 * 1024 * 1024 - 4))');
     const big = forms(images);

@@ -234,3 +234,29 @@ test('files from /work/out: small UTF-8 text inline, binary or bigger attached w
   assert.match(shaped.view.files![1]!.note ?? '', /too big/);
   assert.equal(shapeRun({ result: result(), toolCalls: 0, budget: 20_000 }).view.files, undefined, 'no files: nothing said');
 });
+
+test('an SVG (active content: onload, scripts) never comes back as an image: emitted, returned from a tool, or as a file', () => {
+  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(document.domain)"><script>fetch("//evil.example")</script></svg>'.repeat(4)).toString('base64');
+  const emitted = shapeRun({ result: result({ images: [{ mime: 'image/svg+xml', data: svg }, { mime: 'image/png', data: png(3, 1) }] }), toolCalls: 0, budget: 20_000 });
+  assert.deepEqual(emitted.images.map((i) => i.mime), ['image/png'], 'only the raster image is attached');
+  assert.match(emitted.text, /1 image not attached: only PNG, JPEG, GIF and WebP images are returned \(SVG and other image types can carry scripts\); render it to PNG/);
+  assert.equal(emitted.view.images, 1);
+  assert.equal(emitted.view.truncated, true);
+
+  // A proxied tool's SVG image, returned as the last value: named with why, not attached, no base64.
+  const repr = `{'type': 'image', 'mimeType': 'image/svg+xml', 'data': '${svg}'}`;
+  const returned = shapeRun({ result: result({ value: repr }), toolCalls: 1, toolImages: [{ mime: 'image/svg+xml', data: svg }], budget: 20_000 });
+  assert.equal(returned.images.length, 0);
+  assert.match(returned.view.value!, /<image image\/svg\+xml \d+ bytes, not attached: only PNG, JPEG, GIF and WebP/);
+  assert.doesNotMatch(returned.text, new RegExp(svg.slice(0, 40).replace(/[+/]/g, '\\$&')));
+  const printed = shapeRun({ result: result({ stdout: `${repr}\n` }), toolCalls: 1, toolImages: [{ mime: 'image/svg+xml', data: svg }], budget: 20_000 });
+  assert.match(printed.view.stdout!, /not attached: only PNG, JPEG, GIF and WebP/, 'not told to return it: it would not be shown either');
+
+  // Any other non-raster image type the same way.
+  assert.equal(shapeRun({ result: result({ images: [{ mime: 'image/x-icon', data: svg }] }), toolCalls: 0, budget: 20_000 }).images.length, 0);
+
+  // From /work/out: its text (inline when small), or attached as text, never labelled image/svg+xml.
+  const big = Buffer.from(`<svg onload="x()">${' '.repeat(9000)}</svg>`);
+  const files = shapeRun({ result: result({ files: [{ path: 'plot.svg', bytes: big.length, data: big.toString('base64') }] }), toolCalls: 0, budget: 20_000 });
+  assert.deepEqual(files.files.map((f) => f.mime), ['text/plain']);
+});
