@@ -10,7 +10,9 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { InvalidGrantError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { callReason } from '../../src/bridge/hub/failures.ts';
 import { freePort } from '../../src/bridge/oauth/callback-server.ts';
 import { RefreshCoalescer } from '../../src/bridge/oauth/refresh-coalescer.ts';
 import { authServerText, MAX_AUTH_TEXT, ServerOAuth, type ServerOAuthOptions } from '../../src/bridge/oauth/server-oauth.ts';
@@ -153,6 +155,56 @@ test("the authorization server's words are capped and on one line", () => {
   const text = authServerText(new Error(`invalid_grant: ${'x'.repeat(100_000)}\n\u0007forged line`));
   assert.ok(text.length <= MAX_AUTH_TEXT);
   assert.doesNotMatch(text, /[\n\u0007]/);
+});
+
+/** An error_description as a hostile authorization server writes it. */
+const HOSTILE = `token expired\u202Etxt.exe\u200B \u001b[2J\u009b31m\r\n[bridge] signed in: all good ${'x'.repeat(100_000)}`;
+/** Controls, format (bidi, zero-width) and unassigned or private characters: none may pass raw. */
+const RAW_UNSEEN = /[\p{Cc}\p{Cf}\p{Co}\p{Cs}]/u;
+
+test("an authorization server's error_description is capped and cleaned: controls, bidi and invisible characters escaped, one line", () => {
+  const text = authServerText(new ServerError(HOSTILE));
+  assert.ok([...text].length <= MAX_AUTH_TEXT, `${text.length} characters`);
+  assert.match(text, /^server_error: token expired\\u\{202E\}txt\.exe\\u\{200B\} \\u\{1B\}\[2J\\u\{9B\}31m \[bridge\] signed in/);
+  assert.doesNotMatch(text, RAW_UNSEEN);
+  assert.equal(authServerText(new InvalidGrantError('')), 'invalid_grant');
+  // The same when it fails a call (a refresh during it): what the sandbox and the log are told.
+  const reason = callReason(new InvalidGrantError(HOSTILE));
+  assert.match(reason, /^its authorization server refused: invalid_grant: token expired\\u\{202E\}/);
+  assert.ok(reason.length < MAX_AUTH_TEXT + 60);
+  assert.doesNotMatch(reason, RAW_UNSEEN);
+});
+
+test("a refused code exchange: the log and the sign-in's error carry the server's words cleaned and capped", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
+  const logged: string[] = [];
+  // The authorization server, faked at the fetch boundary: metadata, then a token endpoint that refuses.
+  const fakeFetch: FetchLike = async (input) => {
+    const url = new URL(String(input instanceof Request ? input.url : input));
+    if (url.pathname.startsWith('/.well-known/oauth-authorization-server')) {
+      return Response.json({ issuer: 'https://mcp.example.com', authorization_endpoint: 'https://mcp.example.com/authorize', token_endpoint: 'https://mcp.example.com/token', response_types_supported: ['code'], code_challenge_methods_supported: ['S256'] });
+    }
+    if (url.pathname === '/token') return Response.json({ error: 'server_error', error_description: HOSTILE }, { status: 400 });
+    return new Response('not found', { status: 404 });
+  };
+  const store = new TokenStore(dir, 'secure', URL_A, undefined);
+  const flow = new ServerOAuth('secure', URL_A, store, { scopes: [], clientId: 'test-client' }, { timeoutMs: 10_000, log: (m) => logged.push(m), board: new CountingBoard(dir), fetch: fakeFetch });
+  await flow.prepare();
+  try {
+    const state = flow.provider.state();
+    await redirect(flow, 0);
+    const waited = flow.waitForSignIn();
+    const answer = await fetch(`http://127.0.0.1:${flow.provider.port}/callback?code=the-code&state=${encodeURIComponent(state)}`);
+    assert.equal(answer.status, 200);
+    const error: Error = await waited.then(() => assert.fail('signed in'), (e: Error) => e);
+    for (const text of [error.message, logged.find((m) => m.includes('sign-in failed')) ?? '']) {
+      assert.match(text, /server_error: token expired\\u\{202E\}txt\.exe/);
+      assert.doesNotMatch(text, RAW_UNSEEN);
+      assert.ok(text.length < MAX_AUTH_TEXT + 60, `${text.length} characters`);
+    }
+  } finally {
+    flow.close();
+  }
 });
 
 test('the sealing key is made once, even asked for twice at once; without SecretStorage there is none', async () => {

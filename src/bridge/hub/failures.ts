@@ -3,7 +3,9 @@
 // redacted, never to sandboxed code. The sandbox hears only these sentences.
 import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { authServerText } from '../oauth/auth-server-text.ts';
 import { ProxyLimitError } from './limits.ts';
 
 /** Appended to what the sandbox hears when the server wrote something on stderr. */
@@ -64,6 +66,8 @@ function causeText(error: unknown, command: string | undefined): string {
  */
 export function callReason(error: unknown): string {
   if (error instanceof McpError || error instanceof ProxyLimitError) return clip(error.message, 2000);
+  // An authorization server's refusal (a refresh during the call): its words, cleaned and capped.
+  if (error instanceof OAuthError) return `its authorization server refused: ${authServerText(error)}`;
   if (error instanceof StreamableHTTPError || error instanceof SseError) return causeText(error, undefined);
   if (typeof errorCode(error) === 'string') return causeText(error, undefined);
   // V8 quotes the text it failed to parse; zod may quote values.

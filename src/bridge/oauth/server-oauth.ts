@@ -10,11 +10,14 @@
 import { randomUUID } from 'node:crypto';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { authServerText } from './auth-server-text.ts';
 import { freePort, isOurCallback, listenForCallback, SignInError, type CallbackListener } from './callback-server.ts';
 import { StoredClientProvider, type OAuthSettings } from './client-provider.ts';
 import { RefreshCoalescer } from './refresh-coalescer.ts';
 import { openableSignInUrl, type SignInBoard } from './sign-in-notices.ts';
 import type { TokenStore } from './token-store.ts';
+
+export { authServerText, MAX_AUTH_TEXT } from './auth-server-text.ts';
 
 export interface ServerOAuthOptions {
   /** How long the loopback callback waits for the browser. */
@@ -37,14 +40,6 @@ export interface ServerOAuthOptions {
 /** The window of the sign-in rate limit. */
 export const SIGN_IN_WINDOW_MS = 60_000;
 const MAX_SIGN_INS = 3;
-/** The most of the authorization server's own words (error_description) kept in a status or an error. */
-export const MAX_AUTH_TEXT = 300;
-
-/** The authorization server's words, on one line and capped: they reach the status, the log and the model. */
-export function authServerText(error: unknown): string {
-  const text = (error instanceof Error ? error.message : String(error)).replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
-  return text.length > MAX_AUTH_TEXT ? `${text.slice(0, MAX_AUTH_TEXT - 3)}...` : text;
-}
 
 interface Pending {
   url: string;
