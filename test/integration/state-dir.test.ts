@@ -3,7 +3,7 @@
 // servers; the files are owner-only; a state dir that cannot be written is said out loud, in
 // the bridge's log and in every run_python result.
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CATALOG_FILE, mergeCatalog, parseCatalogFile } from '../../src/bridge/catalog/catalog-file.ts';
@@ -11,6 +11,7 @@ import { RunLogReader } from '../../src/bridge/run-log-reader.ts';
 import { runLogFiles } from '../../src/bridge/run-log-files.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', pids: 64, timeoutSeconds: 30, maxTimeoutSeconds: 60, maxSessions: 2, prewarm: false };
@@ -52,12 +53,15 @@ test(`two bridges on ${runtime} share a state dir through rotation: every run an
       }
     }
 
-    // Each bridge's servers in its own section; each window's view has its own states.
-    let sections = parseCatalogFile(readFileSync(join(stateDir, CATALOG_FILE), 'utf8'));
-    for (let i = 0; i < 40 && sections.length < 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      sections = parseCatalogFile(readFileSync(join(stateDir, CATALOG_FILE), 'utf8'));
-    }
+    // Each bridge's servers in its own section; each window's view has its own states. A bridge
+    // saves its section after each change, so the file is awaited until it shows both running.
+    const catalogFile = join(stateDir, CATALOG_FILE);
+    const sections = await until("both bridges' sections in catalog.json, their servers running and listed", () => {
+      const found = existsSync(catalogFile) ? parseCatalogFile(readFileSync(catalogFile, 'utf8')) : [];
+      const [seenByA, seenByB] = [mergeCatalog(found, 'window-a'), mergeCatalog(found, 'window-b')];
+      const listed = (entry: { tools?: Array<{ name: string }> } | undefined) => entry?.tools?.some((t) => t.name === 'echo') === true;
+      return found.length >= 2 && seenByA.alpha?.state === 'running' && seenByB.beta?.state === 'running' && listed(seenByA.alpha) && listed(seenByA.beta) && found;
+    });
     assert.deepEqual(sections.map(([, s]) => [s.owner, Object.keys(s.servers)]).sort(), [['window-a', ['alpha']], ['window-b', ['beta']]]);
     const a = mergeCatalog(sections, 'window-a');
     assert.equal(a.alpha?.state, 'running');
@@ -90,7 +94,8 @@ test(`an unwritable state dir on ${runtime}: the bridge says so loudly, and ever
     assert.equal(structured(result).value, '42');
     assert.match(String(structured(result).auditLog), /^the audit log is not being written \(cannot write the run log .*not-a-folder.*\): this run is not recorded$/);
     assert.match(textOf(result), /\[the audit log is not being written/);
-    assert.match(bridge.stderr(), /AUDIT LOG NOT WRITTEN: cannot write the run log .*not-a-folder/);
+    // The bridge's stderr is another pipe than its answers: it may arrive after the result.
+    await until('the warning on the bridge\'s stderr', () => /AUDIT LOG NOT WRITTEN: cannot write the run log .*not-a-folder/.test(bridge.stderr()));
   } finally {
     await bridge.close();
   }
