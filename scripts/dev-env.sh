@@ -51,6 +51,15 @@ if [ "$(id -u)" = 0 ] && ! id cemrootless >/dev/null 2>&1; then
   useradd --create-home --shell /bin/sh cemrootless
 fi
 
+# --- Ids for rootful Podman's --userns=auto (each sandbox in its own user namespace) -----------
+# Podman takes them from the user `containers` (which need not exist); without them, sandboxes
+# run but share uid 65534 on the host, and the isolation tests fail.
+if [ "$(id -u)" = 0 ]; then
+  for f in /etc/subuid /etc/subgid; do
+    grep -q '^containers:' "$f" 2>/dev/null || echo 'containers:2147483647:2147483648' >> "$f"
+  done
+fi
+
 # --- Docker daemon, without a bridge network, with gVisor registered ---------------------------
 # Its own config file (not /etc/docker/daemon.json) registers gVisor as the sandbox.ociRuntime
 # tests use it: with its network stack off (with docker's --network none alone runsc refuses to start).

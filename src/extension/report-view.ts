@@ -24,7 +24,7 @@ const SHORT: Partial<Record<RuntimeStatus['state'], string>> = {
 /** How close each state is to running a sandbox: when none can, the closest one is shown. */
 const CLOSENESS: RuntimeStatus['state'][] = ['ready', 'limits-not-enforced', 'image-missing', 'start-failed', 'daemon-down', 'not-installed'];
 
-const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'oci-runtime', 'image', 'packages', 'workspace', 'start'];
+const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'oci-runtime', 'image', 'packages', 'workspace', 'start', 'isolation'];
 
 /** The runtime to speak of: the one in use, else the one nearest to working. */
 export function headline(report: SandboxReport): RuntimeStatus | undefined {

@@ -13,6 +13,7 @@ import { kernelMessageSchema, type HostMessage, type KernelMessage } from './pro
 import { runCli } from './runtime/cli.ts';
 import { killArgs, removeArgs, runArgs } from './runtime/commands.ts';
 import { workspaceSpec } from './runtime/workspace.ts';
+import { usernsStartHint } from './runtime/isolation.ts';
 
 /**
  * The largest frame (UTF-8 JSON bytes) each kind of kernel message can need, with a margin; a
@@ -70,6 +71,8 @@ export interface RuntimeRef {
   imageId?: string;
   /** What `--runtime` gets for sandbox.ociRuntime, as the runtime check resolved it. */
   ociRuntime?: string;
+  /** Podman: each sandbox in its own user namespace (--userns=auto), as the runtime check found it works. */
+  ownUserNamespace?: boolean;
 }
 
 let counter = 0;
@@ -116,7 +119,7 @@ export class KernelContainer {
     this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
     // The derived image with sandbox.packages, when the runtime check found it built.
     const image = runtime.image ? { ...config, image: runtime.image } : config;
-    this.process = execa(runtime.command, runArgs(runtime.name, image, { name: this.name, owner: OWNER, session, ...workspace, ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}) }), SPAWN_OPTIONS);
+    this.process = execa(runtime.command, runArgs(runtime.name, image, { name: this.name, owner: OWNER, session, ...workspace, ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}), ownUserNamespace: runtime.ownUserNamespace === true }), SPAWN_OPTIONS);
     this.process.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.process.stderr.on('data', (chunk: Buffer) => this.listeners.stderr?.(chunk.toString('utf8')));
     // A write after the kernel died must not crash the host; exit handling reports it.
@@ -226,7 +229,8 @@ export class KernelContainer {
       const fail = (why: string) => {
         clearTimeout(timer);
         void this.kill('start failed');
-        reject(new SandboxStartError(`${why}${stderr.trim() ? `\n${stderr.trim()}` : ''}`));
+        const hint = usernsStartHint(stderr);
+        reject(new SandboxStartError(`${why}${stderr.trim() ? `\n${stderr.trim()}` : ''}${hint ? `\n${hint}` : ''}`));
       };
       const timer = setTimeout(
         () => fail(`The sandbox did not start within ${Math.round(timeoutMs / 1000)} s.`),

@@ -139,6 +139,25 @@ test('a remote runtime is recognised, and the workspace is then not mounted', ()
   assert.deepEqual(workspaceSpec('docker', config, {}), { workspace: [{ dir: realpathSync(tmpdir()), target: '/workspace' }] });
 });
 
+test('podman runs a sandbox in its own user namespace when the runtime check found it works; docker never', () => {
+  const config = defaultSandboxConfig({ image: 'img:1' });
+  const own = runArgs('podman', config, { name: 'n', owner: 'o', session: 's', ownUserNamespace: true });
+  assert.equal(own.filter((a) => a.startsWith('--userns')).length, 1);
+  // An explicit size: podman 4.3's estimate from the image deadlocks concurrent starts.
+  const userns = own.indexOf('--userns=auto:size=65536');
+  assert.equal(own[userns - 1], '65534:65534', 'right after --user, which it maps');
+  assert.ok(userns < own.indexOf('img:1'));
+  for (const args of [
+    runArgs('podman', config, { name: 'n', owner: 'o', session: 's' }),
+    runArgs('podman', config, { name: 'n', owner: 'o', session: 's', ownUserNamespace: false }),
+    runArgs('docker', config, { name: 'n', owner: 'o', session: 's', ownUserNamespace: true }),
+  ]) {
+    assert.ok(!args.some((a) => a.startsWith('--userns')), args.join(' '));
+  }
+  // The tmpfs options do not depend on it: podman's mode=1777 lets the mapped uid write.
+  assert.deepEqual(pairs(own, '--tmpfs'), pairs(runArgs('podman', config, { name: 'n', owner: 'o', session: 's' }), '--tmpfs'));
+});
+
 test('the sandbox sets its own open-file and process limits, clamped to the host hard limits', () => {
   const config = defaultSandboxConfig({ image: 'img:1', pids: 100, maxSessions: 4 });
   for (const runtime of ['podman', 'docker'] as const) {

@@ -102,3 +102,22 @@ test('packages not built or stale: the status bar says so (runs go on), the pane
   assert.match(html, /data-do="build"[^>]*>Build<\/button>/);
   assert.doesNotMatch(diagnoseHtml({ image: 'img', runtimes: [imageMissing()] }, assets), /data-check="packages"/, 'no packages row without packages');
 });
+
+test('Diagnose says how far apart sandboxes are: a namespace each, or a shared uid with its fix', () => {
+  const ready = (isolation: RuntimeStatus['checks'][number], fixes: RuntimeStatus['fixes'] = []): RuntimeStatus => ({
+    ...imageMissing(),
+    state: 'ready',
+    problems: [],
+    checks: [...imageMissing().checks.slice(0, 3), { name: 'image', ok: true, detail: 'present' }, { name: 'start', ok: true, detail: 'ok' }, isolation],
+    fixes,
+  });
+  const own = ready({ name: 'isolation', ok: true, detail: 'each sandbox in its own user namespace (--userns=auto): no two share a host uid' });
+  assert.match(diagnoseHtml({ image: 'i', chosen: own, runtimes: [own] }, assets), /data-check="isolation" data-result="passed">.*sandboxes apart from each other.*each sandbox in its own user namespace/);
+  const fix = { kind: 'docs' as const, label: 'Give Podman a range of ids for sandboxes (as root)', command: 'echo containers:2147483647:2147483648 | sudo tee -a /etc/subuid /etc/subgid' };
+  const shared = ready({ name: 'isolation', ok: false, detail: 'sandboxes share uid 65534 on the host: podman cannot give each its own user namespace' }, [fix]);
+  const html = diagnoseHtml({ image: 'i', chosen: shared, runtimes: [shared] }, assets);
+  assert.match(html, /data-check="isolation" data-result="failed">.*sandboxes share uid 65534 on the host/);
+  assert.match(html, /sudo tee -a \/etc\/subuid \/etc\/subgid<\/code>.*data-do="terminal"/);
+  assert.equal(verdict({ image: 'i', chosen: shared, runtimes: [shared] }).tone, 'ok', 'the sandbox still runs');
+  assert.match(diagnoseHtml({ image: 'i', runtimes: [imageMissing()] }, assets), /data-check="isolation" data-result="not reached"/);
+});

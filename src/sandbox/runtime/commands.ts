@@ -14,8 +14,14 @@ export const SESSION_LABEL = `${LABEL}.session`;
 /** Where user code runs and may write; a tmpfs, like /tmp. */
 export const WORK_DIR = '/work';
 /** nobody:nogroup in Debian-based images; numeric so that the image needs no passwd entry. */
-const SANDBOX_UID = 65534;
+export const SANDBOX_UID = 65534;
 export const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
+/**
+ * Host ids of a sandbox's own user namespace: every id an image's files use (podman's largest
+ * automatic size). Given, not estimated: podman 4.3's estimate reads the image while holding a
+ * storage lock, and concurrent starts deadlock every podman command on the host.
+ */
+export const USERNS_IDS = 65536;
 
 /**
  * Reads the kernel source from stdin and runs it. The length comes first on its own line so
@@ -36,6 +42,8 @@ export interface RunSpec {
   ociRuntime?: string;
   /** Hard limits the open-file and process limits are clamped to (default: this process's). */
   hostLimits?: HostLimits;
+  /** Podman: the sandbox in its own user namespace (`--userns=auto:size=…`), as the runtime check found it works. */
+  ownUserNamespace?: boolean;
 }
 
 /**
@@ -84,6 +92,8 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     'no-new-privileges',
     '--user',
     SANDBOX_USER,
+    // Its own range of host ids, so that no two sandboxes share a host uid (isolation.ts).
+    ...(runtime === 'podman' && spec.ownUserNamespace ? [`--userns=auto:size=${USERNS_IDS}`] : []),
     '--memory',
     config.memory,
     '--memory-swap',

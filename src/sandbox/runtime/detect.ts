@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
-import { CliError, runCli } from './cli.ts';
+import { CliError, runCli, type CliResult } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
 import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
@@ -15,6 +15,7 @@ import { OWNER } from '../container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../derived-image.ts';
 import { checkDockerOciRuntime, checkPodmanOciRuntime, dockerRegistration, gvisorNetworkFailure, type OciRuntimeFinding } from './oci-runtime.ts';
 import { hostHardLimits, rlimitFailure, sandboxUlimits } from './ulimits.ts';
+import { dockerIsolation, ISOLATED, podmanUsernsUnavailable, rootlessIsolation, USERNS_FAILURE, type Isolation } from './isolation.ts';
 
 export type RuntimeState =
   | 'ready'
@@ -24,7 +25,7 @@ export type RuntimeState =
   | 'daemon-down'
   | 'not-installed';
 
-export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'oci-runtime' | 'start';
+export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'oci-runtime' | 'start' | 'isolation';
 
 /** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
 export interface Check {
@@ -68,6 +69,10 @@ export interface RuntimeStatus {
   ociRuntime?: string;
   /** The state folder the check was told of: each container start refuses to mount it too. */
   stateDir?: string;
+  /** How sandboxes are kept apart from each other on the host (isolation.ts), once known. */
+  isolation?: Isolation;
+  /** Podman: each sandbox in its own user namespace (--userns=auto), as the check found it works. */
+  ownUserNamespace?: boolean;
   /** Plain-language problems and what to do about them. */
   problems: string[];
   checks: Check[];
@@ -79,10 +84,13 @@ export function isUsable(status: Pick<RuntimeStatus, 'state'>): boolean {
   return status.state === 'ready' || status.state === 'limits-not-enforced';
 }
 
+const idMappingSchema = z.object({ container_id: z.number(), host_id: z.number(), size: z.number() });
+
 const podmanInfoSchema = z.object({
   host: z.object({
     cgroupVersion: z.string().optional(),
     security: z.object({ rootless: z.boolean().optional() }).optional(),
+    idMappings: z.object({ uidmap: z.array(idMappingSchema).nullable().optional(), gidmap: z.array(idMappingSchema).nullable().optional() }).optional(),
     ociRuntime: z.object({ name: z.string() }).optional(),
   }),
   version: z.object({ Version: z.string() }).optional(),
@@ -128,7 +136,7 @@ function configuredPath(name: RuntimeName, sandbox?: Partial<Pick<SandboxConfig,
 export async function probeRuntime(
   name: RuntimeName,
   options: DetectOptions = {},
-  sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath'>>,
+  sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath' | 'maxSessions' | 'prewarm'>>,
 ): Promise<RuntimeStatus> {
   const located = locateRuntime(name, {
     ...((options.commands?.[name] ?? configuredPath(name, sandbox)) ? { configured: options.commands?.[name] ?? configuredPath(name, sandbox) } : {}),
@@ -159,7 +167,7 @@ export async function probeRuntime(
   try {
     const out = await runCli(command, infoArgs(name), cli);
     const info: unknown = JSON.parse(out.stdout);
-    if (name === 'podman') readPodmanInfo(info, status);
+    if (name === 'podman') readPodmanInfo(info, status, sandboxesAtOnce(sandbox));
     else readDockerInfo(info, status);
   } catch (error) {
     status.state = 'daemon-down';
@@ -176,9 +184,19 @@ export async function probeRuntime(
   return status;
 }
 
-function readPodmanInfo(raw: unknown, status: RuntimeStatus): void {
+/** Sandboxes one bridge may run at once: its sessions, a prewarmed spare, and a check beside them. */
+function sandboxesAtOnce(sandbox?: Partial<Pick<SandboxConfig, 'maxSessions' | 'prewarm'>>): number | undefined {
+  return sandbox?.maxSessions === undefined ? undefined : sandbox.maxSessions + (sandbox.prewarm === false ? 0 : 1) + 1;
+}
+
+function readPodmanInfo(raw: unknown, status: RuntimeStatus, sandboxes: number | undefined): void {
   const info = podmanInfoSchema.parse(raw);
   status.rootless = info.host.security?.rootless ?? false;
+  const ids = info.host.idMappings;
+  if (status.rootless && sandboxes !== undefined) {
+    const shared = rootlessIsolation(ids?.uidmap ?? [], ids?.gidmap ?? [], sandboxes);
+    if (shared) status.isolation = shared;
+  }
   status.cgroupVersion = info.host.cgroupVersion;
   if (info.version?.Version) status.version = info.version.Version;
   if (info.host.ociRuntime) status.defaultOciRuntime = info.host.ociRuntime.name;
@@ -201,6 +219,7 @@ function readPodmanInfo(raw: unknown, status: RuntimeStatus): void {
 function readDockerInfo(raw: unknown, status: RuntimeStatus): void {
   const info = dockerInfoSchema.parse(raw);
   status.rootless = (info.SecurityOptions ?? []).some((o) => o.includes('name=rootless'));
+  status.isolation = dockerIsolation(info.SecurityOptions ?? []);
   status.cgroupVersion = info.CgroupVersion ? `v${info.CgroupVersion.replace(/^v/, '')}` : undefined;
   if (info.ServerVersion) status.version = info.ServerVersion;
   if (info.DefaultRuntime) status.defaultOciRuntime = info.DefaultRuntime;
@@ -284,11 +303,15 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   }
   const limitsWarning = status.state === 'limits-not-enforced';
   try {
-    const out = await runCli(status.command, probeArgs(name, status.image ? { ...sandbox, image: status.image } : sandbox, spec), { ...cli, timeoutMs: options.timeoutMs ?? 60_000 });
+    const image = status.image ? { ...sandbox, image: status.image } : sandbox;
+    const out = await probeIsolated(status, (own) =>
+      runCli(status.command, probeArgs(name, image, { ...spec, ownUserNamespace: own }), { ...cli, timeoutMs: options.timeoutMs ?? 60_000 }),
+    );
     const words = out.stdout.trim().split(/\s+/);
     if (words[0] !== PROBE_MARKER) throw new CliError(status.command, ['run'], 0, `unexpected output: ${out.stdout.slice(0, 200)}`, false);
     status.python = words.slice(1).join('.');
     status.checks.push({ name: 'start', ok: true, detail: `a hardened sandbox starts (Python ${status.python})` });
+    noteIsolation(status);
     status.state = limitsWarning ? 'limits-not-enforced' : 'ready';
   } catch (error) {
     const stderr = error instanceof CliError ? error.stderr : String(error);
@@ -306,6 +329,35 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     status.fixes.push({ kind: 'setting', label: noPython ? 'Change the sandbox image' : 'Review extra run arguments', setting: noPython ? 'sandbox.image' : 'sandbox.extraRunArgs' });
   }
   return status;
+}
+
+/**
+ * Runs the probe, on podman first in a user namespace of its own (unless the user's ids are known
+ * to be too few). When podman cannot give it one (no subordinate ids, say), again without: the
+ * sandbox still runs, and the report says how far apart sandboxes are.
+ */
+async function probeIsolated(status: RuntimeStatus, probe: (ownUserNamespace: boolean) => Promise<CliResult>): Promise<CliResult> {
+  if (status.name !== 'podman' || status.isolation) return probe(false);
+  try {
+    const out = await probe(true);
+    status.isolation = ISOLATED;
+    return out;
+  } catch (error) {
+    if (!(error instanceof CliError) || !USERNS_FAILURE.test(error.stderr)) throw error;
+    status.isolation = podmanUsernsUnavailable(status.rootless ?? false, error.stderr);
+    return probe(false);
+  }
+}
+
+/** The isolation check: passed with a namespace per sandbox, failed (with its fix) when they share a uid. */
+function noteIsolation(status: RuntimeStatus): void {
+  const isolation = status.isolation;
+  if (!isolation) return;
+  status.ownUserNamespace = isolation.ownUserNamespace;
+  status.checks.push({ name: 'isolation', ok: isolation.ownUserNamespace, detail: isolation.detail });
+  if (isolation.problem) status.problems.push(isolation.problem);
+  const fix = isolation.fix;
+  if (fix) status.fixes.push({ kind: fix.setting ? 'setting' : 'docs', ...fix });
 }
 
 /** Checks sandbox.ociRuntime with the runtime (a failed check is reported with its fix); true when found. */

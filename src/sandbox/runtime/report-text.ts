@@ -25,6 +25,7 @@ const CHECK_LABELS: Record<Check['name'], string> = {
   workspace: 'workspace (read-only)',
   'oci-runtime': 'OCI runtime (sandbox.ociRuntime)',
   start: 'hardened sandbox starts',
+  isolation: 'sandboxes apart from each other',
 };
 
 export function checkLabel(name: Check['name']): string {
