@@ -14,8 +14,8 @@ for (const runtime of testRuntimes()) {
   test(`${runtime}: doctor shows every check and exits 0 when a sandbox really starts`, async () => {
     const result = await cli(['doctor', '--runtime', runtime, '--image', TEST_IMAGE]);
     assert.equal(result.exitCode, 0, result.stdout + result.stderr);
-    assert.match(result.stdout, new RegExp(`^Sandbox: ready with ${runtime} \\(image ${TEST_IMAGE.replace(/[.]/g, '\\.')}\\)`));
-    for (const check of ['installed', 'daemon / machine', 'resource limits', 'image', 'init process', 'hardened sandbox starts']) {
+    assert.match(result.stdout, new RegExp(`^Sandbox: ready with ${runtime} \\(OCI runtime [\\w./-]+\\) \\(image ${TEST_IMAGE.replace(/[.]/g, '\\.')}\\)`));
+    for (const check of ['installed', 'daemon / machine', 'resource limits', 'image', 'hardened sandbox starts']) {
       assert.match(result.stdout, new RegExp(`  ok   ${check}: `));
     }
   });
