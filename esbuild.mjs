@@ -19,7 +19,7 @@ const common = {
 await Promise.all([
   build({
     ...common,
-    entryPoints: { 'cli-main': 'src/bridge/cli.ts' },
+    entryPoints: { 'cli-main': 'src/cli/cli.ts' },
     outdir: 'dist',
     format: 'esm',
     banner: {
@@ -29,7 +29,7 @@ await Promise.all([
   // The executable: a version check that loads cli-main.js only on a Node it runs on.
   build({
     ...common,
-    entryPoints: { cli: 'src/bridge/bin.ts' },
+    entryPoints: { cli: 'src/cli/bin.ts' },
     outdir: 'dist',
     format: 'esm',
     target: 'node14',
@@ -50,9 +50,9 @@ await Promise.all([
     banner: { js: "const __cemImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   }),
 ]);
-await copyFile('src/sandbox/kernel/kernel.py', 'dist/kernel.py');
-await copyFile('src/sandbox/kernel/seccomp.py', 'dist/seccomp.py');
-await copyFile('src/sandbox/kernel/pid1.py', 'dist/pid1.py');
-await copyFile('src/sandbox/kernel/hints.py', 'dist/hints.py');
-await copyFile('src/bridge/runtime/mcp_runtime.py', 'dist/mcp_runtime.py');
+await copyFile('src/sandbox/container/kernel/kernel.py', 'dist/kernel.py');
+await copyFile('src/sandbox/container/kernel/seccomp.py', 'dist/seccomp.py');
+await copyFile('src/sandbox/container/kernel/pid1.py', 'dist/pid1.py');
+await copyFile('src/sandbox/container/kernel/hints.py', 'dist/hints.py');
+await copyFile('src/bridge/sandbox-api/mcp_runtime.py', 'dist/mcp_runtime.py');
 await chmod('dist/cli.js', 0o755);

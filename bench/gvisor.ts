@@ -2,8 +2,8 @@
 // ahead (container start included) and a warm run, beside the runtime's default OCI runtime.
 // A runtime where runsc cannot run (not installed; docker: not registered) is skipped with why.
 import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts';
-import { checkRuntime } from '../src/sandbox/runtime/detect.ts';
-import { SessionManager } from '../src/sandbox/sessions.ts';
+import { checkRuntime } from '../src/sandbox/engines/detect.ts';
+import { SessionManager } from '../src/sandbox/sessions/manager.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
 export interface GvisorRow {

@@ -2,7 +2,7 @@
 // started). Run alone: `node bench/restart.ts [n]`; `npm run bench` includes it.
 import { pathToFileURL } from 'node:url';
 import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts';
-import { SessionManager } from '../src/sandbox/sessions.ts';
+import { SessionManager } from '../src/sandbox/sessions/manager.ts';
 import { ms, summarize, type Summary } from './stats.ts';
 
 export interface RestartRow {

@@ -3,7 +3,7 @@
 import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts';
-import { SessionManager } from '../src/sandbox/sessions.ts';
+import { SessionManager } from '../src/sandbox/sessions/manager.ts';
 import { evaluateSearch, QUERY_SETS } from '../test/helpers/search-eval.ts';
 import { callFigures, listingFigures } from './bridge.ts';
 import { contextFigures, searchLatency } from './catalog.ts';

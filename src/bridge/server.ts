@@ -6,22 +6,22 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
 import { redactUrlSecrets } from '../config/url-secrets.ts';
-import { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, workspaceRequested } from '../sandbox/runtime/workspace.ts';
-import type { PackagesState } from '../sandbox/derived-image.ts';
-import { distributionsText, type ImageDistributions } from '../sandbox/image-distributions.ts';
-import { PACKAGES_RECHECK_MS, SessionManager } from '../sandbox/sessions.ts';
-import { BridgeClientRelay } from './client-relay.ts';
-import { ConfirmationGate, clientAsker } from './confirmations.ts';
-import { createHostMethods, recordRefusedRequest, type HostMethods } from './host-methods.ts';
-import { exposeProxied, type Exposure } from './proxied-exposure.ts';
-import { buildHintFor, imagePackagesText, installedNames, packagesAtStart, packagesText } from './packages-status.ts';
-import { SnippetStore, snippetDirs } from './snippets.ts';
-import { IMAGE_PACKAGES_FILE, rememberImagePackages, rememberedImagePackages } from './image-packages-file.ts';
-import type { ServerLogMessage } from './hub/connection.ts';
-import { ProxyHub } from './hub/hub.ts';
-import { RunLog } from './run-log.ts';
-import { registerRunPython, runPythonDescription } from './run-python.ts';
-import { preludeCode } from './runtime/prelude.ts';
+import { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, workspaceRequested } from '../sandbox/index.ts';
+import type { PackagesState } from '../sandbox/index.ts';
+import { distributionsText, type ImageDistributions } from '../sandbox/index.ts';
+import { PACKAGES_RECHECK_MS, SessionManager } from '../sandbox/index.ts';
+import { BridgeClientRelay } from './client/relay.ts';
+import { ConfirmationGate, clientAsker } from './client/confirmations.ts';
+import { createHostMethods, recordRefusedRequest, type HostMethods } from './sandbox-api/host-methods.ts';
+import { exposeProxied, type Exposure } from './client/exposure.ts';
+import { buildHintFor, imagePackagesText, installedNames, packagesAtStart, packagesText } from './tool/packages-status.ts';
+import { SnippetStore, snippetDirs } from '../state/snippets.ts';
+import { IMAGE_PACKAGES_FILE, rememberImagePackages, rememberedImagePackages } from '../state/image-packages-file.ts';
+import type { ServerLogMessage } from './proxy/connection.ts';
+import { ProxyHub } from './proxy/hub.ts';
+import { RunLog } from '../state/run-log/writer.ts';
+import { registerRunPython, runPythonDescription } from './tool/run-python.ts';
+import { preludeCode } from './sandbox-api/prelude.ts';
 import { serverInstructions } from './server-instructions.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
@@ -80,7 +80,7 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
   // What the last bridge learned of sandbox.image, until this one's first container says (read here for the same reason).
   const remembered = await rememberedImagePackages(config.stateDir, config.sandbox.image);
   if (packagesStart && packagesStart.state !== 'built') log(`sandbox.packages: the image with them is not built; runs use ${config.sandbox.image} without them until it is`);
-  // Proxied servers' resource and prompt list changes are told to the client (see proxied-exposure.ts).
+  // Proxied servers' resource and prompt list changes are told to the client (see client/exposure.ts).
   let exposure: Exposure | undefined;
   const serverListChanged = (name: string, kind: 'resources' | 'prompts') => exposure?.listChanged(name, kind);
   // Proxied servers' requests to their client (roots, elicitation, sampling) go to the bridge's.

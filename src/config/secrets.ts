@@ -26,7 +26,7 @@ export type ServerSecret = Secrets[string];
  */
 export type ConfigWithSecrets = Config & {
   secrets?: Secrets;
-  /** Seals OAuth token files (bridge/oauth/token-store.ts); taken from the environment like the secrets. */
+  /** Seals OAuth token files (state/oauth-tokens.ts); taken from the environment like the secrets. */
   tokenKey?: Buffer | undefined;
 };
 

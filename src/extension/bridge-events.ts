@@ -2,7 +2,7 @@
 // their errors) from the catalog, and each run's end from the run log. VS Code shows the
 // bridge's own stderr elsewhere (the MCP server's output); this puts what matters in one place.
 import type * as vscode from 'vscode';
-import { runEndLine } from './run-text.ts';
+import { runEndLine } from './views/run-text.ts';
 import type { StateFiles } from './state-files.ts';
 
 export function logBridgeEvents(files: StateFiles, log: vscode.LogOutputChannel): vscode.Disposable[] {

@@ -3,11 +3,11 @@
 // run log as the agent's, and no second bridge competes for the state dir. When that bridge
 // is not running (not started yet, or not trusted), the person is told and offered to start it.
 import * as vscode from 'vscode';
-import type { RunRecord } from '../bridge/run-log-reader.ts';
+import type { RunRecord } from '../state/run-log/reader.ts';
 import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome, type RunOutcome } from './bridge-tool.ts';
 import { SERVER_LABEL } from './provider.ts';
-import type { RunsView } from './runs-view.ts';
-import type { RuntimeStatusBar } from './runtime-status.ts';
+import type { RunsView } from './views/runs-view.ts';
+import type { RuntimeStatusBar } from './views/runtime-status.ts';
 
 const START = 'Start Bridge';
 

@@ -3,7 +3,7 @@
 // so their runs land in the same bridge, session and run log as the agent's. No 'vscode' here:
 // the parts are unit-tested.
 import { z } from 'zod';
-import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION } from '../bridge/run-python.ts';
+import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION } from '../bridge/tool/run-python.ts';
 
 /**
  * VS Code names an MCP tool `mcp_<server label, lowercased, other characters to "_", cut to

@@ -4,13 +4,13 @@
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
-import { OWNER_ENV } from '../bridge/catalog/catalog-file.ts';
-import { ensurePrivateDirAsync, writePrivateFile } from '../bridge/private-files.ts';
+import { OWNER_ENV } from '../state/catalog-file.ts';
+import { ensurePrivateDirAsync, writePrivateFile } from '../state/private-files.ts';
 import { CLIENT_ENV } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
 import { SECRETS_ENV } from '../config/secrets.ts';
-import { TOKEN_KEY_ENV } from '../bridge/oauth/token-store.ts';
-import type { ServerSecrets } from './secrets.ts';
+import { TOKEN_KEY_ENV } from '../state/oauth-tokens.ts';
+import type { ServerSecrets } from './settings/secrets.ts';
 
 export const PROVIDER_ID = 'codeExecutionMode.bridge';
 export const SERVER_LABEL = 'Code Execution Mode';

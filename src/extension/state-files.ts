@@ -5,10 +5,10 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { CATALOG_FILE, MAX_CATALOG_FILE_BYTES, mergeCatalog, parseCatalogFile, type CatalogServers } from '../bridge/catalog/catalog-file.ts';
-import { ensurePrivateDir, readPrivateFileSync, writePrivateFileSync } from '../bridge/private-files.ts';
-import { RunLogReader, type RunRecord } from '../bridge/run-log-reader.ts';
-import { isRunLogName, RUN_LOG_FILE } from '../bridge/run-log-files.ts';
+import { CATALOG_FILE, MAX_CATALOG_FILE_BYTES, mergeCatalog, parseCatalogFile, type CatalogServers } from '../state/catalog-file.ts';
+import { ensurePrivateDir, readPrivateFileSync, writePrivateFileSync } from '../state/private-files.ts';
+import { RunLogReader, type RunRecord } from '../state/run-log/reader.ts';
+import { isRunLogName, RUN_LOG_FILE } from '../state/run-log/files.ts';
 import { DirWatcher } from './dir-watcher.ts';
 
 /** Makes the state dir (owner-only) and proves it can be written. */

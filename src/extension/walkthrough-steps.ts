@@ -1,7 +1,7 @@
 // When the walkthrough's steps are done, from what the extension knows: a runtime that answers,
 // the image present in it, a server configured, a run in the log. Each is a context key that
 // the step's completionEvents name (onContext:...). No `vscode` here.
-import type { SandboxReport } from '../sandbox/runtime/detect.ts';
+import type { SandboxReport } from '../sandbox/index.ts';
 
 export const WALKTHROUGH_KEYS = {
   runtimeReady: 'codeExecutionMode.walkthrough.runtimeReady',

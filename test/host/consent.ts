@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import type { ConsentAnswer } from '../../src/extension/consent.ts';
+import type { ConsentAnswer } from '../../src/extension/settings/consent.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 
 export interface HostKit {

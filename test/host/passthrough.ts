@@ -9,7 +9,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { parseEvents } from '../../src/bridge/run-log-reader.ts';
+import { parseEvents } from '../../src/state/run-log/reader.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import type { HostKit } from './consent.ts';
 

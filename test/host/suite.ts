@@ -4,8 +4,8 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
-import { waitingForConfirmation } from '../../src/bridge/run-log-reader.ts';
-import { snippetHash } from '../../src/bridge/snippets.ts';
+import { waitingForConfirmation } from '../../src/state/run-log/reader.ts';
+import { snippetHash } from '../../src/state/snippets.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import { consentChecks } from './consent.ts';
 import { oauthChecks } from './oauth.ts';

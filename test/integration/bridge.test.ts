@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { encode } from 'gpt-tokenizer';
 import { execa } from 'execa';
-import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
-import { MAX_CODE_CHARS } from '../../src/bridge/run-python.ts';
+import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
+import { MAX_CODE_CHARS } from '../../src/bridge/tool/run-python.ts';
 import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, startHttpFixture, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test, type TestContext } from 'node:test';
-import { ProxyHub } from '../../src/bridge/hub/hub.ts';
+import { ProxyHub } from '../../src/bridge/proxy/hub.ts';
 import { configSchema } from '../../src/config/schema.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';

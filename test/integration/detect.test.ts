@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
-import { checkRuntime, checkSandbox, probeRuntime, selectRuntime } from '../../src/sandbox/runtime/detect.ts';
-import { locateRuntime } from '../../src/sandbox/runtime/locate.ts';
-import { reportLines } from '../../src/sandbox/runtime/report-text.ts';
+import { checkRuntime, checkSandbox, probeRuntime, selectRuntime } from '../../src/sandbox/engines/detect.ts';
+import { locateRuntime } from '../../src/sandbox/engines/locate.ts';
+import { reportLines } from '../../src/sandbox/engines/report-text.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
 for (const runtime of testRuntimes()) {

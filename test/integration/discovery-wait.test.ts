@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DISCOVERY_WAIT_MS, ProxyHub } from '../../src/bridge/hub/hub.ts';
+import { DISCOVERY_WAIT_MS, ProxyHub } from '../../src/bridge/proxy/hub.ts';
 import { configSchema } from '../../src/config/schema.ts';
 import { FIXTURE, tempDir } from '../helpers/bridge.ts';
 

@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, test } from 'node:test';
 import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { RUN_LOG_FILE } from '../../src/bridge/run-log-files.ts';
+import { RUN_LOG_FILE } from '../../src/state/run-log/files.ts';
 import { MEMORY_SERVER, startBridge, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';

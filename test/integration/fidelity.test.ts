@@ -27,7 +27,7 @@ import {
   type Progress,
   type Root,
 } from '@modelcontextprotocol/sdk/types.js';
-import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
+import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 import { sleep } from '../helpers/wait.ts';

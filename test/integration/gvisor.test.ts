@@ -8,8 +8,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { RuntimeName } from '../../src/config/schema.ts';
-import { checkRuntime } from '../../src/sandbox/runtime/detect.ts';
-import { SessionManager } from '../../src/sandbox/sessions.ts';
+import { checkRuntime } from '../../src/sandbox/engines/detect.ts';
+import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { startBridge, structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 

@@ -2,7 +2,7 @@
 // as fast as it can never cost the session, and neither threads nor processes outlive a run.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { SessionManager } from '../../src/sandbox/sessions.ts';
+import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 
 /** Code that writes as fast as it can, by every path output takes out of the kernel. */

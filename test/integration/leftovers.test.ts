@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { test } from 'node:test';
-import { listOwnedContainers } from '../../src/sandbox/cleanup.ts';
-import { runCli } from '../../src/sandbox/runtime/cli.ts';
-import { OWNER_LABEL } from '../../src/sandbox/runtime/commands.ts';
+import { listOwnedContainers } from '../../src/sandbox/container/cleanup.ts';
+import { runCli } from '../../src/sandbox/engines/cli.ts';
+import { OWNER_LABEL } from '../../src/sandbox/engines/commands.ts';
 import { testRuntimes } from '../helpers/env.ts';
 
 /** When test/run.mjs started; without it, the last hour. */

@@ -5,14 +5,14 @@ import { spawn } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, describe, test } from 'node:test';
 import { ImageMissingError, RuntimeUnavailableError } from '../../src/sandbox/errors.ts';
-import { listOwnedContainers } from '../../src/sandbox/cleanup.ts';
-import { runCli } from '../../src/sandbox/runtime/cli.ts';
-import { LABEL, labelsArgs, OWNER_LABEL, removeArgs, SESSION_LABEL } from '../../src/sandbox/runtime/commands.ts';
-import { KernelContainer, OWNER } from '../../src/sandbox/container.ts';
-import { runOnContainer } from '../../src/sandbox/run.ts';
-import { MAX_REQUESTS_IN_FLIGHT } from '../../src/sandbox/session.ts';
-import { preludeCode } from '../../src/bridge/runtime/prelude.ts';
-import { SessionManager } from '../../src/sandbox/sessions.ts';
+import { listOwnedContainers } from '../../src/sandbox/container/cleanup.ts';
+import { runCli } from '../../src/sandbox/engines/cli.ts';
+import { LABEL, labelsArgs, OWNER_LABEL, removeArgs, SESSION_LABEL } from '../../src/sandbox/engines/commands.ts';
+import { KernelContainer, OWNER } from '../../src/sandbox/container/kernel-container.ts';
+import { runOnContainer } from '../../src/sandbox/sessions/run.ts';
+import { MAX_REQUESTS_IN_FLIGHT } from '../../src/sandbox/sessions/session.ts';
+import { preludeCode } from '../../src/bridge/sandbox-api/prelude.ts';
+import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {

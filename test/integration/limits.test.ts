@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { SessionManager } from '../../src/sandbox/sessions.ts';
+import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 
 for (const runtime of testRuntimes()) {

@@ -14,11 +14,11 @@ import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 import { after, before, describe, test } from 'node:test';
 import type { RuntimeName, SandboxConfig } from '../../src/config/schema.ts';
-import { OWNER } from '../../src/sandbox/container.ts';
-import { SessionManager } from '../../src/sandbox/sessions.ts';
-import { BOOTSTRAP, removeArgs, runArgs } from '../../src/sandbox/runtime/commands.ts';
-import { checkRuntime, type RuntimeStatus } from '../../src/sandbox/runtime/detect.ts';
-import { reportLines } from '../../src/sandbox/runtime/report-text.ts';
+import { OWNER } from '../../src/sandbox/container/kernel-container.ts';
+import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
+import { BOOTSTRAP, removeArgs, runArgs } from '../../src/sandbox/engines/commands.ts';
+import { checkRuntime, type RuntimeStatus } from '../../src/sandbox/engines/detect.ts';
+import { reportLines } from '../../src/sandbox/engines/report-text.ts';
 import { startBridge, structured, type BridgeHandle } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 

@@ -12,7 +12,7 @@ import { basename, join, resolve, sep } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa } from 'execa';
 import { CATALOG_FILE } from '../../src/bridge/catalog/catalog.ts';
-import { RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
+import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';

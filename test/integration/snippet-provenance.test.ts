@@ -6,9 +6,9 @@ import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { parseRunLog } from '../../src/bridge/run-log-reader.ts';
-import { MAX_SNIPPET_ARGUMENT_CHARS } from '../../src/bridge/run-log.ts';
-import { snippetHash } from '../../src/bridge/snippets.ts';
+import { parseRunLog } from '../../src/state/run-log/reader.ts';
+import { MAX_SNIPPET_ARGUMENT_CHARS } from '../../src/state/run-log/writer.ts';
+import { snippetHash } from '../../src/state/snippets.ts';
 import { startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 

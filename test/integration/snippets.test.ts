@@ -8,8 +8,8 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { MEMORY_SERVER, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
-import { parseRunLog } from '../../src/bridge/run-log-reader.ts';
-import { snippetHash } from '../../src/bridge/snippets.ts';
+import { parseRunLog } from '../../src/state/run-log/reader.ts';
+import { snippetHash } from '../../src/state/snippets.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30 };

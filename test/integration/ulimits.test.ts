@@ -7,8 +7,8 @@ import { execa } from 'execa';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { runArgs } from '../../src/sandbox/runtime/commands.ts';
-import { hostHardLimits, sandboxUlimits } from '../../src/sandbox/runtime/ulimits.ts';
+import { runArgs } from '../../src/sandbox/engines/commands.ts';
+import { hostHardLimits, sandboxUlimits } from '../../src/sandbox/engines/ulimits.ts';
 import { startBridge, structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 

@@ -7,8 +7,8 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { checkSandbox } from '../../src/sandbox/runtime/detect.ts';
-import { SessionManager } from '../../src/sandbox/sessions.ts';
+import { checkSandbox } from '../../src/sandbox/engines/detect.ts';
+import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
 const PROBE = `

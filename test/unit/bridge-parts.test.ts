@@ -4,12 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseConfig } from '../../src/config/load.ts';
-import { toolAllowed } from '../../src/bridge/hub/policy.ts';
-import { startsThisBridge } from '../../src/bridge/hub/transports.ts';
-import { RunLog } from '../../src/bridge/run-log.ts';
-import { displayStatus, parseRunLog } from '../../src/bridge/run-log-reader.ts';
-import { toSandboxResult } from '../../src/bridge/tool-results.ts';
-import type { RunResult } from '../../src/sandbox/session.ts';
+import { toolAllowed } from '../../src/bridge/proxy/policy.ts';
+import { startsThisBridge } from '../../src/bridge/proxy/transports.ts';
+import { RunLog } from '../../src/state/run-log/writer.ts';
+import { displayStatus, parseRunLog } from '../../src/state/run-log/reader.ts';
+import { toSandboxResult } from '../../src/bridge/results/tool-results.ts';
+import type { RunResult } from '../../src/sandbox/sessions/session.ts';
 
 const server = (raw: unknown) => parseConfig({ servers: { s: raw } }).servers.s!;
 

@@ -14,8 +14,8 @@ import {
   saveCatalogSection,
   setCatalogWriter,
   type CatalogSection,
-} from '../../src/bridge/catalog/catalog-file.ts';
-import { withLock, withLockSync } from '../../src/bridge/state-lock.ts';
+} from '../../src/state/catalog-file.ts';
+import { withLock, withLockSync } from '../../src/state/lock.ts';
 
 const made: string[] = [];
 after(() => made.forEach((dir) => rmSync(dir, { recursive: true, force: true })));

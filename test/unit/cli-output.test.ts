@@ -3,8 +3,8 @@
 // tabs kept; --raw and pipes get the text as it is.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { resultJson, runOutput, terminalJson, terminalText, writeRunResult, type TextSink } from '../../src/bridge/cli-output.ts';
-import type { RunResult } from '../../src/sandbox/session.ts';
+import { resultJson, runOutput, terminalJson, terminalText, writeRunResult, type TextSink } from '../../src/cli/output.ts';
+import type { RunResult } from '../../src/sandbox/sessions/session.ts';
 
 const CLIPBOARD = '\x1b]52;c;ZWNobyBwd25lZA==\x07';
 const CLEAR = '\x1b[2J\x1b[H';

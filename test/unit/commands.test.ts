@@ -4,10 +4,10 @@ import { defaultSandboxConfig, MAX_WORKSPACE_FOLDERS, sandboxConfigSchema, type 
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BOOTSTRAP, LABEL, runArgs } from '../../src/sandbox/runtime/commands.ts';
-import { checkDockerOciRuntime } from '../../src/sandbox/runtime/oci-runtime.ts';
-import { parseProcLimits, rlimitFailure, sandboxUlimits } from '../../src/sandbox/runtime/ulimits.ts';
-import { remoteRuntimeHost, resolveWorkspaceMounts, workspaceSpec } from '../../src/sandbox/runtime/workspace.ts';
+import { BOOTSTRAP, LABEL, runArgs } from '../../src/sandbox/engines/commands.ts';
+import { checkDockerOciRuntime } from '../../src/sandbox/engines/oci-runtime.ts';
+import { parseProcLimits, rlimitFailure, sandboxUlimits } from '../../src/sandbox/engines/ulimits.ts';
+import { remoteRuntimeHost, resolveWorkspaceMounts, workspaceSpec } from '../../src/sandbox/engines/workspace.ts';
 
 /** The one folder a configuration mounts (real path), if any. */
 const resolveWorkspaceDir = (config: SandboxConfig, forbidden: string[] = []) => resolveWorkspaceMounts(config, forbidden)[0]?.dir;

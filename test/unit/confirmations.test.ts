@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { ConfirmationGate, questionFor, shownArguments, MAX_SHOWN_ARGUMENT_CHARS, type ConfirmationAsker } from '../../src/bridge/confirmations.ts';
-import { confirmationNeeded } from '../../src/bridge/hub/confirm.ts';
-import { parseRunLog, waitingForConfirmation } from '../../src/bridge/run-log-reader.ts';
-import { RunLog, RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
+import { ConfirmationGate, questionFor, shownArguments, MAX_SHOWN_ARGUMENT_CHARS, type ConfirmationAsker } from '../../src/bridge/client/confirmations.ts';
+import { confirmationNeeded } from '../../src/bridge/proxy/confirm.ts';
+import { parseRunLog, waitingForConfirmation } from '../../src/state/run-log/reader.ts';
+import { RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { serverSchema } from '../../src/config/schema.ts';
 
 const destructive = { tool: 'rm', annotations: { destructiveHint: true } };

@@ -9,7 +9,7 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ConsentGate, consentRequestSchema, type ConsentState } from '../../src/bridge/hub/consent.ts';
+import { ConsentGate, consentRequestSchema, type ConsentState } from '../../src/state/consent.ts';
 import { configSchema } from '../../src/config/schema.ts';
 import {
   canonicalJson,
@@ -22,8 +22,8 @@ import {
   serverFacts,
   type ConsentLocation,
   type DecisionStore,
-} from '../../src/extension/consent-items.ts';
-import { CONSENT_SANDBOX_KEYS, entryScope, SANDBOX_SETTING_KEYS, workspaceScope, type InspectedSetting } from '../../src/extension/trusted-settings.ts';
+} from '../../src/extension/settings/consent-items.ts';
+import { CONSENT_SANDBOX_KEYS, entryScope, SANDBOX_SETTING_KEYS, workspaceScope, type InspectedSetting } from '../../src/extension/settings/trusted-settings.ts';
 import { sleep } from '../helpers/wait.ts';
 
 const here: ConsentLocation = { scope: 'workspace', id: 'file:///repo/.vscode/settings.json', label: 'the folder settings /repo/.vscode/settings.json' };

@@ -2,12 +2,12 @@
 // and prompt names mapped back, annotations as a short mark, icons kept within their caps.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_TOOL_ICON_SRC_CHARS, MAX_TOOL_ICONS } from '../../src/bridge/catalog/catalog-file.ts';
+import { MAX_TOOL_ICON_SRC_CHARS, MAX_TOOL_ICONS } from '../../src/state/catalog-file.ts';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { toolHint } from '../../src/bridge/catalog/tool-hints.ts';
-import { toolDoc } from '../../src/bridge/host-methods.ts';
-import { exposedPromptName, exposedUri, hasDotSegment, PROXIED_URI_PREFIX, routePrompt, upstreamUri } from '../../src/bridge/proxied-exposure.ts';
-import { toolDescription, toolSummary } from '../../src/extension/tool-summary.ts';
+import { toolDoc } from '../../src/bridge/sandbox-api/host-methods.ts';
+import { exposedPromptName, exposedUri, hasDotSegment, PROXIED_URI_PREFIX, routePrompt, upstreamUri } from '../../src/bridge/client/exposure.ts';
+import { toolDescription, toolSummary } from '../../src/extension/views/tool-summary.ts';
 
 test('an exposed URI maps back to its server and the URI exactly as the server wrote it', () => {
   for (const uri of ['file:///tmp/a b.txt', 'demo://resource/static/document/x.md', 'ui://x?y=1#z', 'a/b/c', `${PROXIED_URI_PREFIX}other/x://y`]) {

@@ -7,11 +7,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ensurePrivateDir } from '../../src/bridge/private-files.ts';
-import { RUN_PYTHON_DESCRIPTION } from '../../src/bridge/run-python.ts';
+import { ensurePrivateDir } from '../../src/state/private-files.ts';
+import { RUN_PYTHON_DESCRIPTION } from '../../src/bridge/tool/run-python.ts';
 import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome } from '../../src/extension/bridge-tool.ts';
 import { DirWatcher } from '../../src/extension/dir-watcher.ts';
-import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/trusted-settings.ts';
+import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/settings/trusted-settings.ts';
 import { sleep, until } from '../helpers/wait.ts';
 
 

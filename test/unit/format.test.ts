@@ -2,11 +2,11 @@
 // the budget, base64 placeholders, images once, session changes, progress messages.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { classifyBase64, KnownImages, replaceBase64, sizeText, sniffImage } from '../../src/bridge/base64-text.ts';
-import { cutMiddle, shareBudget } from '../../src/bridge/budget.ts';
-import { plural, renderText, runViewSchema, shapeRun, splitError } from '../../src/bridge/format.ts';
-import { LastLine, progressMessage } from '../../src/bridge/progress.ts';
-import type { RunResult } from '../../src/sandbox/session.ts';
+import { classifyBase64, KnownImages, replaceBase64, sizeText, sniffImage } from '../../src/bridge/results/base64-text.ts';
+import { cutMiddle, shareBudget } from '../../src/bridge/results/budget.ts';
+import { plural, renderText, runViewSchema, shapeRun, splitError } from '../../src/bridge/results/format.ts';
+import { LastLine, progressMessage } from '../../src/bridge/tool/progress.ts';
+import type { RunResult } from '../../src/sandbox/sessions/session.ts';
 import { noisePng } from '../fixtures/png.ts';
 
 function result(overrides: Partial<RunResult> = {}): RunResult {
@@ -195,7 +195,7 @@ test('images the capture did not keep are said', () => {
 });
 
 test('configured times in reasons read as a person says them', async () => {
-  const { spokenSeconds } = await import('../../src/sandbox/sessions.ts');
+  const { spokenSeconds } = await import('../../src/sandbox/sessions/manager.ts');
   assert.deepEqual([600, 45, 7200, 90, 0.5].map(spokenSeconds), ['10 min', '45 s', '2 h', '90 s', '0.5 s']);
 });
 

@@ -3,9 +3,9 @@
 // discovered_servers() lists per server, the rest counted in a tail.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ProxyHub } from '../../src/bridge/hub/hub.ts';
-import { createHostMethods, MAX_LISTED_TOOL_NAMES, MAX_TOOL_IMAGES_PER_RUN } from '../../src/bridge/host-methods.ts';
-import type { RequestContext } from '../../src/sandbox/run.ts';
+import type { ProxyHub } from '../../src/bridge/proxy/hub.ts';
+import { createHostMethods, MAX_LISTED_TOOL_NAMES, MAX_TOOL_IMAGES_PER_RUN } from '../../src/bridge/sandbox-api/host-methods.ts';
+import type { RequestContext } from '../../src/sandbox/sessions/run.ts';
 
 function context(runId: string): RequestContext {
   return { runId, session: 'default', signal: new AbortController().signal, emitImage: () => undefined, untimed: (work) => work, describe: () => undefined };

@@ -6,9 +6,9 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { IMAGE_PACKAGES_FILE, MAX_IMAGE_PACKAGES_FILE_BYTES, MAX_REMEMBERED_IMAGES, rememberedImagePackages, rememberImagePackages } from '../../src/bridge/image-packages-file.ts';
-import { imagePackagesText } from '../../src/bridge/packages-status.ts';
-import { RUN_PYTHON_DESCRIPTION, runPythonDescription } from '../../src/bridge/run-python.ts';
+import { IMAGE_PACKAGES_FILE, MAX_IMAGE_PACKAGES_FILE_BYTES, MAX_REMEMBERED_IMAGES, rememberedImagePackages, rememberImagePackages } from '../../src/state/image-packages-file.ts';
+import { imagePackagesText } from '../../src/bridge/tool/packages-status.ts';
+import { RUN_PYTHON_DESCRIPTION, runPythonDescription } from '../../src/bridge/tool/run-python.ts';
 import { parseConfig } from '../../src/config/load.ts';
 import {
   distributionsText,
@@ -19,8 +19,8 @@ import {
   MAX_DISTRIBUTION_NAME_CHARS,
   MAX_DISTRIBUTIONS,
   MAX_DISTRIBUTIONS_TEXT_CHARS,
-} from '../../src/sandbox/image-distributions.ts';
-import { kernelMessageSchema } from '../../src/sandbox/protocol/messages.ts';
+} from '../../src/sandbox/image/distributions.ts';
+import { kernelMessageSchema } from '../../src/sandbox/container/protocol/messages.ts';
 
 const ready = (extra: Record<string, unknown>) => ({ t: 'ready', python: '3.11.2', pid: 7, seccomp: 'installed', ...extra });
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { dockerIsolation, hostIdOf, podmanUsernsUnavailable, rootlessIsolation, subordinateIds, usernsStartHint, USERNS_FAILURE } from '../../src/sandbox/runtime/isolation.ts';
+import { dockerIsolation, hostIdOf, podmanUsernsUnavailable, rootlessIsolation, subordinateIds, usernsStartHint, USERNS_FAILURE } from '../../src/sandbox/engines/isolation.ts';
 
 /** A rootless user's mapping as `podman info` reports it: its own uid, then its subordinate range. */
 const rootless = (size: number) => [

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { test } from 'node:test';
-import { kernelSource } from '../../src/sandbox/kernel/source.ts';
+import { kernelSource } from '../../src/sandbox/container/kernel/source.ts';
 
 test('the kernel parses as Python 3.9', () => {
   // ast.parse with feature_version rejects syntax newer than 3.9 (match, except*, X | Y in defs...).

@@ -7,7 +7,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { encode } from 'gpt-tokenizer';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
-import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION, listedInput, runPythonDescription } from '../../src/bridge/run-python.ts';
+import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION, listedInput, runPythonDescription } from '../../src/bridge/tool/run-python.ts';
 import { MAX_INSTRUCTIONS_CHARS, MAX_PACKAGES_LINE_CHARS, packagesLine, serverInstructions } from '../../src/bridge/server-instructions.ts';
 import { parseConfig } from '../../src/config/load.ts';
 

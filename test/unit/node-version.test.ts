@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { MIN_NODE_MAJOR, nodeTooOld } from '../../src/bridge/node-version.ts';
+import { MIN_NODE_MAJOR, nodeTooOld } from '../../src/cli/node-version.ts';
 
 test('Node.js older than 22 gets one line naming the version needed and the one found', () => {
   assert.equal(MIN_NODE_MAJOR, 22);

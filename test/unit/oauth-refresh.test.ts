@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { authFetch, MAX_AUTH_RESPONSE_BYTES } from '../../src/bridge/oauth/hub-oauth.ts';
-import { RefreshCoalescer } from '../../src/bridge/oauth/refresh-coalescer.ts';
+import { authFetch, MAX_AUTH_RESPONSE_BYTES } from '../../src/bridge/proxy/oauth/hub-oauth.ts';
+import { RefreshCoalescer } from '../../src/bridge/proxy/oauth/refresh-coalescer.ts';
 
 const refreshInit = (token: string): RequestInit => ({ method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }) });
 

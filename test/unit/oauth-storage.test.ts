@@ -6,9 +6,9 @@ import { mkdtemp, readFile, stat, writeFile, copyFile, mkdir } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { listenForCallback } from '../../src/bridge/oauth/callback-server.ts';
-import { newSignInRequests, openableSignInUrl, SignInBoard, signInFileName } from '../../src/bridge/oauth/sign-in-notices.ts';
-import { newTokenKey, parseTokenKey, seal, takeTokenKey, TOKEN_KEY_ENV, tokenFile, TokenStore, unseal } from '../../src/bridge/oauth/token-store.ts';
+import { listenForCallback } from '../../src/bridge/proxy/oauth/callback-server.ts';
+import { newSignInRequests, openableSignInUrl, SignInBoard, signInFileName } from '../../src/state/sign-in-notices.ts';
+import { newTokenKey, parseTokenKey, seal, takeTokenKey, TOKEN_KEY_ENV, tokenFile, TokenStore, unseal } from '../../src/state/oauth-tokens.ts';
 import { configSchema } from '../../src/config/schema.ts';
 
 const URL_A = 'https://mcp.example.com/mcp';

@@ -6,11 +6,11 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { shapeRun } from '../../src/bridge/format.ts';
-import { MAX_OUT_NAME_CHARS, outFilePath } from '../../src/bridge/out-names.ts';
-import { RunLogReader } from '../../src/bridge/run-log-reader.ts';
-import { RUN_LOG_FILE, RunLog } from '../../src/bridge/run-log.ts';
-import type { RunResult } from '../../src/sandbox/session.ts';
+import { shapeRun } from '../../src/bridge/results/format.ts';
+import { MAX_OUT_NAME_CHARS, outFilePath } from '../../src/shared/out-names.ts';
+import { RunLogReader } from '../../src/state/run-log/reader.ts';
+import { RUN_LOG_FILE, RunLog } from '../../src/state/run-log/writer.ts';
+import type { RunResult } from '../../src/sandbox/sessions/session.ts';
 
 /** Every name an attack sent: terminal escapes, OSC 8 links, line breaks, RTL, forged paths. */
 const HOSTILE = [

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CappedText } from '../../src/sandbox/output.ts';
+import { CappedText } from '../../src/sandbox/sessions/capped-text.ts';
 
 test('short output is kept whole', () => {
   const text = new CappedText(100);

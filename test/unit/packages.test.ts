@@ -5,9 +5,9 @@ import { test } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/load.ts';
 import { isLoopbackUrl, MAX_PACKAGES, MAX_REQUIREMENT_CHARS, normalizePackages, packageNames } from '../../src/config/packages.ts';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
-import { buildArgs, buildEnv, containerfile, DERIVED_LABELS, derivedSpec, PACKAGES_DIR, packagesSummary } from '../../src/sandbox/derived-image.ts';
-import { describeBuildFailure, MAX_PIP_WORDS_CHARS, MAX_PROGRESS_LINE_CHARS, progressLine } from '../../src/sandbox/build-output.ts';
-import { createdAt } from '../../src/sandbox/image-build.ts';
+import { buildArgs, buildEnv, containerfile, DERIVED_LABELS, derivedSpec, PACKAGES_DIR, packagesSummary } from '../../src/sandbox/image/derived.ts';
+import { describeBuildFailure, MAX_PIP_WORDS_CHARS, MAX_PROGRESS_LINE_CHARS, progressLine } from '../../src/sandbox/image/build-output.ts';
+import { createdAt } from '../../src/sandbox/image/build.ts';
 
 function errorOf(sandbox: unknown): string {
   try {

@@ -2,9 +2,9 @@
 // annotations and error structured content, and relayed progress messages.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { bareErrorMessage } from '../../src/bridge/hub/connection.ts';
-import { toolProgressMessage } from '../../src/bridge/progress.ts';
-import { toSandboxResult } from '../../src/bridge/tool-results.ts';
+import { bareErrorMessage } from '../../src/bridge/proxy/connection.ts';
+import { toolProgressMessage } from '../../src/bridge/tool/progress.ts';
+import { toSandboxResult } from '../../src/bridge/results/tool-results.ts';
 
 test('a JSON-RPC error message loses the prefixes the SDK adds on each side', () => {
   assert.equal(bareErrorMessage('MCP error -32042: MCP error -32042: sign in'), 'sign in');

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ElicitRequestFormParams } from '@modelcontextprotocol/sdk/types.js';
-import { BridgeClientRelay } from '../../src/bridge/client-relay.ts';
-import { CONFIRMATION_PREFIX, confirmationFields, confirmationWording, questionFor } from '../../src/bridge/confirmations.ts';
-import { confirmationWordingReason, foldedName, foldedWords, reservedFieldReason } from '../../src/bridge/relay-imitation.ts';
-import { RunLog, RUN_LOG_FILE } from '../../src/bridge/run-log.ts';
+import { BridgeClientRelay } from '../../src/bridge/client/relay.ts';
+import { CONFIRMATION_PREFIX, confirmationFields, confirmationWording, questionFor } from '../../src/bridge/client/confirmations.ts';
+import { confirmationWordingReason, foldedName, foldedWords, reservedFieldReason } from '../../src/bridge/client/relay-imitation.ts';
+import { RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 
 test("the reserved names are the confirmation form's own, and the fold meets every look-alike of them", () => {
   const question = questionFor({ server: 's', tool: 't', arguments: {}, timeoutMs: 0 }, 'default');

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import { BridgeClientRelay, configuredRoot } from '../../src/bridge/client-relay.ts';
-import { MAX_URL_ELICITATIONS, urlElicitationsOf } from '../../src/bridge/hub/url-elicitation.ts';
-import { taskSupportOf } from '../../src/bridge/hub/task-call.ts';
+import { BridgeClientRelay, configuredRoot } from '../../src/bridge/client/relay.ts';
+import { MAX_URL_ELICITATIONS, urlElicitationsOf } from '../../src/bridge/proxy/url-elicitation.ts';
+import { taskSupportOf } from '../../src/bridge/proxy/task-call.ts';
 import { configSchema, MAX_CONFIG_ROOTS, proxyConfigSchema } from '../../src/config/schema.ts';
 
 test('config: roots are absolute folders or file:// URIs, at most so many; the relay has its defaults', () => {

@@ -6,9 +6,9 @@ import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseRunLog, RunLogReader, type RelayRecord } from '../../src/bridge/run-log-reader.ts';
-import { RunLog } from '../../src/bridge/run-log.ts';
-import { relayRows, relaySummary, relayTable } from '../../src/extension/relay-text.ts';
+import { parseRunLog, RunLogReader, type RelayRecord } from '../../src/state/run-log/reader.ts';
+import { RunLog } from '../../src/state/run-log/writer.ts';
+import { relayRows, relaySummary, relayTable } from '../../src/extension/views/relay-text.ts';
 
 const T = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s)).toISOString();
 

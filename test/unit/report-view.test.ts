@@ -2,8 +2,8 @@
 // panel's HTML (verdict, every check by name, problems, one button per fix).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RuntimeStatus, SandboxReport } from '../../src/sandbox/runtime/detect.ts';
-import { diagnoseHtml, headline, statusText, verdict } from '../../src/extension/report-view.ts';
+import type { RuntimeStatus, SandboxReport } from '../../src/sandbox/engines/detect.ts';
+import { diagnoseHtml, headline, statusText, verdict } from '../../src/extension/panels/report-view.ts';
 
 const assets = { nonce: 'N0NCE', cspSource: 'vscode-webview:', styleUri: 'style.css', scriptUri: 'script.js' };
 

@@ -8,11 +8,11 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { RunLog } from '../../src/bridge/run-log.ts';
-import { recordRefusedRequest } from '../../src/bridge/host-methods.ts';
-import { parseRunLog, RunLogReader } from '../../src/bridge/run-log-reader.ts';
-import { runLogFiles } from '../../src/bridge/run-log-files.ts';
-import type { RunResult } from '../../src/sandbox/session.ts';
+import { RunLog } from '../../src/state/run-log/writer.ts';
+import { recordRefusedRequest } from '../../src/bridge/sandbox-api/host-methods.ts';
+import { parseRunLog, RunLogReader } from '../../src/state/run-log/reader.ts';
+import { runLogFiles } from '../../src/state/run-log/files.ts';
+import type { RunResult } from '../../src/sandbox/sessions/session.ts';
 
 const posix = process.platform !== 'win32';
 const mode = (path: string) => statSync(path).mode & 0o777;

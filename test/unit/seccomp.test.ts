@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { arch, platform } from 'node:os';
 import { test } from 'node:test';
 
-const source = readFileSync(new URL('../../src/sandbox/kernel/seccomp.py', import.meta.url), 'utf8');
+const source = readFileSync(new URL('../../src/sandbox/container/kernel/seccomp.py', import.meta.url), 'utf8');
 const supported = platform() === 'linux' && (arch() === 'x64' || arch() === 'arm64');
 
 function python(code: string): string {

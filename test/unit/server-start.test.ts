@@ -6,9 +6,9 @@ import { parseConfig } from '../../src/config/load.ts';
 import type { StdioServerConfig } from '../../src/config/schema.ts';
 import { applySecrets, secretsSchema, takeSecrets } from '../../src/config/secrets.ts';
 import { substitute, substituteServer, VariableError, type VariableContext } from '../../src/config/variables.ts';
-import { redactor, stderrSummary } from '../../src/bridge/hub/stderr.ts';
-import { INHERITED_NETWORK_ENV, serverEnvironment } from '../../src/bridge/hub/transports.ts';
-import { RunClock } from '../../src/sandbox/session.ts';
+import { redactor, stderrSummary } from '../../src/bridge/proxy/stderr.ts';
+import { INHERITED_NETWORK_ENV, serverEnvironment } from '../../src/bridge/proxy/transports.ts';
+import { RunClock } from '../../src/sandbox/sessions/session.ts';
 import { sleep } from '../helpers/wait.ts';
 
 const context: VariableContext = {

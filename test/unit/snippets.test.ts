@@ -17,7 +17,7 @@ import {
   snippetNameProblem,
   snippetSourceFromRun,
   writeSnippet,
-} from '../../src/bridge/snippets.ts';
+} from '../../src/state/snippets.ts';
 
 test('parseDocstring reads the leading string literal like Python does', () => {
   assert.equal(parseDocstring('"""One line."""\ndef main(): pass\n'), 'One line.');

@@ -1,10 +1,10 @@
 // One writer of a shared state dir, as a bridge is: run-log events and catalog saves, as fast
 // as it can. Started several times at once by state-writers.test.ts.
 // Usage: node state-writer-child.ts DIR NAME RUNS
-import { setCatalogWriter } from '../../src/bridge/catalog/catalog-file.ts';
+import { setCatalogWriter } from '../../src/state/catalog-file.ts';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
-import { RunLog } from '../../src/bridge/run-log.ts';
-import type { RunResult } from '../../src/sandbox/session.ts';
+import { RunLog } from '../../src/state/run-log/writer.ts';
+import type { RunResult } from '../../src/sandbox/sessions/session.ts';
 
 const [dir, name, count] = process.argv.slice(2) as [string, string, string];
 setCatalogWriter({ role: 'bridge', owner: name });

@@ -9,9 +9,9 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CATALOG_FILE, mergeCatalog, parseCatalogFile } from '../../src/bridge/catalog/catalog-file.ts';
-import { RunLogReader } from '../../src/bridge/run-log-reader.ts';
-import { runLogFiles } from '../../src/bridge/run-log-files.ts';
+import { CATALOG_FILE, mergeCatalog, parseCatalogFile } from '../../src/state/catalog-file.ts';
+import { RunLogReader } from '../../src/state/run-log/reader.ts';
+import { runLogFiles } from '../../src/state/run-log/files.ts';
 
 const WRITERS = ['w1', 'w2', 'w3'];
 const RUNS = 150;

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { looksLikeToken, redactUrlSecrets, urlCredentialsIn } from '../../src/config/url-secrets.ts';
-import { redactor } from '../../src/bridge/hub/stderr.ts';
+import { redactor } from '../../src/bridge/proxy/stderr.ts';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 
 test('user info of every URL in a text is masked, whatever the scheme or the text around it', () => {

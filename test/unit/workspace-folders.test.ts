@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
-import { resolveWorkspaceMounts, systemFolderOf, WorkspaceError } from '../../src/sandbox/runtime/workspace.ts';
+import { resolveWorkspaceMounts, systemFolderOf, WorkspaceError } from '../../src/sandbox/engines/workspace.ts';
 
 const ws = (path: string | string[]) => defaultSandboxConfig({ workspace: { path, access: 'read-only' } });
 

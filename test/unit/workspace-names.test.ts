@@ -1,7 +1,7 @@
 // Where workspace folders appear in the sandbox: names safe for a path and a mount option, unique.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MAX_FOLDER_NAME_CHARS, safeFolderName, workspaceTargets } from '../../src/sandbox/runtime/workspace-names.ts';
+import { MAX_FOLDER_NAME_CHARS, safeFolderName, workspaceTargets } from '../../src/sandbox/engines/workspace-names.ts';
 
 test('one folder is /workspace itself; several are /workspace/<name>, in order', () => {
   assert.deepEqual(workspaceTargets(['/home/me/project']), ['/workspace']);

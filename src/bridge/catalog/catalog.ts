@@ -4,11 +4,11 @@
 import type { z } from 'zod';
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import { pythonName, uniqueAliases } from './aliases.ts';
-import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection, type CatalogServers, type ServerState, type ToolIcon } from './catalog-file.ts';
+import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection, type CatalogServers, type ServerState, type ToolIcon } from '../../state/catalog-file.ts';
 import { ToolIndex } from './search.ts';
 import { paramsOf, returnsOf, signatureOf, type ParamDoc } from './signature.ts';
 
-export { CATALOG_FILE, type CatalogServers, type ServerState } from './catalog-file.ts';
+export { CATALOG_FILE, type CatalogServers, type ServerState } from '../../state/catalog-file.ts';
 
 export interface ToolEntry {
   server: string;

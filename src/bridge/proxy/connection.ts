@@ -1,0 +1,721 @@
+// One proxied MCP server behind an SDK client: started on first use, kept warm, restarted
+// after a crash with backoff, every step bounded by a timeout. The server is untrusted: what
+// it sends is capped (message size, tool list, notification rate), and its failures are told
+// twice: in full (its stderr, redacted) to the log and the Tools view, and in our words only
+// to sandboxed code.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ErrorCode, LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult, type ClientCapabilities, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerConfig } from '../../config/schema.ts';
+import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
+import { listedToolSchema } from '../../state/catalog-file.ts';
+import type { ToolCatalog, ToolEntry } from '../catalog/catalog.ts';
+import { callReason, exitText, SEE_LOG, seconds, StartTimeout, startReason, type ExitInfo } from './failures.ts';
+import { Flow, GuardedTransport } from './guarded-transport.ts';
+import { limitedFetch } from './limited-fetch.ts';
+import { oversizeReason, ProxyLimitError, type ProxyLimits } from './limits.ts';
+import { installRelay, type CallContext, type ClientRelay } from './relay.ts';
+import { redactor, stderrSummary } from './stderr.ts';
+import { callAsTask, taskSupportOf, type TaskSupport } from './task-call.ts';
+import { urlElicitationsOf } from './url-elicitation.ts';
+import { MAX_PAGES, readToolList } from './tool-list.ts';
+import { ServerOAuth } from './oauth/server-oauth.ts';
+import { childOf, httpKinds, httpTransport, isStdio, isStdioOversize, stdioTransport } from './transports.ts';
+
+export interface ProxyTimeouts {
+  connectMs: number;
+  listMs: number;
+  callMs: number;
+}
+
+/** The server cannot be used now. `message` is for sandboxed code; `detail` for people. */
+export class ServerUnavailableError extends Error {
+  override readonly name = 'ServerUnavailableError';
+  readonly detail: string;
+  constructor(message: string, detail: string = message) {
+    super(message);
+    this.detail = detail;
+  }
+}
+
+/**
+ * The server answered a request with a JSON-RPC error: it is alive, and said no. Its code and
+ * data (capped) reach sandboxed code (ToolError.code / .data); the message is the server's,
+ * said once ("MCP error -32602: ..." with no repeated prefix).
+ */
+export class ServerError extends Error {
+  override readonly name = 'ServerError';
+  readonly code: number;
+  readonly data: unknown;
+  constructor(message: string, code: number, data: unknown) {
+    super(message);
+    this.code = code;
+    this.data = data;
+  }
+  /** What the sandbox gets besides the message (see sandbox/sessions/run.ts). */
+  get hostDetails(): Record<string, unknown> {
+    return { code: this.code, ...(this.data !== undefined ? { data: this.data } : {}) };
+  }
+}
+
+/** The most bytes of an error's data (as JSON) passed on; more is replaced by a note. */
+export const MAX_ERROR_DATA_BYTES = 16 * 1024;
+
+/** "MCP error -32042: MCP error -32042: text" -> "text" (the SDK prefixes on each side). */
+export function bareErrorMessage(message: string): string {
+  let text = message;
+  for (let i = 0; i < 4; i++) {
+    const next = text.replace(/^MCP error -?\d+: /, '');
+    if (next === text) break;
+    text = next;
+  }
+  return text;
+}
+
+/** What a connection needs beyond its entry to start the server. */
+export interface StartContext {
+  /** Facts for `${...}` variables, with this server's stored inputs. */
+  variables: VariableContext;
+  /** Env and header names whose values are stored secrets: kept literal, always redacted. */
+  secretKeys: ReadonlySet<string>;
+  /** Every stored secret value of this server (env, headers, inputs), for redaction. */
+  secretValues: readonly string[];
+  /** Added to a stdio server's environment last (the nesting marker). */
+  env?: Record<string, string>;
+  /** The MCP authorization flow of an HTTP server (oauth/). */
+  oauth?: ServerOAuth | undefined;
+}
+
+const SET_SECRET_COMMAND = 'Code Execution Mode: Set Server Secret';
+const MAX_BACKOFF_MS = 30_000;
+const STDERR_TAIL = 4000;
+/** The longest a detail (for the log and the Tools view) gets. */
+const MAX_DETAIL_CHARS = 2000;
+/** A tool list change is acted on after this, and relisting happens at most this often. */
+const RELIST_DEBOUNCE_MS = 200;
+const RELIST_INTERVAL_MS = 2000;
+/** How often dropped notifications are reported in the log. */
+const DROP_LOG_MS = 10_000;
+/** Log messages of one server relayed per second at most (the rest are counted, then said). */
+export const MAX_SERVER_LOGS_PER_SECOND = 10;
+
+/** A log message a proxied server sent (notifications/message), for the bridge to relay. */
+export type ServerLogMessage = LoggingMessageNotification['params'];
+
+/** What became of one started server process or HTTP session. */
+interface LinkState {
+  exit?: ExitInfo;
+  /** The server sent a message over the size cap: the bridge closed the connection. */
+  oversize: boolean;
+  /** Why the connection closed, in our words (set when it closes). */
+  reason?: string;
+  /** Ends a stdio server's process at once. */
+  kill?: () => void;
+  /** Ends a Streamable HTTP session (DELETE), when the server gave one. */
+  terminate?: () => Promise<void>;
+}
+
+/** The longest the bridge waits for a session's DELETE when it closes a server. */
+const TERMINATE_MS = 2000;
+
+/** One started server process or HTTP session: its client, transport and state. */
+interface Link {
+  client: Client;
+  transport: GuardedTransport;
+  state: LinkState;
+  /** What this link's client declared to the server (roots, elicitation, sampling). */
+  declared: ClientCapabilities;
+}
+
+/** The bridge's client, for the requests proxied servers send theirs (see relay.ts). */
+export interface RelaySetting {
+  relay: ClientRelay;
+  /** proxy.maxRelayBytes */
+  maxBytes: number;
+}
+
+export class ServerConnection {
+  readonly name: string;
+  private readonly config: ServerConfig;
+  private readonly catalog: ToolCatalog;
+  private readonly timeouts: ProxyTimeouts;
+  private readonly limits: ProxyLimits;
+  private readonly log: (message: string) => void;
+  private readonly start: StartContext;
+  private link: Link | undefined;
+  private connecting: Promise<Link> | undefined;
+  /** The attempt in progress of connect(): closed at once by close(). */
+  private attempt: Link | undefined;
+  private everStarted = false;
+  /** When the start or first listing in progress began. */
+  private busySince = 0;
+  private listing: Promise<void> | undefined;
+  private listed = false;
+  private failures = 0;
+  private retryAt = 0;
+  private lastError = '';
+  private stderrTail = '';
+  private redact: (text: string) => string;
+  private closed = false;
+  private relistTimer: NodeJS.Timeout | undefined;
+  private relisting = false;
+  private relistAgain = false;
+  private lastRelist = 0;
+  private droppedLoggedAt = 0;
+  private lastWarning = '';
+  /** Where the server's log messages go (set by the hub); rate-limited here. */
+  serverLog: ((message: ServerLogMessage) => void) | undefined;
+  /** Told when the server says its resources or prompts changed (set by the hub; rate-limited by the transport). */
+  listChanged: ((kind: 'resources' | 'prompts') => void) | undefined;
+  private logWindow = { start: 0, count: 0, dropped: 0 };
+  /** Where the server's requests to its client go (set by the hub); without it, none are declared. */
+  relay: RelaySetting | undefined;
+  /** Tool calls in flight, for the relay (whose runs to pause). */
+  private readonly inFlight = new Set<CallContext>();
+  /** The tools that run as tasks ("required" or "optional"), from this session's listing. */
+  private taskTools = new Map<string, TaskSupport>();
+
+  constructor(
+    name: string,
+    config: ServerConfig,
+    catalog: ToolCatalog,
+    timeouts: ProxyTimeouts,
+    log: (message: string) => void,
+    start: StartContext,
+    limits: ProxyLimits,
+  ) {
+    this.name = name;
+    this.config = config;
+    this.catalog = catalog;
+    this.timeouts = timeouts;
+    this.limits = limits;
+    this.log = log;
+    this.start = start;
+    this.redact = this.withTokens(redactor(start.secretValues, []));
+  }
+
+  /** Also hides the OAuth tokens of the moment (they change with each refresh): an error echoing its Authorization header tells none. */
+  private withTokens(redact: (text: string) => string): (text: string) => string {
+    const oauth = this.start.oauth;
+    if (!oauth) return redact;
+    return (text) => redactor(oauth.provider.tokenValues(), [])(redact(text));
+  }
+
+  /** The server's tools, listing them (and starting the server) when not known this session. */
+  async tools(): Promise<ToolEntry[]> {
+    const link = await this.ensureLink();
+    if (!this.listed) {
+      // Concurrent first uses share one listing.
+      if (!this.listing) {
+        this.busySince = Date.now();
+        this.listing = this.refreshTools(link).finally(() => (this.listing = undefined));
+      }
+      await this.listing;
+    }
+    return this.catalog.get(this.name)?.tools ?? [];
+  }
+
+  /** Resolves once the server is started (starting it if needed); rejects with why it is not. */
+  async connected(): Promise<void> {
+    await this.ensureLink();
+  }
+
+  /** Whether the server was ever started (or a start tried) through this connection. */
+  get started(): boolean {
+    return this.everStarted;
+  }
+
+  /** When the start (or first listing) in progress began, as Date.now(); undefined when none is. */
+  get startingSince(): number | undefined {
+    return this.connecting || this.listing ? this.busySince : undefined;
+  }
+
+  /** Starts the server and lists its tools in the background; failures land in the catalog. */
+  warmUp(): Promise<void> {
+    return this.tools().then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, progress?: (progress: Progress) => void, context: CallContext = {}): Promise<CallToolResult> {
+    const link = await this.ensureLink();
+    // Whether the tool runs as a task is said by the listing: list once this session if not yet.
+    if (!this.listed) await (context.untimed ? context.untimed(this.tools()) : this.tools()).catch(() => undefined);
+    const entry = { ...context };
+    this.inFlight.add(entry);
+    try {
+      return await this.callOnce(link, tool, args, signal, progress, entry, true);
+    } finally {
+      this.inFlight.delete(entry);
+    }
+  }
+
+  private async callOnce(link: Link, tool: string, args: Record<string, unknown>, signal: AbortSignal, progress: ((progress: Progress) => void) | undefined, context: CallContext, mayRetry: boolean): Promise<CallToolResult> {
+    // A controller per call, linked to the run's signal only while the call is in flight: the SDK
+    // never removes its abort listener from a request that completed, so handing it the run's
+    // signal would cancel, at the end of the run, every call the run ever made.
+    const call = new AbortController();
+    const abort = () => call.abort(signal.reason);
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+    const options = {
+      signal: call.signal,
+      timeout: this.timeouts.callMs,
+      ...(progress ? { onprogress: progress, resetTimeoutOnProgress: false } : {}),
+    };
+    let failure: unknown;
+    try {
+      const support = this.taskTools.get(tool);
+      const result =
+        support && link.client.getServerCapabilities()?.tasks?.requests?.tools?.call
+          ? await callAsTask(
+              link.client,
+              { name: tool, arguments: args },
+              options,
+              (status) => progress?.(status),
+              (taskId, answer) => this.log(this.detail(`server ${this.name}: task ${taskId} of ${tool} cancelled (tasks/cancel); ${answer}`)),
+            )
+          : await link.client.callTool({ name: tool, arguments: args }, undefined, options);
+      this.failures = 0;
+      return result as CallToolResult;
+    } catch (error) {
+      failure = error;
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
+    // A URL elicitation is what the call needs (-32042): asked of the bridge's client, then the call is made once more.
+    if (mayRetry && !signal.aborted && failure instanceof McpError && failure.code === ErrorCode.UrlElicitationRequired && this.relay?.relay.canElicitUrl()) {
+      const elicitations = urlElicitationsOf(failure.data);
+      if (elicitations.length > 0) {
+        const runs = context.runId ? [context.runId] : [];
+        let accepted = true;
+        for (const params of elicitations) {
+          const ask = this.relay.relay.elicitUrl(params, { server: this.name, runs, signal });
+          const answer = await (context.untimed ? context.untimed(ask) : ask).catch(() => undefined);
+          if (answer?.action !== 'accept') accepted = false;
+          if (!accepted) break;
+        }
+        if (accepted) return this.callOnce(link, tool, args, signal, progress, context, false);
+        const explained = this.explain(failure, `calling ${tool}`, link);
+        if (explained instanceof ServerError) throw new ServerError(`${explained.message} (the user was asked to open the URL and did not accept)`, explained.code, explained.data);
+        throw explained;
+      }
+    }
+    throw this.explain(failure, `calling ${tool}`, link);
+  }
+
+  /** Tells the server its roots changed (the bridge's client said so), when it was told of roots. */
+  rootsChanged(): void {
+    const link = this.link;
+    if (!link?.declared.roots) return;
+    link.client.sendRootsListChanged().catch(() => undefined);
+  }
+
+  /**
+   * One request of the server's resources or prompts (resources/list, resources/read,
+   * resources/templates/list, prompts/list, prompts/get), with the call timeout and the run's
+   * signal; `capability` is what the server must declare, or the request is not sent. The SDK is
+   * used here only, with the tool calls above: the one place to change for another SDK.
+   */
+  async request<T>(capability: 'resources' | 'prompts', doing: string, send: (client: Client, options: RequestOptions) => Promise<T>, signal: AbortSignal): Promise<T> {
+    const link = await this.ensureLink();
+    if (!link.client.getServerCapabilities()?.[capability]) {
+      throw new ServerUnavailableError(`server "${this.name}" offers no ${capability} (it does not declare the capability)`);
+    }
+    const call = new AbortController();
+    const abort = () => call.abort(signal.reason);
+    if (signal.aborted) abort();
+    else signal.addEventListener('abort', abort, { once: true });
+    try {
+      const result = await send(link.client, { signal: call.signal, timeout: this.timeouts.callMs });
+      this.failures = 0;
+      return result;
+    } catch (error) {
+      throw this.explain(error, doing, link);
+    } finally {
+      signal.removeEventListener('abort', abort);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.relistTimer);
+    // A start waiting for the browser ends now too.
+    this.start.oauth?.cancel();
+    // A start in progress ends now (its process too), not once it connects or times out.
+    await this.attempt?.client.close().catch(() => undefined);
+    const link = this.link ?? (await this.connecting?.catch(() => undefined));
+    this.link = undefined;
+    // A Streamable HTTP session is ended (DELETE), briefly: a server that does not answer delays no one.
+    if (link?.state.terminate && !link.state.reason) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([link.state.terminate().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, TERMINATE_MS)))]);
+      clearTimeout(timer);
+    }
+    await link?.client.close().catch(() => undefined);
+  }
+
+  private async ensureLink(): Promise<Link> {
+    if (this.closed) throw new ServerUnavailableError(`server "${this.name}" is shut down`);
+    if (this.link) return this.link;
+    if (!this.connecting) {
+      const wait = this.retryAt - Date.now();
+      if (wait > 0) {
+        throw new ServerUnavailableError(`${this.lastError} (next attempt to start it in ${Math.ceil(wait / 1000)} s)`);
+      }
+      this.busySince = Date.now();
+      this.everStarted = true;
+      this.connecting = this.connect().finally(() => (this.connecting = undefined));
+    }
+    return this.connecting;
+  }
+
+  private async connect(): Promise<Link> {
+    this.catalog.setState(this.name, 'starting');
+    // What the upstream client declares is what the bridge's client declared: known once it initialized.
+    await this.relay?.relay.ready();
+    let config: ServerConfig;
+    try {
+      config = substituteServer(this.config, this.start.variables, this.start.secretKeys);
+    } catch (error) {
+      if (!(error instanceof VariableError)) throw error;
+      throw this.failed(new ServerUnavailableError(this.variableMessage(error)));
+    }
+    // Long env and header values may be tokens written straight into the entry.
+    const own = isStdio(config) ? config.env : config.headers;
+    this.redact = this.withTokens(redactor(this.start.secretValues, Object.values(own)));
+    const kinds = isStdio(config) ? (['stdio'] as const) : httpKinds(config);
+    let lastError: unknown;
+    let lastLink: Link | undefined;
+    try {
+      await this.start.oauth?.prepare();
+    } catch (error) {
+      throw this.failed(new ServerUnavailableError(`server "${this.name}" cannot start: ${(error as Error).message}`));
+    }
+    for (let i = 0, signedIn = false; i < kinds.length; i++) {
+      const kind = kinds[i]!;
+      if (this.closed) break;
+      const link = this.newLink(config, kind);
+      lastLink = link;
+      this.attempt = link;
+      this.start.oauth?.beginAttempt();
+      try {
+        await withTimeout(link.client.connect(link.transport, { timeout: this.timeouts.connectMs }), this.timeouts.connectMs);
+      } catch (error) {
+        lastError = link.state.oversize ? new ProxyLimitError(oversizeReason(this.limits.maxResultBytes)) : error;
+        await link.client.close().catch(() => undefined);
+        const flowFailure = this.start.oauth?.flowFailure(error);
+        if (flowFailure) throw this.failed(new ServerUnavailableError(this.redact(flowFailure)));
+        // A 401 that began a sign-in: the browser step is waited for, then the same transport tried again.
+        if (this.start.oauth && ServerOAuth.isSignInError(error)) {
+          const failure = await this.signIn(this.start.oauth, signedIn, error);
+          // Said in the sign-in's own words (the URL to open, or why it failed), not as a start failure.
+          if (failure && this.closed) break;
+          if (failure) throw this.failed(failure);
+          signedIn = true;
+          i--;
+        }
+        continue;
+      } finally {
+        this.attempt = undefined;
+      }
+      if (this.closed) {
+        // Closed while it started: close() may have missed it.
+        await link.client.close().catch(() => undefined);
+        break;
+      }
+      link.client.onclose = () => this.onClosed(link);
+      this.link = link;
+      this.listed = false;
+      this.catalog.setState(this.name, 'running');
+      this.log(`server ${this.name}: connected (${kind})`);
+      return link;
+    }
+    // Closed while starting (shut down, or consent revoked): not a failure of the server.
+    if (this.closed) throw new ServerUnavailableError(`server "${this.name}" is shut down`);
+    // Let the last of a dying process's stderr arrive before quoting it.
+    if (isStdio(config)) await new Promise((resolve) => setTimeout(resolve, 50));
+    throw this.failed(this.startError(lastError, lastLink?.state.exit, isStdio(config) ? config.command : undefined));
+  }
+
+  /** Waits for the sign-in a 401 began (off the connect timeout); why it failed, or undefined once signed in. */
+  private async signIn(oauth: ServerOAuth, again: boolean, error: unknown): Promise<ServerUnavailableError | undefined> {
+    const message = oauth.message();
+    if (again || !message) return new ServerUnavailableError(message ?? `server "${this.name}" asks for a sign-in that could not start: ${(error as Error).message}`);
+    this.catalog.setState(this.name, 'starting', message);
+    try {
+      await oauth.waitForSignIn();
+      return undefined;
+    } catch (error) {
+      return new ServerUnavailableError(`server "${this.name}": ${(error as Error).message}`);
+    }
+  }
+
+  /** A client and guarded transport for one attempt to start the server. */
+  private newLink(config: ServerConfig, kind: 'stdio' | 'streamable' | 'sse'): Link {
+    const flow = new Flow();
+    const state: LinkState = { oversize: false };
+    const guard = {
+      maxPerSecond: this.limits.maxNotificationsPerSecond,
+      flow,
+      onDropped: (total: number) => this.onDropped(total),
+      onOversize: () => {
+        state.oversize = true;
+        // It may still be writing the rest: no need to wait for it to see its stdin close.
+        state.kill?.();
+      },
+    };
+    let transport: GuardedTransport;
+    if (isStdio(config)) {
+      this.stderrTail = '';
+      const inner = stdioTransport(config, this.start.env, this.limits.maxResultBytes);
+      inner.stderr?.on('data', (chunk: Buffer) => {
+        // Only the tail is kept: decode no more of a big chunk than that.
+        this.stderrTail = (this.stderrTail + chunk.subarray(-STDERR_TAIL).toString('utf8')).slice(-STDERR_TAIL);
+      });
+      transport = new GuardedTransport(inner, { ...guard, isOversize: isStdioOversize, onStarted: () => this.watchProcess(inner, state, flow) });
+    } else {
+      const inner: Transport = httpTransport(config, kind === 'sse' ? 'sse' : 'streamable', {}, (base) =>
+        limitedFetch(base, {
+          maxBytes: this.limits.maxResultBytes,
+          flow,
+          onOversize: () => {
+            state.oversize = true;
+            transport.end();
+          },
+        }),
+        this.start.oauth,
+      );
+      transport = new GuardedTransport(inner, guard);
+      if (inner instanceof StreamableHTTPClientTransport) state.terminate = () => inner.terminateSession();
+    }
+    const declared = this.relay?.relay.upstreamCapabilities() ?? {};
+    const client = new Client({ name: 'code-execution-mode', version: '0.1.0' }, { capabilities: declared });
+    const link: Link = { client, transport, state, declared };
+    if (this.relay) installRelay(client, this.name, this.relay.relay, declared, () => this.inFlight, this.relay.maxBytes);
+    // Our own handler (not the SDK's listChanged option, whose debounce a steady flood never lets fire).
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onListChanged(link));
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => this.onServerLog(link, notification.params));
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.onOtherListChanged(link, 'resources'));
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.onOtherListChanged(link, 'prompts'));
+    return link;
+  }
+
+  /** The stdio process: its exit (said when it fails) and its stdout (paused in a flood). */
+  private watchProcess(transport: StdioClientTransport, state: LinkState, flow: Flow): void {
+    const child = childOf(transport);
+    if (!child) return;
+    if (child.stdout) flow.attach(child.stdout);
+    child.once('exit', (code, signal) => (state.exit = { code, signal }));
+    state.kill = () => void child.kill('SIGTERM');
+  }
+
+  /** Records a failed start (state, log, backoff) and returns the error to throw. */
+  private failed(error: ServerUnavailableError): ServerUnavailableError {
+    this.failures++;
+    this.retryAt = Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 1));
+    this.lastError = error.message;
+    this.catalog.setState(this.name, 'error', error.message, error.detail);
+    this.log(error.detail);
+    return error;
+  }
+
+  private variableMessage(error: VariableError): string {
+    if (error.inputId !== undefined) {
+      return `server "${this.name}" cannot start: it uses ${error.variable}, and input "${error.inputId}" has no stored value; set it with the "${SET_SECRET_COMMAND}" command`;
+    }
+    return `server "${this.name}" cannot start: ${error.message}`;
+  }
+
+  private startError(error: unknown, exit: ExitInfo | undefined, command: string | undefined): ServerUnavailableError {
+    const reason = startReason(error, exit, this.timeouts.connectMs, command);
+    const timedOut = reason.startsWith('did not finish');
+    const cause = timedOut ? reason : `failed to start: ${error instanceof Error ? error.message : String(error)}${exit ? ` (${exitText(exit)})` : ''}`;
+    // The command is the user's, not the server's; still, it may hold a substituted secret.
+    return new ServerUnavailableError(this.redact(`server "${this.name}" ${reason}${this.seeLog()}`), this.detail(`server "${this.name}" ${cause}${this.stderrNote()}`));
+  }
+
+  /** " (its error output is in the ... log)" when the server wrote anything on stderr. */
+  private seeLog(): string {
+    return this.stderrTail.trim() ? ` (${SEE_LOG})` : '';
+  }
+
+  /** "; its stderr ended with: a | b", or nothing when it wrote nothing. For people only. */
+  private stderrNote(): string {
+    const summary = stderrSummary(this.stderrTail, this.redact);
+    return summary ? `; its stderr ended with: ${summary}` : '';
+  }
+
+  private detail(text: string): string {
+    const redacted = this.redact(text);
+    return redacted.length > MAX_DETAIL_CHARS ? `${redacted.slice(0, MAX_DETAIL_CHARS - 3)}...` : redacted;
+  }
+
+  private onClosed(link: Link): void {
+    const { state } = link;
+    // Set before the SDK fails the pending requests, which explain() then words with it.
+    state.reason = state.oversize ? oversizeReason(this.limits.maxResultBytes) : state.exit ? exitText(state.exit) : 'its connection closed';
+    if (this.link !== link) return;
+    this.link = undefined;
+    clearTimeout(this.relistTimer);
+    this.relistTimer = undefined;
+    if (this.closed) return;
+    // A crash: the next use restarts it, at once the first time, then with growing backoff.
+    this.failures++;
+    this.retryAt = this.failures <= 1 ? 0 : Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 2));
+    this.lastError = `server "${this.name}" stopped: ${state.reason}${state.oversize ? '' : this.seeLog()}`;
+    const detail = this.detail(`server "${this.name}" stopped: ${state.reason}${this.stderrNote()}`);
+    this.catalog.setState(this.name, 'error', this.lastError, detail);
+    this.log(detail);
+  }
+
+  /** Relists on a change, debounced, one at a time and at most every RELIST_INTERVAL_MS. */
+  private onListChanged(link: Link): void {
+    if (this.link !== link || this.closed) return;
+    if (this.relistTimer || this.relisting) {
+      this.relistAgain = true;
+      return;
+    }
+    const wait = Math.max(RELIST_DEBOUNCE_MS, this.lastRelist + RELIST_INTERVAL_MS - Date.now());
+    this.relistTimer = setTimeout(() => void this.relist(link), wait);
+  }
+
+  private async relist(link: Link): Promise<void> {
+    this.relistTimer = undefined;
+    if (this.link !== link) return;
+    this.relisting = true;
+    this.relistAgain = false;
+    this.lastRelist = Date.now();
+    try {
+      await this.refreshTools(link);
+    } catch (error) {
+      if (this.closed || this.link !== link) return;
+      this.log(`server ${this.name}: relisting tools failed: ${error instanceof ServerUnavailableError ? error.detail : String(error)}`);
+    } finally {
+      this.relisting = false;
+      if (this.relistAgain) this.onListChanged(link);
+    }
+  }
+
+  /** A change of the server's resources or prompts: passed on (the bridge re-exposes them). */
+  private onOtherListChanged(link: Link, kind: 'resources' | 'prompts'): void {
+    if (this.link !== link || this.closed) return;
+    this.listChanged?.(kind);
+  }
+
+  /** Relays a log message of the server, at most MAX_SERVER_LOGS_PER_SECOND; says how many were dropped. */
+  private onServerLog(link: Link, message: ServerLogMessage): void {
+    if (this.link !== link && this.attempt !== link) return;
+    if (!this.serverLog) return;
+    const now = Date.now();
+    const window = this.logWindow;
+    if (now - window.start >= 1000) {
+      if (window.dropped > 0) {
+        this.serverLog({ level: 'warning', logger: 'code-execution-mode', data: `${window.dropped} log messages of server ${this.name} dropped (more than ${MAX_SERVER_LOGS_PER_SECOND} a second)` });
+      }
+      this.logWindow = { start: now, count: 0, dropped: 0 };
+    }
+    if (this.logWindow.count >= MAX_SERVER_LOGS_PER_SECOND) {
+      this.logWindow.dropped++;
+      return;
+    }
+    this.logWindow.count++;
+    this.serverLog(message);
+  }
+
+  private onDropped(total: number): void {
+    const now = Date.now();
+    if (now - this.droppedLoggedAt < DROP_LOG_MS) return;
+    this.droppedLoggedAt = now;
+    this.log(
+      `server ${this.name}: sends more than ${this.limits.maxNotificationsPerSecond} notifications a second; ${total} dropped so far and its output paused (proxy.maxNotificationsPerSecond)`,
+    );
+  }
+
+  private async refreshTools(link: Link): Promise<void> {
+    const listed = await readToolList(
+      async (cursor) => {
+        try {
+          return await link.client.listTools(cursor ? { cursor } : undefined, { timeout: this.timeouts.listMs });
+        } catch (error) {
+          throw this.explain(error, 'listing tools', link);
+        }
+      },
+      {
+        maxTools: this.limits.maxToolsPerServer,
+        maxBytes: this.limits.maxToolListBytes,
+        maxToolBytes: this.limits.maxToolSchemaBytes,
+        maxPages: MAX_PAGES,
+      },
+    );
+    this.taskTools = taskSupportOf(listed.tools);
+    const invalid = listed.tools.filter((t) => !listedToolSchema.safeParse(t).success).length;
+    const notes = [...listed.notes, ...(invalid > 0 ? [`${invalid} ${invalid === 1 ? 'tool was' : 'tools were'} left out for not being valid tool descriptions`] : [])];
+    const warning = notes.join('; ');
+    this.catalog.setTools(this.name, listed.tools, warning || undefined);
+    this.listed = true;
+    if (warning && warning !== this.lastWarning) {
+      const names = listed.oversized.length > 0 ? ` (left out for size: ${listed.oversized.join(', ')})` : '';
+      this.log(this.detail(`server ${this.name}: tool list cut: ${warning}${names}`));
+    }
+    this.lastWarning = warning;
+  }
+
+  /** An error's data as sandboxed code gets it: JSON, redacted, at most MAX_ERROR_DATA_BYTES. */
+  private cappedData(data: unknown): unknown {
+    if (data === undefined) return undefined;
+    let json: string;
+    try {
+      json = JSON.stringify(data) ?? 'null';
+    } catch {
+      return undefined;
+    }
+    const redacted = this.redact(json);
+    if (Buffer.byteLength(redacted, 'utf8') > MAX_ERROR_DATA_BYTES) return { truncated: true, note: `the error's data was over ${MAX_ERROR_DATA_BYTES} bytes as JSON`, start: redacted.slice(0, 1000) };
+    try {
+      return JSON.parse(redacted);
+    } catch {
+      return redacted;
+    }
+  }
+
+  private explain(error: unknown, doing: string, link: Link): Error {
+    if (error instanceof ServerUnavailableError || error instanceof ProxyLimitError) return error;
+    // The server wants a sign-in (its tokens expired and could not be refreshed, or were signed out).
+    const signIn = this.start.oauth && ServerOAuth.isSignInError(error) ? this.start.oauth.message() : undefined;
+    if (signIn) return new ServerUnavailableError(signIn);
+    if (link.state.oversize) {
+      return new ProxyLimitError(`server "${this.name}" failed ${doing}: ${oversizeReason(this.limits.maxResultBytes)}; it is started again on next use`);
+    }
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && link.state.reason) {
+      return new ServerUnavailableError(`server "${this.name}" failed ${doing}: ${link.state.reason}${this.seeLog()}`);
+    }
+    // The SDK's own codes (timeout, closed connection) are not the server's answer.
+    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
+      const message = clipText(this.redact(bareErrorMessage(error.message)), 2000);
+      return new ServerError(`server "${this.name}" failed ${doing}: MCP error ${error.code}: ${message}`, error.code, this.cappedData(error.data));
+    }
+    return new ServerUnavailableError(this.redact(`server "${this.name}" failed ${doing}: ${callReason(error)}`));
+  }
+}
+
+function clipText(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new StartTimeout(`did not start within ${seconds(ms)}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,395 @@
+// All proxied servers: the catalog over them, their connections, and the policy. One broken
+// or hanging server never blocks another: each call and listing has its own timeout, and
+// discovery answers from what is known after a short bounded wait.
+import { createHash } from 'node:crypto';
+import { homedir } from 'node:os';
+import { sep } from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Config, ServerConfig } from '../../config/schema.ts';
+import { SECRETS_ENV, type Secrets, type ServerSecret } from '../../config/secrets.ts';
+import { redactUrlSecrets } from '../../config/url-secrets.ts';
+import { substituteServer, type VariableContext } from '../../config/variables.ts';
+import { ToolCatalog, type ServerState, type ToolEntry } from '../catalog/catalog.ts';
+import { confirmationNeeded, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './confirm.ts';
+import { ConsentGate, ConsentNeededError, type ConsentState } from '../../state/consent.ts';
+import { ServerConnection, type RelaySetting, type ServerLogMessage, type StartContext } from './connection.ts';
+import { jsonBytes, ProxyLimitError, type ProxyLimits } from './limits.ts';
+import { sizeText } from '../../shared/byte-size.ts';
+import { toolAllowed } from './policy.ts';
+import { markerEnv, nestedRefusal, startsThisBridge } from './self-proxy.ts';
+import { isStdio } from './transports.ts';
+import { HubOAuth } from './oauth/hub-oauth.ts';
+
+export class ToolCallError extends Error {
+  override readonly name: string = 'ToolCallError';
+}
+export class UnknownServerError extends ToolCallError {
+  override readonly name = 'UnknownServerError';
+}
+export class UnknownToolError extends ToolCallError {
+  override readonly name = 'UnknownToolError';
+}
+export class ToolDeniedError extends ToolCallError {
+  override readonly name = 'ToolDeniedError';
+}
+
+export interface HubOptions {
+  stateDir?: string;
+  log?: (message: string) => void;
+  /** The bridge's own environment (for the nesting marker); process.env by default. */
+  env?: NodeJS.ProcessEnv;
+  /** Where proxied servers' log messages go (already rate-limited per server). */
+  serverLog?: (server: string, message: ServerLogMessage) => void;
+  /** Told when a server says its resources or prompts changed. */
+  serverListChanged?: (server: string, kind: 'resources' | 'prompts') => void;
+  /** The bridge's client, for proxied servers' requests to theirs (roots, elicitation, sampling). */
+  relay?: RelaySetting;
+  /** false: OAuth servers use stored tokens only and never begin a sign-in (a hub beside the bridge). */
+  interactiveSignIn?: boolean;
+}
+
+/** The parts of the configuration the hub reads; `secrets` as applySecrets leaves it. */
+export type HubConfig = Pick<Config, 'servers' | 'proxy' | 'consent'> & { workspaceFolder?: string | undefined; secrets?: Secrets | undefined; tokenKey?: Buffer | undefined };
+
+/** How long search and discovery wait, in all, for servers whose tools are not known yet. */
+export const DISCOVERY_WAIT_MS = 1500;
+
+/** A server whose tools are not known (yet), and why. */
+export interface NotReady {
+  server: string;
+  state: ServerState | Exclude<ConsentState, 'allowed'>;
+  error?: string;
+}
+
+/** How a tool call waits for its server to start: cancellable, and off the run's clock. */
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /** Wraps the wait for the server to be started and listed (the run's untimed()). */
+  untimed?: <T>(work: Promise<T>) => Promise<T>;
+}
+
+export class ProxyHub {
+  readonly catalog: ToolCatalog;
+  private readonly configs = new Map<string, ServerConfig>();
+  private readonly connections = new Map<string, ServerConnection>();
+  /** Makes a fresh connection: a revoked server's old one is closed for good. */
+  private readonly connectionMakers = new Map<string, () => ServerConnection>();
+  private readonly consent: ConsentGate;
+  private readonly refused = new Map<string, string>();
+  private readonly log: (message: string) => void;
+  private readonly limits: ProxyLimits;
+  /** OAuth sign-ins and token files (in the state dir, so only with one). */
+  private readonly oauth: HubOAuth | undefined;
+  private closed = false;
+
+  constructor(config: HubConfig, options: HubOptions = {}) {
+    // Whatever a server start or failure says (the SDK's errors quote the URL), no URL's credentials.
+    const log = options.log;
+    this.log = log ? (message) => log(redactUrlSecrets(message)) : () => {};
+    this.consent = new ConsentGate(config.consent, this.log);
+    const enabled = Object.entries(config.servers).filter(([, server]) => server.enabled);
+    this.catalog = new ToolCatalog(
+      enabled.map(([name, server]) => ({
+        name,
+        ...(server.description ? { description: server.description } : {}),
+        fingerprint: fingerprint(server),
+      })),
+      options.stateDir,
+    );
+    const timeouts = {
+      connectMs: config.proxy.connectTimeoutSeconds * 1000,
+      listMs: config.proxy.listTimeoutSeconds * 1000,
+      callMs: config.proxy.callTimeoutSeconds * 1000,
+    };
+    this.limits = config.proxy;
+    options.relay?.relay.limit(config.proxy);
+    this.oauth = options.stateDir ? new HubOAuth(options.stateDir, config.tokenKey, this.log, undefined, options.interactiveSignIn ?? true) : undefined;
+    const own = options.env ?? process.env;
+    const nested = nestedRefusal(own);
+    const { [SECRETS_ENV]: _secrets, ...env } = process.env;
+    const variables: Omit<VariableContext, 'inputs'> = {
+      workspaceFolder: config.workspaceFolder,
+      userHome: homedir(),
+      pathSeparator: sep,
+      env,
+      envIgnoresCase: process.platform === 'win32',
+    };
+    for (const [name, server] of enabled) {
+      this.configs.set(name, server);
+      const start = startContext(server, config.secrets?.[name], variables);
+      const why =
+        isStdio(server) && nested
+          ? `server "${name}" is not started: ${nested}`
+          : startsThisBridge(resolvedOrAsIs(server, start.variables, start.secretKeys)) && !server.allowSelfProxy
+            ? `server "${name}" would start this bridge again and is not proxied (set allowSelfProxy to override)`
+            : undefined;
+      if (why) {
+        this.refused.set(name, why);
+        this.catalog.setState(name, 'error', why);
+        this.log(why);
+        continue;
+      }
+      if (isStdio(server)) start.env = markerEnv(server, own);
+      this.oauth?.attach(start, name, server);
+      const make = () => {
+        const connection = new ServerConnection(name, server, this.catalog, timeouts, this.log, start, this.limits);
+        const serverLog = options.serverLog;
+        if (serverLog) connection.serverLog = (message) => serverLog(name, message);
+        connection.relay = options.relay;
+        const listChanged = options.serverListChanged;
+        if (listChanged) connection.listChanged = (kind) => listChanged(name, kind);
+        return connection;
+      };
+      this.connectionMakers.set(name, make);
+      this.connections.set(name, make());
+    }
+    this.consent.watch((name, state, changed) => void this.enforceConsent(name, state, changed));
+  }
+
+  /** Whether the user allows the server (always, for servers that need no consent). */
+  consentState(server: string): ConsentState {
+    return this.consent.state(server);
+  }
+
+  /** What sandboxed code is told about a server that is not allowed. */
+  consentReason(server: string): string {
+    return this.consent.reason(server);
+  }
+
+  /** Servers that could be started now: connected, and allowed. */
+  private usable(server: string): boolean {
+    return this.connections.has(server) && this.consent.state(server) === 'allowed';
+  }
+
+  /** Asks the user about the servers among these that wait for consent. */
+  private askConsent(servers: readonly string[]): void {
+    this.consent.request(servers.filter((s) => this.connections.has(s) && this.consent.gated(s)));
+  }
+
+  /**
+   * Every check of the decisions: a server not allowed now is stopped if its connection was ever
+   * started (running, starting, or waiting to restart), even when no change was seen (allowed,
+   * started and revoked between two checks). The next allowed use starts it afresh.
+   */
+  private async enforceConsent(name: string, state: ConsentState, changed: boolean): Promise<void> {
+    if (changed) this.log(`server "${name}": ${state === 'allowed' ? 'the user allowed it' : `not allowed (${state}); stopped if it was running`}`);
+    const make = this.connectionMakers.get(name);
+    const old = this.connections.get(name);
+    if (state === 'allowed' || !make || !old?.started || this.closed) return;
+    if (!changed) this.log(`server "${name}": not allowed (${state}); stopped`);
+    this.connections.set(name, make());
+    await old.close();
+    this.catalog.setState(name, 'not-started');
+  }
+
+  async start(): Promise<void> {
+    await this.catalog.load();
+  }
+
+  /** The server's record by name or alias, or a clear error listing what exists. */
+  resolveServer(name: string): { name: string; connection: ServerConnection; config: ServerConfig } {
+    const record = this.catalog.findServer(name);
+    const refused = record && this.refused.get(record.name);
+    if (refused) throw new UnknownServerError(refused);
+    if (record && this.connections.has(record.name) && this.consent.state(record.name) !== 'allowed') {
+      this.askConsent([record.name]);
+      throw new ConsentNeededError(this.consent.reason(record.name));
+    }
+    const connection = record && this.connections.get(record.name);
+    const config = record && this.configs.get(record.name);
+    if (!record || !connection || !config) {
+      const known = this.catalog.names();
+      throw new UnknownServerError(
+        `no enabled server "${name}"; available: ${known.length > 0 ? known.join(', ') : 'none configured'}`,
+      );
+    }
+    return { name: record.name, connection, config };
+  }
+
+  /** Tools of one server, starting it if its list is not known yet this session. */
+  async listTools(server: string, wait: WaitOptions = {}): Promise<ToolEntry[]> {
+    const { connection } = this.resolveServer(server);
+    return waitFor(connection.tools(), wait);
+  }
+
+  /**
+   * For search and discovery: starts every server whose tools are not known (cached or listed)
+   * and waits for them at most `waitMs` in all, so that a slow or hung server delays nobody.
+   * A start already waited for that long is not waited for again. `Infinity` waits for every
+   * start or listing to end (the Tools view's refresh). Returns the servers whose tools are still unknown.
+   */
+  async discover(waitMs = DISCOVERY_WAIT_MS): Promise<NotReady[]> {
+    this.askConsent(this.catalog.names());
+    const missing = this.catalog.records().flatMap((r) => (!r.tools && this.usable(r.name) ? [this.connections.get(r.name)!] : []));
+    await Promise.all(
+      missing.map((connection) => {
+        const warm = connection.warmUp();
+        const since = connection.startingSince;
+        return since === undefined || waitMs === Infinity ? warm : withDeadline(warm, Math.min(waitMs, since + waitMs - Date.now()));
+      }),
+    );
+    return this.notReady();
+  }
+
+  /** Enabled servers whose tools are not known, with their state and error. */
+  notReady(): NotReady[] {
+    return this.catalog.records().flatMap((r): NotReady[] => {
+      const consent = this.consent.state(r.name);
+      if (consent !== 'allowed') return [{ server: r.name, state: consent }];
+      return r.tools ? [] : [{ server: r.name, state: r.state, ...(r.error ? { error: r.error } : {}) }];
+    });
+  }
+
+  /** Ranked search over the tools of the servers that may be used (a server awaiting consent is not searched). */
+  search(query: string, limit: number): ToolEntry[] {
+    const hidden = this.catalog.names().filter((name) => this.consent.state(name) !== 'allowed');
+    return this.catalog.search(query, limit, hidden.length > 0 ? new Set(hidden) : undefined);
+  }
+
+  async callTool(
+    server: string,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    options: {
+      progress?: (progress: Progress) => void;
+      untimed?: WaitOptions['untimed'];
+      /** The run making the call (for the relay's record, and whose clock its waits pause). */
+      runId?: string;
+      /** Asks the user about a call that needs confirmation; resolves to go on, throws to refuse. */
+      confirm?: (request: ConfirmationRequest) => Promise<void>;
+    } = {},
+  ): Promise<{ server: string; tool: string; result: CallToolResult }> {
+    const bytes = jsonBytes(args);
+    if (bytes > this.limits.maxArgumentBytes) {
+      throw new ProxyLimitError(
+        `the arguments are ${sizeText(bytes)} as JSON, over the ${sizeText(this.limits.maxArgumentBytes)} a call may send (proxy.maxArgumentBytes)`,
+      );
+    }
+    const resolved = this.resolveServer(server);
+    const wait = { signal, ...(options.untimed ? { untimed: options.untimed } : {}) };
+    // A server still starting is waited for (bounded by its connect timeout); a failed one throws.
+    await waitFor(resolved.connection.connected(), wait);
+    let entry = this.catalog.findTool(resolved.name, tool);
+    if (!entry) {
+      // The list may be stale or not yet known: list once before giving up.
+      await waitFor(resolved.connection.tools(), wait);
+      entry = this.catalog.findTool(resolved.name, tool);
+    }
+    if (!entry) {
+      const names = (this.catalog.get(resolved.name)?.tools ?? []).map((t) => t.tool);
+      throw new UnknownToolError(
+        `server "${resolved.name}" has no tool "${tool}"; its tools: ${names.slice(0, 40).join(', ') || 'none'}${names.length > 40 ? ', ...' : ''}`,
+      );
+    }
+    if (!toolAllowed(resolved.config, entry.tool)) {
+      throw new ToolDeniedError(`tool "${entry.tool}" of server "${resolved.name}" is not allowed by the bridge's policy`);
+    }
+    if (confirmationNeeded(resolved.config, entry)) {
+      if (!options.confirm) throw new ConfirmationNeededError(noOneToAsk(resolved.name, entry.tool, 'this bridge cannot ask here'));
+      await options.confirm({
+        server: resolved.name,
+        tool: entry.tool,
+        ...(entry.title ? { title: entry.title } : {}),
+        arguments: args,
+        timeoutMs: (resolved.config.confirmTimeoutSeconds ?? 120) * 1000,
+      });
+    }
+    const context = { ...(options.runId ? { runId: options.runId } : {}), ...(options.untimed ? { untimed: options.untimed } : {}) };
+    const result = await resolved.connection.callTool(entry.tool, args, signal, options.progress, context);
+    return { server: resolved.name, tool: entry.tool, result };
+  }
+
+  /** Whether policy lets sandboxed code call this tool (for listings). */
+  allowed(server: string, tool: string): boolean {
+    const config = this.configs.get(server);
+    return config !== undefined && toolAllowed(config, tool);
+  }
+
+  /** The byte caps on what servers send and sandboxed code sends them. */
+  get proxyLimits(): ProxyLimits {
+    return this.limits;
+  }
+
+  /**
+   * A request of a server's resources or prompts for sandboxed code (see sandbox-api/resources.ts): the
+   * server is resolved as for a tool call (enabled, not refused, allowed by the user), started
+   * if needed (off the run's clock), then asked.
+   */
+  async serverRequest<T>(
+    server: string,
+    capability: 'resources' | 'prompts',
+    doing: string,
+    send: (client: Client, options: RequestOptions) => Promise<T>,
+    wait: WaitOptions & { signal: AbortSignal },
+  ): Promise<{ server: string; result: T }> {
+    const resolved = this.resolveServer(server);
+    await waitFor(resolved.connection.connected(), wait);
+    const result = await resolved.connection.request(capability, doing, send, wait.signal);
+    return { server: resolved.name, result };
+  }
+
+  /** The bridge's client changed its roots: every running server that was told of roots is told. */
+  rootsChanged(): void {
+    for (const connection of this.connections.values()) connection.rootsChanged();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.consent.close();
+    this.oauth?.close();
+    await Promise.all([...this.connections.values()].map((c) => c.close()));
+    await this.catalog.flush();
+  }
+}
+
+/** Resolves when `work` settles or after `ms`, whichever comes first. */
+async function withDeadline(work: Promise<void>, ms: number): Promise<void> {
+  if (ms <= 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
+}
+
+/** Waits for a server's start or listing: off the run's clock when asked, stopped by the signal. */
+function waitFor<T>(work: Promise<T>, { signal, untimed }: WaitOptions): Promise<T> {
+  let waited = work;
+  if (signal) {
+    waited = signal.aborted
+      ? Promise.reject(new Error('the run stopped'))
+      : new Promise<T>((resolve, reject) => {
+          const onAbort = () => reject(new Error('the run stopped while waiting for the server'));
+          signal.addEventListener('abort', onAbort, { once: true });
+          work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+        });
+    // The start goes on for later calls; its outcome is recorded in the catalog.
+    work.catch(() => undefined);
+  }
+  return untimed ? untimed(waited) : waited;
+}
+
+/** What a server's connection needs to start it: variables with its inputs, and its secrets. */
+function startContext(server: ServerConfig, secret: ServerSecret | undefined, variables: Omit<VariableContext, 'inputs'>): StartContext {
+  const own = isStdio(server) ? server.env : server.headers;
+  const stored = (isStdio(server) ? secret?.env : secret?.headers) ?? {};
+  // Names whose value is the stored secret (applySecrets merged it): never substituted into.
+  const secretKeys = new Set(Object.keys(stored).filter((key) => own[key] === stored[key]));
+  const secretValues = secret ? [...Object.values(secret.env), ...Object.values(secret.headers), ...Object.values(secret.inputs ?? {})] : [];
+  return { variables: { ...variables, inputs: secret?.inputs ?? {} }, secretKeys, secretValues };
+}
+
+/** The entry with its variables filled in where that works (to see where it really points). */
+function resolvedOrAsIs(server: ServerConfig, variables: VariableContext, secretKeys: ReadonlySet<string>): ServerConfig {
+  try {
+    return substituteServer(server, variables, secretKeys);
+  } catch {
+    return server;
+  }
+}
+
+function fingerprint(server: ServerConfig): string {
+  const { enabled: _e, description: _d, allowTools: _a, denyTools: _t, ...identity } = server;
+  return createHash('sha256').update(JSON.stringify(identity)).digest('hex').slice(0, 16);
+}

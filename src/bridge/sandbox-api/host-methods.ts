@@ -1,0 +1,291 @@
+// The methods sandboxed code may ask of the host, each with zod-checked parameters: tool calls
+// through the hub's policy, and discovery (servers, tool docs, search) from the catalog.
+// Waiting for a server to start is not charged to the run's time limit; search and discovery
+// never wait long for servers that are not ready.
+import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { RefusedRequest, RequestContext, RequestHandler } from '../../sandbox/index.ts';
+import type { ToolEntry } from '../catalog/catalog.ts';
+import { takesOtherKeys } from '../catalog/signature.ts';
+import { toolHint } from '../catalog/tool-hints.ts';
+import type { ProxyHub } from '../proxy/hub.ts';
+import { getPrompt, listAll, readResource, type Listing } from './resources.ts';
+import type { ConfirmationGate } from '../client/confirmations.ts';
+import type { RunLog } from '../../state/run-log/writer.ts';
+import { SNIPPET_NAME, SNIPPETS_SERVER, snippetDoc, snippetHash, type SnippetStore } from '../../state/snippets.ts';
+import { toSandboxResult, type ResultImage } from '../results/tool-results.ts';
+
+const detail = z.enum(['summary', 'full']).default('summary');
+const name = z.string().min(1).max(256);
+
+const schemas = {
+  call_tool: z.object({ server: name, tool: name, arguments: z.record(z.string(), z.unknown()).default({}), raw: z.boolean().default(false) }),
+  list_servers: z.object({}).default({}),
+  list_tools: z.object({ server: name }),
+  search_tools: z.object({ query: z.string().max(2000), limit: z.number().int().min(1).max(100).default(5), detail }),
+  query_tools: z.object({ server: name, tool: name.nullable().optional(), detail }),
+  // `arguments`: the call's arguments as the sandbox shows them (a shortened repr), for the run log only.
+  get_snippet: z.object({ name: z.string().regex(SNIPPET_NAME, 'must be a snippet name (letters, digits and _)'), arguments: z.string().max(4000).optional() }),
+  list_resources: z.object({ server: name }),
+  list_resource_templates: z.object({ server: name }),
+  read_resource: z.object({ server: name, uri: z.string().min(1).max(8192) }),
+  list_prompts: z.object({ server: name }),
+  get_prompt: z.object({ server: name, name, arguments: z.record(z.string(), z.string()).default({}) }),
+};
+
+export type HostMethod = keyof typeof schemas;
+
+export function toolDoc(entry: ToolEntry, level: 'summary' | 'full'): Record<string, unknown> {
+  const doc: Record<string, unknown> = {
+    server: entry.server,
+    tool: entry.tool,
+    alias: entry.alias,
+    description: entry.description,
+  };
+  // A short mark from the tool's annotations, so that a hit says at once whether it changes things.
+  const hint = toolHint(entry.annotations);
+  if (hint) doc.hint = hint;
+  if (level === 'full') {
+    doc.signature = `mcp_${entry.serverAlias}.${entry.signature}`;
+    doc.returns = entry.returns ?? RETURNS_TEXT;
+    doc.inputSchema = entry.inputSchema;
+    if (entry.title !== undefined) doc.title = entry.title;
+    if (entry.annotations !== undefined) doc.annotations = entry.annotations;
+    if (entry.outputSchema !== undefined) doc.outputSchema = entry.outputSchema;
+    if (entry.icons !== undefined) doc.icons = entry.icons;
+  }
+  return doc;
+}
+
+/** What a call of a tool without an outputSchema returns (see results/tool-results.ts). */
+export const RETURNS_TEXT = "str: the tool's text (a list if it sends several items)";
+
+/** Tool names shown per server by discovered_servers(); the rest are counted. */
+export const MAX_LISTED_TOOL_NAMES = 60;
+
+function toolNamesOf(tools: readonly ToolEntry[]): string[] {
+  const names = tools.slice(0, MAX_LISTED_TOOL_NAMES).map((t) => t.alias);
+  if (tools.length > names.length) names.push(`... ${tools.length - names.length} more: search_tool_docs()`);
+  return names;
+}
+
+/** What is kept of a run's tool images to recognise a returned one: by count and by base64 size. */
+export const MAX_TOOL_IMAGES_PER_RUN = 64;
+const MAX_TOOL_IMAGE_CHARS_PER_RUN = 48 * 1024 * 1024;
+
+export interface HostMethods {
+  handle: RequestHandler;
+  /** Tool calls a run has made so far (its count is dropped once read after the run). */
+  toolCallsOf(runId: string): number;
+  /** Images the run's tool calls returned (not attached by themselves: see results/format.ts). */
+  toolImagesOf(runId: string): ResultImage[];
+  forget(runId: string): void;
+  /** Relays the progress of the run's proxied tool calls to `sink` until the returned function is called. */
+  onToolProgress(runId: string, sink: ToolProgressSink): () => void;
+}
+
+/** Where a run's proxied tool calls' progress goes. */
+export type ToolProgressSink = (server: string, tool: string, progress: Progress) => void;
+
+/** What a refused request is recorded by: the server and tool it named, if it named them well. */
+const refusedShape = z.object({ server: name.optional(), tool: name.nullable().optional(), name: name.optional(), arguments: z.unknown().optional() });
+
+/**
+ * A request the sandbox made after its run had ended, refused unserved (sandbox/sessions/run.ts refuseRequest):
+ * on record in the run log as a denied call, under the host's run and with the reason.
+ */
+export function recordRefusedRequest(runLog: RunLog | undefined, refused: RefusedRequest): void {
+  const parsed = refusedShape.safeParse(refused.params);
+  const params = parsed.success ? parsed.data : {};
+  runLog?.toolCall({
+    run: refused.run,
+    server: params.server ?? '(bridge)',
+    tool: params.tool ?? params.name ?? refused.method,
+    arguments: params.arguments ?? {},
+    outcome: 'denied',
+    durationMs: 0,
+    error: refused.reason,
+  });
+}
+
+/** How a refused or failed proxied request is recorded in the run log. */
+export function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
+  const name = error instanceof Error ? error.name : '';
+  if (name === 'ConfirmationDeclinedError') return 'declined';
+  return ['ToolDeniedError', 'ConsentNeededError', 'ConfirmationNeededError'].includes(name) ? 'denied' : 'failed';
+}
+
+export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, snippets?: SnippetStore, confirmations?: ConfirmationGate): HostMethods {
+  const calls = new Map<string, number>();
+  const progressSinks = new Map<string, ToolProgressSink>();
+  const images = new Map<string, { list: ResultImage[]; chars: number }>();
+  const keepImages = (runId: string, found: ResultImage[]) => {
+    // A call that ends after its run was forgotten keeps nothing (nobody would forget it again).
+    if (found.length === 0 || !calls.has(runId)) return;
+    let kept = images.get(runId);
+    if (!kept) images.set(runId, (kept = { list: [], chars: 0 }));
+    for (const image of found) {
+      if (kept.list.length >= MAX_TOOL_IMAGES_PER_RUN || kept.chars + image.data.length > MAX_TOOL_IMAGE_CHARS_PER_RUN) return;
+      if (kept.list.some((k) => k.data === image.data)) continue;
+      kept.list.push(image);
+      kept.chars += image.data.length;
+    }
+  };
+  const handlers: { [M in HostMethod]: (params: z.infer<(typeof schemas)[M]>, context: RequestContext) => Promise<unknown> } = {
+    async call_tool(params, context) {
+      context.describe(`${params.server}.${params.tool}`);
+      const started = performance.now();
+      calls.set(context.runId, (calls.get(context.runId) ?? 0) + 1);
+      const record = { run: context.runId, server: params.server, tool: params.tool, arguments: params.arguments };
+      try {
+        const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal, {
+          untimed: context.untimed,
+          runId: context.runId,
+          // A progress token goes upstream with every call; what comes back is relayed to the run's client.
+          progress: (progress) => progressSinks.get(context.runId)?.(params.server, params.tool, progress),
+          // A call that needs the user's confirmation asks (off the run's clock); without a gate it is refused.
+          ...(confirmations ? { confirm: (request) => confirmations.confirm(request, context) } : {}),
+        });
+        const { images: found, ...converted } = toSandboxResult(result, params.raw);
+        keepImages(context.runId, found);
+        runLog?.toolCall({ ...record, server, tool, outcome: converted.isError ? 'tool-error' : 'ok', durationMs: performance.now() - started, ...(converted.errorText ? { error: converted.errorText } : {}) });
+        return converted;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        runLog?.toolCall({ ...record, outcome: outcomeOf(error), durationMs: performance.now() - started, error: message });
+        throw error;
+      }
+    },
+    async list_servers(_params, context) {
+      context.describe('discovered_servers()');
+      await hub.discover();
+      return hub.catalog.records().map((r) => {
+        const common = { name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' };
+        // A server awaiting consent shows no tools (not even cached ones) and says why.
+        const consent = hub.consentState(r.name);
+        if (consent !== 'allowed') return { ...common, tools: null, status: consent, error: hub.consentReason(r.name) };
+        // Tools known from the cache count even while the server is not started.
+        return {
+          ...common,
+          tools: r.tools ? r.tools.length : null,
+          toolNames: r.tools ? toolNamesOf(r.tools) : null,
+          status: r.state,
+          ...(r.error ? { error: r.error } : {}),
+          ...(r.warning ? { warning: r.warning } : {}),
+        };
+      });
+    },
+    async list_tools(params, context) {
+      context.describe(`the tools of ${params.server}`);
+      const tools = await hub.listTools(params.server, { signal: context.signal, untimed: context.untimed });
+      // For the sandbox's tool functions: `returnType` annotates their signature; `otherKeys`:
+      // the schema takes keys it does not list, so the sandbox does not check keyword names.
+      return tools.map((t) => ({
+        ...toolDoc(t, 'full'),
+        params: t.params,
+        returnType: t.returns ?? 'str',
+        otherKeys: takesOtherKeys(t.inputSchema),
+        allowed: hub.allowed(t.server, t.tool),
+      }));
+    },
+    async search_tools(params, context) {
+      context.describe('search_tool_docs()');
+      const notReady = await hub.discover();
+      const tools = hub.search(params.query, params.limit).map((t) => toolDoc(t, params.detail));
+      // Snippets that match come first (at most half of the hits, at least one), then tools.
+      const found = snippets ? await snippets.search(params.query, Math.max(1, Math.floor(params.limit / 2))) : [];
+      const snippetHits = await Promise.all(
+        found.map(async (s) => snippetDoc(params.detail === 'full' ? await snippets!.get(s.name).catch(() => s) : s, params.detail)),
+      );
+      return { hits: [...snippetHits, ...tools].slice(0, params.limit), notReady };
+    },
+    async query_tools(params, context) {
+      context.describe(`the tool docs of ${params.server}`);
+      if (params.server === SNIPPETS_SERVER && snippets && !hub.catalog.names().includes(SNIPPETS_SERVER)) {
+        if (params.tool) return [snippetDoc(await snippets.get(params.tool), params.detail)];
+        return (await snippets.list()).map((s) => snippetDoc(s, params.detail));
+      }
+      const tools = await hub.listTools(params.server, { signal: context.signal, untimed: context.untimed });
+      const wanted = params.tool ? tools.filter((t) => t.tool === params.tool || t.alias === params.tool) : tools;
+      if (params.tool && wanted.length === 0) throw new Error(`server "${params.server}" has no tool "${params.tool}"`);
+      return wanted.map((t) => toolDoc(t, params.detail));
+    },
+    async get_snippet(params, context) {
+      context.describe(`snippet ${params.name}`);
+      if (!snippets) throw new Error('snippets are not available in this bridge');
+      const snippet = await snippets.get(params.name);
+      runLog?.snippetUsed({
+        run: context.runId,
+        name: snippet.name,
+        origin: snippet.origin,
+        sha256: snippetHash(snippet.source),
+        ...(params.arguments !== undefined ? { arguments: params.arguments } : {}),
+      });
+      return { name: snippet.name, source: snippet.source, path: snippet.path, origin: snippet.origin };
+    },
+    async list_resources(params, context) {
+      return listing(params.server, 'resources', context);
+    },
+    async list_resource_templates(params, context) {
+      return listing(params.server, 'resourceTemplates', context);
+    },
+    async read_resource(params, context) {
+      context.describe(`${params.server}: read_resource(${params.uri.slice(0, 200)})`);
+      return serverUse(context, params.server, `read_resource ${params.uri}`, async (wait) => (await readResource(hub, params.server, params.uri, wait)).contents);
+    },
+    async list_prompts(params, context) {
+      return listing(params.server, 'prompts', context);
+    },
+    async get_prompt(params, context) {
+      context.describe(`${params.server}: get_prompt(${params.name})`);
+      return serverUse(context, params.server, `get_prompt ${params.name}`, async (wait) => (await getPrompt(hub, params.server, params.name, params.arguments, wait)).prompt);
+    },
+  };
+  /** A resource or prompt request, in the run log like a tool call. */
+  const serverUse = async <T>(context: RequestContext, server: string, what: string, work: (wait: { signal: AbortSignal; untimed: RequestContext['untimed'] }) => Promise<T>): Promise<T> => {
+    const started = performance.now();
+    const record = { run: context.runId, server, tool: what, arguments: {} };
+    try {
+      const value = await work({ signal: context.signal, untimed: context.untimed });
+      runLog?.toolCall({ ...record, outcome: 'ok', durationMs: performance.now() - started });
+      return value;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      runLog?.toolCall({ ...record, outcome: outcomeOf(error), durationMs: performance.now() - started, error: message });
+      throw error;
+    }
+  };
+  const listing = (server: string, kind: Listing, context: RequestContext) => {
+    const label = { resources: 'list_resources', resourceTemplates: 'list_resource_templates', prompts: 'list_prompts' }[kind];
+    context.describe(`${server}: ${label}()`);
+    return serverUse(context, server, label, async (wait) => {
+      const { items, note } = await listAll(hub, server, kind, wait);
+      return { items, ...(note ? { note } : {}) };
+    });
+  };
+
+  const handle: RequestHandler = async (method, params, context) => {
+    if (!Object.hasOwn(schemas, method)) throw new Error(`unknown host method "${method}"`);
+    const key = method as HostMethod;
+    const parsed = schemas[key].safeParse(params ?? {});
+    if (!parsed.success) {
+      throw new Error(`bad parameters for ${method}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'params'}: ${i.message}`).join('; ')}`);
+    }
+    return (handlers[key] as (p: unknown, c: RequestContext) => Promise<unknown>)(parsed.data, context);
+  };
+  return {
+    handle,
+    onToolProgress: (runId, sink) => {
+      progressSinks.set(runId, sink);
+      return () => {
+        if (progressSinks.get(runId) === sink) progressSinks.delete(runId);
+      };
+    },
+    toolCallsOf: (runId) => calls.get(runId) ?? 0,
+    toolImagesOf: (runId) => images.get(runId)?.list ?? [],
+    forget: (runId) => {
+      calls.delete(runId);
+      images.delete(runId);
+    },
+  };
+}

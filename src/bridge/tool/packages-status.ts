@@ -1,0 +1,52 @@
+// What the model is told about sandbox.packages: in run_python's listing (the names, when the
+// image with them is built) and in the capabilities resource (built, or not yet and how). The
+// listing is fixed when the bridge starts, so the state is looked up then: two or three CLI
+// calls, only when packages are configured.
+import type { SandboxConfig } from '../../config/schema.ts';
+import { packagesState, packagesSummary, type PackagesState } from '../../sandbox/index.ts';
+import { distributionsText, type ImageDistributions } from '../../sandbox/index.ts';
+import { candidates } from '../../sandbox/index.ts';
+import { locateRuntime } from '../../sandbox/index.ts';
+
+const START_CHECK_TIMEOUT_MS = 10_000;
+
+/** The packages image's state in the first runtime that has the base image; undefined without packages. */
+export async function packagesAtStart(sandbox: SandboxConfig): Promise<PackagesState | undefined> {
+  if (sandbox.packages.length === 0) return undefined;
+  let last: PackagesState | undefined;
+  for (const name of candidates(sandbox)) {
+    const configured = name === 'podman' ? sandbox.podmanPath : sandbox.dockerPath;
+    const { command } = locateRuntime(name, configured ? { configured } : {});
+    last = await packagesState(command, sandbox, { timeoutMs: START_CHECK_TIMEOUT_MS }).catch(() => undefined);
+    if (last && last.state !== 'no-base') return last;
+  }
+  return last;
+}
+
+/** Names of the installed packages (for the listing): only when the image with them is built. */
+export function installedNames(state: PackagesState | undefined): string[] {
+  return state?.state === 'built' ? state.packages.map((p) => /^[a-z0-9._-]+/.exec(p)?.[0] ?? p) : [];
+}
+
+/** The capabilities resource's paragraph about packages. */
+export function packagesText(state: PackagesState | undefined, buildHint: string): string {
+  if (!state) {
+    return 'Python packages: the standard library and what the image has; there is no pip. More packages are the user\'s to add (sandbox.packages, then a build of the sandbox image).';
+  }
+  const list = packagesSummary(state.packages, 30);
+  if (state.state === 'built') return `Python packages installed (sandbox.packages): ${list}. There is no pip: other packages are the user's to add to sandbox.packages.`;
+  return `sandbox.packages lists ${list}, but the sandbox image with them is not built${state.state === 'missing' && state.stale.length > 0 ? ' for the current list' : ''}: runs use ${'the base image'} without them. ${buildHint}`;
+}
+
+/** How a user builds the packages image where this bridge runs. */
+export function buildHintFor(client: string | undefined): string {
+  return client === 'vscode'
+    ? 'Ask the user to run the VS Code command "Code Execution Mode: Build Sandbox Image".'
+    : 'Ask the user to run `code-execution-mode build-image`.';
+}
+
+/** The capabilities resource's line about what the image has (learned from its first container); empty before, or with none. */
+export function imagePackagesText(found: ImageDistributions | undefined): string {
+  if (!found || found.names.length === 0) return '';
+  return `Python distributions in the sandbox image (packaging tools left out): ${distributionsText(found)}.`;
+}

@@ -1,0 +1,240 @@
+// The one MCP tool, run_python: validated input (never a silent clamp), the run in the
+// sandbox with proxied tools reachable, progress for long runs, cancellation, and a result
+// with text, images and structured content (results/format.ts). Never throws: failures are isError
+// results of the same shape.
+import { randomUUID } from 'node:crypto';
+import type { McpServer, RegisteredTool } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { SandboxConfig } from '../../config/schema.ts';
+import { workspaceRequested, workspaceTargetsOf } from '../../sandbox/index.ts';
+import { isGvisor } from '../../sandbox/index.ts';
+import { SESSION_NAME, type SessionManager } from '../../sandbox/index.ts';
+import type { FoundImage } from '../results/base64-text.ts';
+import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from '../results/format.ts';
+import type { ProxyHub } from '../proxy/hub.ts';
+import { LastLine, progressMessage, toolProgressMessage } from './progress.ts';
+import type { ToolProgressSink } from '../sandbox-api/host-methods.ts';
+import type { RunLog } from '../../state/run-log/writer.ts';
+
+export const RUN_PYTHON = 'run_python';
+export const MAX_CODE_CHARS = 1024 * 1024;
+const PROGRESS_INTERVAL_MS = 2000;
+/** The shortest gap between two relayed progress notifications of proxied tools. */
+const TOOL_PROGRESS_GAP_MS = 250;
+/**
+ * A result bigger than this (as JSON) goes without its images: MCP clients drop the connection
+ * over 10 MiB. The budgets keep results far below it; this is the last line of defence.
+ */
+export const MAX_RESULT_BYTES = 9 * 1024 * 1024;
+
+export const RUN_PYTHON_DESCRIPTION =
+  'Python 3 sandbox, standard library only (no pip, no network). Async MCP tools: ' +
+  'await mcp_<server>.<tool>(**kwargs); failures raise ToolError. Find: await search_tool_docs("query"). ' +
+  'Docs: await query_tool_docs(server, tool, detail="full"). emit_image(png_bytes) shows images. ' +
+  'Output is capped; last expression returned.';
+
+/** Added to the description when the user's folder is mounted (sandbox.workspace). */
+export const WORKSPACE_NOTE = ' Read-only files: /workspace.';
+/** The same words when several folders are mounted, one per folder (names: ls /workspace). */
+export const WORKSPACE_FOLDERS_NOTE = ' Read-only folders in /workspace.';
+
+/** Where the mounted folders are, in a few words (the listing has no room for their names). */
+export function workspaceNote(sandbox: SandboxConfig): string {
+  if (!workspaceRequested(sandbox)) return '';
+  return workspaceTargetsOf(sandbox).length === 1 ? WORKSPACE_NOTE : WORKSPACE_FOLDERS_NOTE;
+}
+
+/**
+ * The listing's description: the fixed text, plus where the workspace is when one is mounted.
+ * When the image with sandbox.packages is built, or the image turns out to have third-party
+ * distributions of its own, it says "with packages" (no longer than what it replaces: the
+ * listing is at its token budget); their names are in the capabilities resource.
+ */
+export function runPythonDescription(sandbox: SandboxConfig, installed: readonly string[] = []): string {
+  let text = installed.length > 0 ? RUN_PYTHON_DESCRIPTION.replace('standard library only', 'with packages') : RUN_PYTHON_DESCRIPTION;
+  // The isolation tier, when it is not the runtime's default: code may behave differently there.
+  if (isGvisor(sandbox.ociRuntime)) text = text.replace('Python 3 sandbox', 'Python 3 gVisor sandbox');
+  return text + workspaceNote(sandbox);
+}
+
+/** What the listing shows: types only, so the listing stays small. */
+export function listedInput(sandbox: SandboxConfig) {
+  return {
+    code: z.string().describe('top-level await works'),
+    timeout: z.number().optional().describe(`seconds, max ${sandbox.maxTimeoutSeconds}`),
+    session: z.string().optional().describe('state persists per session'),
+    reset: z.boolean().optional().describe('fresh interpreter first'),
+    servers: z.array(z.string()).optional().describe('start these first'),
+  };
+}
+
+/** What a call must satisfy; checked in the handler so errors name the field. */
+export function strictInput(sandbox: SandboxConfig) {
+  return z.object({
+    code: z.string().min(1, 'code is empty').max(MAX_CODE_CHARS),
+    timeout: z
+      .number()
+      .positive('must be more than 0 seconds')
+      .max(sandbox.maxTimeoutSeconds, `must be at most ${sandbox.maxTimeoutSeconds} seconds (the configured maximum)`)
+      .optional(),
+    session: z.string().regex(SESSION_NAME, 'must be 1-64 letters, digits, "_", "-" or "."').optional(),
+    reset: z.boolean().optional(),
+    servers: z.array(z.string().min(1).max(64)).max(64).optional(),
+  });
+}
+
+export interface RunPythonDeps {
+  sandbox: SessionManager;
+  hub: ProxyHub;
+  runLog?: RunLog;
+  toolCalls: {
+    toolCallsOf(runId: string): number;
+    toolImagesOf(runId: string): readonly FoundImage[];
+    forget(runId: string): void;
+    /** Relays the progress of a run's proxied tool calls (see host-methods.ts). */
+    onToolProgress?(runId: string, sink: ToolProgressSink): () => void;
+  };
+  log: (message: string) => void;
+  /** Names of the sandbox.packages installed in the image runs use (none: not built or not set), then the image's own as last remembered. */
+  installedPackages?: readonly string[];
+}
+
+/** Registers run_python; its description changes (and the client is told) through the returned tool's update(). */
+export function registerRunPython(server: McpServer, config: SandboxConfig, deps: RunPythonDeps): RegisteredTool {
+  const strict = strictInput(config);
+  return server.registerTool(
+    RUN_PYTHON,
+    { description: runPythonDescription(config, deps.installedPackages), inputSchema: listedInput(config), outputSchema: runViewShape },
+    async (listed, extra): Promise<CallToolResult> => {
+      const checked = strict.safeParse(listed);
+      if (!checked.success) {
+        return failed('InvalidArguments', checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+      }
+      const args = checked.data;
+      const runId = randomUUID();
+      const session = args.session ?? 'default';
+      const timeoutMs = (args.timeout ?? config.timeoutSeconds) * 1000;
+      // Servers asked for up front start together; the first that fails is reported.
+      const started = await Promise.allSettled((args.servers ?? []).map((name) => deps.hub.listTools(name)));
+      const refused = started.findIndex((s) => s.status === 'rejected');
+      if (refused >= 0) {
+        const reason = (started[refused] as PromiseRejectedResult).reason as unknown;
+        return failed('ServerUnavailable', `Could not start server "${args.servers![refused]}": ${reason instanceof Error ? reason.message : String(reason)}`);
+      }
+      const progress = startProgress(extra, () => deps.toolCalls.toolCallsOf(runId), deps.toolCalls.onToolProgress && ((sink) => deps.toolCalls.onToolProgress!(runId, sink)));
+      deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
+      try {
+        const result = await deps.sandbox.execute(args.code, {
+          runId,
+          session,
+          timeoutMs,
+          reset: args.reset ?? false,
+          signal: extra.signal,
+          onOutput: progress.onOutput,
+        });
+        const toolCalls = deps.toolCalls.toolCallsOf(runId);
+        const shaped = shapeRun({ result, toolCalls, toolImages: deps.toolCalls.toolImagesOf(runId), budget: config.resultChars });
+        // The log keeps the full record: the output as captured, every image emitted or returned.
+        const tier = deps.sandbox.tier();
+        deps.runLog?.runEnded({ ...result, images: shaped.recorded }, { toolCalls, ...(tier ? { sandbox: tier } : {}) });
+        shaped.setAudit(auditNote(deps.runLog));
+        let reply = callResult(shaped);
+        if (reply.content.length > 1 && Buffer.byteLength(JSON.stringify(reply)) > MAX_RESULT_BYTES) {
+          shaped.dropImages();
+          reply = callResult(shaped);
+        }
+        return reply;
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        deps.runLog?.runFailed({ run: runId, session, message });
+        deps.log(`run ${runId} failed: ${message}`);
+        // The same shape as a run's, so a client that reads only structuredContent (VS Code) gets the fix too.
+        const type = error instanceof Error ? error.name : 'Error';
+        return failed(type, message, session, auditNote(deps.runLog));
+      } finally {
+        progress.stop();
+        deps.toolCalls.forget(runId);
+      }
+    },
+  );
+}
+
+/** Said in every result while the run log cannot be written, so the loss is seen. */
+function auditNote(runLog: RunLog | undefined): string | undefined {
+  const problem = runLog?.problem;
+  return problem ? `the audit log is not being written (${problem}): this run is not recorded` : undefined;
+}
+
+function callResult(shaped: ShapedRun): CallToolResult {
+  const content: CallToolResult['content'] = [{ type: 'text', text: shaped.text }];
+  for (const image of shaped.images) {
+    // Audio a tool returned is attached like its images (and within the same budget).
+    content.push(image.mime.startsWith('audio/') ? { type: 'audio', data: image.data, mimeType: image.mime } : { type: 'image', data: image.data, mimeType: image.mime });
+  }
+  for (const file of shaped.files) {
+    // Files the code left in /work/out: embedded resources, named by their path in the sandbox.
+    content.push({ type: 'resource', resource: { uri: `sandbox:///work/out/${file.path.split('/').map(encodeURIComponent).join('/')}`, mimeType: file.mime, blob: file.data } });
+  }
+  return { content, structuredContent: shaped.view, isError: shaped.view.status !== 'ok' };
+}
+
+/** A failure before the code could run (no durationMs: the code did not run). */
+function failed(type: string, message: string, session = 'default', audit?: string): CallToolResult {
+  const view: RunView = { status: 'error', error: { type, message } };
+  if (session !== 'default') view.session = session;
+  if (audit) view.auditLog = audit;
+  return { content: [{ type: 'text', text: renderText(view) }], structuredContent: view, isError: true };
+}
+
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** Sends MCP progress notifications while a run goes on, when the client asked for them. */
+function startProgress(extra: Extra, toolCalls: () => number, watchTools?: (sink: ToolProgressSink) => () => void) {
+  const token = extra._meta?.progressToken;
+  const lastLine = new LastLine();
+  const started = Date.now();
+  // One token, one increasing progress value: the heartbeat's seconds and the relayed
+  // progress of proxied tools ("server.tool: message (3/10)") share it.
+  let sent = 0;
+  const send = (value: number, message: string) => {
+    sent = Math.max(value, Math.round((sent + 0.001) * 1000) / 1000);
+    void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token!, progress: sent, message } }).catch(() => undefined);
+  };
+  const timer =
+    token === undefined
+      ? undefined
+      : setInterval(() => {
+          const seconds = Math.round((Date.now() - started) / 1000);
+          send(seconds, progressMessage(seconds, toolCalls(), lastLine.line));
+        }, PROGRESS_INTERVAL_MS);
+  // A tool's progress is relayed at most every TOOL_PROGRESS_GAP_MS (the latest one wins).
+  let pending: string | undefined;
+  let lastRelay = 0;
+  let relayTimer: NodeJS.Timeout | undefined;
+  const flush = () => {
+    relayTimer = undefined;
+    if (pending === undefined) return;
+    lastRelay = Date.now();
+    send((Date.now() - started) / 1000, pending);
+    pending = undefined;
+  };
+  const unwatch =
+    token === undefined || !watchTools
+      ? undefined
+      : watchTools((server, tool, progress) => {
+          pending = toolProgressMessage(server, tool, progress);
+          const wait = lastRelay + TOOL_PROGRESS_GAP_MS - Date.now();
+          if (wait <= 0) flush();
+          else relayTimer ??= setTimeout(flush, wait);
+        });
+  return {
+    onOutput: (stream: 'stdout' | 'stderr', text: string) => lastLine.add(stream, text),
+    stop: () => {
+      clearInterval(timer);
+      clearTimeout(relayTimer);
+      unwatch?.();
+    },
+  };
+}

@@ -1,0 +1,50 @@
+// How runs are said in the views, the panel and the output channel: durations, counts with the
+// right plural, a run's headline (state first) and its code's first line. No `vscode` here, so
+// the unit tests check the wording.
+import { displayStatus, waitingForConfirmation, type RunRecord } from '../../state/run-log/reader.ts';
+
+/** "1 tool call", "2 tool calls". */
+export function plural(count: number, noun: string, nouns = `${noun}s`): string {
+  return `${count} ${count === 1 ? noun : nouns}`;
+}
+
+/** 420 ms, 1.2 s, 12 s, 2 min 5 s; empty when unknown. */
+export function formatDuration(ms: number | undefined): string {
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 10_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)} s`;
+  if (ms < 60_000) return `${Math.floor(ms / 1000)} s`;
+  const seconds = Math.floor(ms / 1000);
+  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+}
+
+/** The code's first line that says something (not blank, not a comment), shortened. */
+export function runLabel(run: Pick<RunRecord, 'code'>): string {
+  const line = run.code.split('\n').find((l) => l.trim() && !l.trim().startsWith('#')) ?? run.code;
+  const trimmed = line.trim();
+  return trimmed.length > 60 ? `${trimmed.slice(0, 57)}...` : trimmed || '(empty)';
+}
+
+/** What a run is doing or did: "waiting for confirmation" while a question is open, else its status. */
+export function runState(run: RunRecord, now = Date.now()): string {
+  const status = displayStatus(run, now);
+  return status === 'running' && waitingForConfirmation(run) ? 'waiting for confirmation' : status;
+}
+
+/** How long it took, or while it runs how long it has been going (live). */
+export function runElapsed(run: RunRecord, now = Date.now()): string {
+  if (run.durationMs !== undefined) return formatDuration(run.durationMs);
+  if (run.status !== undefined || displayStatus(run, now) !== 'running') return '';
+  return formatDuration(Math.max(0, now - Date.parse(run.started)));
+}
+
+/** A run's row in the Runs view leads with this: "ok · 1.2 s · default". */
+export function runHeadline(run: RunRecord, now = Date.now()): string {
+  return [runState(run, now), runElapsed(run, now), run.session].filter(Boolean).join(' · ');
+}
+
+/** The output channel's line for a run that ended. */
+export function runEndLine(run: RunRecord): string {
+  const took = formatDuration(run.durationMs);
+  return `run ${run.status ?? 'lost'}${took ? ` in ${took}` : ''} (session ${run.session}, ${plural(run.toolCallCount, 'tool call')}): ${runLabel(run)}`;
+}

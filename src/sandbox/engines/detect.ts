@@ -1,0 +1,467 @@
+// Answers "can a sandbox really run here?", not just "does the CLI answer": for each runtime,
+// whether it is installed, its daemon or machine answers, it enforces limits, the image is
+// present, and a container with exactly the sandbox's hardening starts. Each
+// check is reported by name with the fix a person can apply; a missing runtime is an
+// explained error, never a crash.
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
+import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
+import { CliError, runCli, type CliResult } from './cli.ts';
+import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
+import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
+import { locateRuntime } from './locate.ts';
+import { OWNER } from '../container/kernel-container.ts';
+import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
+import { checkDockerOciRuntime, checkPodmanOciRuntime, dockerRegistration, gvisorNetworkFailure, type OciRuntimeFinding } from './oci-runtime.ts';
+import { hostHardLimits, rlimitFailure, sandboxUlimits } from './ulimits.ts';
+import { dockerIsolation, ISOLATED, podmanUsernsUnavailable, rootlessIsolation, USERNS_FAILURE, type Isolation } from './isolation.ts';
+
+export type RuntimeState =
+  | 'ready'
+  | 'limits-not-enforced'
+  | 'image-missing'
+  | 'start-failed'
+  | 'daemon-down'
+  | 'not-installed';
+
+export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'oci-runtime' | 'start' | 'isolation';
+
+/** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
+export interface Check {
+  name: CheckName;
+  ok: boolean | null;
+  detail: string;
+}
+
+/** Something a person can do about a failed check. */
+export interface Fix {
+  kind: 'pull' | 'build' | 'install' | 'start' | 'setting' | 'docs';
+  label: string;
+  /** A shell command that applies the fix, to run in a terminal. */
+  command?: string;
+  url?: string;
+  /** The setting (without the `codeExecutionMode.` prefix) that fixes it. */
+  setting?: string;
+}
+
+export interface RuntimeStatus {
+  name: RuntimeName;
+  /** The command run for this runtime: a full path when found, else its bare name. */
+  command: string;
+  state: RuntimeState;
+  version?: string;
+  rootless?: boolean;
+  cgroupVersion?: string;
+  /** Python version of the image, once a sandbox started. */
+  python?: string;
+  /** The image runs use when it is not sandbox.image: the derived image with sandbox.packages. */
+  image?: string;
+  /** The ID of sandbox.image (what its installed distributions are remembered by). */
+  imageId?: string;
+  /** sandbox.packages in this runtime: built (runs use it), or not (runs use the base image). */
+  packages?: PackagesState;
+  /** The runtime's own OCI runtime (podman: runc or crun; docker: its default), as its info says. */
+  defaultOciRuntime?: string;
+  /** Docker: the OCI runtimes its daemon has registered, as `docker info` lists them. */
+  registeredOciRuntimes?: unknown;
+  /** What `--runtime` gets for sandbox.ociRuntime, once found (docker: the registered name). */
+  ociRuntime?: string;
+  /** The state folder the check was told of: each container start refuses to mount it too. */
+  stateDir?: string;
+  /** How sandboxes are kept apart from each other on the host (isolation.ts), once known. */
+  isolation?: Isolation;
+  /** Podman: each sandbox in its own user namespace (--userns=auto), as the check found it works. */
+  ownUserNamespace?: boolean;
+  /** Plain-language problems and what to do about them. */
+  problems: string[];
+  checks: Check[];
+  fixes: Fix[];
+}
+
+/** Whether the runtime can run the sandbox (limits not enforced still runs, with a warning). */
+export function isUsable(status: Pick<RuntimeStatus, 'state'>): boolean {
+  return status.state === 'ready' || status.state === 'limits-not-enforced';
+}
+
+const idMappingSchema = z.object({ container_id: z.number(), host_id: z.number(), size: z.number() });
+
+const podmanInfoSchema = z.object({
+  host: z.object({
+    cgroupVersion: z.string().optional(),
+    security: z.object({ rootless: z.boolean().optional() }).optional(),
+    idMappings: z.object({ uidmap: z.array(idMappingSchema).nullable().optional(), gidmap: z.array(idMappingSchema).nullable().optional() }).optional(),
+    ociRuntime: z.object({ name: z.string() }).optional(),
+  }),
+  version: z.object({ Version: z.string() }).optional(),
+});
+
+const dockerInfoSchema = z.object({
+  ServerVersion: z.string().optional(),
+  CgroupVersion: z.string().optional(),
+  MemoryLimit: z.boolean().optional(),
+  PidsLimit: z.boolean().optional(),
+  SecurityOptions: z.array(z.string()).nullable().optional(),
+  DefaultRuntime: z.string().optional(),
+  Runtimes: z.unknown().optional(),
+});
+
+const versionSchema = z.object({ Client: z.object({ Version: z.string() }) });
+
+export interface DetectOptions {
+  /** Commands to run for each runtime, e.g. a full path; wins over the configured paths. */
+  commands?: Partial<Record<RuntimeName, string>>;
+  /** Install folders searched after PATH (default: this OS's well-known ones). */
+  searchDirs?: readonly string[];
+  /** Environment for the runtime's CLI (default: the process's). */
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+  /** The bridge's state folder: never mounted as the workspace (nor is the default one). */
+  stateDir?: string;
+}
+
+const INSTALL_DOCS: Record<RuntimeName, string> = {
+  podman: 'https://podman.io/docs/installation',
+  docker: 'https://docs.docker.com/engine/install/',
+};
+
+function configuredPath(name: RuntimeName, sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath'>>): string | undefined {
+  return name === 'podman' ? sandbox?.podmanPath : sandbox?.dockerPath;
+}
+
+/**
+ * The CLI-level checks: installed (PATH, then install folders, or the configured path), the
+ * daemon or machine answering, and whether resource limits are enforced.
+ */
+export async function probeRuntime(
+  name: RuntimeName,
+  options: DetectOptions = {},
+  sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath' | 'maxSessions' | 'prewarm'>>,
+): Promise<RuntimeStatus> {
+  const located = locateRuntime(name, {
+    ...((options.commands?.[name] ?? configuredPath(name, sandbox)) ? { configured: options.commands?.[name] ?? configuredPath(name, sandbox) } : {}),
+    ...(options.searchDirs ? { searchDirs: options.searchDirs } : {}),
+  });
+  const command = located.command;
+  const timeoutMs = options.timeoutMs ?? 20_000;
+  const cli = { timeoutMs, ...(options.env ? { env: options.env } : {}) };
+  const status: RuntimeStatus = { name, command, state: 'not-installed', problems: [], checks: [], fixes: [] };
+  try {
+    const out = await runCli(command, versionArgs(name), cli);
+    const parsed = versionSchema.safeParse(JSON.parse(out.stdout));
+    if (parsed.success) status.version = parsed.data.Client.Version;
+  } catch (error) {
+    if (error instanceof CliError && error.notFound) {
+      const where = located.found === 'configured' ? `at the configured path ${command}` : 'on PATH or in the usual install folders';
+      status.problems.push(`${name} is not installed (no \`${name}\` ${where}).`);
+      status.checks.push({ name: 'installed', ok: false, detail: `not found ${where}` });
+      status.fixes.push(
+        { kind: 'install', label: `Install ${name === 'podman' ? 'Podman' : 'Docker'}`, url: INSTALL_DOCS[name] },
+        { kind: 'setting', label: `Set the path of ${name}`, setting: `sandbox.${name}Path` },
+      );
+      return status;
+    }
+    // `docker version` fails when the daemon is down but still names the client: go on to info.
+  }
+  status.checks.push({ name: 'installed', ok: true, detail: `${command}${status.version ? ` (client ${status.version})` : ''}` });
+  try {
+    const out = await runCli(command, infoArgs(name), cli);
+    const info: unknown = JSON.parse(out.stdout);
+    if (name === 'podman') readPodmanInfo(info, status, sandboxesAtOnce(sandbox));
+    else readDockerInfo(info, status);
+  } catch (error) {
+    status.state = 'daemon-down';
+    const detail = error instanceof Error ? error.message : String(error);
+    status.checks.push({ name: 'daemon', ok: false, detail });
+    if (name === 'docker') {
+      status.problems.push(`The Docker daemon does not answer: start Docker (or Docker Desktop). ${detail}`);
+      status.fixes.push({ kind: 'start', label: 'Start Docker', command: process.platform === 'linux' ? 'sudo systemctl start docker' : 'open -a Docker' });
+    } else {
+      status.problems.push(`Podman does not answer: on macOS and Windows start its machine with \`podman machine start\`. ${detail}`);
+      status.fixes.push({ kind: 'start', label: 'Start the Podman machine', command: 'podman machine start' });
+    }
+  }
+  return status;
+}
+
+/** Sandboxes one bridge may run at once: its sessions, a prewarmed spare, and a check beside them. */
+function sandboxesAtOnce(sandbox?: Partial<Pick<SandboxConfig, 'maxSessions' | 'prewarm'>>): number | undefined {
+  return sandbox?.maxSessions === undefined ? undefined : sandbox.maxSessions + (sandbox.prewarm === false ? 0 : 1) + 1;
+}
+
+function readPodmanInfo(raw: unknown, status: RuntimeStatus, sandboxes: number | undefined): void {
+  const info = podmanInfoSchema.parse(raw);
+  status.rootless = info.host.security?.rootless ?? false;
+  const ids = info.host.idMappings;
+  if (status.rootless && sandboxes !== undefined) {
+    const shared = rootlessIsolation(ids?.uidmap ?? [], ids?.gidmap ?? [], sandboxes);
+    if (shared) status.isolation = shared;
+  }
+  status.cgroupVersion = info.host.cgroupVersion;
+  if (info.version?.Version) status.version = info.version.Version;
+  if (info.host.ociRuntime) status.defaultOciRuntime = info.host.ociRuntime.name;
+  status.state = 'ready';
+  const oci = status.defaultOciRuntime ? `; OCI runtime ${status.defaultOciRuntime}` : '';
+  status.checks.push({ name: 'daemon', ok: true, detail: `podman ${status.version ?? ''} answers (${status.rootless ? 'rootless' : 'rootful'}${oci})`.replace('  ', ' ') });
+  if (status.rootless && status.cgroupVersion === 'v1') {
+    status.state = 'limits-not-enforced';
+    const why =
+      'Rootless Podman on cgroups v1 ignores memory, CPU and process limits: sandboxed code could exhaust ' +
+      'this machine. Switch the host to cgroups v2 (systemd.unified_cgroup_hierarchy=1) or use rootful Podman or Docker.';
+    status.problems.push(why);
+    status.checks.push({ name: 'limits', ok: false, detail: 'rootless on cgroups v1: memory, CPU and process limits are ignored' });
+    status.fixes.push({ kind: 'docs', label: 'About cgroups v2', url: 'https://podman.io/docs/installation#cgroup-v2' });
+  } else {
+    status.checks.push({ name: 'limits', ok: true, detail: `enforced (cgroups ${status.cgroupVersion ?? 'unknown'})` });
+  }
+}
+
+function readDockerInfo(raw: unknown, status: RuntimeStatus): void {
+  const info = dockerInfoSchema.parse(raw);
+  status.rootless = (info.SecurityOptions ?? []).some((o) => o.includes('name=rootless'));
+  status.isolation = dockerIsolation(info.SecurityOptions ?? []);
+  status.cgroupVersion = info.CgroupVersion ? `v${info.CgroupVersion.replace(/^v/, '')}` : undefined;
+  if (info.ServerVersion) status.version = info.ServerVersion;
+  if (info.DefaultRuntime) status.defaultOciRuntime = info.DefaultRuntime;
+  if (info.Runtimes !== undefined) status.registeredOciRuntimes = info.Runtimes;
+  status.state = 'ready';
+  const oci = status.defaultOciRuntime ? ` (OCI runtime ${status.defaultOciRuntime})` : '';
+  status.checks.push({ name: 'daemon', ok: true, detail: `the Docker daemon ${status.version ?? ''} answers${oci}`.replace('  ', ' ') });
+  const missing = [info.MemoryLimit === false ? 'memory' : '', info.PidsLimit === false ? 'process' : ''].filter(Boolean);
+  if (missing.length > 0 || (status.rootless && status.cgroupVersion === 'v1')) {
+    status.state = 'limits-not-enforced';
+    const what = missing.length > 0 ? missing.join(' and ') : 'resource';
+    status.problems.push(
+      `Docker does not enforce ${what} limits on this host: ` +
+        'sandboxed code could exhaust this machine. Enable cgroup memory/pids controllers or use cgroups v2.',
+    );
+    status.checks.push({ name: 'limits', ok: false, detail: `${what} limits are not enforced` });
+  } else {
+    status.checks.push({ name: 'limits', ok: true, detail: `enforced (cgroups ${status.cgroupVersion ?? 'unknown'})` });
+  }
+}
+
+/**
+ * All the checks for one runtime: the CLI-level ones, then the image, then a one-shot
+ * container with the sandbox's exact hardening. About a container start (0.2-0.5 s).
+ */
+export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, options: DetectOptions = {}): Promise<RuntimeStatus> {
+  const status = await probeRuntime(name, options, sandbox);
+  if (options.stateDir) status.stateDir = options.stateDir;
+  if (!isUsable(status)) return status;
+  const cli = { timeoutMs: options.timeoutMs ?? 30_000, ...(options.env ? { env: options.env } : {}) };
+  if (sandbox.ociRuntime !== undefined && !(await ociRuntimeFound(status, sandbox.ociRuntime, cli))) return status;
+  try {
+    const id = (await runCli(status.command, imageExistsArgs(sandbox.image), cli)).stdout.trim();
+    if (/^[A-Za-z0-9:]{1,200}$/.test(id)) status.imageId = id;
+    status.checks.push({ name: 'image', ok: true, detail: `${sandbox.image} is present` });
+  } catch {
+    status.state = 'image-missing';
+    status.checks.push({ name: 'image', ok: false, detail: `${sandbox.image} is not present in ${name}` });
+    status.problems.push(`The sandbox image ${sandbox.image} is not present in ${name}; pull it once.`);
+    status.fixes.push({ kind: 'pull', label: `Pull ${sandbox.image}`, command: `${name} pull ${sandbox.image}` });
+    return status;
+  }
+  const packages = await packagesState(status.command, sandbox, cli);
+  if (packages) {
+    status.packages = packages;
+    if (packages.state === 'built') {
+      status.image = packages.tag;
+      status.checks.push({ name: 'packages', ok: true, detail: `${packagesSummary(packages.packages)} installed (${packages.tag})` });
+    } else {
+      // Not a blocker: runs go on in the base image, and say the packages are not there.
+      const what = packages.state === 'missing' && packages.stale.length > 0 ? 'stale (the list or the base image changed)' : 'not built';
+      status.checks.push({ name: 'packages', ok: false, detail: `${packagesSummary(packages.packages)}: ${what}; runs use ${sandbox.image} without them` });
+      status.problems.push(`The sandbox image with sandbox.packages (${packagesSummary(packages.packages)}) is ${what}: build it once.`);
+      status.fixes.push({ kind: 'build', label: 'Build the sandbox image with its packages', command: 'code-execution-mode build-image' });
+    }
+  }
+  const spec: RunSpec = {
+    name: `cem-probe-${process.pid}-${randomBytes(3).toString('hex')}`,
+    owner: OWNER,
+    session: 'probe',
+    ...(status.ociRuntime ? { ociRuntime: status.ociRuntime } : {}),
+  };
+  if (workspaceRequested(sandbox)) {
+    const remote = remoteRuntimeHost(name, options.env ?? process.env);
+    if (remote) {
+      status.checks.push({ name: 'workspace', ok: false, detail: `not mounted: ${name} runs on another machine (${remote}), which cannot mount local folders` });
+      status.problems.push(`sandbox.workspace is set, but ${name} talks to a remote engine (${remote}): it cannot mount this machine's folders, so /workspace is left out.`);
+    } else {
+      try {
+        const mounts = resolveWorkspaceMounts(sandbox, forbiddenMountDirs(options.stateDir));
+        spec.workspace = mounts;
+        status.checks.push({ name: 'workspace', ok: true, detail: `mounted read-only: ${mountsText(mounts)}` });
+      } catch (error) {
+        status.checks.push({ name: 'workspace', ok: false, detail: (error as Error).message });
+        status.problems.push(`${(error as Error).message}: fix or clear sandbox.workspace.`);
+        status.fixes.push({ kind: 'setting', label: 'Change the workspace mount', setting: 'sandbox.workspaceAccess' });
+        status.state = 'start-failed';
+        return status;
+      }
+    }
+  }
+  const limitsWarning = status.state === 'limits-not-enforced';
+  try {
+    const image = status.image ? { ...sandbox, image: status.image } : sandbox;
+    const out = await probeIsolated(status, (own) =>
+      runCli(status.command, probeArgs(name, image, { ...spec, ownUserNamespace: own }), { ...cli, timeoutMs: options.timeoutMs ?? 60_000 }),
+    );
+    const words = out.stdout.trim().split(/\s+/);
+    if (words[0] !== PROBE_MARKER) throw new CliError(status.command, ['run'], 0, `unexpected output: ${out.stdout.slice(0, 200)}`, false);
+    status.python = words.slice(1).join('.');
+    status.checks.push({ name: 'start', ok: true, detail: `a hardened sandbox starts (Python ${status.python})` });
+    noteIsolation(status);
+    status.state = limitsWarning ? 'limits-not-enforced' : 'ready';
+  } catch (error) {
+    const stderr = error instanceof CliError ? error.stderr : String(error);
+    const tail = stderr.trim().split('\n').slice(-3).join('\n').slice(0, 600);
+    if (explainStartFailure(status, sandbox, stderr, tail)) return status;
+    status.state = 'start-failed';
+    const noPython = /python3.*(not found|no such file)|executable file not found/i.test(stderr);
+    status.checks.push({ name: 'start', ok: false, detail: noPython ? `${sandbox.image} has no python3` : tail || 'the container did not start' });
+    status.problems.push(
+      noPython
+        ? `The image ${sandbox.image} has no python3: set sandbox.image to an image with Python 3.9 or newer.`
+        : `A hardened sandbox container does not start with ${name}: ${tail || 'no error output'}. ` +
+            'Check sandbox.extraRunArgs and the runtime\'s own configuration.',
+    );
+    status.fixes.push({ kind: 'setting', label: noPython ? 'Change the sandbox image' : 'Review extra run arguments', setting: noPython ? 'sandbox.image' : 'sandbox.extraRunArgs' });
+  }
+  return status;
+}
+
+/**
+ * Runs the probe, on podman first in a user namespace of its own (unless the user's ids are known
+ * to be too few). When podman cannot give it one (no subordinate ids, say), again without: the
+ * sandbox still runs, and the report says how far apart sandboxes are.
+ */
+async function probeIsolated(status: RuntimeStatus, probe: (ownUserNamespace: boolean) => Promise<CliResult>): Promise<CliResult> {
+  if (status.name !== 'podman' || status.isolation) return probe(false);
+  try {
+    const out = await probe(true);
+    status.isolation = ISOLATED;
+    return out;
+  } catch (error) {
+    if (!(error instanceof CliError) || !USERNS_FAILURE.test(error.stderr)) throw error;
+    status.isolation = podmanUsernsUnavailable(status.rootless ?? false, error.stderr);
+    return probe(false);
+  }
+}
+
+/** The isolation check: passed with a namespace per sandbox, failed (with its fix) when they share a uid. */
+function noteIsolation(status: RuntimeStatus): void {
+  const isolation = status.isolation;
+  if (!isolation) return;
+  status.ownUserNamespace = isolation.ownUserNamespace;
+  status.checks.push({ name: 'isolation', ok: isolation.ownUserNamespace, detail: isolation.detail });
+  if (isolation.problem) status.problems.push(isolation.problem);
+  const fix = isolation.fix;
+  if (fix) status.fixes.push({ kind: fix.setting ? 'setting' : 'docs', ...fix });
+}
+
+/** Checks sandbox.ociRuntime with the runtime (a failed check is reported with its fix); true when found. */
+async function ociRuntimeFound(status: RuntimeStatus, ociRuntime: string, cli: { timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<boolean> {
+  const found: OciRuntimeFinding =
+    status.name === 'podman' ? await checkPodmanOciRuntime(status.command, ociRuntime, cli) : checkDockerOciRuntime(status.registeredOciRuntimes, ociRuntime);
+  status.checks.push({ name: 'oci-runtime', ok: found.ok, detail: found.detail });
+  if (found.ok) {
+    if (found.argument) status.ociRuntime = found.argument;
+    return true;
+  }
+  status.state = 'start-failed';
+  if (found.problem) status.problems.push(found.problem);
+  status.fixes.push(
+    found.fix?.command ? { kind: 'install', label: found.fix.label, command: found.fix.command } : { kind: 'setting', label: found.fix?.label ?? 'Change the OCI runtime', setting: 'sandbox.ociRuntime' },
+  );
+  return false;
+}
+
+/**
+ * Start failures with a known cause, named with their fix: limits the runtime may not set (the
+ * host's hard limits are lower, e.g. a daemon's), and gVisor without its network off under Docker.
+ */
+function explainStartFailure(status: RuntimeStatus, sandbox: SandboxConfig, stderr: string, tail: string): boolean {
+  const limit = rlimitFailure(stderr);
+  if (limit) {
+    const wanted = sandboxUlimits(sandbox, hostHardLimits());
+    const which = limit === 'nofile' ? `open files (nofile ${wanted.nofile})` : limit === 'nproc' ? `processes (nproc ${wanted.nproc})` : 'open files or processes';
+    status.state = 'start-failed';
+    status.checks.push({ name: 'start', ok: false, detail: `${status.name} may not set the sandbox's limit of ${which}: ${tail}` });
+    status.problems.push(
+      `${status.name} cannot set the sandbox's limit of ${which}: it is above the hard limit of ${status.name === 'docker' ? 'the Docker daemon' : 'this process'}. ` +
+        `Raise that hard limit (\`ulimit -H\`, LimitNOFILE=/LimitNPROC= of the service), or set a lower one in sandbox.extraRunArgs (e.g. ["--ulimit", "nofile=256:256"]), ` +
+        'which the sandbox then uses instead of its own.',
+    );
+    status.fixes.push({ kind: 'setting', label: 'Set the sandbox\'s limits', setting: 'sandbox.extraRunArgs' });
+    return true;
+  }
+  if (status.name === 'docker' && sandbox.ociRuntime !== undefined && gvisorNetworkFailure(stderr)) {
+    status.state = 'start-failed';
+    status.checks.push({ name: 'start', ok: false, detail: `gVisor's own network is on: ${tail}` });
+    status.problems.push(
+      `gVisor does not start under docker with its network on: register it with its network off in daemon.json (${dockerRegistration(sandbox.ociRuntime)}), ` +
+        'then reload the daemon (`sudo systemctl reload docker`).',
+    );
+    status.fixes.push({ kind: 'docs', label: 'Register gVisor with the docker daemon', url: 'https://gvisor.dev/docs/user_guide/quick_start/docker/' });
+    return true;
+  }
+  return false;
+}
+
+export interface SandboxReport {
+  image: string;
+  /** The runtime the sandbox uses (the first usable one), if any. */
+  chosen?: RuntimeStatus;
+  /** Every candidate checked, in order. */
+  runtimes: RuntimeStatus[];
+}
+
+/** The candidates a configuration allows, in order. */
+export function candidates(config: Pick<SandboxConfig, 'runtime' | 'runtimeOrder'>): RuntimeName[] {
+  return config.runtime === 'auto' ? config.runtimeOrder : [config.runtime];
+}
+
+/** Checks candidates in order; `all` keeps going after the first usable one (for reports). */
+export async function checkSandbox(sandbox: SandboxConfig, options: DetectOptions & { all?: boolean } = {}): Promise<SandboxReport> {
+  const runtimes: RuntimeStatus[] = [];
+  let chosen: RuntimeStatus | undefined;
+  for (const name of candidates(sandbox)) {
+    const status = await checkRuntime(name, sandbox, options);
+    runtimes.push(status);
+    if (isUsable(status) && !chosen) {
+      chosen = status;
+      if (!options.all) break;
+    }
+  }
+  return { image: sandbox.image, runtimes, ...(chosen ? { chosen } : {}) };
+}
+
+/**
+ * Picks the runtime to use: the pinned one, or the first in `runtimeOrder` that can really run
+ * a sandbox. When the only thing missing is the image, throws ImageMissingError (the fix is a
+ * pull); otherwise RuntimeUnavailableError listing what was tried and why each failed.
+ */
+export async function selectRuntime(sandbox: SandboxConfig, options: DetectOptions = {}, pullHint?: string): Promise<RuntimeStatus> {
+  const report = await checkSandbox(sandbox, options);
+  if (report.chosen) return report.chosen;
+  const needsImage = report.runtimes.find((s) => s.state === 'image-missing');
+  if (needsImage) throw new ImageMissingError(sandbox.image, needsImage.name, pullHint);
+  throw new RuntimeUnavailableError(describeUnavailable(sandbox, report.runtimes));
+}
+
+/** The runtime a pull should go to: the first that can run a sandbox except for the image. */
+export async function runtimeForPull(sandbox: SandboxConfig, options: DetectOptions = {}): Promise<RuntimeStatus> {
+  const report = await checkSandbox(sandbox, options);
+  const target = report.chosen ?? report.runtimes.find((s) => s.state === 'image-missing');
+  if (target) return target;
+  throw new RuntimeUnavailableError(describeUnavailable(sandbox, report.runtimes));
+}
+
+function describeUnavailable(sandbox: SandboxConfig, tried: RuntimeStatus[]): string {
+  const reasons = tried.map((s) => `- ${s.name}: ${s.problems.join(' ')}`).join('\n');
+  return (
+    `No container runtime can run the sandbox (tried ${candidates(sandbox).join(', ')}):\n${reasons}\n` +
+    'Install Podman (recommended) or Docker, or set sandbox.runtime to one that works here.'
+  );
+}

@@ -1,0 +1,67 @@
+// The packages image build's output: each line as it is passed on (no colour codes or control
+// characters, capped), and a failed build named by what pip said (no pip in the base image,
+// the index unreachable, no such package) with pip's own words shortened, and the fix.
+import { packagesSummary, type DerivedSpec } from './derived.ts';
+import { SandboxError } from '../errors.ts';
+
+/** Characters of one progress line passed on (pip can print very long lines). */
+export const MAX_PROGRESS_LINE_CHARS = 400;
+const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
+const CONTROL = /[\x00-\x08\x0b-\x1f\x7f]/g;
+
+/** Characters of pip's own words in an error message. */
+export const MAX_PIP_WORDS_CHARS = 600;
+
+export type BuildFailureKind = 'no-packages' | 'no-base' | 'no-pip' | 'index-unreachable' | 'not-found' | 'build-failed';
+
+export class PackageBuildError extends SandboxError {
+  override readonly name = 'PackageBuildError';
+  readonly kind: BuildFailureKind;
+
+  constructor(kind: BuildFailureKind, message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+const UNREACHABLE = /NewConnectionError|Failed to establish a new connection|Connection refused|Name or service not known|Temporary failure in name resolution|ConnectTimeout|Read timed out|Network is unreachable|ProxyError|SSLError|connection broken by/i;
+
+/** Why a build failed, from the lines it printed: the kind, pip's own words, and the fix. */
+export function describeBuildFailure(lines: readonly string[], spec: Pick<DerivedSpec, 'base' | 'index' | 'packages'>): { kind: BuildFailureKind; message: string } {
+  const text = lines.join('\n');
+  const pipWords = lines.filter((l) => /^(ERROR|error):/.test(l.trim()) || /No module named pip/.test(l)).map((l) => l.trim());
+  const said = (pipWords.length > 0 ? pipWords : lines.slice(-3).map((l) => l.trim())).join(' | ');
+  const words = said.length > MAX_PIP_WORDS_CHARS ? `${said.slice(0, MAX_PIP_WORDS_CHARS - 3)}...` : said;
+  const head = `Building the sandbox image with ${packagesSummary(spec.packages)} failed`;
+  const index = spec.index || 'the default index (PyPI)';
+  if (/No module named pip/.test(text)) {
+    return {
+      kind: 'no-pip',
+      message: `${head}: the image ${spec.base} has no pip (${words}). Fix: set sandbox.image to an image with pip (python:3.x-slim, or one with python3-pip installed), then build again.`,
+    };
+  }
+  if (UNREACHABLE.test(text)) {
+    return {
+      kind: 'index-unreachable',
+      message: `${head}: the package index ${index} could not be reached (pip: ${words}). Fix: check the network and sandbox.pipIndexUrl, then build again.`,
+    };
+  }
+  const missing = /No matching distribution found for (\S+)/.exec(text)?.[1];
+  if (missing) {
+    return {
+      kind: 'not-found',
+      message: `${head}: ${index} has no package matching "${missing}" for this image's Python (pip: ${words}). Fix: correct the name or version in sandbox.packages.`,
+    };
+  }
+  return { kind: 'build-failed', message: `${head}: ${words || 'no output'}. Fix: check sandbox.packages and the runtime's output above.` };
+}
+
+/**
+ * One line of the build's output as it is passed on: without colour codes and other control
+ * characters, cut to MAX_PROGRESS_LINE_CHARS; undefined for a blank line.
+ */
+export function progressLine(raw: string): string | undefined {
+  const text = raw.replace(ANSI, '').replace(CONTROL, '').trimEnd();
+  if (!text.trim()) return undefined;
+  return text.length > MAX_PROGRESS_LINE_CHARS ? `${text.slice(0, MAX_PROGRESS_LINE_CHARS - 3)}...` : text;
+}

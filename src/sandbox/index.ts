@@ -1,0 +1,17 @@
+// The sandbox as the rest of the product sees it: sessions and runs, the engines (container
+// runtimes: detection, reports, workspace mounts) and images. Nothing outside src/sandbox
+// imports a file inside it but this one.
+export { candidates, checkSandbox, type CheckName, type Fix, type RuntimeStatus, type SandboxReport } from './engines/detect.ts';
+export { locateRuntime } from './engines/locate.ts';
+export { isGvisor } from './engines/oci-runtime.ts';
+export { checkLabel, reportLines, stateLabel, tierWords } from './engines/report-text.ts';
+export { workspaceTargets } from './engines/workspace-names.ts';
+export { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, workspaceRequested, workspaceTargetsOf } from './engines/workspace.ts';
+export { isSandboxError } from './errors.ts';
+export { buildPackagesImage } from './image/build.ts';
+export { packagesState, packagesSummary, type PackagesState } from './image/derived.ts';
+export { MAX_DISTRIBUTIONS, MAX_DISTRIBUTION_NAME_CHARS, distributionsText, imageDistributions, type ImageDistributions } from './image/distributions.ts';
+export { pullImage } from './image/image.ts';
+export { PACKAGES_RECHECK_MS, SESSION_NAME, SessionManager } from './sessions/manager.ts';
+export { MAX_OUT_FILES, MAX_OUT_FILE_BYTES, MAX_OUT_TOTAL_BYTES } from './sessions/run.ts';
+export { MAX_IMAGES_PER_RUN, MAX_IMAGE_BASE64_CHARS, type RefusedRequest, type RequestContext, type RequestHandler, type RunResult, type RunStatus, type SessionChange } from './sessions/session.ts';

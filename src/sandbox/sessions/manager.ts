@@ -1,0 +1,345 @@
+// The pool of named sessions: one warm container each, created on first use, reaped after
+// an idle time, capped in number. Also the lazy, cached choice of runtime and image check.
+import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
+import { removeNow, removeOrphans } from '../container/cleanup.ts';
+import { ImageMissingError, SessionLimitError } from '../errors.ts';
+import { pullImage } from '../image/image.ts';
+import { selectRuntime, type DetectOptions, type RuntimeStatus } from '../engines/detect.ts';
+import { isGvisor } from '../engines/oci-runtime.ts';
+import { packagesState, type PackagesState } from '../image/derived.ts';
+import type { KernelContainer } from '../container/kernel-container.ts';
+import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
+import { Session, startKernel, type RefusedRequest, type RequestHandler, type RunResult, type SessionChange } from './session.ts';
+
+export interface ExecuteOptions {
+  runId?: string;
+  session?: string;
+  /** Defaults to the configured timeoutSeconds; callers validate against the maximum. */
+  timeoutMs?: number;
+  reset?: boolean;
+  signal?: AbortSignal;
+  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+}
+
+export interface SessionInfo {
+  name: string;
+  busy: boolean;
+  alive: boolean;
+  runs: number;
+  lastUsed: number;
+  container?: string;
+}
+
+export interface SessionManagerOptions {
+  detect?: DetectOptions;
+  /** Serves requests (tool calls) from sandboxed code. */
+  onRequest?: RequestHandler;
+  /** Told of requests refused because their run had ended (run.ts refuseRequest). */
+  onRefusedRequest?: (refused: RefusedRequest) => void;
+  /** Code every new interpreter runs first (the MCP runtime). */
+  prelude?: string;
+  /** How the user pulls a missing image where this runs (a VS Code command, a CLI flag). */
+  pullHint?: string;
+  /** Progress of a pull started because `pull` is "missing". */
+  onPullProgress?: (line: string) => void;
+  /** Told when a look again finds the packages image built (runs use it from the next session on). */
+  onPackagesBuilt?: (state: PackagesState) => void;
+  /** Told once per image of the distributions its first container reported (`derived`: the sandbox.packages image). */
+  onImageDistributions?: (image: string, found: ImageDistributions, derived: boolean) => void;
+}
+
+/** How often a run (or recheckPackages) looks again for a packages image that was missing. */
+export const PACKAGES_RECHECK_MS = 5_000;
+
+export const SESSION_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Names of closed sessions remembered, with why they closed, for their next run to say. */
+const MAX_RETIRED = 1000;
+
+/** "10 min", "45 s", "2 h": a configured time as a person says it. */
+export function spokenSeconds(seconds: number): string {
+  if (seconds >= 3600 && seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds >= 60 && seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+export class SessionManager {
+  private runtimePromise: Promise<RuntimeStatus> | undefined;
+  private orphanSweep: Promise<number> | undefined;
+  private readonly sessions = new Map<string, Session>();
+  private readonly idleTimers = new Map<string, NodeJS.Timeout>();
+  /** Sessions closed by the manager (reaped, evicted): a run under the same name is told. */
+  private readonly retired = new Map<string, SessionChange>();
+  private closed = false;
+  /** The runtime once known, for synchronous clean-up at exit. */
+  private runtimeRef: RuntimeStatus | undefined;
+  private spare: Promise<KernelContainer> | undefined;
+  private spareName: string | undefined;
+  private spareIdle: NodeJS.Timeout | undefined;
+  private readonly dropped = new WeakSet<Promise<KernelContainer>>();
+  /** Set by the first prewarm(): from then on each spare taken is replaced. */
+  private prewarming = false;
+  private readonly exitHandler = () => this.removeAllNow();
+  /** Each image's distributions, by image key, learned from its first container. */
+  private readonly learned = new LearnedImages();
+
+  readonly config: SandboxConfig;
+  private readonly options: SessionManagerOptions;
+
+  constructor(config: SandboxConfig, options: SessionManagerOptions = {}) {
+    this.config = config;
+    this.options = options;
+    process.once('exit', this.exitHandler);
+  }
+
+  /**
+   * The runtime in use; checked once, on first need (installed, answering, image present, a
+   * hardened container starts). Rejects with RuntimeUnavailableError or ImageMissingError.
+   */
+  runtime(): Promise<RuntimeStatus> {
+    this.runtimePromise ??= this.selectRuntime();
+    // A failed detection is retried next time (the user may have started the daemon).
+    this.runtimePromise.catch(() => (this.runtimePromise = undefined));
+    return this.runtimePromise.then((status) => this.withBuiltPackages(status));
+  }
+
+  private packagesCheckedAt = 0;
+
+  /**
+   * The packages image built while this bridge runs is used from the next new container on:
+   * while it is missing, looked for again (two CLI calls) at most every PACKAGES_RECHECK_MS.
+   */
+  private async withBuiltPackages(status: RuntimeStatus): Promise<RuntimeStatus> {
+    if (status.packages?.state !== 'missing' || Date.now() - this.packagesCheckedAt < PACKAGES_RECHECK_MS) return status;
+    this.packagesCheckedAt = Date.now();
+    const state = await packagesState(status.command, this.config, this.options.detect?.env ? { env: this.options.detect.env } : {}).catch(() => undefined);
+    if (state?.state !== 'built') return status;
+    const next: RuntimeStatus = { ...status, image: state.tag, packages: state };
+    if (this.runtimePromise) this.runtimePromise = Promise.resolve(next);
+    this.options.onPackagesBuilt?.(state);
+    return next;
+  }
+
+  /**
+   * Looks again for a packages image that was missing, without a run (a bridge calls it
+   * periodically, so that its listing can say so); nothing before the runtime is known.
+   */
+  async recheckPackages(): Promise<PackagesState | undefined> {
+    const known = this.runtimeRef;
+    if (!known || this.closed) return known?.packages;
+    const next = await this.withBuiltPackages(known);
+    if (this.runtimeRef === known) this.runtimeRef = next;
+    return next.packages;
+  }
+
+  private async selectRuntime(): Promise<RuntimeStatus> {
+    try {
+      return await selectRuntime(this.config, this.options.detect, this.options.pullHint);
+    } catch (error) {
+      if (!(error instanceof ImageMissingError) || this.config.pull !== 'missing') throw error;
+      // The user asked for pulls on first use: this is that first use.
+      await pullImage(this.config, this.options.onPullProgress ?? (() => {}), this.options.detect ? { detect: this.options.detect } : {});
+      return selectRuntime(this.config, this.options.detect, this.options.pullHint);
+    }
+  }
+
+  async execute(code: string, options: ExecuteOptions = {}): Promise<RunResult> {
+    if (this.closed) throw new Error('The sandbox is shutting down.');
+    const name = options.session ?? 'default';
+    if (!SESSION_NAME.test(name)) {
+      throw new RangeError('session must be 1-64 characters of letters, digits, "_", "-" or "."');
+    }
+    const runtime = await this.runtime();
+    this.runtimeRef = runtime;
+    this.orphanSweep ??= removeOrphans(runtime).catch(() => 0);
+    if (this.closed) throw new Error('The sandbox is shutting down.');
+    // From here to session.execute() nothing awaits: the slot is taken (the session is busy)
+    // before any other run can look, so maxSessions holds under any concurrency.
+    const session = this.claimSession(name, runtime);
+    this.clearIdle(name);
+    const run = session.execute(
+      code,
+      {
+        timeoutMs: options.timeoutMs ?? this.config.timeoutSeconds * 1000,
+        ...(options.runId ? { runId: options.runId } : {}),
+        ...(options.signal ? { signal: options.signal } : {}),
+        ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+        ...(this.options.onRequest ? { onRequest: this.options.onRequest } : {}),
+        ...(this.options.onRefusedRequest ? { onRefusedRequest: this.options.onRefusedRequest } : {}),
+      },
+      options.reset ?? false,
+    );
+    try {
+      return await run;
+    } finally {
+      if (!session.busy && this.sessions.get(name) === session) this.armIdle(name, session);
+    }
+  }
+
+  /** The distributions of the image new sessions use, once a container of it started; undefined before. */
+  imageDistributions(): ImageDistributions | undefined {
+    const runtime = this.runtimeRef;
+    return runtime ? this.learned.get(imageKey(runtime, this.config.image)) : undefined;
+  }
+
+  /** Remembers what a fresh container reported, once per image: later containers change nothing. */
+  private learn(container: KernelContainer): void {
+    const found = container.distributions;
+    if (!found || !this.learned.learn(container.imageKey, found)) return;
+    this.options.onImageDistributions?.(container.imageKey, found, container.runtime.image !== undefined);
+  }
+
+  /** The runtime and isolation tier runs use (for the run log); undefined before the first run. */
+  tier(): { runtime: RuntimeName; isolation: 'gVisor' | 'container'; ociRuntime?: string } | undefined {
+    const runtime = this.runtimeRef;
+    if (!runtime) return undefined;
+    const oci = runtime.ociRuntime ?? runtime.defaultOciRuntime;
+    return { runtime: runtime.name, isolation: isGvisor(runtime.ociRuntime) ? 'gVisor' : 'container', ...(oci ? { ociRuntime: oci } : {}) };
+  }
+
+  /** sandbox.packages as the last runtime check (or recheck) found them; undefined before any run. */
+  packages(): PackagesState | undefined {
+    return this.runtimeRef?.packages;
+  }
+
+  list(): SessionInfo[] {
+    return [...this.sessions.values()].map((s) => ({
+      name: s.name,
+      busy: s.busy,
+      alive: s.alive,
+      runs: s.runs,
+      lastUsed: s.lastUsed,
+      ...(s.containerName ? { container: s.containerName } : {}),
+    }));
+  }
+
+  async closeSession(name: string): Promise<boolean> {
+    const session = this.sessions.get(name);
+    if (!session) return false;
+    this.sessions.delete(name);
+    this.clearIdle(name);
+    await session.close();
+    return true;
+  }
+
+  /** Stops every container. The manager accepts no runs afterwards. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...[...this.sessions.keys()].map((name) => this.closeSession(name)), this.dropSpare()]);
+    process.removeListener('exit', this.exitHandler);
+  }
+
+  /**
+   * Keeps one container started (prelude loaded) for the next new session, so that its first
+   * run does not wait for a container start. Failures are quiet: the session starts its own.
+   */
+  prewarm(): Promise<void> {
+    if (!this.config.prewarm || this.closed) return Promise.resolve();
+    this.prewarming = true;
+    if (this.spare) return this.spare.then(() => undefined, () => undefined);
+    const spare = (async () => {
+      const runtime = await this.runtime();
+      this.runtimeRef = runtime;
+      return startKernel(runtime, this.config, 'spare', this.options.prelude);
+    })();
+    this.spare = spare;
+    spare.then(
+      (container) => {
+        // Dropped (idle, shutdown) before it was up: close it. Taken: it is a session's now.
+        if (this.closed || this.dropped.has(spare)) return void container.close();
+        this.learn(container);
+        if (this.spare !== spare) return;
+        this.spareName = container.name;
+        this.armSpareIdle();
+      },
+      () => {
+        if (this.spare === spare) this.spare = undefined;
+      },
+    );
+    return spare.then(() => undefined, () => undefined);
+  }
+
+  private async takeSpare(): Promise<KernelContainer | undefined> {
+    const spare = this.spare;
+    this.spare = undefined;
+    this.spareName = undefined;
+    clearTimeout(this.spareIdle);
+    const container = await spare?.catch(() => undefined);
+    if (this.prewarming) setImmediate(() => void this.prewarm());
+    // Started before the packages image was built: a new session gets a container of the new image.
+    if (container && container.runtime.image !== this.runtimeRef?.image) {
+      void container.close();
+      return undefined;
+    }
+    return container?.alive ? container : undefined;
+  }
+
+  private armSpareIdle(): void {
+    clearTimeout(this.spareIdle);
+    this.spareIdle = setTimeout(() => void this.dropSpare(), this.config.idleSeconds * 1000);
+    this.spareIdle.unref();
+  }
+
+  private async dropSpare(): Promise<void> {
+    const spare = this.spare;
+    if (spare) this.dropped.add(spare);
+    this.spare = undefined;
+    this.spareName = undefined;
+    clearTimeout(this.spareIdle);
+    await (await spare?.catch(() => undefined))?.close();
+  }
+
+  /** The named session, or a new one in a free slot (closing the least recently used idle one). Synchronous. */
+  private claimSession(name: string, runtime: RuntimeStatus): Session {
+    const existing = this.sessions.get(name);
+    if (existing) return existing;
+    if (this.sessions.size >= this.config.maxSessions) {
+      const victim = [...this.sessions.values()].filter((s) => !s.busy).sort((a, b) => a.useOrder - b.useOrder)[0];
+      if (!victim) {
+        throw new SessionLimitError(
+          `All ${this.config.maxSessions} sandbox sessions are busy; wait for one to finish, reuse a session name, or raise sandbox.maxSessions.`,
+        );
+      }
+      this.sessions.delete(victim.name);
+      this.clearIdle(victim.name);
+      this.retire(victim.name, {
+        kind: 'evicted',
+        reason: `closed to make room for session "${name}": at most ${this.config.maxSessions} sessions are kept (sandbox.maxSessions)`,
+      });
+      void victim.close();
+    }
+    const change = this.retired.get(name);
+    this.retired.delete(name);
+    const session = new Session(name, runtime, this.config, this.options.prelude, () => this.takeSpare(), change, (container) => this.learn(container));
+    this.sessions.set(name, session);
+    return session;
+  }
+
+  private armIdle(name: string, session: Session): void {
+    this.clearIdle(name);
+    const timer = setTimeout(() => {
+      if (this.sessions.get(name) !== session || session.busy) return;
+      this.retire(name, { kind: 'reaped', reason: `closed after ${spokenSeconds(this.config.idleSeconds)} idle (sandbox.idleSeconds)` });
+      void this.closeSession(name);
+    }, this.config.idleSeconds * 1000);
+    timer.unref();
+    this.idleTimers.set(name, timer);
+  }
+
+  private retire(name: string, change: SessionChange): void {
+    this.retired.delete(name);
+    this.retired.set(name, change);
+    if (this.retired.size > MAX_RETIRED) this.retired.delete(this.retired.keys().next().value!);
+  }
+
+  private clearIdle(name: string): void {
+    const timer = this.idleTimers.get(name);
+    if (timer) clearTimeout(timer);
+    this.idleTimers.delete(name);
+  }
+
+  private removeAllNow(): void {
+    const names = [...[...this.sessions.values()].map((s) => s.liveContainerName()), this.spareName].filter((n): n is string => !!n);
+    if (this.runtimeRef) removeNow(this.runtimeRef, names);
+  }
+}
