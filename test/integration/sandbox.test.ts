@@ -485,6 +485,24 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.value, '7');
     });
 
+    test('a request too big for the host raises in the code, and the session goes on', async () => {
+      const result = await sandbox.execute(
+        [
+          'import sandbox_host',
+          'try:',
+          '    sandbox_host.request_sync("call_tool", {"server": "x", "tool": "y", "arguments": {"blob": "b" * (11 * 1024 * 1024)}})',
+          'except ValueError as e:',
+          '    print(e)',
+          'kept = 1',
+        ].join('\n'),
+        { session: 'big-request' },
+      );
+      assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      assert.match(result.stdout, /the request is \d+ bytes; the limit is 10485760/);
+      assert.equal((await sandbox.execute('kept', { session: 'big-request' })).value, '1');
+      await sandbox.closeSession('big-request');
+    });
+
     test('code can emit images', async () => {
       const png = '\\x89PNG\\r\\n\\x1a\\n' + 'rest';
       const result = await sandbox.execute(`emit_image(b"${png}")\nimport sandbox_host\nsandbox_host.emit_image(b"GIF89a", "image/gif")`);

@@ -48,7 +48,9 @@ _MAX_MESSAGE_CHARS = 30000
 _MAX_TRACEBACK_CHARS = 120000
 _MAX_TYPE_CHARS = 120
 _MAX_METHOD_CHARS = 64
-_MAX_REQUEST_BYTES = 32 * 1024 * 1024
+# The host's cap on a request frame (kernel-container.ts KERNEL_FRAME_LIMITS.req): a bigger call
+# raises here, in the code, instead of ending the session.
+_MAX_REQUEST_BYTES = 10 * 1024 * 1024
 _MAX_SOURCE_LINE_CHARS = 240
 # Output waiting for the host beyond this blocks the writing thread (back-pressure).
 _OUTBOX_BYTES = 2 * 1024 * 1024
