@@ -8,7 +8,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ensurePrivateDirAsync, readPrivateFile, writePrivateFile } from './private-files.ts';
-import { processAlive, withLock } from './lock.ts';
+import { processAlive } from '../shared/process-alive.ts';
+import { withLock } from './lock.ts';
 
 export const CATALOG_FILE = 'catalog.json';
 export const CATALOG_LOCK = 'catalog.lock';

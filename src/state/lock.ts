@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, lstatSync, linkSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { processAlive } from '../shared/process-alive.ts';
 import { openPrivateFileSync, readPrivateFileSync } from './private-files.ts';
 
 export interface LockOptions {
@@ -21,16 +22,6 @@ const DEFAULT_STALE_MS = 4000;
 const HOST = hostname();
 /** A lock holds a pid and a host name. */
 const MAX_LOCK_BYTES = 4096;
-
-/** Whether a process of this user with that pid is alive (EPERM: alive, someone else's). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function tryAcquire(path: string, staleMs: number): boolean {
   try {

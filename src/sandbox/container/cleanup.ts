@@ -7,17 +7,9 @@ import { z } from 'zod';
 import type { RuntimeRef } from './kernel-container.ts';
 import { runCli } from '../engines/cli.ts';
 import { labelsArgs, listOwnedArgs, OWNER_LABEL, removeArgs } from '../engines/commands.ts';
+import { processAlive } from '../../shared/process-alive.ts';
 
 const labelsSchema = z.record(z.string(), z.string()).nullable();
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** IDs of every container with our label, running or not. */
 export async function listOwnedContainers(command: string): Promise<string[]> {
