@@ -3,111 +3,10 @@
 // half-written line: bad lines are skipped. A run's events may straddle a rotation (its start
 // in runs.1.jsonl, its end in runs.jsonl), so events of all files are folded together.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { z } from 'zod';
-import { outFilePath } from '../../shared/out-names.ts';
+import { runLogLineSchema, type RunLogEvent } from './events.ts';
 import { runLogFiles } from './files.ts';
 
-const errorSchema = z.object({ type: z.string(), message: z.string(), traceback: z.string().optional() }).nullable();
-
-const imageSchema = z.object({
-  mime: z.string(),
-  bytes: z.number(),
-  file: z.string().regex(/^images\/[A-Za-z0-9-]+\.(png|jpg|gif|webp)$/).optional(),
-  skipped: z.string().optional(),
-});
-
-/** A file the run left in /work/out, saved beside the images (`file`) unless a cap kept it back. */
-const outFileSchema = z.object({
-  // Cleaned again: a log written before names were cleaned may hold a forged or escaping one.
-  path: z.string().transform(outFilePath),
-  bytes: z.number(),
-  file: z.string().regex(/^images\/[A-Za-z0-9-]+-out-[0-9]+\.dat$/).optional(),
-  skipped: z.string().optional(),
-});
-
-// As the bridge writes them (snippets.ts): anything else in these fields is not from a bridge.
-const snippetName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/);
-const hexHash = z.string().regex(/^[0-9a-f]{1,64}$/);
-
-const eventSchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('run-start'), run: z.string(), session: z.string(), time: z.string(), code: z.string(), timeoutMs: z.number().optional() }),
-  z.object({
-    type: z.literal('tool-call'),
-    run: z.string(),
-    time: z.string(),
-    server: z.string(),
-    tool: z.string(),
-    arguments: z.unknown(),
-    outcome: z.string(),
-    durationMs: z.number(),
-    error: z.string().optional(),
-  }),
-  z.object({
-    type: z.literal('confirmation'),
-    run: z.string(),
-    time: z.string(),
-    server: z.string(),
-    tool: z.string(),
-    arguments: z.unknown(),
-    phase: z.string(),
-    answer: z.string().optional(),
-    waitedMs: z.number().optional(),
-    error: z.string().optional(),
-  }),
-  z.object({
-    type: z.literal('snippet'),
-    run: z.string(),
-    time: z.string(),
-    name: snippetName,
-    origin: z.enum(['user', 'workspace']),
-    sha256: hexHash,
-    arguments: z.string().max(2000).optional(),
-  }),
-  z.object({ type: z.literal('snippet-saved'), run: z.string(), time: z.string(), name: snippetName, sha256: hexHash }),
-  // A proxied server's request relayed to the bridge's client (writer.ts RelayEvent): it
-  // belongs to every run with a call of that server in flight, or to none (at connect).
-  z.object({
-    type: z.literal('relay'),
-    time: z.string(),
-    server: z.string(),
-    method: z.string(),
-    runs: z.array(z.string()).max(1000),
-    outcome: z.string(),
-    action: z.string().optional(),
-    waitedMs: z.number(),
-    error: z.string().optional(),
-  }),
-  z.object({
-    type: z.literal('tool-calls-omitted'),
-    run: z.string(),
-    time: z.string(),
-    count: z.number(),
-    bytes: z.number().optional(),
-    byTool: z.record(z.string(), z.number()).optional(),
-    byOutcome: z.record(z.string(), z.number()).optional(),
-  }),
-  z.object({
-    type: z.literal('run-end'),
-    run: z.string(),
-    session: z.string(),
-    time: z.string(),
-    status: z.string(),
-    durationMs: z.number().optional(),
-    stdout: z.string().optional(),
-    stderr: z.string().optional(),
-    value: z.string().nullable().optional(),
-    error: errorSchema.optional(),
-    images: z.array(imageSchema).optional(),
-    files: z.array(outFileSchema).optional(),
-    toolCalls: z.number().optional(),
-    truncated: z.boolean().optional(),
-    sessionLost: z.boolean().optional(),
-    sessionChange: z.object({ kind: z.string(), reason: z.string() }).optional(),
-    sandbox: z.object({ runtime: z.string(), isolation: z.string(), ociRuntime: z.string().optional() }).optional(),
-  }),
-]);
-
-export type RunLogEvent = z.infer<typeof eventSchema>;
+export type { RunLogEvent } from './events.ts';
 
 export interface ToolCallRecord {
   time: string;
@@ -235,7 +134,7 @@ export function parseEvents(text: string): RunLogEvent[] {
     } catch {
       continue;
     }
-    const parsed = eventSchema.safeParse(raw);
+    const parsed = runLogLineSchema.safeParse(raw);
     if (parsed.success) events.push(parsed.data);
   }
   return events;

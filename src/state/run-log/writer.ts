@@ -23,14 +23,17 @@ import {
   writeSync,
 } from 'node:fs';
 import { basename, join } from 'node:path';
+import { runLogConfigSchema, type RunLogConfig } from '../../config/schema.ts';
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import type { RunResult } from '../../sandbox/index.ts';
 import { ensurePrivateDir, ensurePrivateSubdir, isRealDir, openPrivateFileSync, readPrivateFileSync, writePrivateFileSync } from '../private-files.ts';
 import { outFilePath } from '../../shared/out-names.ts';
+import type { ConfirmationEvent, RelayEvent, RunStartEvent, SandboxTier, SnippetSavedEvent, SnippetUseEvent, ToolCallEvent } from './events.ts';
 import { IMAGES_DIR, RUN_LOG_FILE, RUN_LOG_LOCK, rotatedLogName } from './files.ts';
 import { withLockSync } from '../lock.ts';
 
 export { IMAGES_DIR, RUN_LOG_FILE } from './files.ts';
+export type { ConfirmationAnswer, ConfirmationEvent, RelayEvent, SandboxTier, SnippetSavedEvent, SnippetUseEvent, ToolCallEvent } from './events.ts';
 
 const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
 // Images, and the files a run left in /work/out (`<run>-out-<i>.dat`, pruned with the images).
@@ -43,102 +46,17 @@ const MAX_SUMMARY_TOOLS = 50;
 /** After a rotation could not get the lock, appends go on and the next try waits this long. */
 const ROTATE_RETRY_MS = 30_000;
 
-export const RUN_LOG_DEFAULTS = {
-  maxFileBytes: 10 * 1024 * 1024,
-  keepFiles: 5,
-  maxImageBytes: 256 * 1024 * 1024,
-  maxImageBytesPerRun: 32 * 1024 * 1024,
-  fullToolCallsPerRun: 100,
-  maxToolCallBytesPerRun: 1024 * 1024,
-} as const;
+/** The limits when none are given: the configuration's defaults. */
+export const RUN_LOG_DEFAULTS: RunLogConfig = runLogConfigSchema.parse({});
 
-export interface RunLogOptions {
-  /** Size at which runs.jsonl is rotated. */
-  maxFileBytes?: number;
-  /** Rotated files kept (runs.1.jsonl ... runs.<keepFiles>.jsonl). */
-  keepFiles?: number;
-  /** All images beside the log together; the oldest go first. */
-  maxImageBytes?: number;
-  /** Images of one run; the rest are listed (mime, size) but not stored. */
-  maxImageBytesPerRun?: number;
-  /** Tool calls of one run logged in full; the rest are summed up in one line. */
-  fullToolCallsPerRun?: number;
-  /** Bytes of tool-call lines of one run logged in full; the rest are summed up. */
-  maxToolCallBytesPerRun?: number;
+/** The limits (config/schema.ts says what each one is), and who hears of problems. */
+export interface RunLogOptions extends Partial<RunLogConfig> {
   /** Told when writing the log starts failing (with why) and when it works again (undefined). */
   onProblem?: (problem: string | undefined) => void;
 }
 
-export interface ToolCallEvent {
-  run: string;
-  server: string;
-  tool: string;
-  arguments: unknown;
-  outcome: 'ok' | 'tool-error' | 'denied' | 'declined' | 'failed';
-  durationMs: number;
-  error?: string;
-}
-
-/** How a confirmation ended (see bridge/client/confirmations.ts). */
-export type ConfirmationAnswer = 'allowed-once' | 'allowed-for-session' | 'declined' | 'cancelled' | 'timeout' | 'no-client' | 'too-large' | 'stopped' | 'failed';
-
-/** A confirmation asked of the user, then its answer: one `confirmation` line each. */
-export interface ConfirmationEvent {
-  run: string;
-  server: string;
-  tool: string;
-  arguments: unknown;
-  phase: 'asked' | 'answered';
-  answer?: ConfirmationAnswer;
-  waitedMs?: number;
-  error?: string;
-}
-
-/** A snippet a run ran with run_snippet: which one (folder, hash of its source) and its arguments, shortened. */
-export interface SnippetUseEvent {
-  run: string;
-  name: string;
-  origin: 'user' | 'workspace';
-  /** The first hex digits of the SHA-256 of the source that was sent into the sandbox. */
-  sha256: string;
-  arguments?: string;
-}
-
-/** A run's code saved as a snippet (by the editor): the run it came from and the file written. */
-export interface SnippetSavedEvent {
-  run: string;
-  name: string;
-  sha256: string;
-}
-
-/** Where a run ran: the container runtime and the isolation tier (gVisor, or a plain container under the OCI runtime named). */
-export interface SandboxTier {
-  runtime: string;
-  isolation: 'gVisor' | 'container';
-  ociRuntime?: string;
-}
-
 /** Characters of a snippet's arguments kept in the log. */
 export const MAX_SNIPPET_ARGUMENT_CHARS = 300;
-
-/**
- * A proxied server's request to the bridge's client (roots, elicitation, sampling, a URL
- * elicitation a tool call asked for), relayed or refused: one `relay` line each.
- */
-export interface RelayEvent {
-  server: string;
-  method: string;
-  /** The runs with a call of that server in flight (whose clock the wait paused). */
-  runs: string[];
-  outcome: 'answered' | 'refused' | 'failed' | 'timeout';
-  /** An elicitation's answer (accept, decline, cancel). */
-  action?: string;
-  waitedMs: number;
-  /** Why it was refused or failed. */
-  error?: string;
-  /** Refusals this one record stands for (grouped, see bridge/client/relay-refusals.ts). */
-  count?: number;
-}
 
 /** What one run has used of its budget in the log. */
 interface RunBudget {
@@ -174,7 +92,7 @@ type BesideEntry = { mime?: string; path?: string; bytes: number; file?: string;
 export class RunLog {
   readonly file: string;
   private readonly dir: string;
-  private readonly options: Required<Omit<RunLogOptions, 'onProblem'>>;
+  private readonly options: RunLogConfig;
   private readonly onProblem: ((problem: string | undefined) => void) | undefined;
   private fd: number | undefined;
   /** The open file's inode and device, to tell when runs.jsonl is another file now. */
@@ -210,7 +128,7 @@ export class RunLog {
     return this.currentProblem;
   }
 
-  runStarted(event: { run: string; session: string; code: string; timeoutMs: number }): void {
+  runStarted(event: RunStartEvent): void {
     this.startedAt.set(event.run, performance.now());
     this.budgets.set(event.run, newBudget());
     this.write({ type: 'run-start', time: new Date().toISOString(), ...event, code: cap(event.code, MAX_CODE_CHARS) });

@@ -1,0 +1,151 @@
+// The run log's events, defined once: the writer's types are inferred from these schemas and the
+// reader parses lines with them. A line is an event plus its `type` and `time`. Where the
+// writer picks a word from a list (an outcome, a phase, an answer), the line schema reads any
+// string, so a log written by an older or newer bridge still reads; everything else a line may
+// lack in old logs is optional here.
+import { z } from 'zod';
+import { outFilePath } from '../../shared/out-names.ts';
+
+export const TOOL_CALL_OUTCOMES = ['ok', 'tool-error', 'denied', 'declined', 'failed'] as const;
+/** How a confirmation ended (see bridge/client/confirmations.ts). */
+export const CONFIRMATION_ANSWERS = ['allowed-once', 'allowed-for-session', 'declined', 'cancelled', 'timeout', 'no-client', 'too-large', 'stopped', 'failed'] as const;
+export const RELAY_OUTCOMES = ['answered', 'refused', 'failed', 'timeout'] as const;
+
+// As the bridge writes them (snippets.ts): anything else in these fields is not from a bridge.
+const snippetName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/);
+const hexHash = z.string().regex(/^[0-9a-f]{1,64}$/);
+
+export const runStartEventSchema = z.object({ run: z.string(), session: z.string(), code: z.string(), timeoutMs: z.number() });
+export type RunStartEvent = z.infer<typeof runStartEventSchema>;
+
+export const toolCallEventSchema = z.object({
+  run: z.string(),
+  server: z.string(),
+  tool: z.string(),
+  arguments: z.unknown(),
+  outcome: z.enum(TOOL_CALL_OUTCOMES),
+  durationMs: z.number(),
+  error: z.string().optional(),
+});
+export type ToolCallEvent = z.infer<typeof toolCallEventSchema>;
+
+export type ConfirmationAnswer = (typeof CONFIRMATION_ANSWERS)[number];
+
+/** A confirmation asked of the user, then its answer: one `confirmation` line each. */
+export const confirmationEventSchema = z.object({
+  run: z.string(),
+  server: z.string(),
+  tool: z.string(),
+  arguments: z.unknown(),
+  phase: z.enum(['asked', 'answered']),
+  answer: z.enum(CONFIRMATION_ANSWERS).optional(),
+  waitedMs: z.number().optional(),
+  error: z.string().optional(),
+});
+export type ConfirmationEvent = z.infer<typeof confirmationEventSchema>;
+
+/** A snippet a run ran with run_snippet: which one (folder, hash of its source) and its arguments, shortened. */
+export const snippetUseEventSchema = z.object({
+  run: z.string(),
+  name: snippetName,
+  origin: z.enum(['user', 'workspace']),
+  /** The first hex digits of the SHA-256 of the source that was sent into the sandbox. */
+  sha256: hexHash,
+  arguments: z.string().max(2000).optional(),
+});
+export type SnippetUseEvent = z.infer<typeof snippetUseEventSchema>;
+
+/** A run's code saved as a snippet (by the editor): the run it came from and the file written. */
+export const snippetSavedEventSchema = z.object({ run: z.string(), name: snippetName, sha256: hexHash });
+export type SnippetSavedEvent = z.infer<typeof snippetSavedEventSchema>;
+
+/** Where a run ran: the container runtime and the isolation tier (gVisor, or a plain container under the OCI runtime named). */
+export const sandboxTierSchema = z.object({ runtime: z.string(), isolation: z.enum(['gVisor', 'container']), ociRuntime: z.string().optional() });
+export type SandboxTier = z.infer<typeof sandboxTierSchema>;
+
+/**
+ * A proxied server's request to the bridge's client (roots, elicitation, sampling, a URL
+ * elicitation a tool call asked for), relayed or refused: one `relay` line each. It belongs to
+ * every run with a call of that server in flight, or to none (at connect).
+ */
+export const relayEventSchema = z.object({
+  server: z.string(),
+  method: z.string(),
+  /** The runs with a call of that server in flight (whose clock the wait paused). */
+  runs: z.array(z.string()).max(1000),
+  outcome: z.enum(RELAY_OUTCOMES),
+  /** An elicitation's answer (accept, decline, cancel). */
+  action: z.string().optional(),
+  waitedMs: z.number(),
+  /** Why it was refused or failed. */
+  error: z.string().optional(),
+  /** Refusals this one record stands for (grouped, see bridge/client/relay-refusals.ts). */
+  count: z.number().optional(),
+});
+export type RelayEvent = z.infer<typeof relayEventSchema>;
+
+/** Tool calls of a run beyond its budget in the log: counted, not logged one by one. */
+export const toolCallsOmittedEventSchema = z.object({
+  run: z.string(),
+  count: z.number(),
+  bytes: z.number().optional(),
+  logged: z.number().optional(),
+  byTool: z.record(z.string(), z.number()).optional(),
+  byOutcome: z.record(z.string(), z.number()).optional(),
+});
+
+const errorSchema = z.object({ type: z.string(), message: z.string(), traceback: z.string().optional() }).nullable();
+
+const imageSchema = z.object({
+  mime: z.string(),
+  bytes: z.number(),
+  file: z.string().regex(/^images\/[A-Za-z0-9-]+\.(png|jpg|gif|webp)$/).optional(),
+  skipped: z.string().optional(),
+});
+
+/** A file the run left in /work/out, saved beside the images (`file`) unless a cap kept it back. */
+const outFileSchema = z.object({
+  // Cleaned again: a log written before names were cleaned may hold a forged or escaping one.
+  path: z.string().transform(outFilePath),
+  bytes: z.number(),
+  file: z.string().regex(/^images\/[A-Za-z0-9-]+-out-[0-9]+\.dat$/).optional(),
+  skipped: z.string().optional(),
+});
+
+/** A run's end (or a failure before it could start, with only status and error). */
+export const runEndEventSchema = z.object({
+  run: z.string(),
+  session: z.string(),
+  status: z.string(),
+  durationMs: z.number().optional(),
+  stdout: z.string().optional(),
+  stderr: z.string().optional(),
+  value: z.string().nullable().optional(),
+  error: errorSchema.optional(),
+  images: z.array(imageSchema).optional(),
+  files: z.array(outFileSchema).optional(),
+  toolCalls: z.number().optional(),
+  truncated: z.boolean().optional(),
+  sessionLost: z.boolean().optional(),
+  sessionChange: z.object({ kind: z.string(), reason: z.string() }).optional(),
+  sandbox: sandboxTierSchema.extend({ isolation: z.string() }).optional(),
+});
+
+const time = z.string();
+/** A word from a list, read back: any string (see the top of this file). */
+const word = z.string();
+
+/** Every line of the log, as the reader accepts it. */
+export const runLogLineSchema = z.discriminatedUnion('type', [
+  // timeoutMs: absent from logs of older bridges.
+  runStartEventSchema.extend({ type: z.literal('run-start'), time, timeoutMs: z.number().optional() }),
+  toolCallEventSchema.extend({ type: z.literal('tool-call'), time, outcome: word }),
+  confirmationEventSchema.extend({ type: z.literal('confirmation'), time, phase: word, answer: word.optional() }),
+  snippetUseEventSchema.extend({ type: z.literal('snippet'), time }),
+  snippetSavedEventSchema.extend({ type: z.literal('snippet-saved'), time }),
+  relayEventSchema.extend({ type: z.literal('relay'), time, outcome: word }),
+  toolCallsOmittedEventSchema.extend({ type: z.literal('tool-calls-omitted'), time }),
+  runEndEventSchema.extend({ type: z.literal('run-end'), time }),
+]);
+
+export type RunLogEvent = z.infer<typeof runLogLineSchema>;
