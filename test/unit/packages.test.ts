@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/load.ts';
-import { isLoopbackUrl, MAX_PACKAGES, MAX_REQUIREMENT_CHARS, normalizePackages, packageNames } from '../../src/config/packages.ts';
+import { isLoopbackUrl, MAX_PACKAGES, MAX_REQUIREMENT_CHARS, normalizeName, normalizePackages, packageNames } from '../../src/config/packages.ts';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import { buildArgs, buildEnv, containerfile, DERIVED_LABELS, derivedSpec, PACKAGES_DIR, packagesSummary } from '../../src/sandbox/image/derived.ts';
 import { describeBuildFailure, MAX_PIP_WORDS_CHARS, MAX_PROGRESS_LINE_CHARS, progressLine } from '../../src/sandbox/image/build-output.ts';
@@ -196,4 +196,9 @@ test('image creation times as docker and podman print them; unreadable ones sort
   assert.equal(createdAt('2026-12-01 03:35:45 +0100 CET'), Date.parse('2026-12-01T02:35:45Z'));
   assert.equal(createdAt('yesterday'), 0);
   assert.equal(createdAt(''), 0);
+});
+
+test('normalizeName: PEP 503, the one form sandbox.packages and an image\'s distributions are compared in', () => {
+  assert.equal(normalizeName('Foo.Bar__baz--Qux'), 'foo-bar-baz-qux');
+  assert.equal(normalizeName('numpy'), 'numpy');
 });

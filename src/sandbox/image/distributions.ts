@@ -3,6 +3,7 @@
 // import, well under a millisecond). Untrusted like every frame: capped by the frame schema,
 // then checked, normalised and filtered here. Learned once per image, so that the listing can
 // say "with packages" for a user's own image with numpy and friends preinstalled.
+import { normalizeName } from '../../config/packages.ts';
 
 /** The most names a `ready` frame may carry; the kernel sends at most this many and counts the rest. */
 export const MAX_DISTRIBUTIONS = 500;
@@ -28,11 +29,6 @@ export interface ImageDistributions {
   more: number;
 }
 
-/** The canonical form of a project name (PEP 503), for comparing and de-duplicating. */
-export function canonicalName(name: string): string {
-  return name.toLowerCase().replace(/[-_.]+/g, '-');
-}
-
 /** The distributions of a `ready` frame's (schema-checked) fields; none when it sent none. */
 export function imageDistributions(names: readonly string[] | undefined, more = 0): ImageDistributions {
   const seen = new Map<string, string>();
@@ -42,7 +38,7 @@ export function imageDistributions(names: readonly string[] | undefined, more = 
       dropped++;
       continue;
     }
-    const key = canonicalName(name);
+    const key = normalizeName(name);
     if (TOOLING_DISTRIBUTIONS.has(key) || seen.has(key)) continue;
     seen.set(key, name);
   }
