@@ -18,7 +18,8 @@ import { RefusalGroups } from '../../src/bridge/client/relay-refusals.ts';
 import { RunLog, RUN_LOG_FILE, type RelayEvent } from '../../src/state/run-log/writer.ts';
 import { oneLine, prefixedMessage } from '../../src/shared/shown-text.ts';
 import { proxyConfigSchema } from '../../src/config/schema.ts';
-import { sleep } from '../helpers/wait.ts';
+import { FakeClock } from '../helpers/fake-clock.ts';
+import { until } from '../helpers/wait.ts';
 
 
 /** A bridge client that declares everything and holds every question until released (or answers at once). */
@@ -72,14 +73,16 @@ test('at most maxPendingRelaysPerServer questions of one server wait at once; th
   const relay = new BridgeClientRelay(() => client.fake, { roots: [], timeoutMs: 5000 });
   relay.limit({ maxPendingRelaysPerServer: 2, maxRelaysPerRun: 100 });
   // Ten form and sampling requests of "a" at once, and two of "b": a gets 2, b its own 2.
+  let refusedAtOnce = 0;
   const fromA = Array.from({ length: 10 }, (_, i) =>
     (i % 2 ? relay.sample({ messages: [], maxTokens: 1 }, ctx('a')) : relay.elicit(form(), ctx('a'))).then(
       () => 'ok',
-      (e: McpError) => e,
+      (e: McpError) => (refusedAtOnce++, e),
     ),
   );
   const fromB = [relay.elicit(form(), ctx('b')), relay.elicit(form(), ctx('b'))];
-  await sleep(10);
+  // Every request decided: a's eight refused while its two and b's two are held.
+  await until('the twelve requests decided', () => refusedAtOnce === 8 && client.asked.length >= 4);
   assert.equal(client.asked.length, 4);
   client.release();
   const outcomes = await Promise.all(fromA);
@@ -93,7 +96,7 @@ test('at most maxPendingRelaysPerServer questions of one server wait at once; th
   }
   // Answered: their places are free again.
   const again = relay.elicit(form(), ctx('a'));
-  await sleep(5);
+  await until('the next question asked', () => client.asked.length === 5);
   client.release();
   assert.deepEqual(await again, { action: 'accept' });
 });
@@ -121,12 +124,15 @@ test('at most maxRelaysPerRun elicitations and sampling requests for one run, al
 
 test('refusals are grouped: one record per server and window with a count, real records kept', async () => {
   const written: RelayEvent[] = [];
-  const groups = new RefusalGroups((e) => written.push(e), 200);
+  const clock = new FakeClock();
+  const groups = new RefusalGroups((e) => written.push(e), 200, clock);
   const refusal = (server: string, run: string): RelayEvent => ({ server, method: 'sampling/createMessage', runs: [run], outcome: 'refused', waitedMs: 0, error: 'too many' });
   for (let i = 0; i < 100; i++) groups.refused(refusal('a', `r${i % 3}`));
   groups.refused(refusal('b', 'r9'));
   assert.equal(written.length, 2);
-  await sleep(300);
+  clock.advance(199);
+  assert.equal(written.length, 2, 'the window is still open');
+  clock.advance(1);
   assert.equal(written.length, 3);
   assert.equal(written[2]?.count, 99);
   assert.deepEqual([...(written[2]?.runs ?? [])].sort(), ['r0', 'r1', 'r2']);
@@ -136,7 +142,7 @@ test('refusals are grouped: one record per server and window with a count, real 
   const dir = await mkdtemp(join(tmpdir(), 'cem-relay-guards-'));
   const log = new RunLog(dir);
   const client = heldClient();
-  const relay = new BridgeClientRelay(() => client.fake, { roots: [], timeoutMs: 5000 });
+  const relay = new BridgeClientRelay(() => client.fake, { roots: [], timeoutMs: 5000, clock });
   relay.runLog = log;
   relay.limit({ maxPendingRelaysPerServer: 1, maxRelaysPerRun: 1000 });
   const held = relay.elicit(form(), ctx('a'));
@@ -144,7 +150,7 @@ test('refusals are grouped: one record per server and window with a count, real 
   assert.equal(flood.filter((r) => r.status === 'rejected').length, 300);
   client.release();
   await held;
-  await sleep(1100);
+  clock.advance(1000);
   const lines = (await readFile(join(dir, RUN_LOG_FILE), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
   const relays = lines.filter((l) => l.type === 'relay');
   assert.ok(relays.length <= 3, JSON.stringify(relays));
@@ -207,13 +213,12 @@ test('URL elicitations follow the sign-in rule; completion notices only from the
   // Two servers, the same elicitationId: each one's notice completes its own, another's does nothing.
   await relay.elicit(url('https://example.com/b', 'same'), ctx('a'));
   await relay.elicit(url('https://example.com/b', 'same'), ctx('b'));
+  // A notice from c, had it been passed on, would come before those of a and b.
   relay.elicitationComplete('c', 'same');
-  await sleep(5);
-  assert.deepEqual(client.completed, []);
   relay.elicitationComplete('a', 'same');
   relay.elicitationComplete('a', 'same');
   relay.elicitationComplete('b', 'same');
-  await sleep(5);
+  await until('the completion notices', () => client.completed.length >= 2);
   assert.deepEqual(client.completed, ['same', 'same']);
 });
 

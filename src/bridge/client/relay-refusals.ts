@@ -2,6 +2,7 @@
 // refusal of a server in a window is written at once, the others of that window are counted and
 // written as one record when it ends. A server sending a hundred requests a second thus adds two
 // lines a second, and the real audit records are not rotated out of the log by them.
+import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
 import type { RelayEvent } from '../../state/run-log/writer.ts';
 
 /** Runs named in a grouped record at most. */
@@ -12,22 +13,24 @@ interface Group {
   count: number;
   last: RelayEvent | undefined;
   runs: Set<string>;
-  timer: NodeJS.Timeout | undefined;
+  timer: ClockTimer | undefined;
 }
 
 export class RefusalGroups {
   private readonly write: (event: RelayEvent) => void;
   private readonly windowMs: number;
   private readonly groups = new Map<string, Group>();
+  private readonly clock: Clock;
 
-  constructor(write: (event: RelayEvent) => void, windowMs = 1000) {
+  constructor(write: (event: RelayEvent) => void, windowMs = 1000, clock: Clock = realClock) {
     this.write = write;
     this.windowMs = windowMs;
+    this.clock = clock;
   }
 
   /** A refusal: written now when it is the first of its server's window, else counted. */
   refused(event: RelayEvent): void {
-    const now = performance.now();
+    const now = this.clock.now();
     const group = this.groups.get(event.server);
     if (!group || now - group.start >= this.windowMs) {
       if (group) this.flush(event.server);
@@ -39,8 +42,8 @@ export class RefusalGroups {
     group.last = event;
     for (const run of event.runs) if (group.runs.size < MAX_GROUP_RUNS) group.runs.add(run);
     if (!group.timer) {
-      group.timer = setTimeout(() => this.flush(event.server), Math.max(0, group.start + this.windowMs - now));
-      group.timer.unref();
+      group.timer = this.clock.setTimeout(() => this.flush(event.server), Math.max(0, group.start + this.windowMs - now));
+      group.timer.unref?.();
     }
   }
 
@@ -49,7 +52,7 @@ export class RefusalGroups {
     for (const name of server === undefined ? [...this.groups.keys()] : [server]) {
       const group = this.groups.get(name);
       if (!group) continue;
-      if (group.timer) clearTimeout(group.timer);
+      if (group.timer) this.clock.clearTimeout(group.timer);
       group.timer = undefined;
       const last = group.last;
       if (last && group.count > 0) {

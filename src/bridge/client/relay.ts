@@ -22,6 +22,7 @@ import { openableSignInUrl } from '../../state/sign-in-notices.ts';
 import { confirmationWordingReason, reservedFieldReason } from './relay-imitation.ts';
 import { RelayAdmission, type RelayLimits } from './relay-limits.ts';
 import { RefusalGroups } from './relay-refusals.ts';
+import { realClock, type Clock } from '../../shared/clock.ts';
 import type { RelayEvent, RunLog } from '../../state/run-log/writer.ts';
 import { lines, oneLine, prefixedMessage } from '../../shared/shown-text.ts';
 
@@ -50,6 +51,8 @@ export interface ClientRelayOptions {
    * this long; undefined: no client will come (a command-line run), start at once.
    */
   awaitClientMs?: number | undefined;
+  /** What the refusal windows and the roots/list records read the time from (tests drive it). */
+  clock?: Clock;
 }
 
 /** A configured root as MCP has it: a file:// URI, named by its last part. */
@@ -81,10 +84,14 @@ export class BridgeClientRelay implements ClientRelay {
     this.options = options;
     this.configRoots = options.roots.map(configuredRoot);
     this.admission = new RelayAdmission(proxyConfigSchema.parse({}));
-    this.refusals = new RefusalGroups((event) => {
-      this.options.log?.(`server ${event.server}: ${event.method} refused: ${event.error ?? ''}`);
-      this.write(event);
-    });
+    this.refusals = new RefusalGroups(
+      (event) => {
+        this.options.log?.(`server ${event.server}: ${event.method} refused: ${event.error ?? ''}`);
+        this.write(event);
+      },
+      undefined,
+      options.clock,
+    );
   }
 
   /** The caps on questions pending per server and relayed per run (proxy settings). */
@@ -255,7 +262,7 @@ export class BridgeClientRelay implements ClientRelay {
     // A server may ask for the roots in a loop, and each answer costs nothing: recorded at most
     // every ROOTS_RECORD_MS per server, so that it cannot push real records out of the run log.
     if (method === 'roots/list' && outcome === 'answered') {
-      const now = Date.now();
+      const now = (this.options.clock ?? realClock).now();
       if (now - (this.rootsRecorded.get(context.server) ?? -Infinity) < ROOTS_RECORD_MS) return;
       this.rootsRecorded.set(context.server, now);
     }
