@@ -9,7 +9,7 @@ import { substitute, substituteServer, VariableError, type VariableContext } fro
 import { redactor, stderrSummary } from '../../src/bridge/proxy/stderr.ts';
 import { INHERITED_NETWORK_ENV, serverEnvironment } from '../../src/bridge/proxy/transports.ts';
 import { RunClock } from '../../src/sandbox/sessions/session.ts';
-import { sleep } from '../helpers/wait.ts';
+import { FakeClock } from '../helpers/fake-clock.ts';
 
 const context: VariableContext = {
   workspaceFolder: '/home/ada/projects/engine',
@@ -136,48 +136,89 @@ test('stderr: a secret cut by the length limit is still redacted', () => {
 });
 
 
-test('run clock: fires after the limit when nothing pauses it', async () => {
+/** A wait the test ends when it chooses. */
+function held<T = void>() {
+  let resolve!: (value: T) => void;
+  let reject!: (error: Error) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
+}
+
+/** Lets the promise callbacks queued so far run. */
+const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+test('run clock: fires after the limit when nothing pauses it', () => {
   let fired = 0;
-  const clock = new RunClock(80, () => fired++);
-  await sleep(160);
+  const time = new FakeClock();
+  const clock = new RunClock(80, () => fired++, undefined, time);
+  time.advance(79);
+  assert.equal(fired, 0);
+  time.advance(1);
   assert.equal(fired, 1);
   clock.stop();
 });
 
 test('run clock: untimed waits, nested and concurrent, do not count; the time left is kept', async () => {
-  let fired = false;
-  const started = performance.now();
-  let firedAt = 0;
-  const clock = new RunClock(200, () => {
-    fired = true;
-    firedAt = performance.now() - started;
-  });
-  await sleep(100);
-  // Two overlapping waits of 300 ms, one nested in the other: about 350 ms uncounted.
-  await Promise.all([clock.untimed(sleep(300)), clock.untimed(sleep(50).then(() => clock.untimed(sleep(300))))]);
-  assert.equal(fired, false, 'the pause must not count');
-  assert.ok(clock.untimedMs >= 330 && clock.untimedMs < 500, `untimed ${clock.untimedMs}`);
-  await sleep(250);
-  assert.equal(fired, true, 'the 100 ms left must still run out');
-  assert.ok(firedAt >= 530 && firedAt < 800, `fired at ${firedAt}`);
+  let firedAt: number | undefined;
+  const time = new FakeClock();
+  const clock = new RunClock(200, () => (firedAt = time.now()), undefined, time);
+  time.advance(100);
+  // Two overlapping waits of 300 ms, one nested in the other: 350 ms uncounted.
+  const first = held();
+  const outer = held();
+  const inner = held();
+  const waits = Promise.all([
+    clock.untimed(first.promise),
+    clock.untimed(outer.promise.then(() => clock.untimed(inner.promise))),
+  ]);
+  time.advance(50);
+  outer.resolve();
+  await settle();
+  time.advance(250);
+  first.resolve();
+  await settle();
+  time.advance(50);
+  inner.resolve();
+  await waits;
+  assert.equal(firedAt, undefined, 'the pause must not count');
+  assert.equal(clock.untimedMs, 350);
+  time.advance(99);
+  assert.equal(firedAt, undefined);
+  time.advance(1);
+  assert.equal(firedAt, 550, 'the 100 ms left must still run out');
 });
 
 test('run clock: the uncounted time has a ceiling; a stopped clock never fires', async () => {
   let fired = 0;
-  const clock = new RunClock(50, () => fired++, 100);
-  await clock.untimed(sleep(250)).catch(() => undefined);
+  const time = new FakeClock();
+  const clock = new RunClock(50, () => fired++, 100, time);
+  const wait = held();
+  const waited = clock.untimed(wait.promise);
+  time.advance(149);
+  assert.equal(fired, 0);
+  time.advance(1);
   assert.equal(fired, 1, 'paused longer than its budget plus the limit, it fires');
-  const stopped = new RunClock(30, () => fired++);
+  wait.resolve();
+  await waited;
+  const stopped = new RunClock(30, () => fired++, undefined, time);
   stopped.stop();
-  await sleep(60);
+  assert.equal(time.waiting, 0, 'no timer is left to fire');
+  time.advance(60);
   assert.equal(fired, 1);
 });
 
 test('run clock: a failing wait resumes the clock and passes the error on', async () => {
   let fired = 0;
-  const clock = new RunClock(150, () => fired++);
-  await assert.rejects(clock.untimed(sleep(200).then(() => Promise.reject(new Error('server gone')))), /server gone/);
+  const time = new FakeClock();
+  const clock = new RunClock(150, () => fired++, undefined, time);
+  const wait = held();
+  const waited = clock.untimed(wait.promise);
+  time.advance(200);
+  wait.reject(new Error('server gone'));
+  await assert.rejects(waited, /server gone/);
   assert.equal(fired, 0);
-  await sleep(200);
+  time.advance(149);
+  assert.equal(fired, 0);
+  time.advance(1);
   assert.equal(fired, 1);
 });

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { SandboxConfig } from '../../config/schema.ts';
 import type { ExitInfo, KernelContainer } from '../container/kernel-container.ts';
 import { CappedText } from './capped-text.ts';
+import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
 import type { KernelError, KernelMessage } from '../container/protocol/messages.ts';
 
 export type RunStatus = 'ok' | 'error' | 'timeout' | 'cancelled';
@@ -461,17 +462,21 @@ export class RunClock {
   untimedMs = 0;
   private leftMs: number;
   private budgetMs: number;
-  private since = performance.now();
-  private timer: NodeJS.Timeout | undefined;
+  private since: number;
+  private timer: ClockTimer | undefined;
   /** Waits in progress; the clock stands still while there is one. */
   private pauses = 0;
   private stopped = false;
   private readonly onTimeout: () => void;
+  /** The time and timers read (tests drive them). */
+  private readonly clock: Clock;
 
-  constructor(limitMs: number, onTimeout: () => void, budgetMs = MAX_UNTIMED_MS) {
+  constructor(limitMs: number, onTimeout: () => void, budgetMs = MAX_UNTIMED_MS, clock: Clock = realClock) {
     this.leftMs = limitMs;
     this.budgetMs = budgetMs;
     this.onTimeout = onTimeout;
+    this.clock = clock;
+    this.since = clock.now();
     this.arm();
   }
 
@@ -491,12 +496,12 @@ export class RunClock {
 
   stop(): void {
     this.stopped = true;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
   }
 
   /** Books the time since the last booking: counted, or uncounted while paused (up to the budget). */
   private book(): void {
-    const now = performance.now();
+    const now = this.clock.now();
     const elapsed = now - this.since;
     this.since = now;
     const free = this.pauses > 0 ? Math.min(elapsed, this.budgetMs) : 0;
@@ -507,9 +512,9 @@ export class RunClock {
 
   /** While paused the clock stands still until the budget is spent, then runs again. */
   private arm(): void {
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     const ms = this.pauses > 0 ? this.leftMs + this.budgetMs : this.leftMs;
-    this.timer = setTimeout(() => {
+    this.timer = this.clock.setTimeout(() => {
       this.stopped = true;
       this.onTimeout();
     }, ms);
