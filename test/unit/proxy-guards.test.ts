@@ -11,6 +11,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { callReason, startReason, StartTimeout } from '../../src/bridge/proxy/failures.ts';
 import { Flow, GuardedTransport } from '../../src/bridge/proxy/guarded-transport.ts';
+import { FakeClock } from '../helpers/fake-clock.ts';
 import { limitedFetch } from '../../src/bridge/proxy/limited-fetch.ts';
 import { sizeText } from '../../src/shared/byte-size.ts';
 import { ProxyLimitError } from '../../src/bridge/proxy/limits.ts';
@@ -138,11 +139,13 @@ class FakeTransport implements Transport {
 
 test('notifications over the rate are dropped (responses never), and reading is held', async () => {
   const inner = new FakeTransport();
-  const flow = new Flow();
+  const clock = new FakeClock();
+  const flow = new Flow(clock);
   let held = 0;
-  flow.attach({ pause: () => held++, resume: () => undefined });
+  let resumed = 0;
+  flow.attach({ pause: () => held++, resume: () => resumed++ });
   const drops: number[] = [];
-  const guarded = new GuardedTransport(inner, { maxPerSecond: 5, flow, onDropped: (n) => drops.push(n) });
+  const guarded = new GuardedTransport(inner, { maxPerSecond: 5, flow, onDropped: (n) => drops.push(n), clock });
   const seen: JSONRPCMessage[] = [];
   guarded.onmessage = (m) => seen.push(m);
   await guarded.start();
@@ -153,11 +156,17 @@ test('notifications over the rate are dropped (responses never), and reading is 
   assert.equal(drops.at(-1), 15);
   assert.equal(held, 1, 'held once, not once per drop');
   let released = false;
-  void flow.wait().then(() => (released = true));
-  await new Promise((r) => setTimeout(r, 10));
-  assert.equal(released, false, 'reading waits while held');
-  await new Promise((r) => setTimeout(r, 150));
-  assert.equal(released, true, 'and goes on shortly after');
+  const reading = flow.wait().then(() => (released = true));
+  clock.advance(99);
+  assert.equal(resumed, 0, 'reading waits while held');
+  clock.advance(1);
+  assert.equal(resumed, 1, 'and goes on shortly after (the rest of the second, at most 100 ms)');
+  await reading;
+  assert.equal(released, true);
+  // The next second: notifications pass again.
+  clock.advance(900);
+  inner.onmessage!({ jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'later' } });
+  assert.equal(seen.length, 7);
   await guarded.close();
 });
 

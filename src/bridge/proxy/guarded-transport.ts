@@ -5,6 +5,7 @@
 // request, when the server sends a message over the size cap.
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
 
 const WINDOW_MS = 1000;
 const HOLD_MS = 100;
@@ -14,9 +15,14 @@ const HOLD_MS = 100;
  * blocks on its own writes); an HTTP server's response bodies wait in `wait()`.
  */
 export class Flow {
-  private timer: NodeJS.Timeout | undefined;
+  private timer: ClockTimer | undefined;
   private waiters: Array<() => void> = [];
   private stream: { pause(): unknown; resume(): unknown } | undefined;
+  private readonly clock: Clock;
+
+  constructor(clock: Clock = realClock) {
+    this.clock = clock;
+  }
 
   attach(stream: { pause(): unknown; resume(): unknown }): void {
     this.stream = stream;
@@ -26,12 +32,12 @@ export class Flow {
   hold(ms: number): void {
     if (this.timer) return;
     this.stream?.pause();
-    this.timer = setTimeout(() => this.release(), Math.max(1, ms));
+    this.timer = this.clock.setTimeout(() => this.release(), Math.max(1, ms));
   }
 
   release(): void {
     if (!this.timer) return;
-    clearTimeout(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     this.stream?.resume();
     for (const resolve of this.waiters.splice(0)) resolve();
@@ -53,6 +59,8 @@ export interface GuardOptions {
   onOversize?(): void;
   /** Called once the inner transport has started (a stdio server's process exists). */
   onStarted?(): void;
+  /** What the rate window reads the time from (tests drive it). */
+  clock?: Clock;
 }
 
 export class GuardedTransport implements Transport {
@@ -61,7 +69,7 @@ export class GuardedTransport implements Transport {
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
   private readonly inner: Transport;
   private readonly options: GuardOptions;
-  private windowStart = 0;
+  private windowStart = -Infinity;
   private inWindow = 0;
   private dropped = 0;
   private closed = false;
@@ -124,7 +132,7 @@ export class GuardedTransport implements Transport {
   /** Responses always pass; what the server sends of its own accord is rate-limited. */
   private admit(message: JSONRPCMessage): boolean {
     if (!('method' in message)) return true;
-    const now = Date.now();
+    const now = (this.options.clock ?? realClock).now();
     if (now - this.windowStart >= WINDOW_MS) {
       this.windowStart = now;
       this.inWindow = 0;
