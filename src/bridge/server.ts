@@ -6,10 +6,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
 import { redactUrlSecrets } from '../config/url-secrets.ts';
-import { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, workspaceRequested } from '../sandbox/index.ts';
-import type { PackagesState } from '../sandbox/index.ts';
-import { distributionsText, type ImageDistributions } from '../sandbox/index.ts';
-import { PACKAGES_RECHECK_MS, SessionManager } from '../sandbox/index.ts';
+import { distributionsText, forbiddenMountDirs, type ImageDistributions, mountsText, PACKAGES_RECHECK_MS, type PackagesState, resolveWorkspaceMounts, SessionManager, workspaceRequested } from '../sandbox/index.ts';
 import { BridgeClientRelay } from './client/relay.ts';
 import { ConfirmationGate, clientAsker } from './client/confirmations.ts';
 import { createHostMethods, recordRefusedRequest, type HostMethods } from './sandbox-api/host-methods.ts';
@@ -33,7 +30,8 @@ export interface Bridge {
   hub: ProxyHub;
   sandbox: SessionManager;
   runLog: RunLog;
-  toolCalls: HostMethods;
+  /** Each run's request handler (the CLI's `run` uses it too). */
+  requests: HostMethods;
   close(): Promise<void>;
 }
 
@@ -155,7 +153,7 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
     sandbox,
     hub,
     runLog,
-    toolCalls: methods,
+    requests: methods,
     log,
   });
   // The capability resource first, then the proxied servers' resources, templates and prompts.
@@ -194,7 +192,7 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
     hub,
     sandbox,
     runLog,
-    toolCalls: methods,
+    requests: methods,
     close: () =>
       (closing ??= (async () => {
         clearInterval(packagesWatch);

@@ -7,11 +7,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, expandHome, loadConfigFile, parseConfig } from '../config/load.ts';
 import type { Config, SandboxConfig } from '../config/schema.ts';
 import { applySecrets, takeSecrets } from '../config/secrets.ts';
-import { isSandboxError } from '../sandbox/index.ts';
-import { checkSandbox } from '../sandbox/index.ts';
-import { forbiddenMountDirs, resolveWorkspaceMounts } from '../sandbox/index.ts';
-import { reportLines } from '../sandbox/index.ts';
-import { pullImage } from '../sandbox/index.ts';
+import { checkSandbox, forbiddenMountDirs, isSandboxError, pullImage, reportLines, resolveWorkspaceMounts } from '../sandbox/index.ts';
 import { buildImageCommand } from './build-image.ts';
 import { resultJson, runOutput, runToExitCode, writeRunResult, type RunOutput } from './output.ts';
 import { createBridge, serveStdio } from '../bridge/server.ts';
@@ -190,14 +186,16 @@ async function runCommand(
   try {
     const live = values.json ? undefined : liveWriter(config.sandbox.maxOutputChars, out);
     bridge.runLog.runStarted({ run: runId, session: values.session ?? 'default', code, timeoutMs: timeoutSeconds * 1000 });
+    const requests = bridge.requests.forRun();
     const result = await manager.execute(code, {
       runId,
+      onRequest: requests.handle,
       timeoutMs: timeoutSeconds * 1000,
       signal: abort.signal,
       ...(values.session ? { session: values.session } : {}),
       ...(live ? { onOutput: live.write } : {}),
     });
-    bridge.runLog.runEnded(result, { toolCalls: bridge.toolCalls.toolCallsOf(runId) });
+    bridge.runLog.runEnded(result, { toolCalls: requests.toolCalls() });
     if (values.json) process.stdout.write(`${resultJson(result, out)}\n`);
     else writeRunResult(result, live?.printed ?? { stdout: 0, stderr: 0 }, out);
     return runToExitCode(result.status);

@@ -25,19 +25,24 @@ function imageHub(perCall: number): ProxyHub {
   return hub as unknown as ProxyHub;
 }
 
-test('a run keeps at most MAX_TOOL_IMAGES_PER_RUN tool images, one call or many at once', async () => {
-  const one = createHostMethods(imageHub(MAX_TOOL_IMAGES_PER_RUN + 10), undefined);
+test('a run keeps at most MAX_TOOL_IMAGES_PER_RUN tool images, one call or many at once; each run its own', async () => {
+  const one = createHostMethods(imageHub(MAX_TOOL_IMAGES_PER_RUN + 10), undefined).forRun();
   await one.handle('call_tool', { server: 's', tool: 'shots' }, context('a'));
-  assert.equal(one.toolImagesOf('a').length, MAX_TOOL_IMAGES_PER_RUN);
+  assert.equal(one.toolImages().length, MAX_TOOL_IMAGES_PER_RUN);
+  assert.equal(one.toolCalls(), 1);
 
-  const many = createHostMethods(imageHub(10), undefined);
+  const methods = createHostMethods(imageHub(10), undefined);
+  const many = methods.forRun();
   await Promise.all(Array.from({ length: 12 }, () => many.handle('call_tool', { server: 's', tool: 'shots' }, context('b'))));
-  assert.equal(many.toolImagesOf('b').length, MAX_TOOL_IMAGES_PER_RUN, '120 images from 12 concurrent calls');
-  // Another run has its own count.
-  await many.handle('call_tool', { server: 's', tool: 'shots' }, context('c'));
-  assert.equal(many.toolImagesOf('c').length, 10);
-  many.forget('b');
-  assert.equal(many.toolImagesOf('b').length, 0);
+  assert.equal(many.toolImages().length, MAX_TOOL_IMAGES_PER_RUN, '120 images from 12 concurrent calls');
+  assert.equal(many.toolCalls(), 12);
+  // Another run has its own count, and requests of no run's result keep nothing.
+  const other = methods.forRun();
+  await other.handle('call_tool', { server: 's', tool: 'shots' }, context('c'));
+  assert.equal(other.toolImages().length, 10);
+  await methods.handle('call_tool', { server: 's', tool: 'shots' }, context('d'));
+  assert.equal(other.toolCalls(), 1);
+  assert.equal(many.toolImages().length, MAX_TOOL_IMAGES_PER_RUN);
 });
 
 test('discovered_servers() names at most MAX_LISTED_TOOL_NAMES tools per server and counts the rest', async () => {

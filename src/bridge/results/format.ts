@@ -3,12 +3,11 @@
 // (empty, null and default fields left out), one budget of characters for the output, no
 // base64 as text, and each image once. The full record goes to the run log instead.
 import { z } from 'zod';
-import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGES_PER_RUN, type RunResult, type SessionChange } from '../../sandbox/index.ts';
+import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGES_PER_RUN, MAX_OUT_FILE_BYTES, MAX_OUT_FILES, MAX_OUT_TOTAL_BYTES, type RunResult, type SessionChange } from '../../sandbox/index.ts';
 import { base64Bytes, KnownImages, replaceBase64, sizeText, type Base64Kind, type FoundImage } from './base64-text.ts';
 import { cutToJson, jsonLength, shareBudget } from './budget.ts';
 import { outFilePath } from '../../shared/out-names.ts';
 import { ACTIVE_IMAGE_REASON, isActiveImage, RESULT_IMAGE_BYTES, ResultImages } from './images.ts';
-import { MAX_OUT_FILE_BYTES, MAX_OUT_FILES, MAX_OUT_TOTAL_BYTES } from '../../sandbox/index.ts';
 
 const STATUSES = ['ok', 'error', 'timeout', 'cancelled'] as const;
 const CHANGES = ['reaped', 'evicted', 'reset', 'lost'] as const;

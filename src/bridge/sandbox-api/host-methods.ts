@@ -74,15 +74,33 @@ export const MAX_TOOL_IMAGES_PER_RUN = 64;
 const MAX_TOOL_IMAGE_CHARS_PER_RUN = 48 * 1024 * 1024;
 
 export interface HostMethods {
+  /** Serves requests that belong to no run's result (a prelude's): what they return is kept nowhere. */
   handle: RequestHandler;
-  /** Tool calls a run has made so far (its count is dropped once read after the run). */
-  toolCallsOf(runId: string): number;
-  /** Images the run's tool calls returned (not attached by themselves: see results/format.ts). */
-  toolImagesOf(runId: string): ResultImage[];
-  forget(runId: string): void;
-  /** Relays the progress of the run's proxied tool calls to `sink` until the returned function is called. */
-  onToolProgress(runId: string, sink: ToolProgressSink): () => void;
+  /** A handler of one run's own: what its requests leave stays with it, nothing is kept by run id. */
+  forRun(): RunRequests;
 }
+
+/** One run's requests: the handler to run them with, and what they left for the run's result. */
+export interface RunRequests {
+  handle: RequestHandler;
+  /** Tool calls made so far. */
+  toolCalls(): number;
+  /** Images the tool calls returned (not attached by themselves: see results/format.ts). */
+  toolImages(): ResultImage[];
+  /** Relays the progress of the run's proxied tool calls to `sink` until the returned function is called. */
+  watchProgress(sink: ToolProgressSink): () => void;
+}
+
+/** What one run's requests leave behind; `keep` false for requests of no run's result. */
+interface RunScope {
+  keep: boolean;
+  calls: number;
+  images: ResultImage[];
+  imageChars: number;
+  progress: ToolProgressSink | undefined;
+}
+
+const newScope = (keep: boolean): RunScope => ({ keep, calls: 0, images: [], imageChars: 0, progress: undefined });
 
 /** Where a run's proxied tool calls' progress goes. */
 export type ToolProgressSink = (server: string, tool: string, progress: Progress) => void;
@@ -116,38 +134,32 @@ export function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
 }
 
 export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, snippets?: SnippetStore, confirmations?: ConfirmationGate): HostMethods {
-  const calls = new Map<string, number>();
-  const progressSinks = new Map<string, ToolProgressSink>();
-  const images = new Map<string, { list: ResultImage[]; chars: number }>();
-  const keepImages = (runId: string, found: ResultImage[]) => {
-    // A call that ends after its run was forgotten keeps nothing (nobody would forget it again).
-    if (found.length === 0 || !calls.has(runId)) return;
-    let kept = images.get(runId);
-    if (!kept) images.set(runId, (kept = { list: [], chars: 0 }));
+  const keepImages = (scope: RunScope, found: ResultImage[]) => {
+    if (!scope.keep) return;
     for (const image of found) {
-      if (kept.list.length >= MAX_TOOL_IMAGES_PER_RUN || kept.chars + image.data.length > MAX_TOOL_IMAGE_CHARS_PER_RUN) return;
-      if (kept.list.some((k) => k.data === image.data)) continue;
-      kept.list.push(image);
-      kept.chars += image.data.length;
+      if (scope.images.length >= MAX_TOOL_IMAGES_PER_RUN || scope.imageChars + image.data.length > MAX_TOOL_IMAGE_CHARS_PER_RUN) return;
+      if (scope.images.some((k) => k.data === image.data)) continue;
+      scope.images.push(image);
+      scope.imageChars += image.data.length;
     }
   };
-  const handlers: { [M in HostMethod]: (params: z.infer<(typeof schemas)[M]>, context: RequestContext) => Promise<unknown> } = {
-    async call_tool(params, context) {
+  const handlers: { [M in HostMethod]: (params: z.infer<(typeof schemas)[M]>, context: RequestContext, scope: RunScope) => Promise<unknown> } = {
+    async call_tool(params, context, scope) {
       context.describe(`${params.server}.${params.tool}`);
       const started = performance.now();
-      calls.set(context.runId, (calls.get(context.runId) ?? 0) + 1);
+      scope.calls++;
       const record = { run: context.runId, server: params.server, tool: params.tool, arguments: params.arguments };
       try {
         const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal, {
           untimed: context.untimed,
           runId: context.runId,
           // A progress token goes upstream with every call; what comes back is relayed to the run's client.
-          progress: (progress) => progressSinks.get(context.runId)?.(params.server, params.tool, progress),
+          progress: (progress) => scope.progress?.(params.server, params.tool, progress),
           // A call that needs the user's confirmation asks (off the run's clock); without a gate it is refused.
           ...(confirmations ? { confirm: (request) => confirmations.confirm(request, context) } : {}),
         });
         const { images: found, ...converted } = toSandboxResult(result, params.raw);
-        keepImages(context.runId, found);
+        keepImages(scope, found);
         runLog?.toolCall({ ...record, server, tool, outcome: converted.isError ? 'tool-error' : 'ok', durationMs: performance.now() - started, ...(converted.errorText ? { error: converted.errorText } : {}) });
         return converted;
       } catch (error) {
@@ -264,28 +276,30 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
     });
   };
 
-  const handle: RequestHandler = async (method, params, context) => {
+  const handlerIn = (scope: RunScope): RequestHandler => async (method, params, context) => {
     if (!Object.hasOwn(schemas, method)) throw new Error(`unknown host method "${method}"`);
     const key = method as HostMethod;
     const parsed = schemas[key].safeParse(params ?? {});
     if (!parsed.success) {
       throw new Error(`bad parameters for ${method}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'params'}: ${i.message}`).join('; ')}`);
     }
-    return (handlers[key] as (p: unknown, c: RequestContext) => Promise<unknown>)(parsed.data, context);
+    return (handlers[key] as (p: unknown, c: RequestContext, s: RunScope) => Promise<unknown>)(parsed.data, context, scope);
   };
   return {
-    handle,
-    onToolProgress: (runId, sink) => {
-      progressSinks.set(runId, sink);
-      return () => {
-        if (progressSinks.get(runId) === sink) progressSinks.delete(runId);
+    handle: handlerIn(newScope(false)),
+    forRun: () => {
+      const scope = newScope(true);
+      return {
+        handle: handlerIn(scope),
+        toolCalls: () => scope.calls,
+        toolImages: () => scope.images,
+        watchProgress: (sink) => {
+          scope.progress = sink;
+          return () => {
+            if (scope.progress === sink) scope.progress = undefined;
+          };
+        },
       };
-    },
-    toolCallsOf: (runId) => calls.get(runId) ?? 0,
-    toolImagesOf: (runId) => images.get(runId)?.list ?? [],
-    forget: (runId) => {
-      calls.delete(runId);
-      images.delete(runId);
     },
   };
 }

@@ -3,10 +3,7 @@
 // listing is fixed when the bridge starts, so the state is looked up then: two or three CLI
 // calls, only when packages are configured.
 import type { SandboxConfig } from '../../config/schema.ts';
-import { packagesState, packagesSummary, type PackagesState } from '../../sandbox/index.ts';
-import { distributionsText, type ImageDistributions } from '../../sandbox/index.ts';
-import { candidates } from '../../sandbox/index.ts';
-import { locateRuntime } from '../../sandbox/index.ts';
+import { candidates, distributionsText, type ImageDistributions, locateRuntime, packagesState, type PackagesState, packagesSummary } from '../../sandbox/index.ts';
 
 const START_CHECK_TIMEOUT_MS = 10_000;
 

@@ -8,9 +8,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SandboxConfig } from '../../config/schema.ts';
-import { workspaceRequested, workspaceTargetsOf } from '../../sandbox/index.ts';
-import { isGvisor } from '../../sandbox/index.ts';
-import { SESSION_NAME, type SessionManager } from '../../sandbox/index.ts';
+import { isGvisor, SESSION_NAME, type RequestHandler, type SessionManager, workspaceRequested, workspaceTargetsOf } from '../../sandbox/index.ts';
 import type { FoundImage } from '../results/base64-text.ts';
 import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from '../results/format.ts';
 import type { ProxyHub } from '../proxy/hub.ts';
@@ -89,12 +87,14 @@ export interface RunPythonDeps {
   sandbox: SessionManager;
   hub: ProxyHub;
   runLog?: RunLog;
-  toolCalls: {
-    toolCallsOf(runId: string): number;
-    toolImagesOf(runId: string): readonly FoundImage[];
-    forget(runId: string): void;
-    /** Relays the progress of a run's proxied tool calls (see host-methods.ts). */
-    onToolProgress?(runId: string, sink: ToolProgressSink): () => void;
+  /** Each run's own request handler, and what its requests left (sandbox-api/host-methods.ts). */
+  requests: {
+    forRun(): {
+      handle: RequestHandler;
+      toolCalls(): number;
+      toolImages(): readonly FoundImage[];
+      watchProgress?(sink: ToolProgressSink): () => void;
+    };
   };
   log: (message: string) => void;
   /** Names of the sandbox.packages installed in the image runs use (none: not built or not set), then the image's own as last remembered. */
@@ -123,7 +123,8 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         const reason = (started[refused] as PromiseRejectedResult).reason as unknown;
         return failed('ServerUnavailable', `Could not start server "${args.servers![refused]}": ${reason instanceof Error ? reason.message : String(reason)}`);
       }
-      const progress = startProgress(extra, () => deps.toolCalls.toolCallsOf(runId), deps.toolCalls.onToolProgress && ((sink) => deps.toolCalls.onToolProgress!(runId, sink)));
+      const requests = deps.requests.forRun();
+      const progress = startProgress(extra, () => requests.toolCalls(), requests.watchProgress && ((sink) => requests.watchProgress!(sink)));
       deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
       try {
         const result = await deps.sandbox.execute(args.code, {
@@ -133,9 +134,10 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
           reset: args.reset ?? false,
           signal: extra.signal,
           onOutput: progress.onOutput,
+          onRequest: requests.handle,
         });
-        const toolCalls = deps.toolCalls.toolCallsOf(runId);
-        const shaped = shapeRun({ result, toolCalls, toolImages: deps.toolCalls.toolImagesOf(runId), budget: config.resultChars });
+        const toolCalls = requests.toolCalls();
+        const shaped = shapeRun({ result, toolCalls, toolImages: requests.toolImages(), budget: config.resultChars });
         // The log keeps the full record: the output as captured, every image emitted or returned.
         const tier = deps.sandbox.tier();
         deps.runLog?.runEnded({ ...result, images: shaped.recorded }, { toolCalls, ...(tier ? { sandbox: tier } : {}) });
@@ -155,7 +157,6 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         return failed(type, message, session, auditNote(deps.runLog));
       } finally {
         progress.stop();
-        deps.toolCalls.forget(runId);
       }
     },
   );

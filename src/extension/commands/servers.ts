@@ -4,9 +4,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import * as vscode from 'vscode';
-import { SERVER_NAME } from '../../config/schema.ts';
+import { SERVER_NAME, serverSchema } from '../../config/schema.ts';
 import { startsThisBridge } from '../../bridge/proxy/transports.ts';
-import { serverSchema } from '../../config/schema.ts';
 import type { SecretKind, ServerSecrets } from '../settings/secrets.ts';
 import { SECTION, writeServer } from '../settings/settings.ts';
 

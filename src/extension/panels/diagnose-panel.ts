@@ -6,8 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import * as vscode from 'vscode';
 import { z } from 'zod';
-import type { Fix, SandboxReport } from '../../sandbox/index.ts';
-import { reportLines } from '../../sandbox/index.ts';
+import { type Fix, reportLines, type SandboxReport } from '../../sandbox/index.ts';
 import { diagnoseHtml } from './report-view.ts';
 
 /** What the panel asks of its owner. */

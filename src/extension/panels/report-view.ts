@@ -2,8 +2,7 @@
 // panel's HTML. Pure (no `vscode`), so the unit tests read exactly what a person sees. The
 // panel lists every check by name (passed, failed, or not reached because an earlier one
 // failed) and one button per fix; buttons name a fix by position, never carry a command.
-import type { CheckName, Fix, RuntimeStatus, SandboxReport } from '../../sandbox/index.ts';
-import { checkLabel, stateLabel, tierWords } from '../../sandbox/index.ts';
+import { checkLabel, type CheckName, type Fix, type RuntimeStatus, type SandboxReport, stateLabel, tierWords } from '../../sandbox/index.ts';
 import { escapeHtml as escape } from './html.ts';
 
 const ICONS: Record<RuntimeStatus['state'], string> = {

@@ -4,8 +4,7 @@
 // A missing image is offered for pulling once per image; nothing downloads without a click.
 import * as vscode from 'vscode';
 import type { SandboxConfig } from '../../config/schema.ts';
-import { checkSandbox, type SandboxReport } from '../../sandbox/index.ts';
-import { reportLines, stateLabel } from '../../sandbox/index.ts';
+import { checkSandbox, reportLines, type SandboxReport, stateLabel } from '../../sandbox/index.ts';
 import { DiagnosePanel } from '../panels/diagnose-panel.ts';
 import { buildWithProgress, type BuildOutcomeKind } from '../commands/image-build.ts';
 import { pullWithProgress, type PullOutcome } from '../commands/image-pull.ts';

@@ -19,6 +19,8 @@ export interface ExecuteOptions {
   reset?: boolean;
   signal?: AbortSignal;
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
+  /** Serves this run's requests (tool calls); the manager's onRequest when not given. */
+  onRequest?: RequestHandler;
 }
 
 export interface SessionInfo {
@@ -164,7 +166,7 @@ export class SessionManager {
         ...(options.runId ? { runId: options.runId } : {}),
         ...(options.signal ? { signal: options.signal } : {}),
         ...(options.onOutput ? { onOutput: options.onOutput } : {}),
-        ...(this.options.onRequest ? { onRequest: this.options.onRequest } : {}),
+        ...(options.onRequest || this.options.onRequest ? { onRequest: options.onRequest ?? this.options.onRequest } : {}),
         ...(this.options.onRefusedRequest ? { onRefusedRequest: this.options.onRefusedRequest } : {}),
       },
       options.reset ?? false,
