@@ -2,6 +2,7 @@
 // run_python's listing. The proxied servers' names and one-line descriptions go here, not in
 // the listing, so that the listing stays the same size whatever the servers; capped all the same.
 import type { ServerRecord } from './catalog/catalog.ts';
+import { clip } from '../shared/clip.ts';
 
 export const MAX_INSTRUCTIONS_CHARS = 1500;
 const MAX_LINE_CHARS = 120;
@@ -16,7 +17,7 @@ const HEAD =
 function oneLine(text: string): string {
   const line = text.trim().split('\n')[0]!.trim();
   const sentence = /^(.{20,}?[.!?])\s/.exec(line)?.[1] ?? line;
-  return sentence.length <= MAX_LINE_CHARS ? sentence : `${sentence.slice(0, MAX_LINE_CHARS - 3)}...`;
+  return clip(sentence, MAX_LINE_CHARS);
 }
 
 function serverLine(record: ServerRecord, allowed: boolean): string {

@@ -11,6 +11,7 @@ import { lstat, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { stemOf, wordsOf } from '../shared/words.ts';
 import { ensurePrivateSubdirAsync, openPrivateFileSync, writePrivateFile } from './private-files.ts';
+import { clip } from '../shared/clip.ts';
 
 /** The `server` of snippet hits in search_tool_docs / query_tool_docs. */
 export const SNIPPETS_SERVER = 'snippets';
@@ -297,7 +298,7 @@ function describe(name: string, source: string, origin: SnippetOrigin, path: str
   const main = mainSignature(source);
   return {
     name,
-    description: doc.length > MAX_DESCRIPTION_CHARS ? `${doc.slice(0, MAX_DESCRIPTION_CHARS - 3)}...` : doc,
+    description: clip(doc, MAX_DESCRIPTION_CHARS),
     params: main?.params,
     isAsync: main?.isAsync ?? false,
     origin,

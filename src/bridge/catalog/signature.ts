@@ -3,6 +3,7 @@
 // `create_entities(*, entities: list[{name: str, entityType: str, observations: list[str]}]) -> {...}`.
 // Types are cut to a few levels and a few hundred characters: the full schema is in the docs.
 import { z } from 'zod';
+import { clip } from '../../shared/clip.ts';
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** Object levels shown inside one type; deeper objects show as `dict`. */
@@ -171,7 +172,7 @@ export function pythonType(schema: unknown, root: unknown = schema): string {
     text = new TypeRenderer(root).render(schema, depth);
     if (text.length <= MAX_TYPE_CHARS) return text;
   }
-  return `${text.slice(0, MAX_TYPE_CHARS - 3)}...`;
+  return clip(text, MAX_TYPE_CHARS);
 }
 
 export function paramsOf(inputSchema: unknown): ParamDoc[] {

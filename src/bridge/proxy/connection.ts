@@ -8,8 +8,7 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, LoggingMessageNotificationSchema, McpError, ToolListChangedNotificationSchema, type CallToolResult, type ClientCapabilities, type LoggingMessageNotification, type Progress } from '@modelcontextprotocol/sdk/types.js';
-import { PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, type ClientCapabilities, ErrorCode, type LoggingMessageNotification, LoggingMessageNotificationSchema, McpError, type Progress, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../../config/schema.ts';
 import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
 import { listedToolSchema } from '../../state/catalog-file.ts';
@@ -25,6 +24,8 @@ import { urlElicitationsOf } from './url-elicitation.ts';
 import { MAX_PAGES, readToolList } from './tool-list.ts';
 import { ServerOAuth } from './oauth/server-oauth.ts';
 import { childOf, httpKinds, httpTransport, isStdio, isStdioOversize, stdioTransport } from './transports.ts';
+import { clip } from '../../shared/clip.ts';
+import type { KindedError } from '../../shared/error-kinds.ts';
 
 export interface ProxyTimeouts {
   connectMs: number;
@@ -33,8 +34,9 @@ export interface ProxyTimeouts {
 }
 
 /** The server cannot be used now. `message` is for sandboxed code; `detail` for people. */
-export class ServerUnavailableError extends Error {
+export class ServerUnavailableError extends Error implements KindedError {
   override readonly name = 'ServerUnavailableError';
+  readonly kind = 'unavailable';
   readonly detail: string;
   constructor(message: string, detail: string = message) {
     super(message);
@@ -47,8 +49,9 @@ export class ServerUnavailableError extends Error {
  * data (capped) reach sandboxed code (ToolError.code / .data); the message is the server's,
  * said once ("MCP error -32602: ..." with no repeated prefix).
  */
-export class ServerError extends Error {
+export class ServerError extends Error implements KindedError {
   override readonly name = 'ServerError';
+  readonly kind = 'server-error';
   readonly code: number;
   readonly data: unknown;
   constructor(message: string, code: number, data: unknown) {
@@ -553,7 +556,7 @@ export class ServerConnection {
 
   private detail(text: string): string {
     const redacted = this.redact(text);
-    return redacted.length > MAX_DETAIL_CHARS ? `${redacted.slice(0, MAX_DETAIL_CHARS - 3)}...` : redacted;
+    return clip(redacted, MAX_DETAIL_CHARS);
   }
 
   private onClosed(link: Link): void {
@@ -697,15 +700,11 @@ export class ServerConnection {
     }
     // The SDK's own codes (timeout, closed connection) are not the server's answer.
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
-      const message = clipText(this.redact(bareErrorMessage(error.message)), 2000);
+      const message = clip(this.redact(bareErrorMessage(error.message)), 2000);
       return new ServerError(`server "${this.name}" failed ${doing}: MCP error ${error.code}: ${message}`, error.code, this.cappedData(error.data));
     }
     return new ServerUnavailableError(this.redact(`server "${this.name}" failed ${doing}: ${callReason(error)}`));
   }
-}
-
-function clipText(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {

@@ -7,6 +7,7 @@ import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { authServerText } from './oauth/auth-server-text.ts';
 import { ProxyLimitError } from './limits.ts';
+import { clip } from '../../shared/clip.ts';
 
 /** Appended to what the sandbox hears when the server wrote something on stderr. */
 export const SEE_LOG = 'its error output is in the Code Execution Mode log';
@@ -73,10 +74,6 @@ export function callReason(error: unknown): string {
   // V8 quotes the text it failed to parse; zod may quote values.
   if (error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError')) return 'it answered with something that is not a valid MCP message';
   return clip(error instanceof Error ? error.message : String(error), 500);
-}
-
-function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
 }
 
 /** The system error code of an error or of its cause (fetch puts it there). */

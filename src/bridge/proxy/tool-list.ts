@@ -3,6 +3,7 @@
 // the Tools view and discovered_servers()); tool names, which the server chose, only in the log.
 import { jsonBytes } from './limits.ts';
 import { sizeText } from '../../shared/byte-size.ts';
+import { clip } from '../../shared/clip.ts';
 
 export interface ToolListCaps {
   maxTools: number;
@@ -64,5 +65,5 @@ export async function readToolList(page: (cursor: string | undefined) => Promise
 function nameOf(tool: unknown): string {
   const name = tool && typeof tool === 'object' ? (tool as { name?: unknown }).name : undefined;
   const text = typeof name === 'string' ? name : '(no name)';
-  return text.length > 64 ? `${text.slice(0, 61)}...` : text;
+  return clip(text, 64);
 }

@@ -1,6 +1,7 @@
 // The words of a long run's progress notifications: how long it has run, its tool calls, and
 // the last complete line it printed (a chunk may end mid-line, or be a lone fragment).
 import { plural } from '../results/format.ts';
+import { clip } from '../../shared/clip.ts';
 
 const SHOWN_LINE_CHARS = 120;
 /** A line longer than this is shown by its start once complete; the rest is not kept. */
@@ -15,7 +16,7 @@ export function toolProgressMessage(server: string, tool: string, progress: { pr
   const count = `${progress.progress}${progress.total !== undefined ? `/${progress.total}` : ''}`;
   const said = progress.message ? progress.message.replace(/\s+/g, ' ').trim() : '';
   const text = `${server}.${tool}: ${said ? `${said} (${count})` : count}`;
-  return text.length > SHOWN_LINE_CHARS + 80 ? `${text.slice(0, SHOWN_LINE_CHARS + 77)}...` : text;
+  return clip(text, SHOWN_LINE_CHARS + 80);
 }
 
 /** Follows output chunks of both streams and keeps the last complete, non-blank line. */
@@ -41,7 +42,7 @@ export class LastLine {
       const start = stop === 0 ? 0 : text.lastIndexOf('\n', stop - 1) + 1;
       const shown = text.slice(start, stop).trim();
       if (shown) {
-        this.last = shown.length > SHOWN_LINE_CHARS ? `${shown.slice(0, SHOWN_LINE_CHARS - 3)}...` : shown;
+        this.last = clip(shown, SHOWN_LINE_CHARS);
         return;
       }
       if (start === 0) return;

@@ -2,6 +2,7 @@
 // right plural, a run's headline (state first) and its code's first line. No `vscode` here, so
 // the unit tests check the wording.
 import { displayStatus, waitingForConfirmation, type RunRecord } from '../../state/run-log/reader.ts';
+import { clip } from '../../shared/clip.ts';
 
 /** "1 tool call", "2 tool calls". */
 export function plural(count: number, noun: string, nouns = `${noun}s`): string {
@@ -22,7 +23,7 @@ export function formatDuration(ms: number | undefined): string {
 export function runLabel(run: Pick<RunRecord, 'code'>): string {
   const line = run.code.split('\n').find((l) => l.trim() && !l.trim().startsWith('#')) ?? run.code;
   const trimmed = line.trim();
-  return trimmed.length > 60 ? `${trimmed.slice(0, 57)}...` : trimmed || '(empty)';
+  return clip(trimmed, 60) || '(empty)';
 }
 
 /** What a run is doing or did: "waiting for confirmation" while a question is open, else its status. */

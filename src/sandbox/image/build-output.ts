@@ -3,6 +3,7 @@
 // the index unreachable, no such package) with pip's own words shortened, and the fix.
 import { packagesSummary, type DerivedSpec } from './derived.ts';
 import { SandboxError } from '../errors.ts';
+import { clip } from '../../shared/clip.ts';
 
 /** Characters of one progress line passed on (pip can print very long lines). */
 export const MAX_PROGRESS_LINE_CHARS = 400;
@@ -31,7 +32,7 @@ export function describeBuildFailure(lines: readonly string[], spec: Pick<Derive
   const text = lines.join('\n');
   const pipWords = lines.filter((l) => /^(ERROR|error):/.test(l.trim()) || /No module named pip/.test(l)).map((l) => l.trim());
   const said = (pipWords.length > 0 ? pipWords : lines.slice(-3).map((l) => l.trim())).join(' | ');
-  const words = said.length > MAX_PIP_WORDS_CHARS ? `${said.slice(0, MAX_PIP_WORDS_CHARS - 3)}...` : said;
+  const words = clip(said, MAX_PIP_WORDS_CHARS);
   const head = `Building the sandbox image with ${packagesSummary(spec.packages)} failed`;
   const index = spec.index || 'the default index (PyPI)';
   if (/No module named pip/.test(text)) {
@@ -63,5 +64,5 @@ export function describeBuildFailure(lines: readonly string[], spec: Pick<Derive
 export function progressLine(raw: string): string | undefined {
   const text = raw.replace(ANSI, '').replace(CONTROL, '').trimEnd();
   if (!text.trim()) return undefined;
-  return text.length > MAX_PROGRESS_LINE_CHARS ? `${text.slice(0, MAX_PROGRESS_LINE_CHARS - 3)}...` : text;
+  return clip(text, MAX_PROGRESS_LINE_CHARS);
 }
