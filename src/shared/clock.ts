@@ -5,6 +5,8 @@ export interface Clock {
   /** Milliseconds from an arbitrary start, never going back (performance.now()). */
   now(): number;
   setTimeout(fire: () => void, ms: number): ClockTimer;
+  setInterval(fire: () => void, ms: number): ClockTimer;
+  /** Clears a timeout or an interval. */
   clearTimeout(timer: ClockTimer | undefined): void;
 }
 
@@ -16,5 +18,6 @@ export interface ClockTimer {
 export const realClock: Clock = {
   now: () => performance.now(),
   setTimeout: (fire, ms) => setTimeout(fire, ms),
+  setInterval: (fire, ms) => setInterval(fire, ms),
   clearTimeout: (timer) => clearTimeout(timer as NodeJS.Timeout | undefined),
 };

@@ -10,7 +10,9 @@ import { readFileSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { z } from 'zod';
 import type { ConsentConfig } from '../config/schema.ts';
+import { realClock, type Clock, type ClockTimer } from '../shared/clock.ts';
 import { ensurePrivateDirAsync, writePrivateFile } from './private-files.ts';
+import type { KindedError } from '../shared/error-kinds.ts';
 
 const hash = z.string().max(128);
 
@@ -35,8 +37,9 @@ export type ConsentRequest = z.infer<typeof consentRequestSchema>;
 export type ConsentState = 'allowed' | 'awaiting-consent' | 'declined';
 
 /** A gated server was needed; raised to sandboxed code as ToolError kind "needs-consent". */
-export class ConsentNeededError extends Error {
+export class ConsentNeededError extends Error implements KindedError {
   override readonly name = 'ConsentNeededError';
+  readonly kind = 'needs-consent';
 }
 
 /** How often the decisions file is checked for a revocation (stops the server's process). */
@@ -48,17 +51,20 @@ export class ConsentGate {
   private readonly config: ConsentConfig | undefined;
   private readonly log: (message: string) => void;
   private seen = '';
-  /** When the decisions file was last looked at. */
-  private checkedAt = 0;
+  /** When the decisions file was last looked at (on `clock`). */
+  private checkedAt = -Infinity;
   private allowed = new Set<string>();
   private denied = new Set<string>();
   private readonly states = new Map<string, ConsentState>();
-  private timer: NodeJS.Timeout | undefined;
-  private lastRequest = { key: '', at: 0 };
+  private timer: ClockTimer | undefined;
+  private lastRequest = { key: '', at: -Infinity };
+  /** What the poll and the repeat window read the time from (tests drive it). */
+  private readonly clock: Clock;
 
-  constructor(config: ConsentConfig | undefined, log: (message: string) => void = () => {}) {
+  constructor(config: ConsentConfig | undefined, log: (message: string) => void = () => {}, clock: Clock = realClock) {
     this.config = config;
     this.log = log;
+    this.clock = clock;
   }
 
   /** Whether the server waits for a decision at all. */
@@ -72,7 +78,7 @@ export class ConsentGate {
     if (wanted === undefined) return 'allowed';
     // "allowed" holds until the next poll (several checks a request cost no stat); anything else
     // is looked at again, so that a server the user just allowed is usable at once.
-    if (!this.allowed.has(wanted) || Date.now() - this.checkedAt >= POLL_MS) this.refresh();
+    if (!this.allowed.has(wanted) || this.clock.now() - this.checkedAt >= POLL_MS) this.refresh();
     return this.known(wanted);
   }
 
@@ -93,12 +99,12 @@ export class ConsentGate {
     const wanted = servers.filter((s) => this.state(s) === 'awaiting-consent').sort();
     if (wanted.length === 0) return;
     const key = wanted.join('\n');
-    const now = Date.now();
+    const now = this.clock.now();
     if (key === this.lastRequest.key && now - this.lastRequest.at < REQUEST_REPEAT_MS) return;
     this.lastRequest = { key, at: now };
     const request: ConsentRequest = {
       version: 1,
-      at: new Date(now).toISOString(),
+      at: new Date().toISOString(),
       pid: process.pid,
       servers: wanted.map((name) => ({ name, hash: this.config!.servers[name]! })),
     };
@@ -117,7 +123,7 @@ export class ConsentGate {
   watch(onCheck: (server: string, state: ConsentState, changed: boolean) => void): void {
     if (!this.config || Object.keys(this.config.servers).length === 0 || this.timer) return;
     for (const server of Object.keys(this.config.servers)) this.states.set(server, this.state(server));
-    this.timer = setInterval(() => {
+    this.timer = this.clock.setInterval(() => {
       this.refresh();
       for (const [server, wanted] of Object.entries(this.config!.servers)) {
         const state = this.known(wanted);
@@ -126,17 +132,17 @@ export class ConsentGate {
         onCheck(server, state, changed);
       }
     }, POLL_MS);
-    this.timer.unref();
+    this.timer.unref?.();
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }
 
   /** Re-reads the decisions when the file changed (the extension replaces it: a new inode). */
   private refresh(): void {
-    this.checkedAt = Date.now();
+    this.checkedAt = this.clock.now();
     const file = this.config!.decisionsFile;
     let key: string;
     try {

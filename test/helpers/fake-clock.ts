@@ -5,6 +5,8 @@ import type { Clock, ClockTimer } from '../../src/shared/clock.ts';
 interface Pending extends ClockTimer {
   at: number;
   fire: () => void;
+  /** An interval's period; a timeout has none. */
+  every?: number;
 }
 
 export class FakeClock implements Clock {
@@ -21,6 +23,12 @@ export class FakeClock implements Clock {
     return timer;
   }
 
+  setInterval(fire: () => void, ms: number): ClockTimer {
+    const timer: Pending = { at: this.time + Math.max(1, ms), fire, every: Math.max(1, ms), unref: () => timer };
+    this.pending.add(timer);
+    return timer;
+  }
+
   clearTimeout(timer: ClockTimer | undefined): void {
     this.pending.delete(timer as Pending);
   }
@@ -33,6 +41,10 @@ export class FakeClock implements Clock {
       if (!next) break;
       this.pending.delete(next);
       this.time = next.at;
+      if (next.every !== undefined) {
+        next.at += next.every;
+        this.pending.add(next);
+      }
       next.fire();
     }
     this.time = end;

@@ -24,7 +24,8 @@ import {
   type DecisionStore,
 } from '../../src/extension/settings/consent-items.ts';
 import { CONSENT_SANDBOX_KEYS, entryScope, SANDBOX_SETTING_KEYS, workspaceScope, type InspectedSetting } from '../../src/extension/settings/trusted-settings.ts';
-import { sleep } from '../helpers/wait.ts';
+import { FakeClock } from '../helpers/fake-clock.ts';
+import { until } from '../helpers/wait.ts';
 
 const here: ConsentLocation = { scope: 'workspace', id: 'file:///repo/.vscode/settings.json', label: 'the folder settings /repo/.vscode/settings.json' };
 const entry = { command: 'node', args: ['server.js', '--root', 'a b'], env: { TOKEN: 'secret-value', HOME_DIR: '/x' }, cwd: '${workspaceFolder}' };
@@ -222,7 +223,8 @@ test('the gate reads decisions live, fails closed, and asks once for several ser
   const requestsFile = join(dir, 'requests.json');
   const [h1, h2] = ['1'.repeat(32), '2'.repeat(32)];
   const logs: string[] = [];
-  const gate = new ConsentGate({ decisionsFile, requestsFile, servers: { one: h1, two: h2 } }, (line) => logs.push(line));
+  const clock = new FakeClock();
+  const gate = new ConsentGate({ decisionsFile, requestsFile, servers: { one: h1, two: h2 } }, (line) => logs.push(line), clock);
   t.after(() => gate.close());
   const decide = (allowed: string[], denied: string[] = []) => {
     // A new file each time, as the extension writes it (temp file + rename).
@@ -248,20 +250,28 @@ test('the gate reads decisions live, fails closed, and asks once for several ser
   assert.equal(gate.state('two'), 'declined');
   assert.match(gate.reason('two'), /did not allow server "two".*Manage Server Consent/);
   rmSync(requestsFile);
+  // A request is decided (and said in the log) before request() returns; its file is written after.
+  const asking = () => logs.filter((l) => l.startsWith('asking the user')).length;
+  const asked = asking();
   gate.request(['one', 'two']);
-  await sleep(100);
-  assert.equal(existsSync(requestsFile), false, 'decided servers are not asked about');
+  assert.equal(asking(), asked, 'decided servers are not asked about');
+  assert.equal(existsSync(requestsFile), false);
 
-  await waitUntil('the watcher to see the decisions', () => changes.length >= 2);
+  clock.advance(999);
+  assert.equal(checks.length, 0, 'no check before the poll');
+  clock.advance(1);
   assert.deepEqual(changes.sort(), [['one', 'allowed'], ['two', 'declined']]);
   // Every check reports every state, changed or not (the hub stops what is not allowed, even
   // when it was allowed and revoked between two checks).
-  await waitUntil('a check with no change', () => checks.length >= 4);
+  clock.advance(1000);
   assert.deepEqual(checks.slice(2, 4).sort(), [['one', 'allowed'], ['two', 'declined']]);
   assert.equal(changes.length, 2);
   writeFileSync(decisionsFile, '{ not json');
-  // An allowed state holds until the next poll (at most a second).
-  await waitUntil('the poll to read the broken decisions', () => gate.state('one') === 'awaiting-consent', 3000);
+  // An allowed state holds until the next poll.
+  clock.advance(999);
+  assert.equal(gate.state('one'), 'allowed');
+  clock.advance(1);
+  assert.equal(gate.state('one'), 'awaiting-consent');
   assert.ok(logs.some((l) => l.includes('cannot be read')));
 });
 
@@ -270,7 +280,8 @@ test('the gate trusts an allowed state until the next poll, and looks again at o
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const decisionsFile = join(dir, 'decisions.json');
   const hash = '3'.repeat(32);
-  const gate = new ConsentGate({ decisionsFile, requestsFile: join(dir, 'requests.json'), servers: { ws: hash } });
+  const clock = new FakeClock();
+  const gate = new ConsentGate({ decisionsFile, requestsFile: join(dir, 'requests.json'), servers: { ws: hash } }, undefined, clock);
   t.after(() => gate.close());
   const decide = (allowed: string[]) => {
     rmSync(decisionsFile, { force: true });
@@ -285,20 +296,12 @@ test('the gate trusts an allowed state until the next poll, and looks again at o
   // ...and the next poll sees the revocation.
   const seen: ConsentState[] = [];
   gate.watch((_server, state) => seen.push(state));
-  await waitUntil('the poll', () => seen.length > 0, 3000);
+  clock.advance(1000);
   assert.equal(seen[0], 'awaiting-consent');
   assert.equal(gate.state('ws'), 'awaiting-consent');
 });
 
-async function waitUntil(what: string, probe: () => boolean, ms = 5000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!probe()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
-
 async function waitForFile(path: string): Promise<unknown> {
-  await waitUntil(path, () => existsSync(path));
+  await until(path, () => existsSync(path));
   return JSON.parse(readFileSync(path, 'utf8'));
 }
