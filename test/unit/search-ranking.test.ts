@@ -212,10 +212,15 @@ test('a query over 5,000 tools stays within a few milliseconds', () => {
   );
   const ranker = new ToolRanker(tools);
   ranker.rank('warm up the search', 5);
-  const start = performance.now();
-  for (let i = 0; i < 20; i++) ranker.rank('list the messages of a channel', 5);
-  // Generous: the bench measures the real figure (about 1.5 ms); this only catches a blow-up.
-  assert.ok((performance.now() - start) / 20 < 50);
+  // The fastest of twenty, generous: the bench measures the real figure (about 1.5 ms); this only
+  // catches a blow-up, not a machine busy with other tests at the same time.
+  let ms = Infinity;
+  for (let i = 0; i < 20; i++) {
+    const start = performance.now();
+    ranker.rank('list the messages of a channel', 5);
+    ms = Math.min(ms, performance.now() - start);
+  }
+  assert.ok(ms < 50, `${ms} ms`);
 });
 
 test('servers left out are skipped in the ranker: the others rank as they would, and the limit is still filled', () => {
