@@ -19,7 +19,7 @@ import { authServerText, MAX_AUTH_TEXT, ServerOAuth, type ServerOAuthOptions } f
 import { SignInBoard, type SignInNotice } from '../../src/state/sign-in-notices.ts';
 import { TokenStore } from '../../src/state/oauth-tokens.ts';
 import { KEY_SECRET, tokenKey, type KeySecrets } from '../../src/extension/settings/token-key.ts';
-import { sleep } from '../helpers/wait.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 const URL_A = 'https://mcp.example.com/mcp';
 
@@ -61,13 +61,12 @@ test('calls at the same time share one sign-in (one notice, one state, one verif
     assert.equal(flow.provider.codeVerifier(), 'verifier-0');
 
     flow.cancel();
-    await sleep(50);
-    assert.equal(flow.message(), undefined);
+    await until('the cancelled sign-in to end', () => flow.message() === undefined);
     await redirect(flow, 10);
     assert.equal(board.shown.length, 2);
     assert.notEqual(flow.provider.state(), state, 'a new sign-in, a new state');
     flow.cancel();
-    await sleep(50);
+    await until('the cancelled sign-in to end', () => flow.message() === undefined);
     // A third within the window: refused, and nobody is asked.
     await assert.rejects(redirect(flow, 11), /asked for 2 sign-ins within 60 s/);
     assert.equal(board.shown.length, 2);
