@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { clip } from '../../src/shared/clip.ts';
+import { plural } from '../../src/shared/plural.ts';
 import { processAlive } from '../../src/shared/process-alive.ts';
 
 test('processAlive: this process is alive, an exited child is not', () => {
@@ -16,4 +17,10 @@ test('clip: text that fits stays; longer text keeps max - 3 and "...", max in al
   assert.equal(clip('abcdefg', 6), 'abc...');
   assert.equal(clip('abcdefg', 6).length, 6);
   assert.equal(clip('', 3), '');
+});
+
+test('plural: one is singular, zero and many take the plural, an irregular plural is given', () => {
+  assert.equal(plural(1, 'image'), '1 image');
+  assert.equal(plural(0, 'image'), '0 images');
+  assert.equal(plural(3, 'request from servers', 'requests from servers'), '3 requests from servers');
 });

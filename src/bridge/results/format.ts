@@ -7,6 +7,7 @@ import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGES_PER_RUN, MAX_OUT_FILE_BYTES, MAX_OUT
 import { base64Bytes, KnownImages, replaceBase64, sizeText, type Base64Kind, type FoundImage } from './base64-text.ts';
 import { cutToJson, jsonLength, shareBudget } from './budget.ts';
 import { outFilePath } from '../../shared/out-names.ts';
+import { plural } from '../../shared/plural.ts';
 import { ACTIVE_IMAGE_REASON, isActiveImage, RESULT_IMAGE_BYTES, ResultImages } from './images.ts';
 
 const STATUSES = ['ok', 'error', 'timeout', 'cancelled'] as const;
@@ -279,11 +280,6 @@ export function renderText(view: RunView, errorHasHeadline = false): string {
 /** The one line a run starts with when its session's state was gone. */
 export function changeLine(session: string, change: SessionChange): string {
   return `session "${session}" was ${change.kind}: ${change.reason}. This run started with a fresh interpreter; earlier variables and imports are gone.`;
-}
-
-/** "1 tool call", "3 tool calls". */
-export function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 function fmt(n: number): string {

@@ -1,6 +1,6 @@
 // The words of a long run's progress notifications: how long it has run, its tool calls, and
 // the last complete line it printed (a chunk may end mid-line, or be a lone fragment).
-import { plural } from '../results/format.ts';
+import { plural } from '../../shared/plural.ts';
 import { clip } from '../../shared/clip.ts';
 
 const SHOWN_LINE_CHARS = 120;

@@ -17,7 +17,8 @@ import { displayStatus, type RunRecord } from '../../state/run-log/reader.ts';
 import { escapeHtml as escape } from './html.ts';
 import { outputBlock, streamsJson, withoutBase64 } from './run-panel-text.ts';
 import { relayTable } from '../views/relay-text.ts';
-import { formatDuration, plural, runElapsed, runState } from '../views/run-text.ts';
+import { plural } from '../../shared/plural.ts';
+import { formatDuration, runElapsed, runState } from '../views/run-text.ts';
 
 hljs.registerLanguage('python', python);
 

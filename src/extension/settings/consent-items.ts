@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { ConsentDecisions } from '../../state/consent.ts';
 import { escapeUnseen } from '../../shared/shown-text.ts';
+import { plural } from '../../shared/plural.ts';
 import { looksLikeToken, redactUrlSecrets, secretParameterName, URL_SECRET_MASK } from '../../config/url-secrets.ts';
 import { CONSENT_SANDBOX_KEYS, settingValue, workspaceScope, type InspectedSetting, type SANDBOX_SETTING_KEYS } from './trusted-settings.ts';
 
@@ -219,7 +220,7 @@ export function questionText(items: readonly ConsentItem[]): { message: string; 
   const message =
     items.length === 1
       ? `This workspace wants to ${items[0]!.kind === 'server' ? 'run' : 'use'} ${itemTitle(items[0]!)}. Allow it?`
-      : `This workspace wants to ${servers > 0 ? `run ${servers} MCP server${servers > 1 ? 's' : ''}` : ''}${servers > 0 && servers < items.length ? ' and ' : ''}${servers < items.length ? `use ${items.length - servers} sandbox setting${items.length - servers > 1 ? 's' : ''}` : ''} through Code Execution Mode. Allow ${items.length > 1 ? 'them' : 'it'}?`;
+      : `This workspace wants to ${servers > 0 ? `run ${plural(servers, 'MCP server')}` : ''}${servers > 0 && servers < items.length ? ' and ' : ''}${servers < items.length ? `use ${plural(items.length - servers, 'sandbox setting')}` : ''} through Code Execution Mode. Allow ${items.length > 1 ? 'them' : 'it'}?`;
   const detail = items
     .map((item) => [`${itemTitle(item)}`, `  defined in ${item.where}`, ...item.facts.map((f) => `  ${f}`)].join('\n'))
     .join('\n\n');

@@ -10,6 +10,7 @@ import { consentRequestSchema } from '../../state/consent.ts';
 import { ensurePrivateDir, ensurePrivateDirAsync, writePrivateFile } from '../../state/private-files.ts';
 import { decisionsFileOf, decisionStoreSchema, notAllowed, questionText, type ConsentItem, type Decision, type DecisionStore } from './consent-items.ts';
 import { DirWatcher } from '../dir-watcher.ts';
+import { plural } from '../../shared/plural.ts';
 import type { ConsentView } from '../views/tools-view.ts';
 
 const STORE_KEY = 'consent.decisions';
@@ -120,7 +121,7 @@ export class WorkspaceConsent implements vscode.Disposable {
     const decisions = Object.entries(this.store()).sort(([, a], [, b]) => (a.at < b.at ? 1 : -1));
     const pending = this.pending();
     const picks: Pick[] = [
-      ...(pending.length > 0 ? [{ label: `$(shield) Review ${pending.length} item${pending.length > 1 ? 's' : ''} awaiting your consent…`, review: true as const }] : []),
+      ...(pending.length > 0 ? [{ label: `$(shield) Review ${plural(pending.length, 'item')} awaiting your consent…`, review: true as const }] : []),
       ...decisions.map(([hash, r]) => ({
         label: `${r.decision === 'allowed' ? '$(pass)' : '$(circle-slash)'} ${r.kind === 'server' ? r.name : `codeExecutionMode.${r.name}`}`,
         description: `${r.decision}${current.has(hash) ? ' · this workspace' : ''} · ${r.at.slice(0, 10)}`,

@@ -3,7 +3,8 @@
 // names, methods and errors come from the run log (and first from proxied servers): escaped.
 import type { RelayRecord } from '../../state/run-log/reader.ts';
 import { escapeHtml as escape } from '../panels/html.ts';
-import { formatDuration, plural } from './run-text.ts';
+import { plural } from '../../shared/plural.ts';
+import { formatDuration } from './run-text.ts';
 
 /** Characters of a relay's error shown in the panel (the log keeps up to 2000). */
 const MAX_ERROR_CHARS = 500;

@@ -3,11 +3,7 @@
 // the unit tests check the wording.
 import { displayStatus, waitingForConfirmation, type RunRecord } from '../../state/run-log/reader.ts';
 import { clip } from '../../shared/clip.ts';
-
-/** "1 tool call", "2 tool calls". */
-export function plural(count: number, noun: string, nouns = `${noun}s`): string {
-  return `${count} ${count === 1 ? noun : nouns}`;
-}
+import { plural } from '../../shared/plural.ts';
 
 /** 420 ms, 1.2 s, 12 s, 2 min 5 s; empty when unknown. */
 export function formatDuration(ms: number | undefined): string {

@@ -4,7 +4,8 @@
 // (its elapsed time, "waiting for confirmation" while a question is open).
 import * as vscode from 'vscode';
 import { displayStatus, type RunRecord, type ToolCallRecord } from '../../state/run-log/reader.ts';
-import { formatDuration, plural, runHeadline, runLabel, runState } from './run-text.ts';
+import { plural } from '../../shared/plural.ts';
+import { formatDuration, runHeadline, runLabel, runState } from './run-text.ts';
 import { relaySummary } from './relay-text.ts';
 import type { StateFiles } from '../state-files.ts';
 
