@@ -12,7 +12,7 @@ import { RUN_PYTHON_DESCRIPTION } from '../../src/bridge/tool/run-python.ts';
 import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome } from '../../src/extension/bridge-tool.ts';
 import { DirWatcher } from '../../src/extension/dir-watcher.ts';
 import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/settings/trusted-settings.ts';
-import { sleep, until } from '../helpers/wait.ts';
+import { until } from '../helpers/wait.ts';
 
 
 test('the state-dir watcher survives its folder being deleted, replaced by a file, and made again', async (t) => {
@@ -24,7 +24,9 @@ test('the state-dir watcher survives its folder being deleted, replaced by a fil
   const crashes: unknown[] = [];
   const onUncaught = (error: unknown) => crashes.push(error);
   process.on('uncaughtException', onUncaught);
-  const watcher = new DirWatcher(dir, (file) => changes.push(file), { prepare: ensurePrivateDir, onProblem: (p) => problems.push(p), checkMs: 50 });
+  let attempts = 0;
+  const prepare = (folder: string) => (attempts++, ensurePrivateDir(folder));
+  const watcher = new DirWatcher(dir, (file) => changes.push(file), { prepare, onProblem: (p) => problems.push(p), checkMs: 50 });
   try {
     assert.ok(watcher.watching, 'the folder was made and watched');
     writeFileSync(join(dir, 'runs.jsonl'), '{}\n');
@@ -50,7 +52,8 @@ test('the state-dir watcher survives its folder being deleted, replaced by a fil
     writeFileSync(dir, 'not a folder');
     await until('the problem', () => problems.some((p) => p !== undefined));
     assert.match(problems.find((p) => p !== undefined)!, new RegExp(`cannot watch ${dir.replace(/[\\/.]/g, '\\$&')}`));
-    await sleep(200);
+    const tried = attempts;
+    await until('two more retries', () => attempts >= tried + 2);
     assert.equal(problems.filter((p) => p !== undefined).length, 1, 'said once, not at every retry');
     rmSync(dir);
     await until('recovery', () => problems.at(-1) === undefined && watcher.watching);
