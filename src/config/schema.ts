@@ -9,7 +9,8 @@ import { checkExtraRunArgs } from './run-args.ts';
 /** Memory sizes as the container CLIs take them: a number and a unit (b, k, m, g). */
 const memorySize = z
   .string()
-  .regex(/^[1-9][0-9]*[bkmg]$/i, 'must be a size such as "512m" or "2g"');
+  // Both cases spelled out, not /i: the settings' JSON Schema (generated from this) has no flags.
+  .regex(/^[1-9][0-9]*[bkmgBKMG]$/, 'must be a size such as "512m" or "2g"');
 
 /** Extra `run` arguments: an allow-list of options that cannot weaken the sandbox (run-args.ts). */
 const extraRunArgs = z.array(z.string().min(1)).superRefine((args, ctx) => {
@@ -37,9 +38,10 @@ const executablePath = z
 const ociRuntime = z
   .string()
   .max(4096)
-  .refine((r) => /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$/.test(r) || /^\/[A-Za-z0-9._+\/-]*[A-Za-z0-9._+-]$/.test(r), {
-    message: 'must be the name of an OCI runtime (e.g. "runsc") or an absolute path to one, without spaces or shell characters',
-  });
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$|^\/[A-Za-z0-9._+\/-]*[A-Za-z0-9._+-]$/,
+    'must be the name of an OCI runtime (e.g. "runsc") or an absolute path to one, without spaces or shell characters',
+  );
 
 /** A folder to mount in the sandbox: absolute, and nothing a mount option would read as a separator. */
 const workspacePath = z
@@ -90,7 +92,7 @@ export const sandboxConfigSchema = z
      */
     ociRuntime: ociRuntime.optional(),
     /** "missing": pull the image on first use when it is not present; "never" (default): say how to pull it. */
-    pull: z.enum(['never', 'missing']).default('never'),
+    pull: z.enum(['never', 'missing']).default('never').meta({ cliOnly: 'VS Code asks instead: when the image is missing, its Pull button pulls it.' }),
     /**
      * Host folders mounted read-only, noexec, nosuid, nodev: one folder at /workspace, several
      * (a list) at /workspace/<name>; only with access "read-only" (default "none": nothing
@@ -135,30 +137,33 @@ export function defaultSandboxConfig(overrides: Partial<SandboxConfig> = {}): Sa
 
 const serverCommon = {
   enabled: z.boolean().default(true),
-  description: z.string().max(2000).optional(),
+  description: z.string().max(2000).optional().describe('Shown to the agent in discovered_servers().'),
   /** Only these tools may be called (names as the server lists them); all when absent. */
-  allowTools: z.array(z.string().min(1)).optional(),
+  allowTools: z.array(z.string().min(1)).optional().describe('Only these tools may be called.'),
   /** These tools may never be called; wins over allowTools. */
-  denyTools: z.array(z.string().min(1)).default([]),
+  denyTools: z.array(z.string().min(1)).default([]).describe('These tools may never be called.'),
   /** Permit an entry that starts this bridge again (normally refused: it would recurse). */
-  allowSelfProxy: z.boolean().default(false),
+  allowSelfProxy: z.boolean().default(false).describe('Permit an entry that starts this bridge again (normally refused: it would recurse).'),
   /**
    * Which calls ask the user first (by elicitation to the bridge's client): "destructive" (tools
    * annotated destructiveHint: true), "all", or "none". Read-only tools never ask unless in confirmTools.
    */
-  confirm: z.enum(['destructive', 'all', 'none']).default('destructive'),
+  confirm: z
+    .enum(['destructive', 'all', 'none'])
+    .default('destructive')
+    .describe("Which of this server's tool calls ask you first: destructive (tools annotated destructiveHint), all, or none. Read-only tools never ask unless listed in confirmTools."),
   /** Tools that always ask, whatever `confirm` says. */
-  confirmTools: z.array(z.string().min(1)).default([]),
+  confirmTools: z.array(z.string().min(1)).default([]).describe('Tools that always ask you before a call.'),
   /** Seconds a confirmation waits for an answer; then the call is declined. */
-  confirmTimeoutSeconds: z.number().positive().max(600).default(120),
+  confirmTimeoutSeconds: z.number().positive().max(600).default(120).describe('Seconds a confirmation waits for your answer before the call is declined.'),
 };
 
 export const stdioServerSchema = z
   .object({
-    type: z.literal('stdio').optional(),
-    command: z.string().min(1),
+    type: z.literal('stdio').optional().describe('Transport. Inferred from command/url when absent.'),
+    command: z.string().min(1).describe('Command that starts a stdio server.'),
     args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}),
+    env: z.record(z.string(), z.string()).default({}).describe('Environment for this server only (never the sandbox). Keep secrets out: use the Set Server Secret command.'),
     cwd: z.string().min(1).optional(),
     ...serverCommon,
   })
@@ -171,14 +176,15 @@ export const stdioServerSchema = z
  */
 export const oauthConfigSchema = z
   .object({
-    clientId: z.string().min(1).max(1024).optional(),
+    clientId: z.string().min(1).max(1024).optional().describe('A client id registered with the authorization server (default: dynamic registration).'),
     clientSecret: z
       .string()
       .regex(/^\$\{(input|env):[A-Za-z0-9_.-]{1,128}\}$/, 'must be a reference: "${input:ID}" (a stored secret) or "${env:NAME}", not the secret itself')
-      .optional(),
+      .optional()
+      .describe('Only a reference: ${input:ID} (a stored secret) or ${env:NAME}.'),
     scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, 'must be one OAuth scope (no spaces or quotes)')).max(64).default([]),
     /** The loopback redirect port (default: a free port, kept while the registration is); for clients registered with a fixed redirect URI. */
-    callbackPort: z.number().int().min(1024).max(65535).optional(),
+    callbackPort: z.number().int().min(1024).max(65535).optional().describe('Fixed loopback port of the redirect (http://127.0.0.1:PORT/callback).'),
     /** Seconds the browser step waits for the sign-in. */
     signInTimeoutSeconds: z.number().positive().max(3600).default(300),
   })
@@ -188,11 +194,14 @@ export type OAuthConfig = z.infer<typeof oauthConfigSchema>;
 
 export const httpServerSchema = z
   .object({
-    type: z.enum(['http', 'sse', 'streamable-http', 'streamableHttp']).optional(),
-    url: z.url({ protocol: /^https?$/ }),
+    type: z.enum(['http', 'sse', 'streamable-http', 'streamableHttp']).optional().describe('Transport. Inferred from command/url when absent.'),
+    url: z.url({ protocol: /^https?$/ }).describe('Streamable HTTP (or SSE) endpoint.'),
     headers: z.record(z.string(), z.string()).default({}),
     /** The MCP authorization flow on a 401 (on unless false, or an Authorization header is set). */
-    oauth: z.union([z.literal(false), oauthConfigSchema]).optional(),
+    oauth: z
+      .union([z.literal(false), oauthConfigSchema])
+      .optional()
+      .describe('OAuth sign-in (MCP authorization) for an HTTP server; on by default unless false or an Authorization header is set.'),
     ...serverCommon,
   })
   .passthrough();
@@ -207,7 +216,7 @@ export type HttpServerConfig = z.infer<typeof httpServerSchema>;
 /** Server names become Python identifiers and file names: keep them plain. */
 export const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-const serversSchema = z.record(
+export const serversSchema = z.record(
   z.string().regex(SERVER_NAME, 'server names are 1-64 letters, digits, "_", "-" or "." and start with a letter or digit'),
   serverSchema,
 );
@@ -295,30 +304,64 @@ const rootSchema = z
 export const configSchema = z
   .object({
     servers: serversSchema.optional(),
-    mcpServers: serversSchema.optional(),
+    mcpServers: serversSchema.optional().meta({ cliOnly: "Claude Desktop's name for `servers`, for its configuration files; in VS Code the servers are codeExecutionMode.servers." }),
     sandbox: sandboxConfigSchema.default(() => sandboxConfigSchema.parse({})),
     proxy: proxyConfigSchema.default(() => proxyConfigSchema.parse({})),
     runLog: runLogConfigSchema.default(() => runLogConfigSchema.parse({})),
-    stateDir: z.string().min(1).default('~/.code-execution-mode'),
+    stateDir: z
+      .string()
+      .min(1)
+      .default('~/.code-execution-mode')
+      .meta({ cliOnly: "The extension keeps its state in its own storage folder (`state` in the extension's global storage), shared by its windows." }),
     /** What `${workspaceFolder}` means in server entries (the CLI uses --workspace or its cwd). */
-    workspaceFolder: z.string().min(1).optional(),
+    workspaceFolder: z.string().min(1).optional().meta({ cliOnly: "The extension sets it: the window's first folder." }),
     /**
      * A workspace's snippets folder (`.vscode/code-execution-mode/snippets`), read besides
      * `<stateDir>/snippets`; only when set (the extension sets it in trusted workspaces only).
      */
-    workspaceSnippetsDir: z.string().min(1).optional(),
-    consent: consentConfigSchema.optional(),
+    workspaceSnippetsDir: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ cliOnly: "The extension sets it to the window's .vscode/code-execution-mode/snippets, in trusted workspaces only." }),
+    consent: consentConfigSchema.optional().meta({ cliOnly: 'Written by the extension from the decisions the user makes about what a workspace defines.' }),
     /**
      * Folders (absolute paths or file:// URIs) proxied servers get as their roots when the
      * bridge's client declares no roots of its own (a client's roots, e.g. VS Code's workspace
      * folders, win).
      */
-    roots: z.array(rootSchema).max(MAX_CONFIG_ROOTS).optional(),
+    roots: z
+      .array(rootSchema)
+      .max(MAX_CONFIG_ROOTS)
+      .optional()
+      .meta({ cliOnly: "VS Code, as the bridge's client, gives its workspace folders as roots, which win." }),
     /** JSON schema reference some editors add; ignored. */
-    $schema: z.string().optional(),
+    $schema: z.string().optional().meta({ cliOnly: 'A JSON schema reference some editors add to a file; ignored.' }),
   })
   .strict()
   .refine((c) => !(c.servers && c.mcpServers), { message: 'use either "servers" or "mcpServers", not both', path: ['mcpServers'] })
   .transform(({ servers, mcpServers, $schema: _schema, ...rest }) => ({ ...rest, servers: servers ?? mcpServers ?? {} }));
 
 export type Config = z.output<typeof configSchema>;
+
+/**
+ * Keys of the configuration that have no VS Code setting, and why: the dotted path and the
+ * reason given as `.meta({ cliOnly })` beside the key above. Every other key has a setting
+ * (extension/settings/manifest-settings.ts says which; a unit test checks that each key has one or the other).
+ */
+export function cliOnlyKeys(): Record<string, string> {
+  const groups: Array<[string, Record<string, z.ZodType>]> = [
+    ['', configSchema.in.shape],
+    ['sandbox.', sandboxConfigSchema.shape],
+    ['proxy.', proxyConfigSchema.shape],
+    ['runLog.', runLogConfigSchema.shape],
+  ];
+  const keys: Record<string, string> = {};
+  for (const [prefix, shape] of groups) {
+    for (const [key, schema] of Object.entries(shape)) {
+      const reason = schema.meta()?.cliOnly;
+      if (typeof reason === 'string') keys[prefix + key] = reason;
+    }
+  }
+  return keys;
+}

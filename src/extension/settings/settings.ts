@@ -6,13 +6,14 @@
 // sandbox values are replaced by the user's until allowed.
 import { join } from 'node:path';
 import * as vscode from 'vscode';
+import type { z } from 'zod';
 import { escapeUnseen } from '../../shared/shown-text.ts';
 import { WORKSPACE_SNIPPETS_PATH } from '../../state/snippets.ts';
 import { describeIssues } from '../../config/load.ts';
 import { MAX_WORKSPACE_FOLDERS, proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serverSchema, SERVER_NAME, type Config, type ServerConfig } from '../../config/schema.ts';
 import { workspaceTargets } from '../../sandbox/index.ts';
 import { NOT_HASHED, sandboxSetting, serverConsentItem, type ConsentItem, type ConsentLocation, type Decision } from './consent-items.ts';
-import { entryScope, SANDBOX_SETTING_KEYS, SECTION, settingValue } from './trusted-settings.ts';
+import { entryScope, PROXY_SETTING_KEYS, RUN_LOG_SETTING_KEYS, SANDBOX_SETTING_KEYS, SECTION, settingValue } from './trusted-settings.ts';
 
 export { SECTION } from './trusted-settings.ts';
 
@@ -129,19 +130,25 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
     problems.push(`Sandbox settings are invalid, defaults are used:\n${describeIssues(sandbox.error, 'codeExecutionMode.sandbox')}`);
     sandbox = sandboxConfigSchema.safeParse({});
   }
+  const proxy = limitSettings('proxy', PROXY_SETTING_KEYS, read, proxyConfigSchema, problems);
+  const runLog = limitSettings('runLog', RUN_LOG_SETTING_KEYS, read, runLogConfigSchema, problems);
   if (ignored.includes('servers')) {
     problems.push('This workspace is not trusted: servers from its settings are not started. Trust the workspace to use them.');
   }
-  const sandboxIgnored = ignored.filter((key) => key !== 'servers');
+  const sandboxIgnored = ignored.filter((key) => key.startsWith('sandbox.'));
   if (sandboxIgnored.length > 0) {
     problems.push(`This workspace is not trusted: its sandbox settings are ignored (${sandboxIgnored.map((k) => `${SECTION}.${k}`).join(', ')}). Trust the workspace to use them.`);
+  }
+  const limitsIgnored = ignored.filter((key) => key.startsWith('proxy.') || key.startsWith('runLog.'));
+  if (limitsIgnored.length > 0) {
+    problems.push(`This workspace is not trusted: its settings ${limitsIgnored.map((k) => `${SECTION}.${k}`).join(', ')} are ignored. They are machine settings: set them in your user settings.`);
   }
   return {
     config: {
       servers,
       sandbox: sandbox.data!,
-      proxy: proxyConfigSchema.parse({}),
-      runLog: runLogConfigSchema.parse({}),
+      proxy,
+      runLog,
       stateDir,
       ...(folder ? { workspaceFolder: folder } : {}),
       // The workspace's snippets (shared through git) run only in a trusted workspace.
@@ -152,6 +159,18 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
     entries,
     consent: items,
   };
+}
+
+/**
+ * The proxy's or the run log's limits from their settings (`<group>.<key>`, machine settings):
+ * an invalid value is reported and the defaults are used, as for the sandbox settings.
+ */
+function limitSettings<T>(group: string, keys: readonly string[], read: <V>(key: string) => V | undefined, schema: z.ZodType<T>, problems: string[]): T {
+  const raw = Object.fromEntries(keys.map((key) => [key, read<unknown>(`${group}.${key}`)]).filter(([, value]) => value !== undefined));
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  problems.push(`${SECTION}.${group} settings are invalid, defaults are used:\n${describeIssues(parsed.error, `${SECTION}.${group}`)}`);
+  return schema.parse({});
 }
 
 /** Replaces one server's entry (or removes it with `undefined`) in the user settings. */

@@ -4,21 +4,28 @@
 // restricted. VS Code drops restricted workspace values from `get()` only in some versions;
 // `inspect()` gives every scope, so the rule is applied here, explicitly. No 'vscode' here:
 // the rule is unit-tested.
+import { proxyConfigSchema, runLogConfigSchema, type ProxyConfig, type RunLogConfig } from '../../config/schema.ts';
 
 export const SECTION = 'codeExecutionMode';
 
 // `pull` is not a setting: in VS Code the image is pulled when the person clicks "Pull".
 export const SANDBOX_SETTING_KEYS = [
   'runtime',
+  'runtimeOrder',
   'image',
   'ociRuntime',
   'memory',
   'cpus',
   'pids',
+  'tmpSize',
   'timeoutSeconds',
   'maxTimeoutSeconds',
+  'interruptGraceSeconds',
   'idleSeconds',
   'maxSessions',
+  'prewarm',
+  'maxOutputChars',
+  'resultChars',
   'extraRunArgs',
   'podmanPath',
   'dockerPath',
@@ -28,8 +35,21 @@ export const SANDBOX_SETTING_KEYS = [
   'pipIndexUrl',
 ] as const;
 
+/**
+ * The proxy's limits and the run log's, one setting each (`proxy.<key>`, `runLog.<key>`). They
+ * are machine settings: the run log is shared by every window, and a workspace has no say in how
+ * much of this machine a proxied server may take or how much of the audit record is kept.
+ */
+export const PROXY_SETTING_KEYS = Object.keys(proxyConfigSchema.shape) as Array<keyof ProxyConfig>;
+export const RUN_LOG_SETTING_KEYS = Object.keys(runLogConfigSchema.shape) as Array<keyof RunLogConfig>;
+
 /** Every setting a workspace's own settings cannot change while it is not trusted. */
-export const RESTRICTED_SETTINGS = [`${SECTION}.servers`, ...SANDBOX_SETTING_KEYS.map((k) => `${SECTION}.sandbox.${k}`)];
+export const RESTRICTED_SETTINGS = [
+  `${SECTION}.servers`,
+  ...SANDBOX_SETTING_KEYS.map((k) => `${SECTION}.sandbox.${k}`),
+  ...PROXY_SETTING_KEYS.map((k) => `${SECTION}.proxy.${k}`),
+  ...RUN_LOG_SETTING_KEYS.map((k) => `${SECTION}.runLog.${k}`),
+];
 
 /** The scopes of a setting as `WorkspaceConfiguration.inspect()` gives them. */
 export interface InspectedSetting<T> {

@@ -1,0 +1,62 @@
+// package.json's settings are generated from the configuration's zod schema
+// (`npm run settings-schema`): these tests fail when the two drift apart, and when a key of the
+// configuration has neither a VS Code setting nor a reason it has none.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { cliOnlyKeys, configSchema, proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema } from '../../src/config/schema.ts';
+import { mirroredSettings, renderManifest } from '../../src/extension/settings/manifest-settings.ts';
+
+const manifestText = readFileSync('package.json', 'utf8');
+type Manifest = { contributes: { configuration: { properties: Record<string, Record<string, unknown>> } } };
+
+test('package.json holds the settings exactly as `npm run settings-schema` writes them', () => {
+  assert.equal(renderManifest(manifestText), manifestText, 'package.json differs from the configuration schema: run `npm run settings-schema`');
+});
+
+test('the generation replaces a stale range or type and keeps what a person wrote', () => {
+  const manifest = JSON.parse(manifestText) as Manifest;
+  const cpus = manifest.contributes.configuration.properties['codeExecutionMode.sandbox.cpus']!;
+  const written = { ...cpus };
+  cpus.minimum = 0.1;
+  delete cpus.maximum;
+  cpus.type = 'integer';
+  const rendered = JSON.parse(renderManifest(`${JSON.stringify(manifest, null, 2)}\n`)) as Manifest;
+  assert.deepEqual(rendered.contributes.configuration.properties['codeExecutionMode.sandbox.cpus'], written);
+  assert.equal(written.exclusiveMinimum, 0);
+  assert.equal(written.maximum, 64);
+});
+
+test('a setting missing from package.json, or one that mirrors no configuration key, is an error', () => {
+  const missing = JSON.parse(manifestText) as Manifest;
+  delete missing.contributes.configuration.properties['codeExecutionMode.proxy.callTimeoutSeconds'];
+  assert.throws(() => renderManifest(JSON.stringify(missing)), /add these settings.*codeExecutionMode\.proxy\.callTimeoutSeconds/);
+  const extra = JSON.parse(manifestText) as Manifest;
+  extra.contributes.configuration.properties['codeExecutionMode.sandbox.nothing'] = { type: 'string', description: 'x' };
+  assert.throws(() => renderManifest(JSON.stringify(extra)), /mirror no configuration key.*codeExecutionMode\.sandbox\.nothing/);
+});
+
+test('every configuration key has a VS Code setting or a reason it is CLI-only, never both', () => {
+  const keys = [
+    ...Object.keys(configSchema.in.shape).filter((key) => !['sandbox', 'proxy', 'runLog'].includes(key)),
+    ...Object.keys(sandboxConfigSchema.shape).map((key) => `sandbox.${key}`),
+    ...Object.keys(proxyConfigSchema.shape).map((key) => `proxy.${key}`),
+    ...Object.keys(runLogConfigSchema.shape).map((key) => `runLog.${key}`),
+  ];
+  const mirrored = new Set(Object.values(mirroredSettings()).map((setting) => setting.config));
+  const cliOnly = cliOnlyKeys();
+  assert.deepEqual(keys.filter((key) => !mirrored.has(key) && !cliOnly[key]), [], 'keys with neither a setting nor a cliOnly reason');
+  assert.deepEqual(keys.filter((key) => mirrored.has(key) && cliOnly[key]), [], 'keys with a setting and a cliOnly reason');
+  assert.deepEqual([...mirrored].filter((key) => !keys.includes(key)), [], 'settings that mirror no key');
+});
+
+test('each setting defaults to what the configuration defaults to', () => {
+  const properties = (JSON.parse(manifestText) as Manifest).contributes.configuration.properties;
+  const defaults = configSchema.parse({});
+  for (const [name, { config }] of Object.entries(mirroredSettings())) {
+    if (config === 'servers' || config === 'sandbox.workspace') continue;
+    const value = config.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], defaults);
+    // A key without a default is absent: the setting's "" says so.
+    assert.deepEqual(properties[name]!.default, value ?? '', name);
+  }
+});
