@@ -9,6 +9,7 @@ import { BridgeClientRelay, configuredRoot } from '../../src/bridge/client/relay
 import { MAX_URL_ELICITATIONS, urlElicitationsOf } from '../../src/bridge/proxy/url-elicitation.ts';
 import { taskSupportOf } from '../../src/bridge/proxy/task-call.ts';
 import { configSchema, MAX_CONFIG_ROOTS, proxyConfigSchema } from '../../src/config/schema.ts';
+import { FakeClock } from '../helpers/fake-clock.ts';
 
 test('config: roots are absolute folders or file:// URIs, at most so many; the relay has its defaults', () => {
   assert.deepEqual(configSchema.parse({ roots: ['/srv/data', 'file:///home/ada/project'] }).roots, ['/srv/data', 'file:///home/ada/project']);
@@ -45,16 +46,19 @@ test('upstream clients declare what the bridge client declared (roots also from 
 test('ready(): at once without a client to wait for; else at initialize, or after the bound', async () => {
   const server = () => ({ getClientCapabilities: () => ({}) }) as unknown as Server;
   await new BridgeClientRelay(server, { roots: [], timeoutMs: 1000 }).ready();
-  const waiting = new BridgeClientRelay(server, { roots: [], timeoutMs: 1000, awaitClientMs: 60_000 });
-  let done = false;
-  const ready = waiting.ready().then(() => (done = true));
-  await new Promise((r) => setTimeout(r, 20));
-  assert.equal(done, false);
+  const clock = new FakeClock();
+  const waiting = new BridgeClientRelay(server, { roots: [], timeoutMs: 1000, awaitClientMs: 60_000, clock });
+  const ready = waiting.ready();
+  clock.advance(59_999);
+  assert.equal(clock.waiting, 1, 'still waiting for the client');
   waiting.markInitialized();
   await ready;
+  assert.equal(clock.waiting, 0, 'the bound is cleared');
   const lines: string[] = [];
-  const bounded = new BridgeClientRelay(server, { roots: [], timeoutMs: 1000, awaitClientMs: 30, log: (l) => lines.push(l) });
-  await bounded.ready();
+  const bounded = new BridgeClientRelay(server, { roots: [], timeoutMs: 1000, awaitClientMs: 30, log: (l) => lines.push(l), clock });
+  const boundedReady = bounded.ready();
+  clock.advance(30);
+  await boundedReady;
   assert.match(lines[0] ?? '', /did not initialize within/);
 });
 

@@ -51,7 +51,7 @@ export interface ClientRelayOptions {
    * this long; undefined: no client will come (a command-line run), start at once.
    */
   awaitClientMs?: number | undefined;
-  /** What the refusal windows and the roots/list records read the time from (tests drive it). */
+  /** What the wait for the client, the refusal windows and the roots/list records read the time from (tests drive it). */
   clock?: Clock;
 }
 
@@ -108,13 +108,14 @@ export class BridgeClientRelay implements ClientRelay {
   ready(): Promise<void> {
     const wait = this.options.awaitClientMs;
     if (this.initialized || wait === undefined) return Promise.resolve();
+    const clock = this.options.clock ?? realClock;
     return new Promise((resolve) => {
-      const timer = setTimeout(() => {
+      const timer = clock.setTimeout(() => {
         this.options.log?.(`the bridge's client did not initialize within ${wait / 1000} s; proxied servers start without its capabilities`);
         resolve();
       }, wait);
       this.waiters.push(() => {
-        clearTimeout(timer);
+        clock.clearTimeout(timer);
         resolve();
       });
     });
