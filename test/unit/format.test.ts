@@ -2,7 +2,8 @@
 // the budget, base64 placeholders, images once, session changes, progress messages.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { classifyBase64, KnownImages, replaceBase64, sizeText, sniffImage } from '../../src/bridge/results/base64-text.ts';
+import { classifyBase64, KnownImages, replaceBase64, sniffImage } from '../../src/bridge/results/base64-text.ts';
+import { sizeText } from '../../src/shared/byte-size.ts';
 import { cutMiddle, shareBudget } from '../../src/bridge/results/budget.ts';
 import { renderText, runViewSchema, shapeRun, splitError } from '../../src/bridge/results/format.ts';
 import { plural } from '../../src/shared/plural.ts';

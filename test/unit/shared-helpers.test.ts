@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
+import { base64Bytes, base64Capacity } from '../../src/shared/byte-size.ts';
 import { clip } from '../../src/shared/clip.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { processAlive } from '../../src/shared/process-alive.ts';
@@ -23,4 +24,10 @@ test('plural: one is singular, zero and many take the plural, an irregular plura
   assert.equal(plural(1, 'image'), '1 image');
   assert.equal(plural(0, 'image'), '0 images');
   assert.equal(plural(3, 'request from servers', 'requests from servers'), '3 requests from servers');
+});
+
+test('base64Bytes: the decoded size, padding taken off; base64Capacity: what a cap in base64 characters holds', () => {
+  for (const bytes of ['', 'a', 'ab', 'abc', 'abcd', 'abcde']) assert.equal(base64Bytes(Buffer.from(bytes).toString('base64')), bytes.length);
+  assert.equal(base64Capacity(8), 6);
+  assert.equal(base64Capacity(10), 7);
 });

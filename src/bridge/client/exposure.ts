@@ -37,6 +37,7 @@ import { jsonBytes, ProxyLimitError } from '../proxy/limits.ts';
 import { sizeText } from '../../shared/byte-size.ts';
 import { getPrompt, listAll, readResource, type Listing } from '../sandbox-api/resources.ts';
 import type { RunLog } from '../../state/run-log/writer.ts';
+import { kindOf } from '../../shared/error-kinds.ts';
 
 export const PROXIED_URI_PREFIX = 'code-execution-mode://server/';
 
@@ -346,6 +347,6 @@ function asMcpError(error: unknown): McpError {
   if (error instanceof McpError) return error;
   const message = error instanceof Error ? error.message : String(error);
   const { code, data } = (error ?? {}) as { code?: unknown; data?: unknown };
-  if (error instanceof Error && error.name === 'ServerError' && typeof code === 'number') return new McpError(code, message, data);
+  if (kindOf(error) === 'server-error' && typeof code === 'number') return new McpError(code, message, data);
   return new McpError(ErrorCode.InternalError, message);
 }

@@ -2,15 +2,18 @@
 // errors a call that was not confirmed raises (their names become ToolError kinds in Python).
 import type { ServerConfig } from '../../config/schema.ts';
 import type { ToolEntry } from '../catalog/catalog.ts';
+import type { KindedError } from '../../shared/error-kinds.ts';
 
 /** The user declined, cancelled, or did not answer in time: kind "declined". */
-export class ConfirmationDeclinedError extends Error {
+export class ConfirmationDeclinedError extends Error implements KindedError {
   override readonly name = 'ConfirmationDeclinedError';
+  readonly kind = 'declined';
 }
 
 /** The call needs a confirmation and nobody can be asked: kind "needs-confirmation". */
-export class ConfirmationNeededError extends Error {
+export class ConfirmationNeededError extends Error implements KindedError {
   override readonly name = 'ConfirmationNeededError';
+  readonly kind = 'needs-confirmation';
 }
 
 function hint(annotations: unknown, key: 'destructiveHint' | 'readOnlyHint'): boolean {

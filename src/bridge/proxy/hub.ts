@@ -21,18 +21,22 @@ import { toolAllowed } from './policy.ts';
 import { markerEnv, nestedRefusal, startsThisBridge } from './self-proxy.ts';
 import { isStdio } from './transports.ts';
 import { HubOAuth } from './oauth/hub-oauth.ts';
+import type { ErrorKind, KindedError } from '../../shared/error-kinds.ts';
 
-export class ToolCallError extends Error {
-  override readonly name: string = 'ToolCallError';
+export abstract class ToolCallError extends Error implements KindedError {
+  abstract readonly kind: ErrorKind;
 }
 export class UnknownServerError extends ToolCallError {
   override readonly name = 'UnknownServerError';
+  readonly kind = 'unknown-server';
 }
 export class UnknownToolError extends ToolCallError {
   override readonly name = 'UnknownToolError';
+  readonly kind = 'unknown-tool';
 }
 export class ToolDeniedError extends ToolCallError {
   override readonly name = 'ToolDeniedError';
+  readonly kind = 'denied';
 }
 
 export interface HubOptions {

@@ -3,6 +3,7 @@
 // could take the bridge's memory (a 300 MB result) or its CPU (a notification flood).
 import type { ProxyConfig } from '../../config/schema.ts';
 import { sizeText } from '../../shared/byte-size.ts';
+import type { KindedError } from '../../shared/error-kinds.ts';
 
 export type ProxyLimits = Pick<
   ProxyConfig,
@@ -10,8 +11,9 @@ export type ProxyLimits = Pick<
 >;
 
 /** A cap was hit; the message names it (as its configuration key) and says what happened. */
-export class ProxyLimitError extends Error {
+export class ProxyLimitError extends Error implements KindedError {
   override readonly name = 'ProxyLimitError';
+  readonly kind = 'too-large';
 }
 
 

@@ -2,10 +2,7 @@
 // apart (a known image, an image by its first bytes, other data), and replaced by a short
 // placeholder, so that no base64 reaches the model as text.
 import { createHash } from 'node:crypto';
-import { sizeText } from '../../shared/byte-size.ts';
-
-// The views import the size wording from here with the rest of this file's helpers.
-export { sizeText };
+import { base64Bytes } from '../../shared/byte-size.ts';
 
 export interface FoundImage {
   mime: string;
@@ -33,12 +30,6 @@ const MAGIC: Array<[string, string]> = [
 
 export function sha256(data: string): string {
   return createHash('sha256').update(data).digest('hex');
-}
-
-/** Bytes a base64 text decodes to. */
-export function base64Bytes(data: string): number {
-  const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  return Math.floor((data.length * 3) / 4) - padding;
 }
 
 /** An image format from the first bytes (PNG, JPEG, GIF, WebP); undefined for anything else. */

@@ -4,7 +4,8 @@
 // base64 as text, and each image once. The full record goes to the run log instead.
 import { z } from 'zod';
 import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGES_PER_RUN, MAX_OUT_FILE_BYTES, MAX_OUT_FILES, MAX_OUT_TOTAL_BYTES, type RunResult, type SessionChange } from '../../sandbox/index.ts';
-import { base64Bytes, KnownImages, replaceBase64, sizeText, type Base64Kind, type FoundImage } from './base64-text.ts';
+import { KnownImages, replaceBase64, type Base64Kind, type FoundImage } from './base64-text.ts';
+import { base64Bytes, base64Capacity, sizeText } from '../../shared/byte-size.ts';
 import { cutToJson, jsonLength, shareBudget } from './budget.ts';
 import { outFilePath } from '../../shared/out-names.ts';
 import { plural } from '../../shared/plural.ts';
@@ -165,7 +166,7 @@ export function shapeRun(input: ShapeInput): ShapedRun {
     const kept = fitted.reduce((n, f) => n + f.text.length, 0);
     notes.push(`output cut to ${fmt(kept)} of about ${fmt(total)} characters, head and tail kept: ${CUT_HINT}`);
   }
-  if (result.omitted.images > 0) notes.push(`${plural(result.omitted.images, 'image')} not kept: at most ${MAX_IMAGES_PER_RUN} per run, ${sizeText(Math.floor((MAX_IMAGE_BASE64_CHARS * 3) / 4))} each`);
+  if (result.omitted.images > 0) notes.push(`${plural(result.omitted.images, 'image')} not kept: at most ${MAX_IMAGES_PER_RUN} per run, ${sizeText(base64Capacity(MAX_IMAGE_BASE64_CHARS))} each`);
 
   // Files from /work/out: small text inline, the rest attached within what the images left of the budget.
   const fileBudget = Math.max(0, (input.imageBudget ?? RESULT_IMAGE_BYTES) - images.attached.reduce((n, i) => n + base64Bytes(i.data), 0));

@@ -2,7 +2,8 @@
 // within a byte budget that keeps the whole result well under MCP clients' 10 MiB read limit.
 // Only raster images: an SVG (or any other image type) can carry scripts and active content
 // that a client might run when it shows the image, so it is refused, with what to do instead.
-import { base64Bytes, sha256, sizeText, type FoundImage } from './base64-text.ts';
+import { base64Bytes, sizeText } from '../../shared/byte-size.ts';
+import { sha256, type FoundImage } from './base64-text.ts';
 
 /** Image bytes one result carries (about 5.6 MB as base64). */
 export const RESULT_IMAGE_BYTES = 4 * 1024 * 1024;

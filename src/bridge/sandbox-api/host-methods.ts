@@ -14,6 +14,7 @@ import type { ConfirmationGate } from '../client/confirmations.ts';
 import type { RunLog } from '../../state/run-log/writer.ts';
 import { SNIPPET_NAME, SNIPPETS_SERVER, snippetDoc, snippetHash, type SnippetStore } from '../../state/snippets.ts';
 import { toSandboxResult, type ResultImage } from '../results/tool-results.ts';
+import { kindOf, outcomeOfKind } from '../../shared/error-kinds.ts';
 
 const detail = z.enum(['summary', 'full']).default('summary');
 const name = z.string().min(1).max(256);
@@ -128,9 +129,7 @@ export function recordRefusedRequest(runLog: RunLog | undefined, refused: Refuse
 
 /** How a refused or failed proxied request is recorded in the run log. */
 export function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
-  const name = error instanceof Error ? error.name : '';
-  if (name === 'ConfirmationDeclinedError') return 'declined';
-  return ['ToolDeniedError', 'ConsentNeededError', 'ConfirmationNeededError'].includes(name) ? 'denied' : 'failed';
+  return outcomeOfKind(kindOf(error));
 }
 
 export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, snippets?: SnippetStore, confirmations?: ConfirmationGate): HostMethods {

@@ -60,20 +60,7 @@ class ToolError(Exception):
 def _host_tool_error(server, tool, error):
     """The ToolError for a host error (a HostError of the kernel)."""
     details = getattr(error, "details", None) or {}
-    return ToolError(server, tool, str(error), _KINDS.get(error.type, "failed"), code=details.get("code"), data=details.get("data"))
-
-
-_KINDS = {
-    "ToolDeniedError": "denied",
-    "UnknownServerError": "unknown-server",
-    "UnknownToolError": "unknown-tool",
-    "ServerUnavailableError": "unavailable",
-    "ProxyLimitError": "too-large",
-    "ConsentNeededError": "needs-consent",
-    "ServerError": "server-error",
-    "ConfirmationDeclinedError": "declined",
-    "ConfirmationNeededError": "needs-confirmation",
-}
+    return ToolError(server, tool, str(error), getattr(error, "kind", "failed"), code=details.get("code"), data=details.get("data"))
 
 
 async def call_tool(server, tool, args=None, *, raw=False, **kwargs):

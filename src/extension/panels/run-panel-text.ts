@@ -2,7 +2,8 @@
 // (never as text), and long output collapsed to its head and tail so the page's DOM stays
 // bounded; the full text goes to the page as data for "Show more" and search, and to an editor
 // on request.
-import { KnownImages, replaceBase64, sizeText } from '../../bridge/results/base64-text.ts';
+import { KnownImages, replaceBase64 } from '../../bridge/results/base64-text.ts';
+import { base64Bytes, sizeText } from '../../shared/byte-size.ts';
 import { escapeHtml as escape } from './html.ts';
 
 /** Lines shown before and after the fold of a long output. */
@@ -14,7 +15,7 @@ const NO_IMAGES = new KnownImages([]);
 /** The text with each run of base64 replaced by what it is ("<image image/png, 12 KB>"). */
 export function withoutBase64(text: string): string {
   return replaceBase64(text, NO_IMAGES, (found) =>
-    found.kind === 'image' ? `<${found.image.mime} image, ${sizeText(Math.floor((found.image.data.length * 3) / 4))}: base64 not shown>` : `<base64 data, ${sizeText(found.bytes)}: not shown>`,
+    found.kind === 'image' ? `<${found.image.mime} image, ${sizeText(base64Bytes(found.image.data))}: base64 not shown>` : `<base64 data, ${sizeText(found.bytes)}: not shown>`,
   );
 }
 

@@ -8,6 +8,7 @@ import type { ExitInfo, KernelContainer } from '../container/kernel-container.ts
 import { CappedText } from './capped-text.ts';
 import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
 import type { KernelError, KernelMessage } from '../container/protocol/messages.ts';
+import { kindOf, type ErrorKind } from '../../shared/error-kinds.ts';
 
 export type RunStatus = 'ok' | 'error' | 'timeout' | 'cancelled';
 
@@ -99,7 +100,7 @@ export interface RefusedRequest {
  * ever, and tells `onRefused` so the refusal is on record.
  */
 export function refuseRequest(container: KernelContainer, message: Extract<KernelMessage, { t: 'req' }>, refused: RefusedRequest, onRefused?: (refused: RefusedRequest) => void): void {
-  container.send({ t: 'res', id: message.id, ok: false, error: { type: 'RunEnded', message: `Refused: ${refused.reason}.` } });
+  container.send({ t: 'res', id: message.id, ok: false, error: { type: 'RunEnded', kind: 'run-ended', message: `Refused: ${refused.reason}.` } });
   onRefused?.(refused);
 }
 
@@ -320,14 +321,14 @@ class RunTracker {
       if (this.container.generation !== this.generation) return;
       const message = ok
         ? ({ t: 'res', id, ok: true, result: payload } as const)
-        : ({ t: 'res', id, ok: false, error: payload as { type: string; message: string; details?: object } } as const);
+        : ({ t: 'res', id, ok: false, error: payload as { type: string; kind: ErrorKind; message: string; details?: object } } as const);
       this.container.send(message);
     };
     if (this.stopping || !this.options.onRequest) {
-      return reply(false, { type: 'HostError', message: this.stopping ? 'the run is stopping' : `no host method "${method}"` });
+      return reply(false, { type: 'HostError', kind: 'failed', message: this.stopping ? 'the run is stopping' : `no host method "${method}"` });
     }
     if (this.inFlight >= MAX_REQUESTS_IN_FLIGHT) {
-      return reply(false, { type: 'HostError', message: `too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})` });
+      return reply(false, { type: 'HostError', kind: 'too-large', message: `too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})` });
     }
     this.requests++;
     this.inFlight++;
@@ -350,6 +351,7 @@ class RunTracker {
       const details = error instanceof Error ? (error as { hostDetails?: unknown }).hostDetails : undefined;
       reply(false, {
         type: error instanceof Error ? error.name : 'HostError',
+        kind: kindOf(error),
         message: error instanceof Error ? error.message : String(error),
         ...(details && typeof details === 'object' ? { details } : {}),
       });

@@ -362,11 +362,13 @@ _ids = itertools.count(1)
 
 
 class HostError(Exception):
-    """The host refused or failed a request; `type` names the host-side error."""
+    """The host refused or failed a request; `kind` says why (the host's one taxonomy, used as it
+    is), `type` names the host-side error."""
 
-    def __init__(self, type_, message, details=None):
+    def __init__(self, type_, message, details=None, kind="failed"):
         super().__init__(message)
         self.type = type_
+        self.kind = kind
         # What the host error carries besides its message (a JSON-RPC error's code and data).
         self.details = details if isinstance(details, dict) else {}
 
@@ -384,7 +386,7 @@ def _reply_value(message):
     if message.get("ok"):
         return message.get("result")
     error = message.get("error") or {}
-    raise HostError(str(error.get("type", "HostError")), str(error.get("message", "")), error.get("details"))
+    raise HostError(str(error.get("type", "HostError")), str(error.get("message", "")), error.get("details"), str(error.get("kind", "failed")))
 
 
 def _request_frame(request_id, method, params):

@@ -4,6 +4,7 @@
 // below these limits, so that nothing user code prints or raises ends its session.
 import { z } from 'zod';
 import { MAX_DISTRIBUTION_NAME_CHARS, MAX_DISTRIBUTIONS } from '../../image/distributions.ts';
+import type { ErrorKind } from '../../../shared/error-kinds.ts';
 
 const runId = z.string().min(1).max(64);
 
@@ -85,4 +86,4 @@ export type HostMessage =
   /** A fresh interpreter in the same container: the kernel execs `source`, then says `ready`. */
   | { t: 'restart'; source: string }
   | { t: 'res'; id: number; ok: true; result: unknown }
-  | { t: 'res'; id: number; ok: false; error: { type: string; message: string; details?: object } };
+  | { t: 'res'; id: number; ok: false; error: { type: string; kind: ErrorKind; message: string; details?: object } };
