@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { MAX_TOOL_ICON_SRC_CHARS, MAX_TOOL_ICONS } from '../../src/state/catalog-file.ts';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
-import { toolHint } from '../../src/bridge/catalog/tool-hints.ts';
+import { annotationFlag, toolHint } from '../../src/bridge/catalog/tool-hints.ts';
 import { toolDoc } from '../../src/bridge/sandbox-api/host-methods.ts';
 import { exposedPromptName, exposedUri, hasDotSegment, PROXIED_URI_PREFIX, routePrompt, upstreamUri } from '../../src/bridge/client/exposure.ts';
 import { toolDescription, toolSummary } from '../../src/extension/views/tool-summary.ts';
@@ -39,6 +39,12 @@ test("a tool's annotations become a short mark; anything malformed gives none", 
   assert.equal(toolDescription(toolSummary({ name: 'wipe', title: 'Wipe', annotations: { destructiveHint: true } })), 'destructive · Wipe');
   assert.equal(toolDescription(toolSummary({ name: 'read', description: 'Reads\nmore', annotations: { readOnlyHint: true } })), 'read-only · Reads');
   assert.equal(toolDescription(toolSummary({ name: 'plain', description: 'x'.repeat(200) })), 'x'.repeat(80));
+});
+
+test('annotationFlag: one reading of a hint for search, the Tools view and confirmations; only true counts', () => {
+  assert.equal(annotationFlag({ destructiveHint: true }, 'destructiveHint'), true);
+  assert.equal(annotationFlag({ destructiveHint: true }, 'readOnlyHint'), false);
+  for (const odd of [undefined, null, 'readOnlyHint', [true], { readOnlyHint: 'true' }, { readOnlyHint: 1 }]) assert.equal(annotationFlag(odd, 'readOnlyHint'), false);
 });
 
 test('icons, title, annotations and outputSchema reach the docs; summaries carry only the mark', () => {

@@ -21,6 +21,7 @@ import SearchableMap from 'minisearch/SearchableMap';
 import { stemmer } from 'stemmer';
 import { STOP_WORDS, splitWords, stemOf, wordsOf } from '../../shared/words.ts';
 import { actionWords, collocationTable, phraseTable, relatedTable } from './synonyms.ts';
+import { annotationFlag } from './tool-hints.ts';
 
 export { STOP_WORDS, splitWords, stemOf, wordsOf };
 
@@ -183,7 +184,7 @@ function annotationsOf(tool: RankableTool): { title: string; readOnly: boolean; 
   const a = typeof tool.annotations === 'object' && tool.annotations !== null ? (tool.annotations as Record<string, unknown>) : {};
   return {
     title: stringOf(a['title']),
-    readOnly: a['readOnlyHint'] === true,
+    readOnly: annotationFlag(a, 'readOnlyHint'),
     destructive: typeof a['destructiveHint'] === 'boolean' ? a['destructiveHint'] : undefined,
   };
 }

@@ -3,13 +3,14 @@
 
 export type ToolHint = 'read-only' | 'destructive';
 
-function flag(annotations: unknown, key: 'readOnlyHint' | 'destructiveHint'): boolean {
+/** Whether a tool's annotations set that hint to true (a malformed value counts as unset). */
+export function annotationFlag(annotations: unknown, key: 'readOnlyHint' | 'destructiveHint'): boolean {
   return typeof annotations === 'object' && annotations !== null && !Array.isArray(annotations) && (annotations as Record<string, unknown>)[key] === true;
 }
 
 /** "read-only" wins over "destructive" (as for confirmations: a read-only tool never asks). */
 export function toolHint(annotations: unknown): ToolHint | undefined {
-  if (flag(annotations, 'readOnlyHint')) return 'read-only';
-  if (flag(annotations, 'destructiveHint')) return 'destructive';
+  if (annotationFlag(annotations, 'readOnlyHint')) return 'read-only';
+  if (annotationFlag(annotations, 'destructiveHint')) return 'destructive';
   return undefined;
 }

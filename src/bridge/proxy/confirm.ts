@@ -2,6 +2,7 @@
 // errors a call that was not confirmed raises (their names become ToolError kinds in Python).
 import type { ServerConfig } from '../../config/schema.ts';
 import type { ToolEntry } from '../catalog/catalog.ts';
+import { annotationFlag } from '../catalog/tool-hints.ts';
 import type { KindedError } from '../../shared/error-kinds.ts';
 
 /** The user declined, cancelled, or did not answer in time: kind "declined". */
@@ -16,16 +17,12 @@ export class ConfirmationNeededError extends Error implements KindedError {
   readonly kind = 'needs-confirmation';
 }
 
-function hint(annotations: unknown, key: 'destructiveHint' | 'readOnlyHint'): boolean {
-  return typeof annotations === 'object' && annotations !== null && (annotations as Record<string, unknown>)[key] === true;
-}
-
 /** Whether a call of this tool asks the user first. */
 export function confirmationNeeded(config: Pick<ServerConfig, 'confirm' | 'confirmTools'>, entry: Pick<ToolEntry, 'tool' | 'annotations'>): boolean {
   if ((config.confirmTools ?? []).includes(entry.tool)) return true;
-  if (hint(entry.annotations, 'readOnlyHint')) return false;
+  if (annotationFlag(entry.annotations, 'readOnlyHint')) return false;
   const mode = config.confirm ?? 'destructive';
-  return mode === 'all' || (mode === 'destructive' && hint(entry.annotations, 'destructiveHint'));
+  return mode === 'all' || (mode === 'destructive' && annotationFlag(entry.annotations, 'destructiveHint'));
 }
 
 /** What the hub hands the asker: the call to confirm. */
