@@ -12,7 +12,7 @@ import { ProxyHub } from '../../src/bridge/proxy/hub.ts';
 import { configSchema } from '../../src/config/schema.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
-import { sleep, until } from '../helpers/wait.ts';
+import { quietFor, until } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const HASH = 'c0ffee'.repeat(5).slice(0, 32);
@@ -75,7 +75,9 @@ describe('the hub and a server awaiting consent', () => {
       return true;
     });
     await assert.rejects(hub.listTools('ws'), { name: 'ConsentNeededError' });
-    await sleep(500);
+    // A started server writes its marker from its own process, some time after the hub spawned
+    // it; nothing the hub does later comes after that, so a short quiet spell shows it.
+    await quietFor(500);
     assert.equal(existsSync(env.marker), false, 'the server was started');
   });
 
