@@ -9,14 +9,18 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** "sandbox.memory: must be a size such as "512m"" — one line per problem. */
-export function describeIssues(error: z.ZodError, prefix = ''): string {
+/**
+ * "sandbox.memory: must be a size such as "512m"" — one line per problem (or `separator`
+ * between them, where they must fit on one line), each path under `prefix`; a problem of the
+ * whole value is named `whole`.
+ */
+export function describeIssues(error: z.ZodError, prefix = '', { whole = '(top level)', separator = '\n' } = {}): string {
   return error.issues
     .map((issue) => {
       const path = [prefix, ...issue.path.map(String)].filter(Boolean).join('.');
-      return `${path || '(top level)'}: ${issue.message}`;
+      return `${path || whole}: ${issue.message}`;
     })
-    .join('\n');
+    .join(separator);
 }
 
 export function parseConfig(raw: unknown, source = 'configuration'): Config {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ConfigError, parseConfig } from '../../src/config/load.ts';
+import { ConfigError, describeIssues, parseConfig } from '../../src/config/load.ts';
+import { z } from 'zod';
 
 function errorOf(raw: unknown): string {
   try {
@@ -51,4 +52,15 @@ test('Claude Desktop mcpServers and VS Code servers shapes are both accepted', (
   const vscode = parseConfig({ servers: { docs: { type: 'http', url: 'http://127.0.0.1:8931/mcp' } } });
   assert.equal(vscode.servers.docs && 'url' in vscode.servers.docs && vscode.servers.docs.url, 'http://127.0.0.1:8931/mcp');
   assert.match(errorOf({ servers: { a: { command: 'x' } }, mcpServers: {} }), /either "servers" or "mcpServers"/);
+});
+
+test('describeIssues: a line per problem under a prefix, or one line with a separator and a name for the whole', () => {
+  const schema = z.object({ memory: z.string() });
+  const failed = schema.safeParse({ memory: 5 });
+  assert.ok(!failed.success);
+  assert.match(describeIssues(failed.error, 'sandbox'), /^sandbox\.memory: /);
+  const whole = schema.safeParse(7);
+  assert.ok(!whole.success);
+  assert.match(describeIssues(whole.error), /^\(top level\): /);
+  assert.match(describeIssues(whole.error, '', { whole: 'entry', separator: '; ' }), /^entry: [^\n]*$/);
 });

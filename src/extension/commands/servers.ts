@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { parse as parseJsonc } from 'jsonc-parser';
 import * as vscode from 'vscode';
 import { SERVER_NAME, serverSchema } from '../../config/schema.ts';
+import { describeIssues } from '../../config/load.ts';
 import { startsThisBridge } from '../../bridge/proxy/transports.ts';
 import type { SecretKind, ServerSecrets } from '../settings/secrets.ts';
 import { SECTION, writeServer } from '../settings/settings.ts';
@@ -100,7 +101,7 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
       validateInput: (value) => {
         try {
           const parsed = serverSchema.safeParse(JSON.parse(value));
-          return parsed.success ? undefined : parsed.error.issues.map((i) => `${i.path.join('.') || 'entry'}: ${i.message}`).join('; ');
+          return parsed.success ? undefined : describeIssues(parsed.error, '', { whole: 'entry', separator: '; ' });
         } catch (error) {
           return (error as Error).message;
         }
