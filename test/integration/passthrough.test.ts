@@ -9,6 +9,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FIXTURE, startBridge, startHttpFixture, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30, maxTimeoutSeconds: 60 };
@@ -206,8 +207,10 @@ describe(`MCP passthrough on ${runtime}`, () => {
     bridge.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
     const result = await bridge.call('print(await mcp_fixture.report(steps=1, gap=10, logs=40))\nimport time; time.sleep(1.2)\nprint(await mcp_fixture.report(steps=1, gap=10, logs=1))');
     assert.ok(!result.isError, textOf(result));
-    await new Promise((r) => setTimeout(r, 300));
-    const lines = logs.filter((l) => l.logger === 'fixture/reporter');
+    // The second call's one line is the last the server sends: once it is here, no more can come.
+    const reporter = () => logs.filter((l) => l.logger === 'fixture/reporter');
+    await until('the second call\'s log line', () => reporter().length >= 2 && reporter().at(-1)?.data === 'log line 1');
+    const lines = reporter();
     // At most 10 a second (a window may have begun in the test before), then the next one.
     assert.ok(lines.length >= 2 && lines.length <= 12, `relayed ${lines.length}`);
     assert.ok(logs.some((l) => typeof l.data === 'string' && /log messages of server fixture dropped/.test(l.data)), JSON.stringify(logs.slice(-3)));
