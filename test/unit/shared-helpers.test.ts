@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { base64Bytes, base64Capacity } from '../../src/shared/byte-size.ts';
 import { clip } from '../../src/shared/clip.ts';
+import { shellWords, splitCommandLine } from '../../src/shared/command-line.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { processAlive } from '../../src/shared/process-alive.ts';
 
@@ -30,4 +31,10 @@ test('base64Bytes: the decoded size, padding taken off; base64Capacity: what a c
   for (const bytes of ['', 'a', 'ab', 'abc', 'abcd', 'abcde']) assert.equal(base64Bytes(Buffer.from(bytes).toString('base64')), bytes.length);
   assert.equal(base64Capacity(8), 6);
   assert.equal(base64Capacity(10), 7);
+});
+
+test('command lines: a typed command keeps shell operators as characters, a shell line ends words at them', () => {
+  const line = `npx "my server" --flag='a b' x;y $HOME`;
+  assert.deepEqual(splitCommandLine(line), ['npx', 'my server', "--flag='a", "b'", 'x;y', '$HOME']);
+  assert.deepEqual(shellWords(line), ['npx', 'my server', '--flag=a b', 'x', 'y', 'HOME']);
 });

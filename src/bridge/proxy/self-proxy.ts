@@ -6,6 +6,7 @@
 import { realpathSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { ServerConfig, StdioServerConfig } from '../../config/schema.ts';
+import { shellWords } from '../../shared/command-line.ts';
 
 export const BRIDGE_COMMAND = 'code-execution-mode';
 /** How many bridges up this one was started by a proxied server (absent: none). */
@@ -55,34 +56,6 @@ function isBridgeName(word: string): boolean {
     .replace(/\.(cmd|exe|ps1|bat)$/i, '')
     .toLowerCase();
   return name === BRIDGE_COMMAND;
-}
-
-/** The words of a shell command line: quotes removed, split at blanks and shell operators. */
-export function shellWords(line: string): string[] {
-  const words: string[] = [];
-  let word = '';
-  let started = false;
-  let quote: string | undefined;
-  for (const c of line) {
-    if (quote) {
-      if (c === quote) quote = undefined;
-      else word += c;
-      continue;
-    }
-    if (c === '"' || c === "'") {
-      quote = c;
-      started = true;
-    } else if (/[\s;&|()<>`$]/.test(c)) {
-      if (started) words.push(word);
-      word = '';
-      started = false;
-    } else {
-      word += c;
-      started = true;
-    }
-  }
-  if (started) words.push(word);
-  return words;
 }
 
 function realPath(path: string): string {

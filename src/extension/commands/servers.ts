@@ -6,20 +6,13 @@ import { parse as parseJsonc } from 'jsonc-parser';
 import * as vscode from 'vscode';
 import { SERVER_NAME, serverSchema } from '../../config/schema.ts';
 import { describeIssues } from '../../config/load.ts';
+import { splitCommandLine } from '../../shared/command-line.ts';
 import { startsThisBridge } from '../../bridge/proxy/transports.ts';
 import type { SecretKind, ServerSecrets } from '../settings/secrets.ts';
 import { SECTION, writeServer } from '../settings/settings.ts';
 
 function entries(): Record<string, Record<string, unknown>> {
   return (vscode.workspace.getConfiguration(SECTION).get<Record<string, Record<string, unknown>>>('servers') ?? {});
-}
-
-/** Splits a command line into tokens, honouring simple quotes. */
-export function splitCommandLine(line: string): string[] {
-  const tokens: string[] = [];
-  const pattern = /"([^"]*)"|'([^']*)'|(\S+)/g;
-  for (let match = pattern.exec(line); match; match = pattern.exec(line)) tokens.push(match[1] ?? match[2] ?? match[3] ?? '');
-  return tokens;
 }
 
 /** The ids of the `${input:ID}` variables an entry uses, in order of first use. */
