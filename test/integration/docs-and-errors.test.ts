@@ -2,10 +2,13 @@
 // servers: docs that show shapes and what a call returns, and errors that carry their fix
 // (short, with the fix in the message, and no asyncio or runtime frames).
 import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+import { CATALOG_FILE } from '../../src/state/catalog-file.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30 };
@@ -90,7 +93,11 @@ describe(`docs and errors on ${runtime}`, () => {
     await bridge.call('await mcp_memory.read_graph()\nawait mcp_filesystem.list_allowed_directories()');
     // The catalog file is written shortly after a listing; a second bridge on the same state
     // dir starts no server to answer.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    const catalog = join(files, 'state', CATALOG_FILE);
+    await until('both tool lists in the catalog file', () => {
+      const text = existsSync(catalog) ? readFileSync(catalog, 'utf8') : '';
+      return text.includes('"create_entities"') && text.includes('"read_text_file"');
+    });
     const second = await startBridge(config);
     try {
       const result = await second.call('{s["name"]: (s["status"], s["tools"], s["toolNames"][:3]) for s in discovered_servers()}');
