@@ -15,7 +15,7 @@ import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk
 import { RUN_LOG_FILE } from '../../src/state/run-log/files.ts';
 import { MEMORY_SERVER, startBridge, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
-import { until } from '../helpers/wait.ts';
+import { quietFor, until } from '../helpers/wait.ts';
 
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const EVERYTHING_DOCS = resolve('node_modules/@modelcontextprotocol/server-everything/dist/docs');
@@ -160,7 +160,9 @@ describe(`proxied resources and prompts on the bridge's own server (${runtime})`
   test("an upstream list_changed is relayed as the bridge's own", async () => {
     // Every server started (by this listing, if not before) has said so already.
     await bridge.client.listResources();
-    await sleep(800);
+    // Their list_changed may still be on the way and nothing marks the last one: a quiet spell
+    // before counting, so that the one counted is the gzip's.
+    await quietFor(800);
     changes = 0;
     const result = await bridge.call('r = await mcp_everything.gzip_file_as_resource(name="hello.txt", data="data:text/plain;base64,aGVsbG8gd29ybGQ=")\nprint(r)');
     assert.ok(!result.isError, textOf(result));
@@ -207,7 +209,8 @@ describe(`proxied resources and prompts on the bridge's own server (${runtime})`
   });
 
   test('a server the user allows is exposed from then on, and the client is told', async () => {
-    await sleep(800);
+    // As above: earlier list_changed may still be on the way; the one counted must be the allowing's.
+    await quietFor(800);
     changes = 0;
     await writeFile(decisionsFile, JSON.stringify({ version: 1, allowed: ['0123456789abcdef'], denied: [] }));
     await until('a resources/list_changed', () => changes > 0);
