@@ -6,7 +6,7 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
 import { redactUrlSecrets } from '../config/url-secrets.ts';
-import { distributionsText, forbiddenMountDirs, type ImageDistributions, mountsText, PACKAGES_RECHECK_MS, type PackagesState, resolveWorkspaceMounts, SessionManager, workspaceRequested } from '../sandbox/index.ts';
+import { distributionsText, forbiddenMountDirs, type ImageDistributions, mountsText, PACKAGES_RECHECK_MS, type PackagesState, resolveWorkspaceMounts, type Sandbox, SessionManager, workspaceRequested } from '../sandbox/index.ts';
 import { BridgeClientRelay } from './client/relay.ts';
 import { ConfirmationGate, clientAsker } from './client/confirmations.ts';
 import { createHostMethods, recordRefusedRequest, type HostMethods } from './sandbox-api/host-methods.ts';
@@ -28,7 +28,8 @@ export const CAPABILITIES_URI = 'code-execution-mode://capabilities';
 export interface Bridge {
   server: McpServer;
   hub: ProxyHub;
-  sandbox: SessionManager;
+  /** Whatever runs the code: the bridge knows it only through this seam. */
+  sandbox: Sandbox;
   runLog: RunLog;
   /** Each run's request handler (the CLI's `run` uses it too). */
   requests: HostMethods;
@@ -48,18 +49,20 @@ export function pullHintFor(client: string | undefined): string | undefined {
 export async function createBridge(config: ConfigWithSecrets, rawLog: (message: string) => void = () => {}, options: { pullHint?: string; awaitClient?: boolean } = {}): Promise<Bridge> {
   // Every line of the bridge's log (its stderr) without the credentials of any URL in it.
   const log = (message: string) => rawLog(redactUrlSecrets(message));
+  // The MCP server is created once the proxied servers are known (its instructions name them);
+  // what the hub and the relay need of it before then is reached through this.
+  let server: McpServer | undefined;
   // Proxied servers' log messages (rate-limited per server by the hub) go to the bridge's log
   // and, as the bridge's own logging messages, to its client (at the level it set).
   const serverLog = (name: string, message: ServerLogMessage) => {
     const data = cappedLogData(message.data);
     log(`server ${name} [${message.level}]${message.logger ? ` ${message.logger}` : ''}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);
-    try {
-      // `server` is set below, before any server can start.
-      if (!server.isConnected()) return;
-      void server.sendLoggingMessage({ level: message.level, logger: message.logger ? `${name}/${message.logger}` : name, data }).catch(() => undefined);
-    } catch {
-      // Not set yet: the bridge's log has it.
-    }
+    if (!server?.isConnected()) return;
+    void server.sendLoggingMessage({ level: message.level, logger: message.logger ? `${name}/${message.logger}` : name, data }).catch(() => undefined);
+  };
+  const clientServer = (): Server => {
+    if (!server) throw new Error('the bridge has no client yet');
+    return server.server;
   };
   // A workspace mount that names a missing folder, a root, home or the state dir is refused:
   // said in the log, and the bridge runs without it (the sandbox check says why too).
@@ -83,7 +86,7 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
   const serverListChanged = (name: string, kind: 'resources' | 'prompts') => exposure?.listChanged(name, kind);
   // Proxied servers' requests to their client (roots, elicitation, sampling) go to the bridge's.
   // Served to a client, they start only once it initialized, so that they are told what it supports.
-  const relay: BridgeClientRelay = new BridgeClientRelay((): Server => server.server, {
+  const relay: BridgeClientRelay = new BridgeClientRelay(clientServer, {
     roots: config.roots ?? [],
     timeoutMs: config.proxy.relayTimeoutSeconds * 1000,
     log,
@@ -99,7 +102,7 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
   runLog.check();
   relay.runLog = runLog;
   // Confirmations ask the bridge's own client (the server below, once it is connected).
-  const confirmations = new ConfirmationGate(() => clientAsker(server.server), runLog);
+  const confirmations = new ConfirmationGate(() => clientAsker(clientServer()), runLog);
   const methods = createHostMethods(hub, runLog, new SnippetStore(snippetDirs(config.stateDir, config.workspaceSnippetsDir)), confirmations);
   const prelude = preludeCode(
     hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
@@ -139,7 +142,7 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
     onPullProgress: log,
     ...(options.pullHint ? { pullHint: options.pullHint } : {}),
   });
-  const server = new McpServer(
+  server = new McpServer(
     { name: BRIDGE_NAME, version: BRIDGE_VERSION },
     // The servers as known at start (cached tool lists included); the listing itself never grows.
     // logging: proxied servers' log messages are relayed as the bridge's.

@@ -8,7 +8,7 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SandboxConfig } from '../../config/schema.ts';
-import { isGvisor, SESSION_NAME, type RequestHandler, type SessionManager, workspaceRequested, workspaceTargetsOf } from '../../sandbox/index.ts';
+import { isGvisor, SESSION_NAME, type RequestHandler, type Sandbox, workspaceRequested, workspaceTargetsOf } from '../../sandbox/index.ts';
 import type { FoundImage } from '../results/base64-text.ts';
 import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from '../results/format.ts';
 import type { ProxyHub } from '../proxy/hub.ts';
@@ -84,7 +84,7 @@ export function strictInput(sandbox: SandboxConfig) {
 }
 
 export interface RunPythonDeps {
-  sandbox: SessionManager;
+  sandbox: Sandbox;
   hub: ProxyHub;
   runLog?: RunLog;
   /** Each run's own request handler, and what its requests left (sandbox-api/host-methods.ts). */

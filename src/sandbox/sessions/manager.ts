@@ -1,6 +1,6 @@
 // The pool of named sessions: one warm container each, created on first use, reaped after
 // an idle time, capped in number. Also the lazy, cached choice of runtime and image check.
-import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
+import type { SandboxConfig } from '../../config/schema.ts';
 import { removeNow, removeOrphans } from '../container/cleanup.ts';
 import { ImageMissingError, SessionLimitError } from '../errors.ts';
 import { pullImage } from '../image/image.ts';
@@ -10,6 +10,7 @@ import { packagesState, type PackagesState } from '../image/derived.ts';
 import type { KernelContainer } from '../container/kernel-container.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
 import { Session, startKernel, type RefusedRequest, type RequestHandler, type RunResult, type SessionChange } from './session.ts';
+import type { Sandbox, SandboxTier } from '../sandbox.ts';
 
 export interface ExecuteOptions {
   runId?: string;
@@ -65,7 +66,7 @@ export function spokenSeconds(seconds: number): string {
   return `${seconds} s`;
 }
 
-export class SessionManager {
+export class SessionManager implements Sandbox {
   private runtimePromise: Promise<RuntimeStatus> | undefined;
   private orphanSweep: Promise<number> | undefined;
   private readonly sessions = new Map<string, Session>();
@@ -98,7 +99,7 @@ export class SessionManager {
    * The runtime in use; checked once, on first need (installed, answering, image present, a
    * hardened container starts). Rejects with RuntimeUnavailableError or ImageMissingError.
    */
-  runtime(): Promise<RuntimeStatus> {
+  check(): Promise<RuntimeStatus> {
     this.runtimePromise ??= this.selectRuntime();
     // A failed detection is retried next time (the user may have started the daemon).
     this.runtimePromise.catch(() => (this.runtimePromise = undefined));
@@ -151,7 +152,7 @@ export class SessionManager {
     if (!SESSION_NAME.test(name)) {
       throw new RangeError('session must be 1-64 characters of letters, digits, "_", "-" or "."');
     }
-    const runtime = await this.runtime();
+    const runtime = await this.check();
     this.runtimeRef = runtime;
     this.orphanSweep ??= removeOrphans(runtime).catch(() => 0);
     if (this.closed) throw new Error('The sandbox is shutting down.');
@@ -192,7 +193,7 @@ export class SessionManager {
   }
 
   /** The runtime and isolation tier runs use (for the run log); undefined before the first run. */
-  tier(): { runtime: RuntimeName; isolation: 'gVisor' | 'container'; ociRuntime?: string } | undefined {
+  tier(): SandboxTier | undefined {
     const runtime = this.runtimeRef;
     if (!runtime) return undefined;
     const oci = runtime.ociRuntime ?? runtime.defaultOciRuntime;
@@ -240,7 +241,7 @@ export class SessionManager {
     this.prewarming = true;
     if (this.spare) return this.spare.then(() => undefined, () => undefined);
     const spare = (async () => {
-      const runtime = await this.runtime();
+      const runtime = await this.check();
       this.runtimeRef = runtime;
       return startKernel(runtime, this.config, 'spare', this.options.prelude);
     })();

@@ -1,0 +1,46 @@
+// The seam between the bridge and whatever runs the code. The bridge, its results, the run log
+// and the views see only this; the container sandbox (sessions/manager.ts) is one kind behind
+// it, and another kind slots in by implementing it.
+//
+// The seam's operations: start (a session starts on its first run; prewarm starts a spare
+// ahead), run (execute), interrupt (execute's signal, and its time limit), reset (execute's
+// `reset`), close (closeSession, close), check (check: whether and how a sandbox runs here).
+import type { RuntimeName } from '../config/schema.ts';
+import type { RuntimeStatus } from './engines/detect.ts';
+import type { PackagesState } from './image/derived.ts';
+import type { ImageDistributions } from './image/distributions.ts';
+import type { ExecuteOptions, SessionInfo } from './sessions/manager.ts';
+import type { RunResult } from './sessions/session.ts';
+
+/** Which sandbox runs the code, for the run log, the listing and the views. */
+export interface SandboxTier {
+  runtime: RuntimeName;
+  isolation: 'gVisor' | 'container';
+  ociRuntime?: string;
+}
+
+export interface Sandbox {
+  /**
+   * Runs code in a named session, started on first use. Never rejects for what the code did
+   * (errors, timeouts, cancellation and a lost session are in the result); rejects only when
+   * no sandbox can run (with an error that says why and how to fix it).
+   */
+  execute(code: string, options?: ExecuteOptions): Promise<RunResult>;
+  /** Starts a spare ahead of a first run, so that it starts warm. */
+  prewarm(): Promise<void>;
+  /** Ends one session; false when there was none. */
+  closeSession(name: string): Promise<boolean>;
+  /** Ends every session and everything that ran them. */
+  close(): Promise<void>;
+  /** Whether a sandbox can run here, and how (the checks doctor shows); checked once. */
+  check(): Promise<RuntimeStatus>;
+  list(): SessionInfo[];
+  /** The sandbox in use, once a run has started one. */
+  tier(): SandboxTier | undefined;
+  /** sandbox.packages in the image runs use, once known. */
+  packages(): PackagesState | undefined;
+  /** Looks again for a packages image that was missing. */
+  recheckPackages(): Promise<PackagesState | undefined>;
+  /** The third-party distributions of the image new sessions use, once a sandbox started. */
+  imageDistributions(): ImageDistributions | undefined;
+}
