@@ -16,7 +16,8 @@ import { parseDocstring, SnippetStore, snippetDirs, snippetHash, snippetSourceFr
 import type { RequestContext } from '../../src/sandbox/sessions/run.ts';
 import type { SandboxReport } from '../../src/sandbox/engines/detect.ts';
 import { HEAD_LINES, outputBlock, streamsJson, TAIL_LINES, withoutBase64 } from '../../src/extension/panels/run-panel-text.ts';
-import { formatDuration, runEndLine, runHeadline, runState } from '../../src/extension/views/run-text.ts';
+import { runEndLine, runHeadline, runState } from '../../src/extension/views/run-text.ts';
+import { formatDuration } from '../../src/shared/durations.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { pythonCall, serverAliases, toolAliases } from '../../src/extension/views/tool-call-text.ts';
 import { sandboxSteps, WALKTHROUGH_KEYS } from '../../src/extension/walkthrough-steps.ts';

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import { base64Bytes, base64Capacity } from '../../src/shared/byte-size.ts';
 import { clip } from '../../src/shared/clip.ts';
 import { shellWords, splitCommandLine } from '../../src/shared/command-line.ts';
+import { formatDuration, secondsText } from '../../src/shared/durations.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { processAlive } from '../../src/shared/process-alive.ts';
 
@@ -37,4 +38,10 @@ test('command lines: a typed command keeps shell operators as characters, a shel
   const line = `npx "my server" --flag='a b' x;y $HOME`;
   assert.deepEqual(splitCommandLine(line), ['npx', 'my server', "--flag='a", "b'", 'x;y', '$HOME']);
   assert.deepEqual(shellWords(line), ['npx', 'my server', '--flag=a b', 'x', 'y', 'HOME']);
+});
+
+test('durations: how long something took in whole units, a wait in seconds to the tenth', () => {
+  assert.deepEqual([420.4, 1234, 12_345, 125_000].map(formatDuration), ['420 ms', '1.2 s', '12 s', '2 min 5 s']);
+  assert.equal(formatDuration(undefined), '');
+  assert.deepEqual([1500, 30_000, 1234].map(secondsText), ['1.5 s', '30 s', '1.2 s']);
 });

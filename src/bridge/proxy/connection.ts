@@ -13,7 +13,7 @@ import type { ServerConfig } from '../../config/schema.ts';
 import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
 import { listedToolSchema } from '../../state/catalog-file.ts';
 import type { ToolCatalog, ToolEntry } from '../catalog/catalog.ts';
-import { callReason, exitText, SEE_LOG, seconds, StartTimeout, startReason, type ExitInfo } from './failures.ts';
+import { callReason, exitText, SEE_LOG, StartTimeout, startReason, type ExitInfo } from './failures.ts';
 import { Flow, GuardedTransport } from './guarded-transport.ts';
 import { limitedFetch } from './limited-fetch.ts';
 import { oversizeReason, ProxyLimitError, type ProxyLimits } from './limits.ts';
@@ -25,6 +25,7 @@ import { MAX_PAGES, readToolList } from './tool-list.ts';
 import { ServerOAuth } from './oauth/server-oauth.ts';
 import { childOf, httpKinds, httpTransport, isStdio, isStdioOversize, stdioTransport } from './transports.ts';
 import { clip } from '../../shared/clip.ts';
+import { secondsText } from '../../shared/durations.ts';
 import type { KindedError } from '../../shared/error-kinds.ts';
 
 export interface ProxyTimeouts {
@@ -710,7 +711,7 @@ export class ServerConnection {
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new StartTimeout(`did not start within ${seconds(ms)}`)), ms);
+    timer = setTimeout(() => reject(new StartTimeout(`did not start within ${secondsText(ms)}`)), ms);
   });
   try {
     return await Promise.race([promise, timeout]);

@@ -8,6 +8,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { authServerText } from './oauth/auth-server-text.ts';
 import { ProxyLimitError } from './limits.ts';
 import { clip } from '../../shared/clip.ts';
+import { secondsText } from '../../shared/durations.ts';
 
 /** Appended to what the sandbox hears when the server wrote something on stderr. */
 export const SEE_LOG = 'its error output is in the Code Execution Mode log';
@@ -35,7 +36,7 @@ export class StartTimeout extends Error {}
  */
 export function startReason(error: unknown, exit: ExitInfo | undefined, connectMs: number, command?: string): string {
   if (error instanceof StartTimeout || (error instanceof McpError && error.code === ErrorCode.RequestTimeout)) {
-    return `did not finish starting within ${seconds(connectMs)} (proxy.connectTimeoutSeconds)`;
+    return `did not finish starting within ${secondsText(connectMs)} (proxy.connectTimeoutSeconds)`;
   }
   if (exit) return `could not start: ${exitText(exit)}`;
   return `could not start: ${causeText(error, command)}`;
@@ -85,6 +86,3 @@ function errorCode(error: unknown): string | undefined {
   return undefined;
 }
 
-export function seconds(ms: number): string {
-  return `${Math.round(ms / 100) / 10} s`;
-}

@@ -18,7 +18,8 @@ import { escapeHtml as escape } from './html.ts';
 import { outputBlock, streamsJson, withoutBase64 } from './run-panel-text.ts';
 import { relayTable } from '../views/relay-text.ts';
 import { plural } from '../../shared/plural.ts';
-import { formatDuration, runElapsed, runState } from '../views/run-text.ts';
+import { formatDuration } from '../../shared/durations.ts';
+import { runElapsed, runState } from '../views/run-text.ts';
 
 hljs.registerLanguage('python', python);
 

@@ -4,7 +4,7 @@
 import type { RelayRecord } from '../../state/run-log/reader.ts';
 import { escapeHtml as escape } from '../panels/html.ts';
 import { plural } from '../../shared/plural.ts';
-import { formatDuration } from './run-text.ts';
+import { formatDuration } from '../../shared/durations.ts';
 
 /** Characters of a relay's error shown in the panel (the log keeps up to 2000). */
 const MAX_ERROR_CHARS = 500;

@@ -4,16 +4,7 @@
 import { displayStatus, waitingForConfirmation, type RunRecord } from '../../state/run-log/reader.ts';
 import { clip } from '../../shared/clip.ts';
 import { plural } from '../../shared/plural.ts';
-
-/** 420 ms, 1.2 s, 12 s, 2 min 5 s; empty when unknown. */
-export function formatDuration(ms: number | undefined): string {
-  if (ms === undefined || !Number.isFinite(ms) || ms < 0) return '';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  if (ms < 10_000) return `${(Math.floor(ms / 100) / 10).toFixed(1)} s`;
-  if (ms < 60_000) return `${Math.floor(ms / 1000)} s`;
-  const seconds = Math.floor(ms / 1000);
-  return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
-}
+import { formatDuration } from '../../shared/durations.ts';
 
 /** The code's first line that says something (not blank, not a comment), shortened. */
 export function runLabel(run: Pick<RunRecord, 'code'>): string {

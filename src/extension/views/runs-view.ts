@@ -5,11 +5,10 @@
 import * as vscode from 'vscode';
 import { displayStatus, type RunRecord, type ToolCallRecord } from '../../state/run-log/reader.ts';
 import { plural } from '../../shared/plural.ts';
-import { formatDuration, runHeadline, runLabel, runState } from './run-text.ts';
+import { formatDuration } from '../../shared/durations.ts';
+import { runHeadline, runLabel, runState } from './run-text.ts';
 import { relaySummary } from './relay-text.ts';
 import type { StateFiles } from '../state-files.ts';
-
-export { formatDuration, runLabel } from './run-text.ts';
 
 const CLEARED_KEY = 'codeExecutionMode.runsClearedAt';
 const MAX_RUNS = 200;
