@@ -9,11 +9,11 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  */
 export const quietFor = (ms: number) => sleep(ms);
 
-/** Polls `probe` every 50 ms until it gives a value (not undefined or false); fails after `ms`. */
-export async function until<T>(what: string, probe: () => T | undefined | false, ms = 15_000): Promise<T> {
+/** Polls `probe` (which may be async) every 50 ms until it gives a value (not undefined or false); fails after `ms`. */
+export async function until<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(50);

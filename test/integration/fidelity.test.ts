@@ -30,7 +30,7 @@ import {
 import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
-import { sleep } from '../helpers/wait.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
@@ -296,8 +296,9 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       // includeContext names the bridge's conversation, not the server's: never passed on
       assert.equal(h.samplings.at(-1)?.includeContext, undefined);
       // Refusals within a second are grouped: the second is in a record written when the second ends.
-      await sleep(1100);
-      const refused = (await h.relayEvents()).filter((e) => e.outcome === 'refused' && e.server === 'relay');
+      const refusedOfRelay = async () => (await h.relayEvents()).filter((e) => e.outcome === 'refused' && e.server === 'relay');
+      await until('the grouped refusal record', async () => (await refusedOfRelay()).length >= 2);
+      const refused = await refusedOfRelay();
       assert.equal(refused.reduce((n, e) => n + ((e.count as number | undefined) ?? 1), 0), 2, JSON.stringify(refused));
     });
 
@@ -343,8 +344,9 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       }
       assert.equal(h.elicitations.length, beforeAsked + 2);
       // Four refusals within a second: one record written at once, one with the count of the rest.
-      await sleep(1200);
-      const records = (await h.relayEvents()).filter((e) => e.outcome === 'refused').slice(beforeRefused);
+      const refusedSince = async () => (await h.relayEvents()).filter((e) => e.outcome === 'refused').slice(beforeRefused);
+      await until('the grouped refusal record', async () => (await refusedSince()).length >= 2);
+      const records = await refusedSince();
       assert.equal(records.length, 2, JSON.stringify(records));
       assert.equal(records[1]?.count, 3);
       // maxRelaysPerRun (8 here): a loop of ten sampling requests in one run gets eight answered.
@@ -465,8 +467,9 @@ describe(`fidelity with a client that declares nothing (${runtime})`, () => {
     // server-everything offers its elicitation tool only to clients that declare elicitation
     assert.match(text(out.elicit_tool), /has no tool "trigger-elicitation-request"/);
     assert.match(text(out.task), /Research Report: ants/);
-    await sleep(1100);
-    const refused = (await h.relayEvents()).filter((e) => e.outcome === 'refused');
+    const refusedNow = async () => (await h.relayEvents()).filter((e) => e.outcome === 'refused');
+    await until('both refusals recorded', async () => (await refusedNow()).length >= 2);
+    const refused = await refusedNow();
     assert.deepEqual(refused.map((e) => e.method).sort(), ['elicitation/create', 'sampling/createMessage']);
   });
 });
