@@ -8,7 +8,7 @@ import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection,
 import { ToolIndex } from './search.ts';
 import { paramsOf, returnsOf, signatureOf, type ParamDoc } from './signature.ts';
 
-export { CATALOG_FILE, type CatalogServers, type ServerState } from '../../state/catalog-file.ts';
+export { CATALOG_FILE, type ServerState } from '../../state/catalog-file.ts';
 
 export interface ToolEntry {
   server: string;

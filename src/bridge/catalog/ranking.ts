@@ -23,7 +23,7 @@ import { STOP_WORDS, splitWords, stemOf, wordsOf } from '../../shared/words.ts';
 import { actionWords, collocationTable, phraseTable, relatedTable } from './synonyms.ts';
 import { annotationFlag } from './tool-hints.ts';
 
-export { STOP_WORDS, splitWords, stemOf, wordsOf };
+export { splitWords, wordsOf };
 
 /** What the ranker reads of a tool; `title` and `annotations` are used when present. */
 export interface RankableTool {

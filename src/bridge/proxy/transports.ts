@@ -15,7 +15,7 @@ export function isStdio(config: ServerConfig): config is StdioServerConfig {
 }
 
 // Recognising entries that start this bridge lives with the nesting guard.
-export { BRIDGE_COMMAND, startsThisBridge } from './self-proxy.ts';
+export { startsThisBridge } from './self-proxy.ts';
 
 /**
  * Host variables a stdio server inherits besides the SDK's defaults (HOME, PATH... or the

@@ -45,7 +45,6 @@ export const decisionRecordSchema = z.object({
   facts: z.array(z.string()),
   at: z.string(),
 });
-export type DecisionRecord = z.infer<typeof decisionRecordSchema>;
 export const decisionStoreSchema = z.record(z.string(), decisionRecordSchema);
 export type DecisionStore = z.infer<typeof decisionStoreSchema>;
 

@@ -14,11 +14,6 @@ export function isGvisor(ociRuntime: string | undefined): boolean {
   return ociRuntime !== undefined && posix.basename(ociRuntime) === GVISOR;
 }
 
-/** The isolation tier in a few words: the listing, the run log and the reports say it. */
-export function tierName(ociRuntime: string | undefined): string {
-  return isGvisor(ociRuntime) ? 'gVisor' : 'container';
-}
-
 /**
  * `run` options for the OCI runtime (none when unset). gVisor runs with its own network stack
  * off: with podman's `--network none` alone it refuses to start ("cannot run with network

@@ -8,8 +8,6 @@ import { isAbsolute, join, parse, resolve, sep } from 'node:path';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { WORKSPACE_DIR, workspaceTargets } from './workspace-names.ts';
 
-export { WORKSPACE_DIR } from './workspace-names.ts';
-
 /** A checked host folder (its real path) and where the sandbox sees it. */
 export interface WorkspaceMount {
   dir: string;
