@@ -38,7 +38,7 @@ export function normalizeName(name: string): string {
  * One requirement in a canonical form (normalised name, sorted extras, no spaces, specifiers
  * sorted), so that the same list written differently names the same image.
  */
-export function normalizeRequirement(text: string): string {
+function normalizeRequirement(text: string): string {
   const match = REQUIREMENT.exec(text.trim());
   if (!match) return text.trim();
   const name = normalizeName(match[1]!);

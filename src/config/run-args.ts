@@ -4,7 +4,7 @@
 // ours when they come later. Everything else is refused, naming the token.
 
 /** Options accepted in extraRunArgs, with the shape their value must have. */
-export const ALLOWED_RUN_OPTIONS: Readonly<Record<string, RegExp>> = {
+const ALLOWED_RUN_OPTIONS: Readonly<Record<string, RegExp>> = {
   // Per-process limits inside the container (open files, core size, ...).
   '--ulimit': /^[a-z]+=-?\d+(:-?\d+)?$/,
   '--shm-size': /^[1-9]\d*[bkmg]?$/i,

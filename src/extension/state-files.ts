@@ -12,7 +12,7 @@ import { isRunLogName, RUN_LOG_FILE } from '../state/run-log/files.ts';
 import { DirWatcher } from './dir-watcher.ts';
 
 /** Makes the state dir (owner-only) and proves it can be written. */
-export function prepareStateDir(dir: string): void {
+function prepareStateDir(dir: string): void {
   ensurePrivateDir(dir);
   const probe = join(dir, `.write-test-${process.pid}`);
   writePrivateFileSync(probe, new Uint8Array());

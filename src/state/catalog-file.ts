@@ -12,7 +12,7 @@ import { processAlive } from '../shared/process-alive.ts';
 import { withLock } from './lock.ts';
 
 export const CATALOG_FILE = 'catalog.json';
-export const CATALOG_LOCK = 'catalog.lock';
+const CATALOG_LOCK = 'catalog.lock';
 /** Set by the VS Code extension on the bridge it defines: which window the bridge serves. */
 export const OWNER_ENV = 'CODE_EXECUTION_MODE_OWNER';
 
@@ -123,7 +123,7 @@ export async function readCatalogSections(dir: string): Promise<Array<[string, C
 }
 
 /** Whether the section's writer is still running (other hosts: trusted for a while). */
-export function sectionAlive(section: CatalogSection, now = Date.now()): boolean {
+function sectionAlive(section: CatalogSection, now = Date.now()): boolean {
   if (section.host === HOST) return processAlive(section.pid);
   return section.host !== '' && now - Date.parse(section.updatedAt) < OTHER_HOST_MS;
 }

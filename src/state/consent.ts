@@ -17,7 +17,7 @@ import type { KindedError } from '../shared/error-kinds.ts';
 const hash = z.string().max(128);
 
 /** What the extension writes: every decision the user made, by definition hash. */
-export const consentDecisionsSchema = z.object({
+const consentDecisionsSchema = z.object({
   version: z.literal(1),
   allowed: z.array(hash).max(100_000).default([]),
   denied: z.array(hash).max(100_000).default([]),

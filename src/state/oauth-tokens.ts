@@ -12,13 +12,13 @@ import { ensurePrivateSubdirAsync, readPrivateFile, UnsafeStatePathError, writeP
 
 /** The environment variable that carries the token key (32 bytes, base64) to the bridge. */
 export const TOKEN_KEY_ENV = 'CODE_EXECUTION_MODE_TOKEN_KEY';
-export const OAUTH_DIR = 'oauth';
+const OAUTH_DIR = 'oauth';
 const KEY_BYTES = 32;
 /** A stored file over this is not read (the bridge's own files are a few kilobytes). */
 const MAX_FILE_BYTES = 256 * 1024;
 
 /** What is kept for one server. Values from the authorization server are checked by the SDK's schemas when used. */
-export const storedAuthSchema = z.object({
+const storedAuthSchema = z.object({
   version: z.literal(1),
   url: z.string(),
   /** The loopback port the client was registered with (its redirect URI). */

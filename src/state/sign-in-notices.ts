@@ -11,7 +11,7 @@ import { ensurePrivateDirAsync, readPrivateFileSync, writePrivateFile } from './
 
 const OWNER = /^[A-Za-z0-9_-]{1,128}$/;
 
-export const signInNoticeSchema = z.object({
+const signInNoticeSchema = z.object({
   /** Changes with every new authorization request, so a request is asked about once. */
   id: z.string().max(128),
   server: z.string().regex(SERVER_NAME),
@@ -21,7 +21,7 @@ export const signInNoticeSchema = z.object({
 });
 export type SignInNotice = z.infer<typeof signInNoticeSchema>;
 
-export const signInFileSchema = z.object({
+const signInFileSchema = z.object({
   version: z.literal(1),
   requests: z.array(signInNoticeSchema).max(1000),
 });

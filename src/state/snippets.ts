@@ -102,7 +102,7 @@ export function parseDocstring(source: string): string | undefined {
 }
 
 /** inspect.cleandoc: tabs expanded, the first line stripped, the common indent of the rest removed. */
-export function cleandoc(text: string): string {
+function cleandoc(text: string): string {
   const lines = text.replace(/\r\n?/g, '\n').split('\n').map(expandTabs);
   let indent = Infinity;
   for (const line of lines.slice(1)) {

@@ -19,7 +19,7 @@
 // Everything is precomputed per catalog; a query over 5,000 tools takes a couple of milliseconds.
 import SearchableMap from 'minisearch/SearchableMap';
 import { stemmer } from 'stemmer';
-import { STOP_WORDS, splitWords, stemOf, wordsOf } from '../../shared/words.ts';
+import { splitWords, stemOf, wordsOf } from '../../shared/words.ts';
 import { actionWords, collocationTable, phraseTable, relatedTable } from './synonyms.ts';
 import { annotationFlag } from './tool-hints.ts';
 
@@ -89,7 +89,7 @@ export interface RankWeights {
   intentHint: number;
 }
 
-export const DEFAULT_WEIGHTS: Readonly<RankWeights> = {
+const DEFAULT_WEIGHTS: Readonly<RankWeights> = {
   name: 3,
   title: 2.5,
   lead: 1.5,

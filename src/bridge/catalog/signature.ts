@@ -51,7 +51,7 @@ function isSchema(value: unknown): value is Schema {
 }
 
 /** A JSON value as a Python literal: `"a"`, `3`, `True`, `None`, `["x"]`. */
-export function pythonLiteral(value: unknown): string {
+function pythonLiteral(value: unknown): string {
   if (value === null || value === undefined) return 'None';
   if (value === true) return 'True';
   if (value === false) return 'False';
@@ -166,7 +166,7 @@ class TypeRenderer {
 }
 
 /** The Python type of a schema: as deep as fits in MAX_TYPE_CHARS, then cut. */
-export function pythonType(schema: unknown, root: unknown = schema): string {
+function pythonType(schema: unknown, root: unknown = schema): string {
   let text = 'Any';
   for (let depth = MAX_DEPTH; depth >= 0; depth--) {
     text = new TypeRenderer(root).render(schema, depth);

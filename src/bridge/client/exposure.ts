@@ -42,7 +42,7 @@ import { kindOf } from '../../shared/error-kinds.ts';
 export const PROXIED_URI_PREFIX = 'code-execution-mode://server/';
 
 /** The longest a listing waits for one server (started if needed); a later start says list_changed. */
-export const EXPOSURE_WAIT_MS = 10_000;
+const EXPOSURE_WAIT_MS = 10_000;
 /** Changes are told to the client at most this often (per kind), after the first one. */
 const LIST_CHANGED_DEBOUNCE_MS = 250;
 /** How often the user's consent decisions are checked for a change of what is exposed. */

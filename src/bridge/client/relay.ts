@@ -33,11 +33,11 @@ const MAX_OPEN_URL_ELICITATIONS = 256;
 export const ROOTS_RECORD_MS = 10_000;
 
 /** Roots passed on from the bridge's client; more are left out. */
-export const MAX_RELAYED_ROOTS = 256;
+const MAX_RELAYED_ROOTS = 256;
 
 /** Characters of a relayed question's first line (after the server's name), of all of it, of a field's title and description. */
-export const MAX_FIRST_LINE_CHARS = 200;
-export const MAX_MESSAGE_CHARS = 2000;
+const MAX_FIRST_LINE_CHARS = 200;
+const MAX_MESSAGE_CHARS = 2000;
 export const MAX_TITLE_CHARS = 100;
 const MAX_DESCRIPTION_CHARS = 500;
 
@@ -287,14 +287,14 @@ function modes(capabilities: ClientCapabilities): { form: boolean; url: boolean 
 const URL_RULE = 'the URL must be https (or http to this machine: 127.0.0.1, localhost, [::1]) and carry no user name or password';
 
 /** A server's message as the question put to the user: the server named first, on the first line. */
-export function relayedMessage(server: string, message: string): string {
+function relayedMessage(server: string, message: string): string {
   return prefixedMessage(`MCP server "${server}" asks: `, message, MAX_FIRST_LINE_CHARS, MAX_MESSAGE_CHARS);
 }
 
 type FormFields = ElicitRequestFormParams['requestedSchema']['properties'];
 
 /** A form's fields as shown: every title one line, capped, naming the server; option labels one line too. */
-export function relayedFields(server: string, properties: FormFields): FormFields {
+function relayedFields(server: string, properties: FormFields): FormFields {
   const label = (text: string) => oneLine(text, MAX_TITLE_CHARS);
   return Object.fromEntries(
     Object.entries(properties).map(([key, field]) => {

@@ -67,7 +67,7 @@ export class ServerError extends Error implements KindedError {
 }
 
 /** The most bytes of an error's data (as JSON) passed on; more is replaced by a note. */
-export const MAX_ERROR_DATA_BYTES = 16 * 1024;
+const MAX_ERROR_DATA_BYTES = 16 * 1024;
 
 /** "MCP error -32042: MCP error -32042: text" -> "text" (the SDK prefixes on each side). */
 export function bareErrorMessage(message: string): string {
@@ -105,7 +105,7 @@ const RELIST_INTERVAL_MS = 2000;
 /** How often dropped notifications are reported in the log. */
 const DROP_LOG_MS = 10_000;
 /** Log messages of one server relayed per second at most (the rest are counted, then said). */
-export const MAX_SERVER_LOGS_PER_SECOND = 10;
+const MAX_SERVER_LOGS_PER_SECOND = 10;
 
 /** A log message a proxied server sent (notifications/message), for the bridge to relay. */
 export type ServerLogMessage = LoggingMessageNotification['params'];

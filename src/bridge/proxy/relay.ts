@@ -25,11 +25,11 @@ import { jsonBytes } from './limits.ts';
 import { sizeText } from '../../shared/byte-size.ts';
 import type { RelayLimits } from '../client/relay-limits.ts';
 
-export const RELAYED_METHODS = ['roots/list', 'elicitation/create', 'sampling/createMessage'] as const;
+const RELAYED_METHODS = ['roots/list', 'elicitation/create', 'sampling/createMessage'] as const;
 export type RelayedMethod = (typeof RELAYED_METHODS)[number] | 'elicitation/create (url, for a tool call)';
 
 /** Fields an elicitation form may ask for; a bigger form is refused. */
-export const MAX_ELICITATION_FIELDS = 32;
+const MAX_ELICITATION_FIELDS = 32;
 
 /** A proxied tool call in flight: the run it belongs to, and how to pause that run's clock. */
 export interface CallContext {

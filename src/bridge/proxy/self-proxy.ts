@@ -10,9 +10,9 @@ import { shellWords } from '../../shared/command-line.ts';
 
 export const BRIDGE_COMMAND = 'code-execution-mode';
 /** How many bridges up this one was started by a proxied server (absent: none). */
-export const DEPTH_ENV = 'CODE_EXECUTION_MODE_DEPTH';
+const DEPTH_ENV = 'CODE_EXECUTION_MODE_DEPTH';
 /** "allowed" when the entry that started this bridge's ancestor server had allowSelfProxy. */
-export const NESTING_ENV = 'CODE_EXECUTION_MODE_NESTING';
+const NESTING_ENV = 'CODE_EXECUTION_MODE_NESTING';
 /** No bridge this deep starts stdio servers, whatever its entries allow. */
 export const MAX_DEPTH = 3;
 

@@ -2,11 +2,11 @@
 // short, with secrets replaced. The message reaches the model, the log and the Tools view.
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 
-export const STDERR_LINES = 5;
-export const STDERR_CHARS = 600;
+const STDERR_LINES = 5;
+const STDERR_CHARS = 600;
 /** Env and header values longer than this may be tokens written straight into an entry. */
-export const REDACT_OVER = 7;
-export const REDACTED = '***';
+const REDACT_OVER = 7;
+const REDACTED = '***';
 
 /**
  * Replaces every stored secret value, and every other given value longer than REDACT_OVER

@@ -84,7 +84,7 @@ export interface OutAttachment {
 }
 
 /** A file from /work/out at most this big, and valid UTF-8, is shown inline in the text. */
-export const INLINE_FILE_BYTES = 8 * 1024;
+const INLINE_FILE_BYTES = 8 * 1024;
 /** Inline text of all files of one result together; further text files are attached. */
 const INLINE_FILES_TOTAL = 16 * 1024;
 const FILE_SKIPS: Record<string, string> = {
@@ -100,7 +100,7 @@ const MIMES: Record<string, string> = {
   pdf: 'application/pdf', zip: 'application/zip', parquet: 'application/vnd.apache.parquet', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
 };
 
-export function outFileMime(path: string): string {
+function outFileMime(path: string): string {
   const ext = /\.([A-Za-z0-9]+)$/.exec(path)?.[1]?.toLowerCase() ?? '';
   return MIMES[ext] ?? 'application/octet-stream';
 }
@@ -279,7 +279,7 @@ export function renderText(view: RunView, errorHasHeadline = false): string {
 }
 
 /** The one line a run starts with when its session's state was gone. */
-export function changeLine(session: string, change: SessionChange): string {
+function changeLine(session: string, change: SessionChange): string {
   return `session "${session}" was ${change.kind}: ${change.reason}. This run started with a fresh interpreter; earlier variables and imports are gone.`;
 }
 

@@ -9,7 +9,7 @@ import { sha256, type FoundImage } from './base64-text.ts';
 export const RESULT_IMAGE_BYTES = 4 * 1024 * 1024;
 
 /** The image types a result carries as images: pixels only, nothing a viewer could run. */
-export const RASTER_IMAGE_MIMES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+const RASTER_IMAGE_MIMES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
 
 /** Why an image of another type is not attached, and what to do instead. */
 export const ACTIVE_IMAGE_REASON =

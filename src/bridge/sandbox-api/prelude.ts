@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 
 let cached: string | undefined;
 
-export function runtimeSource(): string {
+function runtimeSource(): string {
   cached ??= readFileSync(new URL('./mcp_runtime.py', import.meta.url), 'utf8');
   return cached;
 }

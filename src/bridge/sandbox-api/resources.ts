@@ -8,7 +8,7 @@ import { jsonBytes, ProxyLimitError } from '../proxy/limits.ts';
 import { sizeText } from '../../shared/byte-size.ts';
 
 /** The most pages a listing follows. */
-export const MAX_LIST_PAGES = 20;
+const MAX_LIST_PAGES = 20;
 
 export type Listing = 'resources' | 'resourceTemplates' | 'prompts';
 

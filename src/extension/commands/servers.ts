@@ -16,7 +16,7 @@ function entries(): Record<string, Record<string, unknown>> {
 }
 
 /** The ids of the `${input:ID}` variables an entry uses, in order of first use. */
-export function inputIds(entry: unknown): string[] {
+function inputIds(entry: unknown): string[] {
   const ids = new Set<string>();
   for (const match of JSON.stringify(entry ?? {}).matchAll(/\$\{input:([^{}]+)\}/g)) ids.add(match[1]!);
   return [...ids];

@@ -20,7 +20,7 @@ export interface SnippetCommandsOptions {
 }
 
 /** A name suggested from the run's code: its first comment, else empty. */
-export function suggestedSnippetName(code: string): string {
+function suggestedSnippetName(code: string): string {
   const comment = /^\s*#\s*(.+)$/m.exec(code)?.[1] ?? '';
   const name = comment.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40).replace(/^(\d)/, '_$1');
   return name && !snippetNameProblem(name) ? name : '';

@@ -37,7 +37,7 @@ export interface ConsentItem {
 }
 
 /** A remembered decision (in the extension's global state), with what it was about. */
-export const decisionRecordSchema = z.object({
+const decisionRecordSchema = z.object({
   decision: z.enum(['allowed', 'denied']),
   kind: z.enum(['server', 'sandbox']),
   name: z.string(),
@@ -63,7 +63,7 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export function consentHash(parts: unknown): string {
+function consentHash(parts: unknown): string {
   return createHash('sha256').update(canonicalJson(parts)).digest('hex').slice(0, 32);
 }
 

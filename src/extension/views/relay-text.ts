@@ -10,7 +10,7 @@ import { formatDuration } from '../../shared/durations.ts';
 const MAX_ERROR_CHARS = 500;
 
 /** "answered (accept)", "refused", "timeout". */
-export function relayOutcome(relay: RelayRecord): string {
+function relayOutcome(relay: RelayRecord): string {
   return relay.action ? `${relay.outcome} (${relay.action})` : relay.outcome;
 }
 

@@ -12,10 +12,10 @@ export const OWNER_LABEL = `${LABEL}.owner`;
 export const SESSION_LABEL = `${LABEL}.session`;
 
 /** Where user code runs and may write; a tmpfs, like /tmp. */
-export const WORK_DIR = '/work';
+const WORK_DIR = '/work';
 /** nobody:nogroup in Debian-based images; numeric so that the image needs no passwd entry. */
 export const SANDBOX_UID = 65534;
-export const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
+const SANDBOX_USER = `${SANDBOX_UID}:${SANDBOX_UID}`;
 /**
  * Host ids of a sandbox's own user namespace: every id an image's files use (podman's largest
  * automatic size). Given, not estimated: podman 4.3's estimate reads the image while holding a
@@ -50,7 +50,7 @@ export interface RunSpec {
  * tmpfs options that let the sandbox user write. Docker ignores `mode` on a new mount point
  * but takes `uid`/`gid`; Podman 4 rejects `uid` but honours `mode`.
  */
-export function tmpfsOptions(runtime: RuntimeName, size: string): string {
+function tmpfsOptions(runtime: RuntimeName, size: string): string {
   const owner = runtime === 'docker' ? `uid=${SANDBOX_UID},gid=${SANDBOX_UID},mode=0700` : 'mode=1777';
   return `rw,noexec,nosuid,nodev,size=${size},${owner}`;
 }

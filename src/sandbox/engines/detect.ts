@@ -80,7 +80,7 @@ export interface RuntimeStatus {
 }
 
 /** Whether the runtime can run the sandbox (limits not enforced still runs, with a warning). */
-export function isUsable(status: Pick<RuntimeStatus, 'state'>): boolean {
+function isUsable(status: Pick<RuntimeStatus, 'state'>): boolean {
   return status.state === 'ready' || status.state === 'limits-not-enforced';
 }
 

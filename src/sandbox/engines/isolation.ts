@@ -17,10 +17,10 @@ export interface Isolation {
 }
 
 /** Host ids one sandbox's namespace takes. */
-export const IDS_PER_SANDBOX = USERNS_IDS;
+const IDS_PER_SANDBOX = USERNS_IDS;
 
 /** The range podman's documentation gives the user `containers` for --userns=auto. */
-export const CONTAINERS_RANGE = 'containers:2147483647:2147483648';
+const CONTAINERS_RANGE = 'containers:2147483647:2147483648';
 const USERNS_DOCS = 'https://docs.podman.io/en/latest/markdown/podman-run.1.html#userns-mode';
 
 export const ISOLATED: Isolation = {

@@ -23,7 +23,7 @@ export interface Located {
 }
 
 /** Where Podman and Docker put their CLIs outside the usual PATH, per OS. */
-export function wellKnownDirs(platform: NodeJS.Platform = process.platform, home = homedir()): string[] {
+function wellKnownDirs(platform: NodeJS.Platform = process.platform, home = homedir()): string[] {
   if (platform === 'darwin') {
     return [
       '/opt/homebrew/bin',

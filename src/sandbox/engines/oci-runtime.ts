@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { RuntimeName } from '../../config/schema.ts';
 import { CliError, runCli } from './cli.ts';
 
-export const GVISOR = 'runsc';
+const GVISOR = 'runsc';
 
 /** Whether the configured OCI runtime is gVisor's (its name, or a path to it). */
 export function isGvisor(ociRuntime: string | undefined): boolean {

@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import type { SandboxConfig } from '../../config/schema.ts';
 
 /** Open files per sandbox process: what most Linux hosts give a process by default. */
-export const SANDBOX_NOFILE = 1024;
+const SANDBOX_NOFILE = 1024;
 /** The least process limit: ordinary threads and subprocesses of every sandbox together. */
-export const MIN_SANDBOX_NPROC = 4096;
+const MIN_SANDBOX_NPROC = 4096;
 
 export type UlimitName = 'nofile' | 'nproc';
 
@@ -65,7 +65,7 @@ export function sandboxUlimits(config: Pick<SandboxConfig, 'pids' | 'maxSessions
 }
 
 /** The limits a `--ulimit` in extraRunArgs sets itself (that value is used instead of ours). */
-export function ulimitsInExtraArgs(extraRunArgs: readonly string[]): Set<string> {
+function ulimitsInExtraArgs(extraRunArgs: readonly string[]): Set<string> {
   const named = new Set<string>();
   for (let i = 0; i < extraRunArgs.length; i++) {
     const token = extraRunArgs[i]!;

@@ -38,7 +38,7 @@ function inside(child: string, parent: string): boolean {
 }
 
 /** The configured folders, as given (none unless the mount is asked for). */
-export function workspacePaths(config: SandboxConfig): string[] {
+function workspacePaths(config: SandboxConfig): string[] {
   if (!workspaceRequested(config)) return [];
   const path = config.workspace!.path;
   return typeof path === 'string' ? [path] : [...path];

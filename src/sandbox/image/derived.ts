@@ -46,7 +46,7 @@ export function derivedSpec(sandbox: PackagesConfig, baseId: string): DerivedSpe
   return { base: sandbox.image, baseId: id, packages, index, tag: `${DERIVED_REPOSITORY}:${hash}` };
 }
 
-export function derivedLabels(spec: DerivedSpec): Record<string, string> {
+function derivedLabels(spec: DerivedSpec): Record<string, string> {
   return {
     [DERIVED_LABELS.base]: spec.base,
     [DERIVED_LABELS.baseId]: spec.baseId,

@@ -17,7 +17,7 @@ export const MAX_DISTRIBUTIONS_TEXT_CHARS = 2000;
  * else, and must still read "standard library only". Debian's python3 adds no distribution of
  * its own, so nothing else is left out: whatever an image's author installed is usable.
  */
-export const TOOLING_DISTRIBUTIONS: ReadonlySet<string> = new Set(['pip', 'setuptools', 'wheel', 'distribute']);
+const TOOLING_DISTRIBUTIONS: ReadonlySet<string> = new Set(['pip', 'setuptools', 'wheel', 'distribute']);
 
 /** A project name as packaging allows it (PEP 508): letters and digits, inner ".", "_", "-". */
 const NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;

@@ -50,7 +50,7 @@ export class HubOAuth {
 export const MAX_AUTH_RESPONSE_BYTES = 1024 * 1024;
 const AUTH_REQUEST_MS = 30_000;
 
-export function usesOAuth(server: ServerConfig): server is HttpServerConfig {
+function usesOAuth(server: ServerConfig): server is HttpServerConfig {
   if (isStdio(server)) return false;
   const http = server as HttpServerConfig;
   if (http.oauth === false) return false;
@@ -62,7 +62,7 @@ export function usesOAuth(server: ServerConfig): server is HttpServerConfig {
  * resolved client secret, for redaction. A reference that cannot be resolved is said when the
  * server starts.
  */
-export function serverOAuth(name: string, server: ServerConfig, context: OAuthContext, variables: VariableContext, secretValues: string[]): ServerOAuth | undefined {
+function serverOAuth(name: string, server: ServerConfig, context: OAuthContext, variables: VariableContext, secretValues: string[]): ServerOAuth | undefined {
   if (!usesOAuth(server)) return undefined;
   const settings = server.oauth || undefined;
   let clientSecret: string | undefined;

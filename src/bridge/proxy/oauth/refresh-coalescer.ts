@@ -8,7 +8,7 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 
 const REMEMBER_MS = 10_000;
 /** A refresh that takes longer fails (a stalled token endpoint must not hold every call of the server). */
-export const REFRESH_TIMEOUT_MS = 30_000;
+const REFRESH_TIMEOUT_MS = 30_000;
 /** A token response is small; a bigger one is refused, as everything else a server sends. */
 const MAX_BODY_BYTES = 1024 * 1024;
 

@@ -38,7 +38,7 @@ export interface ServerOAuthOptions {
 }
 
 /** The window of the sign-in rate limit. */
-export const SIGN_IN_WINDOW_MS = 60_000;
+const SIGN_IN_WINDOW_MS = 60_000;
 const MAX_SIGN_INS = 3;
 
 interface Pending {
