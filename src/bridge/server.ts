@@ -20,6 +20,7 @@ import { RunLog } from '../state/run-log/writer.ts';
 import { registerRunPython, runPythonDescription } from './tool/run-python.ts';
 import { preludeCode } from './sandbox-api/prelude.ts';
 import { serverInstructions } from './server-instructions.ts';
+import { clip } from '../shared/clip.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
 export const BRIDGE_VERSION = '0.1.0';
@@ -211,14 +212,14 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
 const MAX_LOG_DATA_CHARS = 4000;
 
 function cappedLogData(data: unknown): unknown {
-  if (typeof data === 'string') return data.length > MAX_LOG_DATA_CHARS ? `${data.slice(0, MAX_LOG_DATA_CHARS - 3)}...` : data;
+  if (typeof data === 'string') return clip(data, MAX_LOG_DATA_CHARS);
   let json: string;
   try {
     json = JSON.stringify(data) ?? 'null';
   } catch {
     return '(a log message that is not JSON)';
   }
-  return json.length > MAX_LOG_DATA_CHARS ? `${json.slice(0, MAX_LOG_DATA_CHARS - 3)}...` : data;
+  return json.length > MAX_LOG_DATA_CHARS ? clip(json, MAX_LOG_DATA_CHARS) : data;
 }
 
 export function capabilityText(hub: ProxyHub, packages?: string): string {

@@ -15,6 +15,7 @@ import type { RunLog } from '../../state/run-log/writer.ts';
 import { SNIPPET_NAME, SNIPPETS_SERVER, snippetDoc, snippetHash, type SnippetStore } from '../../state/snippets.ts';
 import { toSandboxResult, type ResultImage } from '../results/tool-results.ts';
 import { kindOf, outcomeOfKind } from '../../shared/error-kinds.ts';
+import { describeIssues } from '../../config/load.ts';
 
 const detail = z.enum(['summary', 'full']).default('summary');
 const name = z.string().min(1).max(256);
@@ -280,7 +281,7 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
     const key = method as HostMethod;
     const parsed = schemas[key].safeParse(params ?? {});
     if (!parsed.success) {
-      throw new Error(`bad parameters for ${method}: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'params'}: ${i.message}`).join('; ')}`);
+      throw new Error(`bad parameters for ${method}: ${describeIssues(parsed.error, '', { whole: 'params', separator: '; ' })}`);
     }
     return (handlers[key] as (p: unknown, c: RequestContext, s: RunScope) => Promise<unknown>)(parsed.data, context, scope);
   };

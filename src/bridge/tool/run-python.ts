@@ -15,6 +15,7 @@ import type { ProxyHub } from '../proxy/hub.ts';
 import { LastLine, progressMessage, toolProgressMessage } from './progress.ts';
 import type { ToolProgressSink } from '../sandbox-api/host-methods.ts';
 import type { RunLog } from '../../state/run-log/writer.ts';
+import { describeIssues } from '../../config/load.ts';
 
 export const RUN_PYTHON = 'run_python';
 export const MAX_CODE_CHARS = 1024 * 1024;
@@ -110,7 +111,7 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
     async (listed, extra): Promise<CallToolResult> => {
       const checked = strict.safeParse(listed);
       if (!checked.success) {
-        return failed('InvalidArguments', checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+        return failed('InvalidArguments', describeIssues(checked.error, '', { whole: 'arguments', separator: '; ' }));
       }
       const args = checked.data;
       const runId = randomUUID();

@@ -9,6 +9,7 @@ import { CappedText } from './capped-text.ts';
 import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
 import type { KernelError, KernelMessage } from '../container/protocol/messages.ts';
 import { kindOf, type ErrorKind } from '../../shared/error-kinds.ts';
+import { base64Bytes } from '../../shared/byte-size.ts';
 
 export type RunStatus = 'ok' | 'error' | 'timeout' | 'cancelled';
 
@@ -291,7 +292,7 @@ class RunTracker {
     if (this.finished || this.files.length >= MAX_OUT_ENTRIES) return;
     const file: RunFile = { path: message.path, bytes: message.bytes };
     if (message.data !== undefined) {
-      const bytes = Math.floor((message.data.length * 3) / 4) - (message.data.endsWith('==') ? 2 : message.data.endsWith('=') ? 1 : 0);
+      const bytes = base64Bytes(message.data);
       file.bytes = bytes;
       const kept = this.files.filter((f) => f.data !== undefined).length;
       if (bytes > MAX_OUT_FILE_BYTES) file.skipped = 'size';
