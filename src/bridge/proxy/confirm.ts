@@ -1,5 +1,5 @@
 // Which proxied tool calls ask the user first (per server `confirm` and `confirmTools`), and the
-// errors a call that was not confirmed raises (their names become ToolError kinds in Python).
+// errors a call that was not confirmed raises (their kinds are ToolError kinds in Python).
 import type { ServerConfig } from '../../config/schema.ts';
 import type { ToolEntry } from '../catalog/catalog.ts';
 import { annotationFlag } from '../catalog/tool-hints.ts';
