@@ -28,9 +28,11 @@ function countListChanged(bridge: BridgeHandle): () => number {
   return () => count;
 }
 
-async function settle(): Promise<void> {
-  // Notifications are sent before the result they go with; a moment covers the client's queue.
-  await new Promise((resolve) => setTimeout(resolve, 300));
+/** Every notification the bridge sent so far has reached the client's handlers. */
+async function settle(bridge: BridgeHandle): Promise<void> {
+  // Notifications are sent before the result they go with, and the client handles messages in
+  // order: once a later answer is back, the ones before it have been counted.
+  await bridge.client.ping();
 }
 
 for (const runtime of testRuntimes()) {
@@ -42,7 +44,7 @@ for (const runtime of testRuntimes()) {
         assert.match(await description(bridge), /^Python 3 sandbox, standard library only/, 'nothing is known before a container started');
         const run = await bridge.call('import numpy, matplotlib\nprint(numpy.__name__, matplotlib.__name__)');
         assert.equal(structured(run).status, 'ok', textOf(run));
-        await settle();
+        await settle(bridge);
         assert.equal(listChanged(), 1, 'tools/list_changed was sent once');
         assert.match(await description(bridge), /^Python 3 sandbox, with packages \(no pip, no network\)/);
         const text = await capabilities(bridge);
@@ -53,7 +55,7 @@ for (const runtime of testRuntimes()) {
         // More containers of the same image, started at once, change nothing: learned once per image.
         const more = await Promise.all(['a', 'b', 'c'].map((session) => bridge.call('print(1)', { session })));
         for (const result of more) assert.equal(structured(result).status, 'ok', textOf(result));
-        await settle();
+        await settle(bridge);
         assert.equal(listChanged(), 1, 'no further tools/list_changed');
       } finally {
         await bridge.close();
@@ -67,7 +69,7 @@ for (const runtime of testRuntimes()) {
         const run = await bridge.call('print(2 + 2)');
         assert.equal(structured(run).status, 'ok', textOf(run));
         await bridge.call('print(3)', { session: 'other' });
-        await settle();
+        await settle(bridge);
         assert.equal(listChanged(), 0);
         assert.match(await description(bridge), /^Python 3 sandbox, standard library only/);
         assert.doesNotMatch(await capabilities(bridge), /distributions in the sandbox image/);
@@ -93,7 +95,7 @@ for (const runtime of testRuntimes()) {
         assert.match(await description(second), /^Python 3 sandbox, with packages/, 'before any container');
         assert.match(await capabilities(second), /distributions in the sandbox image[^\n]*\bnumpy\b/);
         assert.equal(structured(await second.call('print(1)')).status, 'ok');
-        await settle();
+        await settle(second);
         assert.equal(listChanged(), 0, 'the listing was right: nothing to tell');
       } finally {
         await second.close();
@@ -106,7 +108,7 @@ for (const runtime of testRuntimes()) {
         const listChanged = countListChanged(third);
         assert.match(await description(third), /^Python 3 sandbox, with packages/);
         assert.equal(structured(await third.call('print(1)')).status, 'ok');
-        await settle();
+        await settle(third);
         assert.equal(listChanged(), 1);
         assert.match(await description(third), /^Python 3 sandbox, standard library only/);
         assert.doesNotMatch(await capabilities(third), /distributions in the sandbox image/);
