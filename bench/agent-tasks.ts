@@ -17,7 +17,7 @@ import { encode } from 'gpt-tokenizer';
 import { modelListing, runTask, startTaskBench, TASKS, type CallRecord } from '../test/helpers/agent-tasks.ts';
 
 const { values } = parseArgs({ options: { label: { type: 'string', default: 'latest' }, calls: { type: 'boolean', default: false } } });
-const label = values.label!;
+const label = values.label;
 const runtime = (process.env.CEM_TEST_RUNTIMES ?? 'podman').split(',')[0]!.trim();
 const image = process.env.CEM_TEST_IMAGE ?? 'localhost/cem-sandbox:bookworm';
 
@@ -107,14 +107,19 @@ console.log(
     `server instructions: ${listing.instructionsTokens} tokens.`,
 );
 const largest = [...all].sort((a, b) => Math.max(b.textChars, b.structuredChars) - Math.max(a.textChars, a.structuredChars))[0];
-if (largest) console.log(`Largest single run: ${largest.label}, ${int(largest.textChars)} characters of text, ${int(largest.structuredChars)} of structured content.`);
+if (largest)
+  console.log(
+    `Largest single run: ${largest.label}, ${int(largest.textChars)} characters of text, ${int(largest.structuredChars)} of structured content.`,
+  );
 
 if (values.calls) {
   console.log('\n| task | call | status | text chars / tokens | structured chars / tokens | images |');
   console.log('|---|---|---|---|---|---|');
   for (const row of rows) {
     for (const c of row.calls) {
-      console.log(`| ${row.id} | ${c.label} | ${c.status} | ${int(c.textChars)} / ${int(c.textTokens)} | ${int(c.structuredChars)} / ${int(c.structuredTokens)} | ${c.images} |`);
+      console.log(
+        `| ${row.id} | ${c.label} | ${c.status} | ${int(c.textChars)} / ${int(c.textTokens)} | ${int(c.structuredChars)} / ${int(c.structuredTokens)} | ${c.images} |`,
+      );
     }
   }
 }

@@ -44,13 +44,23 @@ export function contextFigures(): ContextRow[] {
 export function catalogOf(entries: Array<{ server: string; tool: ListedTool }>): ToolCatalog {
   const servers = [...new Set(entries.map((e) => e.server))];
   const catalog = new ToolCatalog(servers.map((name) => ({ name, fingerprint: name })));
-  for (const server of servers) catalog.setTools(server, entries.filter((e) => e.server === server).map((e) => e.tool));
+  for (const server of servers)
+    catalog.setTools(
+      server,
+      entries.filter((e) => e.server === server).map((e) => e.tool),
+    );
   return catalog;
 }
 
 export function searchLatency(n: number, rounds: number): { tools: number; buildMs: number; query: Summary } {
   const catalog = catalogOf(syntheticTools(n));
-  const queries = ['open a pull request', 'send a chat message to a channel', 'list the files in a folder', 'run a SQL query', 'take a screenshot of the page'];
+  const queries = [
+    'open a pull request',
+    'send a chat message to a channel',
+    'list the files in a folder',
+    'run a SQL query',
+    'take a screenshot of the page',
+  ];
   const buildStart = performance.now();
   catalog.search('warm up', 1);
   const buildMs = performance.now() - buildStart;

@@ -20,7 +20,12 @@ async function spawnBridge(sandbox: Record<string, unknown>): Promise<{ client: 
   const file = join(dir, 'config.json');
   await writeFile(file, JSON.stringify({ sandbox, stateDir: join(dir, 'state') }));
   const started = performance.now();
-  const transport = new StdioClientTransport({ command: process.execPath, args: [resolve('dist/cli.js'), '--config', file], env: process.env as Record<string, string>, stderr: 'ignore' });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [resolve('dist/cli.js'), '--config', file],
+    env: process.env as Record<string, string>,
+    stderr: 'ignore',
+  });
   const client = new Client({ name: 'bench', version: '1.0.0' });
   await client.connect(transport);
   await client.listTools();
@@ -104,5 +109,13 @@ export async function loadFigures(sandbox: Record<string, unknown>, total: numbe
     soakRssMb.push(rssMb(pid));
   }
   await client.close();
-  return { executions: total, correct: correct - soakBatches * total, seconds, perSecond: total / seconds, rssBeforeMb, rssAfterMb, soakRssMb };
+  return {
+    executions: total,
+    correct: correct - soakBatches * total,
+    seconds,
+    perSecond: total / seconds,
+    rssBeforeMb,
+    rssAfterMb,
+    soakRssMb,
+  };
 }

@@ -49,7 +49,9 @@ export async function gvisorFigures(runtime: RuntimeName, image: string, n: numb
 }
 
 export function printGvisor(rows: readonly GvisorRow[], n: number): void {
-  console.log(`\ngVisor (sandbox.ociRuntime "runsc") beside the default OCI runtime: print(1), ${n} cold / ${Math.max(n, 20)} warm runs (p50 / p95)\n`);
+  console.log(
+    `\ngVisor (sandbox.ociRuntime "runsc") beside the default OCI runtime: print(1), ${n} cold / ${Math.max(n, 20)} warm runs (p50 / p95)\n`,
+  );
   console.log('| runtime | OCI runtime | cold session (first run, no spare) | warm session |');
   console.log('|---|---|---|---|');
   for (const row of rows) {
@@ -57,7 +59,9 @@ export function printGvisor(rows: readonly GvisorRow[], n: number): void {
       console.log(`| ${row.runtime} | runsc | skipped: ${row.skipped ?? 'no figures'} | |`);
       continue;
     }
-    console.log(`| ${row.runtime} | ${row.default.ociRuntime} | ${ms(row.default.cold.p50)} / ${ms(row.default.cold.p95)} | ${ms(row.default.warm.p50)} / ${ms(row.default.warm.p95)} |`);
+    console.log(
+      `| ${row.runtime} | ${row.default.ociRuntime} | ${ms(row.default.cold.p50)} / ${ms(row.default.cold.p95)} | ${ms(row.default.warm.p50)} / ${ms(row.default.warm.p95)} |`,
+    );
     console.log(
       `| ${row.runtime} | runsc (gVisor) | ${ms(row.gvisor.cold.p50)} / ${ms(row.gvisor.cold.p95)} (${(row.gvisor.cold.p50 / row.default.cold.p50).toFixed(2)}x) | ` +
         `${ms(row.gvisor.warm.p50)} / ${ms(row.gvisor.warm.p95)} (${(row.gvisor.warm.p50 / row.default.warm.p50).toFixed(2)}x) |`,

@@ -79,7 +79,9 @@ const rows: LatencyRow[] = [];
 for (const runtime of runtimes) rows.push(await latency(runtime));
 
 console.log(`\nExecution latency of print(1), ${N} runs each (p50 / p95)\n`);
-console.log('| runtime | bare `run --rm python3 -c pass` | fresh container per call | cold session (first run) | new session, spare ready | warm session | warm vs fresh |');
+console.log(
+  '| runtime | bare `run --rm python3 -c pass` | fresh container per call | cold session (first run) | new session, spare ready | warm session | warm vs fresh |',
+);
 console.log('|---|---|---|---|---|---|---|');
 for (const r of rows) {
   const ratio = r.freshContainerPerCall.p50 / r.warm.p50;
@@ -103,7 +105,9 @@ printRestart(restarts);
 
 const sandbox = { runtime: runtimes[0] ?? 'podman', image };
 const listing = await listingFigures(sandbox);
-console.log('\nContext cost: tokens of the bridge\'s tools/list answer (gpt-tokenizer, o200k): what the model reads (name, description, input schema), and the whole answer (with the outputSchema)\n');
+console.log(
+  "\nContext cost: tokens of the bridge's tools/list answer (gpt-tokenizer, o200k): what the model reads (name, description, input schema), and the whole answer (with the outputSchema)\n",
+);
 console.log('| configured servers | model reads | whole answer |');
 console.log('|---|---|---|');
 for (const row of listing) console.log(`| ${row.servers} | ${row.tokens} | ${row.answerTokens} |`);
@@ -119,20 +123,28 @@ console.log(
 
 const bridgeTokens = listing[0]?.tokens ?? 0;
 const context = contextFigures();
-console.log('\nContext cost: listing every proxied tool directly vs the bridge\'s one tool\n');
+console.log("\nContext cost: listing every proxied tool directly vs the bridge's one tool\n");
 console.log('| catalog | tools | direct listing tokens | bridge listing tokens | ratio |');
 console.log('|---|---|---|---|---|');
 for (const row of context) {
-  console.log(`| ${row.catalog} | ${row.tools} | ${row.directTokens} | ${bridgeTokens} | ${(row.directTokens / bridgeTokens).toFixed(0)}x |`);
+  console.log(
+    `| ${row.catalog} | ${row.tools} | ${row.directTokens} | ${bridgeTokens} | ${(row.directTokens / bridgeTokens).toFixed(0)}x |`,
+  );
 }
 
 const latency5000 = searchLatency(5000, smoke ? 2 : 40);
-console.log(`\nSearch over ${latency5000.tools} tools: index built in ${ms(latency5000.buildMs)}, query p50 ${ms(latency5000.query.p50)}, p95 ${ms(latency5000.query.p95)}`);
+console.log(
+  `\nSearch over ${latency5000.tools} tools: index built in ${ms(latency5000.buildMs)}, query p50 ${ms(latency5000.query.p50)}, p95 ${ms(latency5000.query.p95)}`,
+);
 
 const footprint = await footprintFigures(sandbox, smoke ? 1 : 10);
 console.log('\nFootprint\n');
-console.log(`- bridge start to first tools/list answer: p50 ${ms(footprint.startToToolsList.p50)}, p95 ${ms(footprint.startToToolsList.p95)}`);
-console.log(`- bridge memory (RSS): idle ${footprint.idleRssMb.toFixed(0)} MB, with 4 warm sessions ${footprint.fourWarmSessionsRssMb.toFixed(0)} MB`);
+console.log(
+  `- bridge start to first tools/list answer: p50 ${ms(footprint.startToToolsList.p50)}, p95 ${ms(footprint.startToToolsList.p95)}`,
+);
+console.log(
+  `- bridge memory (RSS): idle ${footprint.idleRssMb.toFixed(0)} MB, with 4 warm sessions ${footprint.fourWarmSessionsRssMb.toFixed(0)} MB`,
+);
 for (const [file, bytes] of Object.entries(footprint.bundles)) console.log(`- ${file}: ${(bytes / 1024).toFixed(0)} KB`);
 
 const load = await loadFigures(sandbox, smoke ? 8 : 200, smoke ? 0 : 10);
@@ -144,7 +156,8 @@ if (load.soakRssMb.length > 0) {
   console.log(`Soak: RSS after each further ${load.executions} executions: ${load.soakRssMb.map((m) => m.toFixed(0)).join(', ')} MB`);
 }
 const soak = JSON.parse(
-  (await execa(process.execPath, ['--expose-gc', 'bench/heap-soak.ts', JSON.stringify(sandbox), smoke ? '2' : '6', smoke ? '10' : '300'])).stdout,
+  (await execa(process.execPath, ['--expose-gc', 'bench/heap-soak.ts', JSON.stringify(sandbox), smoke ? '2' : '6', smoke ? '10' : '300']))
+    .stdout,
 ) as { perRound: number; heapMb: number[] };
 console.log(`Soak: heap in use after a full GC, every ${soak.perRound} executions: ${soak.heapMb.map((m) => m.toFixed(1)).join(', ')} MB`);
 if (load.correct !== load.executions) process.exitCode = 1;
@@ -163,13 +176,42 @@ if (!smoke && !process.argv.includes('--no-host')) {
 }
 
 const search = evaluateSearch();
-console.log(`\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} tuned queries over ${search.tools} real tools of npm MCP servers)`);
+console.log(
+  `\nSearch quality: recall@1 ${search.recallAt1.toFixed(2)}, recall@5 ${search.recallAt5.toFixed(2)} (${search.queries} tuned queries over ${search.tools} real tools of npm MCP servers)`,
+);
 const holdout = evaluateSearch(undefined, QUERY_SETS.holdout);
-console.log(`First held-out set (now a regression set): recall@1 ${holdout.recallAt1.toFixed(2)}, recall@5 ${holdout.recallAt5.toFixed(2)} (${holdout.queries} queries)`);
+console.log(
+  `First held-out set (now a regression set): recall@1 ${holdout.recallAt1.toFixed(2)}, recall@5 ${holdout.recallAt5.toFixed(2)} (${holdout.queries} queries)`,
+);
 const holdout2 = evaluateSearch(undefined, QUERY_SETS.holdout2);
-console.log(`Second held-out set (written before the ranking rework): recall@1 ${holdout2.recallAt1.toFixed(2)}, recall@5 ${holdout2.recallAt5.toFixed(2)} (${holdout2.queries} queries)`);
+console.log(
+  `Second held-out set (written before the ranking rework): recall@1 ${holdout2.recallAt1.toFixed(2)}, recall@5 ${holdout2.recallAt5.toFixed(2)} (${holdout2.queries} queries)`,
+);
 
 await mkdir('bench/results', { recursive: true });
-const figures = { date: new Date().toISOString(), smoke, n: N, latency: rows, gvisor, restarts, listing, calls, context, searchLatency: latency5000, footprint, load, soak, extension, search: { recallAt1: search.recallAt1, recallAt5: search.recallAt5, queries: search.queries, tools: search.tools, holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries }, holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries } } };
+const figures = {
+  date: new Date().toISOString(),
+  smoke,
+  n: N,
+  latency: rows,
+  gvisor,
+  restarts,
+  listing,
+  calls,
+  context,
+  searchLatency: latency5000,
+  footprint,
+  load,
+  soak,
+  extension,
+  search: {
+    recallAt1: search.recallAt1,
+    recallAt5: search.recallAt5,
+    queries: search.queries,
+    tools: search.tools,
+    holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries },
+    holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries },
+  },
+};
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);
 console.log('\nFigures written to bench/results/latest.json');

@@ -37,7 +37,10 @@ const SERVERS: Record<string, Spec> = {
   github: { pkg: '@modelcontextprotocol/server-github', env: () => ({ GITHUB_PERSONAL_ACCESS_TOKEN: 'dummy' }) },
   slack: { pkg: '@modelcontextprotocol/server-slack', env: () => ({ SLACK_BOT_TOKEN: 'xoxb-dummy', SLACK_TEAM_ID: 'T000' }) },
   postgres: { pkg: '@modelcontextprotocol/server-postgres', args: () => ['postgresql://127.0.0.1:1/none'] },
-  gitlab: { pkg: '@modelcontextprotocol/server-gitlab', env: () => ({ GITLAB_PERSONAL_ACCESS_TOKEN: 'dummy', GITLAB_API_URL: 'http://127.0.0.1:1/api/v4' }) },
+  gitlab: {
+    pkg: '@modelcontextprotocol/server-gitlab',
+    env: () => ({ GITLAB_PERSONAL_ACCESS_TOKEN: 'dummy', GITLAB_API_URL: 'http://127.0.0.1:1/api/v4' }),
+  },
   'google-maps': { pkg: '@modelcontextprotocol/server-google-maps', env: () => ({ GOOGLE_MAPS_API_KEY: 'dummy' }) },
   'brave-search': { pkg: '@modelcontextprotocol/server-brave-search', env: () => ({ BRAVE_API_KEY: 'dummy' }) },
   'sequential-thinking': { pkg: '@modelcontextprotocol/server-sequential-thinking' },
@@ -98,8 +101,12 @@ async function listTools(name: string, spec: Spec, scratch: string, pkgDir: stri
     );
   } catch (error) {
     const message = (error as Error).message.replace(/\s+/g, ' ').slice(0, 200);
-    const lastLine = stderr.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('at ')).pop();
-    throw new Error(lastLine ? `${message} (last server stderr line: ${lastLine.slice(0, 200)})` : message);
+    const lastLine = stderr
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('at '))
+      .pop();
+    throw new Error(lastLine ? `${message} (last server stderr line: ${lastLine.slice(0, 200)})` : message, { cause: error });
   } finally {
     const pid = transport.pid;
     await client.close().catch(() => {});
@@ -122,7 +129,11 @@ try {
     try {
       installed.set(name, install(scratch, name, spec.pkg));
     } catch (error) {
-      failures.push(`${name} (${spec.pkg}): npm install failed: ${String((error as { stderr?: unknown }).stderr ?? error).trim().slice(0, 300)}`);
+      failures.push(
+        `${name} (${spec.pkg}): npm install failed: ${String((error as { stderr?: unknown }).stderr ?? error)
+          .trim()
+          .slice(0, 300)}`,
+      );
     }
   }
   const names = [...installed.keys()];
@@ -143,7 +154,10 @@ try {
 }
 
 const sdkVersion = JSON.parse(readFileSync('node_modules/@modelcontextprotocol/sdk/package.json', 'utf8')).version;
-const capturedWith = [`@modelcontextprotocol/sdk@${sdkVersion} client`, ...Object.values(servers).map((s) => `${s.package}@${s.version}`)].join(', ');
+const capturedWith = [
+  `@modelcontextprotocol/sdk@${sdkVersion} client`,
+  ...Object.values(servers).map((s) => `${s.package}@${s.version}`),
+].join(', ');
 writeFileSync(OUT, JSON.stringify({ capturedWith, servers }, null, 2) + '\n');
 
 let total = 0;

@@ -19,7 +19,9 @@ const config = {
   sandbox: { image: process.env.CEM_TEST_IMAGE ?? 'python:3.14-slim' },
 };
 writeFileSync(join(dir, 'config.json'), JSON.stringify(config, null, 2));
-const result = spawnSync(process.execPath, ['dist/cli.js', 'run', '--config', join(dir, 'config.json'), 'examples/demo.py'], { stdio: 'inherit' });
+const result = spawnSync(process.execPath, ['dist/cli.js', 'run', '--config', join(dir, 'config.json'), 'examples/demo.py'], {
+  stdio: 'inherit',
+});
 console.error(`\nRun log (the audit record): ${join(dir, 'state', 'runs.jsonl')}`);
 if (result.status !== 0) rmSync(dir, { recursive: true, force: true });
 process.exit(result.status ?? 1);

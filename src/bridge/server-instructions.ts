@@ -27,7 +27,10 @@ function serverLine(record: ServerRecord, allowed: boolean): string {
   if (record.description) return `${name}: ${oneLine(record.description)}`;
   const tools = record.tools ?? [];
   if (tools.length === 0) return name;
-  const names = tools.slice(0, TOOL_NAMES_SHOWN).map((t) => t.alias).join(', ');
+  const names = tools
+    .slice(0, TOOL_NAMES_SHOWN)
+    .map((t) => t.alias)
+    .join(', ');
   return `${name}: ${tools.length} tools (${names}${tools.length > TOOL_NAMES_SHOWN ? ', ...' : ''})`;
 }
 
@@ -50,7 +53,11 @@ export function packagesLine(installed: readonly string[]): string {
   return `${head}${names} (no pip).`;
 }
 
-export function serverInstructions(records: readonly ServerRecord[], allowed: (server: string) => boolean, installed: readonly string[] = []): string {
+export function serverInstructions(
+  records: readonly ServerRecord[],
+  allowed: (server: string) => boolean,
+  installed: readonly string[] = [],
+): string {
   const head = HEAD + packagesLine(installed);
   if (records.length === 0) return `${head} No MCP servers are configured.`;
   let text = `${head}\nServers:`;

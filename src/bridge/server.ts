@@ -6,7 +6,18 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
 import { redactUrlSecrets } from '../config/url-secrets.ts';
-import { distributionsText, forbiddenMountDirs, type ImageDistributions, mountsText, PACKAGES_RECHECK_MS, type PackagesState, resolveWorkspaceMounts, type Sandbox, SessionManager, workspaceRequested } from '../sandbox/index.ts';
+import {
+  distributionsText,
+  forbiddenMountDirs,
+  type ImageDistributions,
+  mountsText,
+  PACKAGES_RECHECK_MS,
+  type PackagesState,
+  resolveWorkspaceMounts,
+  type Sandbox,
+  SessionManager,
+  workspaceRequested,
+} from '../sandbox/index.ts';
 import { BridgeClientRelay } from './client/relay.ts';
 import { ConfirmationGate, clientAsker } from './client/confirmations.ts';
 import { createHostMethods, recordRefusedRequest, type HostMethods } from './sandbox-api/host-methods.ts';
@@ -47,7 +58,11 @@ export function pullHintFor(client: string | undefined): string | undefined {
     : undefined;
 }
 
-export async function createBridge(config: ConfigWithSecrets, rawLog: (message: string) => void = () => {}, options: { pullHint?: string; awaitClient?: boolean } = {}): Promise<Bridge> {
+export async function createBridge(
+  config: ConfigWithSecrets,
+  rawLog: (message: string) => void = () => {},
+  options: { pullHint?: string; awaitClient?: boolean } = {},
+): Promise<Bridge> {
   // Every line of the bridge's log (its stderr) without the credentials of any URL in it.
   const log = (message: string) => rawLog(redactUrlSecrets(message));
   // The MCP server is created once the proxied servers are known (its instructions name them);
@@ -57,9 +72,13 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
   // and, as the bridge's own logging messages, to its client (at the level it set).
   const serverLog = (name: string, message: ServerLogMessage) => {
     const data = cappedLogData(message.data);
-    log(`server ${name} [${message.level}]${message.logger ? ` ${message.logger}` : ''}: ${typeof data === 'string' ? data : JSON.stringify(data)}`);
+    log(
+      `server ${name} [${message.level}]${message.logger ? ` ${message.logger}` : ''}: ${typeof data === 'string' ? data : JSON.stringify(data)}`,
+    );
     if (!server?.isConnected()) return;
-    void server.sendLoggingMessage({ level: message.level, logger: message.logger ? `${name}/${message.logger}` : name, data }).catch(() => undefined);
+    void server
+      .sendLoggingMessage({ level: message.level, logger: message.logger ? `${name}/${message.logger}` : name, data })
+      .catch(() => undefined);
   };
   const clientServer = (): Server => {
     if (!server) throw new Error('the bridge has no client yet');
@@ -81,7 +100,8 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
   const packagesStart = await packagesAtStart(config.sandbox);
   // What the last bridge learned of sandbox.image, until this one's first container says (read here for the same reason).
   const remembered = await rememberedImagePackages(config.stateDir, config.sandbox.image);
-  if (packagesStart && packagesStart.state !== 'built') log(`sandbox.packages: the image with them is not built; runs use ${config.sandbox.image} without them until it is`);
+  if (packagesStart && packagesStart.state !== 'built')
+    log(`sandbox.packages: the image with them is not built; runs use ${config.sandbox.image} without them until it is`);
   // Proxied servers' resource and prompt list changes are told to the client (see client/exposure.ts).
   let exposure: Exposure | undefined;
   const serverListChanged = (name: string, kind: 'resources' | 'prompts') => exposure?.listChanged(name, kind);
@@ -93,18 +113,34 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
     log,
     awaitClientMs: options.awaitClient ? config.proxy.connectTimeoutSeconds * 1000 : undefined,
   });
-  const hub = new ProxyHub(config, { stateDir: config.stateDir, log, serverLog, relay: { relay, maxBytes: config.proxy.maxRelayBytes }, serverListChanged });
+  const hub = new ProxyHub(config, {
+    stateDir: config.stateDir,
+    log,
+    serverLog,
+    relay: { relay, maxBytes: config.proxy.maxRelayBytes },
+    serverListChanged,
+  });
   await hub.start();
   // An audit log that cannot be written is said loudly (and in every run_python result), not lost quietly.
   const runLog = new RunLog(config.stateDir, {
     ...config.runLog,
-    onProblem: (problem) => log(problem ? `AUDIT LOG NOT WRITTEN: ${problem}; runs are not recorded until this is fixed` : `the run log is written again: ${config.stateDir}`),
+    onProblem: (problem) =>
+      log(
+        problem
+          ? `AUDIT LOG NOT WRITTEN: ${problem}; runs are not recorded until this is fixed`
+          : `the run log is written again: ${config.stateDir}`,
+      ),
   });
   runLog.check();
   relay.runLog = runLog;
   // Confirmations ask the bridge's own client (the server below, once it is connected).
   const confirmations = new ConfirmationGate(() => clientAsker(clientServer()), runLog);
-  const methods = createHostMethods(hub, runLog, new SnippetStore(snippetDirs(config.stateDir, config.workspaceSnippetsDir)), confirmations);
+  const methods = createHostMethods(
+    hub,
+    runLog,
+    new SnippetStore(snippetDirs(config.stateDir, config.workspaceSnippetsDir)),
+    confirmations,
+  );
   const prelude = preludeCode(
     hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
   );
@@ -123,7 +159,8 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
   let remembering: Promise<void> | undefined;
   const imageDistributions = (image: string, found: ImageDistributions, derived: boolean) => {
     // Said when there is something to say (a run of `code-execution-mode run` keeps a clean stderr).
-    if (found.names.length > 0 && found.names.join('\n') !== (remembered?.names ?? []).join('\n')) log(`sandbox image ${image}: Python packages ${distributionsText(found, 300)}`);
+    if (found.names.length > 0 && found.names.join('\n') !== (remembered?.names ?? []).join('\n'))
+      log(`sandbox image ${image}: Python packages ${distributionsText(found, 300)}`);
     if (!derived) {
       // Awaited by close(): a bridge that exits right after its first run still remembers.
       remembering = rememberImagePackages(config.stateDir, config.sandbox.image, image, found).catch((error: unknown) =>
@@ -147,7 +184,14 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
     { name: BRIDGE_NAME, version: BRIDGE_VERSION },
     // The servers as known at start (cached tool lists included); the listing itself never grows.
     // logging: proxied servers' log messages are relayed as the bridge's.
-    { capabilities: { logging: {} }, instructions: serverInstructions(hub.catalog.records(), (name) => hub.consentState(name) === 'allowed', installedNames(packagesStart)) },
+    {
+      capabilities: { logging: {} },
+      instructions: serverInstructions(
+        hub.catalog.records(),
+        (name) => hub.consentState(name) === 'allowed',
+        installedNames(packagesStart),
+      ),
+    },
   );
   server.server.oninitialized = () => relay.markInitialized();
   // The client's roots changed: every proxied server told of roots is told too.
@@ -168,7 +212,24 @@ export async function createBridge(config: ConfigWithSecrets, rawLog: (message: 
     runLog,
     log,
     maxListedItems: config.proxy.maxListedItems,
-    own: [{ uri: CAPABILITIES_URI, name: 'capabilities', description: 'The proxied servers and the Python API of the sandbox', mimeType: 'text/markdown', text: () => capabilityText(hub, [packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV])), imagePackagesText(sandbox.imageDistributions() ?? remembered)].filter(Boolean).join('\n\n')) }],
+    own: [
+      {
+        uri: CAPABILITIES_URI,
+        name: 'capabilities',
+        description: 'The proxied servers and the Python API of the sandbox',
+        mimeType: 'text/markdown',
+        text: () =>
+          capabilityText(
+            hub,
+            [
+              packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV])),
+              imagePackagesText(sandbox.imageDistributions() ?? remembered),
+            ]
+              .filter(Boolean)
+              .join('\n\n'),
+          ),
+      },
+    ],
   });
   // Updated (and the client told) only when the text or the sandbox.packages names change: the
   // distributions of each new container's image change nothing once the listing says "with packages".
@@ -231,7 +292,9 @@ export function capabilityText(hub: ProxyHub, packages?: string): string {
       continue;
     }
     const tools = record.tools ? `${record.tools.length} tools` : 'tools not listed yet';
-    lines.push(`- \`mcp_${record.alias}\` (${record.name}): ${record.description ?? ''} [${record.state}; ${tools}]${record.error ? ` ${record.error}` : ''}`);
+    lines.push(
+      `- \`mcp_${record.alias}\` (${record.name}): ${record.description ?? ''} [${record.state}; ${tools}]${record.error ? ` ${record.error}` : ''}`,
+    );
   }
   if (hub.catalog.records().length === 0) lines.push('- none configured');
   lines.push(
@@ -240,7 +303,7 @@ export function capabilityText(hub: ProxyHub, packages?: string): string {
     '`await query_tool_docs(server, tool=None, detail="summary")`, `help(mcp_<alias>.<tool>)`, `from mcp import runtime`, `ToolError`,',
     '`await list_resources(server)`, `await read_resource(server, uri)`, `await list_resource_templates(server)`, `await list_prompts(server)`,',
     '`await get_prompt(server, name, arguments)`, `emit_image(png_bytes)` (open matplotlib figures are sent too). The sandbox has no network; /work and /tmp are writable;',
-    'files written under /work/out come back with the result; the user\'s folder is at /workspace (several: /workspace/<name>), read-only, only when sandbox.workspace mounts it.',
+    "files written under /work/out come back with the result; the user's folder is at /workspace (several: /workspace/<name>), read-only, only when sandbox.workspace mounts it.",
   );
   if (packages) lines.push('', packages);
   return lines.join('\n');

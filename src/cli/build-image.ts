@@ -11,8 +11,12 @@ export async function buildImageCommand(sandbox: SandboxConfig, print: (line: st
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    const outcome = await buildPackagesImage(sandbox, print, { signal: signal ? AbortSignal.any([signal, interrupted.signal]) : interrupted.signal });
-    print(outcome.reused ? `Ready: ${outcome.tag} (already built).` : `Ready: ${outcome.tag} (${(outcome.durationMs / 1000).toFixed(1)} s).`);
+    const outcome = await buildPackagesImage(sandbox, print, {
+      signal: signal ? AbortSignal.any([signal, interrupted.signal]) : interrupted.signal,
+    });
+    print(
+      outcome.reused ? `Ready: ${outcome.tag} (already built).` : `Ready: ${outcome.tag} (${(outcome.durationMs / 1000).toFixed(1)} s).`,
+    );
     return 0;
   } finally {
     process.off('SIGINT', stop);

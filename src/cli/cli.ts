@@ -242,7 +242,12 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`code-execution-mode: ${message}\n`);
-    if (error instanceof UsageError || error instanceof SnippetUsageError || error instanceof SignOutError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      error instanceof UsageError ||
+      error instanceof SnippetUsageError ||
+      error instanceof SignOutError ||
+      (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       process.stderr.write(`\n${USAGE}\n`);
       process.exitCode = 2;
     } else if (error instanceof ConfigError || error instanceof TokenKeyError) process.exitCode = 2;

@@ -36,12 +36,16 @@ export function terminalText(text: string): string {
 
 /** JSON for a terminal: the characters JSON leaves raw in strings (C1 controls, separators, bidi) as \u escapes; still valid JSON. */
 export function terminalJson(json: string): string {
-  return json.replace(/[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return json.replace(
+    /[\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
 
 /** Writers for a run's output: escaped for each stream that is a terminal, unless `raw`. */
 export function runOutput(streams: { stdout: TextSink; stderr: TextSink }, raw: boolean): RunOutput {
-  const writer = (sink: TextSink) => (raw || !sink.isTTY ? (text: string) => void sink.write(text) : (text: string) => void sink.write(terminalText(text)));
+  const writer = (sink: TextSink) =>
+    raw || !sink.isTTY ? (text: string) => void sink.write(text) : (text: string) => void sink.write(terminalText(text));
   return { stdout: writer(streams.stdout), stderr: writer(streams.stderr), escapesStdout: !raw && streams.stdout.isTTY === true };
 }
 
@@ -66,14 +70,21 @@ export function runToExitCode(status: RunStatus): number {
 }
 
 /** Writes what was not streamed live: the rest of the output, the value, the error. */
-export function writeRunResult(result: RunResult, printed: { stdout: number; stderr: number }, out: RunOutput = runOutput(process, false)): void {
+export function writeRunResult(
+  result: RunResult,
+  printed: { stdout: number; stderr: number },
+  out: RunOutput = runOutput(process, false),
+): void {
   out.stdout(result.stdout.slice(printed.stdout));
   out.stderr(result.stderr.slice(printed.stderr));
   if (result.value !== null) out.stdout(`${result.value}\n`);
   if (result.images.length > 0) out.stderr(`[${result.images.length} image(s) emitted; use --json to get them]\n`);
   if (result.error) {
     out.stderr(result.error.traceback || `${result.error.type}: ${result.error.message}\n`);
-    if (result.error.traceback && (result.status === 'timeout' || result.status === 'cancelled' || !result.error.traceback.includes(result.error.message))) {
+    if (
+      result.error.traceback &&
+      (result.status === 'timeout' || result.status === 'cancelled' || !result.error.traceback.includes(result.error.message))
+    ) {
       out.stderr(`${result.error.type}: ${result.error.message}\n`);
     }
   }

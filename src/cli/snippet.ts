@@ -18,7 +18,12 @@ export interface SnippetCliOptions {
   force?: boolean;
 }
 
-export async function snippetCommand(config: Config, values: SnippetCliOptions, rest: string[], out: (line: string) => void): Promise<number> {
+export async function snippetCommand(
+  config: Config,
+  values: SnippetCliOptions,
+  rest: string[],
+  out: (line: string) => void,
+): Promise<number> {
   const [action, name, ...extra] = rest;
   const userDir = join(config.stateDir, 'snippets');
   const store = new SnippetStore(snippetDirs(config.stateDir, config.workspaceSnippetsDir));
@@ -41,7 +46,10 @@ export async function snippetCommand(config: Config, values: SnippetCliOptions, 
       const runs = new RunLogReader(config.stateDir).runs();
       const run = runs.find((r) => r.id === values.run) ?? matchPrefix(runs, values.run);
       if (!run) throw new SnippetUsageError(`no run "${values.run}" in the run log of ${config.stateDir}`);
-      const params = (values.params ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+      const params = (values.params ?? '')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean);
       let source: string;
       try {
         // The file names the run it came from, as Save as Snippet in the editor does.
@@ -63,7 +71,9 @@ export async function snippetCommand(config: Config, values: SnippetCliOptions, 
           runLog.close();
         }
         if (runLog.problem) out(`warning: the save is not in the run log: ${runLog.problem}`);
-        out(`saved ${path}: review it (the parameters of main replace values in the code), then run it with await run_snippet("${name}", ...)`);
+        out(
+          `saved ${path}: review it (the parameters of main replace values in the code), then run it with await run_snippet("${name}", ...)`,
+        );
         return 0;
       } catch (error) {
         if ((error as { code?: string }).code === 'EEXIST') throw new SnippetUsageError(`snippet "${name}" exists; --force replaces it`);

@@ -21,7 +21,8 @@ const REQUIREMENT = new RegExp(`^(${NAME})\\s*(${EXTRAS})?\\s*(${SPECIFIER}(?:\\
 export function requirementProblem(text: string): string | undefined {
   if (text.length === 0) return 'is empty';
   if (text.length > MAX_REQUIREMENT_CHARS) return `is longer than ${MAX_REQUIREMENT_CHARS} characters`;
-  if (text.trimStart().startsWith('-')) return 'is an option, not a package: only requirements such as "numpy" or "pandas>=2,<3" are accepted';
+  if (text.trimStart().startsWith('-'))
+    return 'is an option, not a package: only requirements such as "numpy" or "pandas>=2,<3" are accepted';
   if (/:\/\/|@/.test(text)) return 'is a URL: only packages from the index are installed (set sandbox.pipIndexUrl for another index)';
   if (/[/\\]/.test(text) || text.startsWith('.') || text.startsWith('~')) return 'is a path: only packages from the index are installed';
   if (text.includes(';')) return 'has an environment marker: give the plain requirement';
@@ -90,10 +91,13 @@ export function indexUrlProblem(text: string): string | undefined {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
   if (text.length > 2000) return 'is longer than 2000 characters';
   if (/\s/.test(text)) return 'must not contain spaces';
-  if (url.username || url.password) return `must not contain a user name or password (it would be stored in the image's labels). ${CREDENTIALS_FIX}`;
-  if (url.search || url.hash || /[?#]/.test(text)) return `must not have a query (?...) or fragment (#...): tokens ride there, and the URL is stored in the image's labels. ${CREDENTIALS_FIX}`;
+  if (url.username || url.password)
+    return `must not contain a user name or password (it would be stored in the image's labels). ${CREDENTIALS_FIX}`;
+  if (url.search || url.hash || /[?#]/.test(text))
+    return `must not have a query (?...) or fragment (#...): tokens ride there, and the URL is stored in the image's labels. ${CREDENTIALS_FIX}`;
   const credentials = urlCredentialsIn(url);
-  if (credentials) return `must not carry credentials: it has ${credentials}, and the URL is stored in the image's labels. ${CREDENTIALS_FIX}`;
+  if (credentials)
+    return `must not carry credentials: it has ${credentials}, and the URL is stored in the image's labels. ${CREDENTIALS_FIX}`;
   if (url.protocol === 'http:' && !isLoopbackUrl(text)) {
     return 'must be https: plain http is accepted only for an index on this machine (127.0.0.0/8, [::1], localhost). Fix: use the https address of the index';
   }

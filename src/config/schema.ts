@@ -39,7 +39,7 @@ const ociRuntime = z
   .string()
   .max(4096)
   .regex(
-    /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$|^\/[A-Za-z0-9._+\/-]*[A-Za-z0-9._+-]$/,
+    /^[A-Za-z0-9][A-Za-z0-9._+-]{0,63}$|^\/[A-Za-z0-9._+/-]*[A-Za-z0-9._+-]$/,
     'must be the name of an OCI runtime (e.g. "runsc") or an absolute path to one, without spaces or shell characters',
   );
 
@@ -61,7 +61,11 @@ export const sandboxConfigSchema = z
     runtime: z.enum(['auto', ...RUNTIME_NAMES]).default('auto'),
     /** Order tried by `auto`. */
     runtimeOrder: z.array(z.enum(RUNTIME_NAMES)).min(1).default(['podman', 'docker']),
-    image: z.string().min(1).regex(/^[^\s-][^\s]*$/, 'must be an image reference').default('python:3.14-slim'),
+    image: z
+      .string()
+      .min(1)
+      .regex(/^[^\s-][^\s]*$/, 'must be an image reference')
+      .default('python:3.14-slim'),
     memory: memorySize.default('512m'),
     cpus: z.number().positive().max(64).default(1),
     pids: z.number().int().min(8).max(65536).default(128),
@@ -70,12 +74,21 @@ export const sandboxConfigSchema = z
     maxTimeoutSeconds: z.number().positive().max(86400).default(300),
     /** Seconds an interrupted run gets to stop before its container is killed. */
     interruptGraceSeconds: z.number().positive().max(60).default(2),
-    idleSeconds: z.number().positive().max(7 * 86400).default(600),
+    idleSeconds: z
+      .number()
+      .positive()
+      .max(7 * 86400)
+      .default(600),
     maxSessions: z.number().int().min(1).max(64).default(4),
     /** Keep one container started ahead, so a new session's first run is warm. */
     prewarm: z.boolean().default(true),
     /** Characters of stdout (and, separately, stderr) kept per run: head and tail. */
-    maxOutputChars: z.number().int().min(1024).max(64 * 1024 * 1024).default(256 * 1024),
+    maxOutputChars: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * 1024 * 1024)
+      .default(256 * 1024),
     /**
      * Characters of output (stdout, stderr, value and error together) a run's result hands the
      * model, in each of its forms (text, structured): head and tail kept, the cut said.
@@ -92,7 +105,10 @@ export const sandboxConfigSchema = z
      */
     ociRuntime: ociRuntime.optional(),
     /** "missing": pull the image on first use when it is not present; "never" (default): say how to pull it. */
-    pull: z.enum(['never', 'missing']).default('never').meta({ cliOnly: 'VS Code asks instead: when the image is missing, its Pull button pulls it.' }),
+    pull: z
+      .enum(['never', 'missing'])
+      .default('never')
+      .meta({ cliOnly: 'VS Code asks instead: when the image is missing, its Pull button pulls it.' }),
     /**
      * Host folders mounted read-only, noexec, nosuid, nodev: one folder at /workspace, several
      * (a list) at /workspace/<name>; only with access "read-only" (default "none": nothing
@@ -143,7 +159,10 @@ const serverCommon = {
   /** These tools may never be called; wins over allowTools. */
   denyTools: z.array(z.string().min(1)).default([]).describe('These tools may never be called.'),
   /** Permit an entry that starts this bridge again (normally refused: it would recurse). */
-  allowSelfProxy: z.boolean().default(false).describe('Permit an entry that starts this bridge again (normally refused: it would recurse).'),
+  allowSelfProxy: z
+    .boolean()
+    .default(false)
+    .describe('Permit an entry that starts this bridge again (normally refused: it would recurse).'),
   /**
    * Which calls ask the user first (by elicitation to the bridge's client): "destructive" (tools
    * annotated destructiveHint: true), "all", or "none". Read-only tools never ask unless in confirmTools.
@@ -151,11 +170,18 @@ const serverCommon = {
   confirm: z
     .enum(['destructive', 'all', 'none'])
     .default('destructive')
-    .describe("Which of this server's tool calls ask you first: destructive (tools annotated destructiveHint), all, or none. Read-only tools never ask unless listed in confirmTools."),
+    .describe(
+      "Which of this server's tool calls ask you first: destructive (tools annotated destructiveHint), all, or none. Read-only tools never ask unless listed in confirmTools.",
+    ),
   /** Tools that always ask, whatever `confirm` says. */
   confirmTools: z.array(z.string().min(1)).default([]).describe('Tools that always ask you before a call.'),
   /** Seconds a confirmation waits for an answer; then the call is declined. */
-  confirmTimeoutSeconds: z.number().positive().max(600).default(120).describe('Seconds a confirmation waits for your answer before the call is declined.'),
+  confirmTimeoutSeconds: z
+    .number()
+    .positive()
+    .max(600)
+    .default(120)
+    .describe('Seconds a confirmation waits for your answer before the call is declined.'),
 };
 
 export const stdioServerSchema = z
@@ -163,7 +189,10 @@ export const stdioServerSchema = z
     type: z.literal('stdio').optional().describe('Transport. Inferred from command/url when absent.'),
     command: z.string().min(1).describe('Command that starts a stdio server.'),
     args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}).describe('Environment for this server only (never the sandbox). Keep secrets out: use the Set Server Secret command.'),
+    env: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe('Environment for this server only (never the sandbox). Keep secrets out: use the Set Server Secret command.'),
     cwd: z.string().min(1).optional(),
     ...serverCommon,
   })
@@ -176,15 +205,32 @@ export const stdioServerSchema = z
  */
 export const oauthConfigSchema = z
   .object({
-    clientId: z.string().min(1).max(1024).optional().describe('A client id registered with the authorization server (default: dynamic registration).'),
+    clientId: z
+      .string()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('A client id registered with the authorization server (default: dynamic registration).'),
     clientSecret: z
       .string()
-      .regex(/^\$\{(input|env):[A-Za-z0-9_.-]{1,128}\}$/, 'must be a reference: "${input:ID}" (a stored secret) or "${env:NAME}", not the secret itself')
+      .regex(
+        /^\$\{(input|env):[A-Za-z0-9_.-]{1,128}\}$/,
+        'must be a reference: "${input:ID}" (a stored secret) or "${env:NAME}", not the secret itself',
+      )
       .optional()
       .describe('Only a reference: ${input:ID} (a stored secret) or ${env:NAME}.'),
-    scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, 'must be one OAuth scope (no spaces or quotes)')).max(64).default([]),
+    scopes: z
+      .array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]{1,256}$/, 'must be one OAuth scope (no spaces or quotes)'))
+      .max(64)
+      .default([]),
     /** The loopback redirect port (default: a free port, kept while the registration is); for clients registered with a fixed redirect URI. */
-    callbackPort: z.number().int().min(1024).max(65535).optional().describe('Fixed loopback port of the redirect (http://127.0.0.1:PORT/callback).'),
+    callbackPort: z
+      .number()
+      .int()
+      .min(1024)
+      .max(65535)
+      .optional()
+      .describe('Fixed loopback port of the redirect (http://127.0.0.1:PORT/callback).'),
     /** Seconds the browser step waits for the sign-in. */
     signInTimeoutSeconds: z.number().positive().max(3600).default(300),
   })
@@ -194,7 +240,10 @@ export type OAuthConfig = z.infer<typeof oauthConfigSchema>;
 
 export const httpServerSchema = z
   .object({
-    type: z.enum(['http', 'sse', 'streamable-http', 'streamableHttp']).optional().describe('Transport. Inferred from command/url when absent.'),
+    type: z
+      .enum(['http', 'sse', 'streamable-http', 'streamableHttp'])
+      .optional()
+      .describe('Transport. Inferred from command/url when absent.'),
     url: z.url({ protocol: /^https?$/ }).describe('Streamable HTTP (or SSE) endpoint.'),
     headers: z.record(z.string(), z.string()).default({}),
     /** The MCP authorization flow on a 401 (on unless false, or an Authorization header is set). */
@@ -229,15 +278,35 @@ export const proxyConfigSchema = z
     listTimeoutSeconds: z.number().positive().max(600).default(30),
     callTimeoutSeconds: z.number().positive().max(86400).default(300),
     /** Bytes of one message a server may send (a tool result, a page of its tool list): over it, its connection is closed. */
-    maxResultBytes: z.number().int().min(64 * 1024).max(256 * MiB).default(10 * MiB),
+    maxResultBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(256 * MiB)
+      .default(10 * MiB),
     /** Bytes of a tool call's arguments (as JSON) that sandboxed code may send. */
-    maxArgumentBytes: z.number().int().min(1024).max(256 * MiB).default(4 * MiB),
+    maxArgumentBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(256 * MiB)
+      .default(4 * MiB),
     /** Tools kept of one server's list; the rest are left out, and the log says so. */
     maxToolsPerServer: z.number().int().min(1).max(10_000).default(1000),
     /** Bytes of one server's tool list (as JSON) kept. */
-    maxToolListBytes: z.number().int().min(64 * 1024).max(256 * MiB).default(4 * MiB),
+    maxToolListBytes: z
+      .number()
+      .int()
+      .min(64 * 1024)
+      .max(256 * MiB)
+      .default(4 * MiB),
     /** Bytes of one tool as listed (name, description, schemas); a bigger tool is left out. */
-    maxToolSchemaBytes: z.number().int().min(1024).max(16 * MiB).default(64 * 1024),
+    maxToolSchemaBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(16 * MiB)
+      .default(64 * 1024),
     /** Notifications (and requests) a server may send per second; the excess is dropped. */
     maxNotificationsPerSecond: z.number().int().min(1).max(100_000).default(100),
     /** Resources, resource templates or prompts of proxied servers the bridge lists to its own client (all servers together); the rest are left out. */
@@ -248,7 +317,12 @@ export const proxyConfigSchema = z
      */
     relayTimeoutSeconds: z.number().positive().max(3600).default(120),
     /** Bytes (as JSON) of one such request's parameters (sampling messages, elicitation schema); a bigger one is refused. */
-    maxRelayBytes: z.number().int().min(1024).max(64 * MiB).default(1 * MiB),
+    maxRelayBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(64 * MiB)
+      .default(1 * MiB),
     /** Elicitations and sampling requests of one server waiting for an answer at once; more are refused at once. */
     maxPendingRelaysPerServer: z.number().int().min(1).max(64).default(2),
     /** Elicitations and sampling requests relayed for one run_python run (all servers together); more are refused. */
@@ -261,17 +335,37 @@ export type ProxyConfig = z.infer<typeof proxyConfigSchema>;
 export const runLogConfigSchema = z
   .object({
     /** Size at which runs.jsonl is rotated. */
-    maxFileBytes: z.number().int().min(4096).max(1024 * 1024 * 1024).default(10 * 1024 * 1024),
+    maxFileBytes: z
+      .number()
+      .int()
+      .min(4096)
+      .max(1024 * 1024 * 1024)
+      .default(10 * 1024 * 1024),
     /** Rotated files kept: runs.1.jsonl ... runs.<keepFiles>.jsonl. */
     keepFiles: z.number().int().min(1).max(100).default(5),
     /** All stored images together; the oldest are pruned first. */
-    maxImageBytes: z.number().int().min(0).max(64 * 1024 * 1024 * 1024).default(256 * 1024 * 1024),
+    maxImageBytes: z
+      .number()
+      .int()
+      .min(0)
+      .max(64 * 1024 * 1024 * 1024)
+      .default(256 * 1024 * 1024),
     /** Images stored of one run; the rest are listed (type, size) but not stored. */
-    maxImageBytesPerRun: z.number().int().min(0).max(1024 * 1024 * 1024).default(32 * 1024 * 1024),
+    maxImageBytesPerRun: z
+      .number()
+      .int()
+      .min(0)
+      .max(1024 * 1024 * 1024)
+      .default(32 * 1024 * 1024),
     /** Tool calls of one run logged in full; the rest are summed up in one line (counts per tool). */
     fullToolCallsPerRun: z.number().int().min(0).max(1_000_000).default(100),
     /** Bytes of one run's tool-call lines logged in full; the rest are summed up. */
-    maxToolCallBytesPerRun: z.number().int().min(0).max(1024 * 1024 * 1024).default(1024 * 1024),
+    maxToolCallBytesPerRun: z
+      .number()
+      .int()
+      .min(0)
+      .max(1024 * 1024 * 1024)
+      .default(1024 * 1024),
   })
   .strict();
 export type RunLogConfig = z.infer<typeof runLogConfigSchema>;
@@ -299,20 +393,23 @@ const rootSchema = z
   .string()
   .min(1)
   .max(4096)
-  .refine((r) => (r.startsWith('file://') ? URL.canParse(r) : isAbsolute(r) || win32.isAbsolute(r)), { message: 'must be an absolute folder path or a file:// URI' });
+  .refine((r) => (r.startsWith('file://') ? URL.canParse(r) : isAbsolute(r) || win32.isAbsolute(r)), {
+    message: 'must be an absolute folder path or a file:// URI',
+  });
 
 export const configSchema = z
   .object({
     servers: serversSchema.optional(),
-    mcpServers: serversSchema.optional().meta({ cliOnly: "Claude Desktop's name for `servers`, for its configuration files; in VS Code the servers are codeExecutionMode.servers." }),
+    mcpServers: serversSchema.optional().meta({
+      cliOnly: "Claude Desktop's name for `servers`, for its configuration files; in VS Code the servers are codeExecutionMode.servers.",
+    }),
     sandbox: sandboxConfigSchema.default(() => sandboxConfigSchema.parse({})),
     proxy: proxyConfigSchema.default(() => proxyConfigSchema.parse({})),
     runLog: runLogConfigSchema.default(() => runLogConfigSchema.parse({})),
-    stateDir: z
-      .string()
-      .min(1)
-      .default('~/.code-execution-mode')
-      .meta({ cliOnly: "The extension keeps its state in its own storage folder (`state` in the extension's global storage), shared by its windows." }),
+    stateDir: z.string().min(1).default('~/.code-execution-mode').meta({
+      cliOnly:
+        "The extension keeps its state in its own storage folder (`state` in the extension's global storage), shared by its windows.",
+    }),
     /** What `${workspaceFolder}` means in server entries (the CLI uses --workspace or its cwd). */
     workspaceFolder: z.string().min(1).optional().meta({ cliOnly: "The extension sets it: the window's first folder." }),
     /**
@@ -324,7 +421,9 @@ export const configSchema = z
       .min(1)
       .optional()
       .meta({ cliOnly: "The extension sets it to the window's .vscode/code-execution-mode/snippets, in trusted workspaces only." }),
-    consent: consentConfigSchema.optional().meta({ cliOnly: 'Written by the extension from the decisions the user makes about what a workspace defines.' }),
+    consent: consentConfigSchema
+      .optional()
+      .meta({ cliOnly: 'Written by the extension from the decisions the user makes about what a workspace defines.' }),
     /**
      * Folders (absolute paths or file:// URIs) proxied servers get as their roots when the
      * bridge's client declares no roots of its own (a client's roots, e.g. VS Code's workspace

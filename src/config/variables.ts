@@ -40,7 +40,10 @@ export function substitute(text: string, context: VariableContext): string {
       case 'workspaceFolder':
       case 'workspaceFolderBasename':
         if (context.workspaceFolder === undefined) {
-          throw new VariableError(`${whole} is used but no workspace folder is known (open a folder, or give the bridge --workspace DIR)`, whole);
+          throw new VariableError(
+            `${whole} is used but no workspace folder is known (open a folder, or give the bridge --workspace DIR)`,
+            whole,
+          );
         }
         return inner === 'workspaceFolder' ? context.workspaceFolder : basename(context.workspaceFolder);
       case 'userHome':

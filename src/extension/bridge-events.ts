@@ -7,7 +7,12 @@ import type { StateFiles } from './state-files.ts';
 
 export function logBridgeEvents(files: StateFiles, log: vscode.LogOutputChannel): vscode.Disposable[] {
   const states = new Map(Object.entries(files.catalog()).map(([name, s]) => [name, `${s.state}|${s.error ?? ''}`]));
-  const ended = new Set(files.runs().filter((r) => r.status).map((r) => r.id));
+  const ended = new Set(
+    files
+      .runs()
+      .filter((r) => r.status)
+      .map((r) => r.id),
+  );
   return [
     files.onDidChangeCatalog(() => {
       for (const [name, server] of Object.entries(files.catalog())) {

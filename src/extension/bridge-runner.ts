@@ -92,9 +92,11 @@ export class BridgeRunner {
     });
     const name = this.toolName();
     if (!name) {
-      void vscode.window.showErrorMessage('The sandbox bridge did not start (or was not trusted). Its output says why.', 'Show Bridge Output').then((picked) => {
-        if (picked) void vscode.commands.executeCommand('workbench.mcp.showOutput', this.deps.definitionId);
-      });
+      void vscode.window
+        .showErrorMessage('The sandbox bridge did not start (or was not trusted). Its output says why.', 'Show Bridge Output')
+        .then((picked) => {
+          if (picked) void vscode.commands.executeCommand('workbench.mcp.showOutput', this.deps.definitionId);
+        });
     }
     return name;
   }

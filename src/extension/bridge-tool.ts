@@ -10,7 +10,10 @@ import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION } from '../bridge/tool/run-python.ts
  * 13 characters (12 and a digit when two servers share it)>_<tool>`.
  */
 export function bridgeToolName(tools: ReadonlyArray<{ name: string; description: string }>, serverLabel: string): string | undefined {
-  const slug = serverLabel.toLowerCase().replace(/[^a-z0-9_.-]+/g, '_').slice(0, 12);
+  const slug = serverLabel
+    .toLowerCase()
+    .replace(/[^a-z0-9_.-]+/g, '_')
+    .slice(0, 12);
   const candidates = tools.filter((t) => t.name.endsWith(`_${RUN_PYTHON}`));
   const ours = (t: { name: string }) => t.name.startsWith(`mcp_${slug}`);
   const described = (t: { description: string }) => t.description.startsWith(RUN_PYTHON_DESCRIPTION);
@@ -31,9 +34,16 @@ export type RunOutcome = z.infer<typeof outcomeSchema> & { text: string };
 export const REFUSED_TYPES: readonly string[] = ['InvalidArguments', 'ServerUnavailable'];
 
 /** The run the log has for a call made at `since` (the result names no run: the model needs no id). */
-export function findCallRun<R extends { code: string; session: string; started: string }>(runs: readonly R[], code: string, session: string, since: number): R | undefined {
+export function findCallRun<R extends { code: string; session: string; started: string }>(
+  runs: readonly R[],
+  code: string,
+  session: string,
+  since: number,
+): R | undefined {
   // A second of slack for clocks read in two processes.
-  return runs.filter((r) => r.code === code && r.session === session && Date.parse(r.started) >= since - 1000).sort((a, b) => b.started.localeCompare(a.started))[0];
+  return runs
+    .filter((r) => r.code === code && r.session === session && Date.parse(r.started) >= since - 1000)
+    .sort((a, b) => b.started.localeCompare(a.started))[0];
 }
 
 /** VS Code hands back the structured content as JSON text when there is one, else the text. */

@@ -76,7 +76,8 @@ export class DirWatcher {
     try {
       const stat = statSync(this.dir);
       // A folder made again often gets the same inode back; its birth time tells them apart.
-      const same = this.watched && stat.dev === this.watched.dev && stat.ino === this.watched.ino && stat.birthtimeMs === this.watched.birthtimeMs;
+      const same =
+        this.watched && stat.dev === this.watched.dev && stat.ino === this.watched.ino && stat.birthtimeMs === this.watched.birthtimeMs;
       if (stat.isDirectory() && same) return;
     } catch {
       // gone

@@ -70,7 +70,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   // Beside the bridge's config: the decisions it reads live, and its requests for them.
   const consent = new WorkspaceConsent(context.globalState, dirname(configFile), log);
   context.subscriptions.push(consent);
-  const read = () => readSettings(stateDir, { decision: (hash) => consent.decision(hash), decisionsFile: consent.decisionsFile, requestsFile: consent.requestsFile });
+  const read = () =>
+    readSettings(stateDir, {
+      decision: (hash) => consent.decision(hash),
+      decisionsFile: consent.decisionsFile,
+      requestsFile: consent.requestsFile,
+    });
   let settings: SettingsResult = read();
   const runtime = new RuntimeStatusBar(settings.config.sandbox, log, context.extensionUri);
   context.subscriptions.push(files, provider, runs, tools, runtime);
@@ -177,12 +182,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   );
   registerServerCommands(context, secrets);
 
-  const command = (id: string, fn: (...args: unknown[]) => unknown) => context.subscriptions.push(vscode.commands.registerCommand(`codeExecutionMode.${id}`, fn));
+  const command = (id: string, fn: (...args: unknown[]) => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(`codeExecutionMode.${id}`, fn));
   const runOf = (arg: unknown) => {
     const id = typeof arg === 'string' ? arg : (arg as { run?: { id?: string } } | undefined)?.run?.id;
     return id ? runs.find(id) : undefined;
   };
-  const snippets = registerSnippetCommands(context, { stateDir, workspaceSnippetsDir: () => settings.config.workspaceSnippetsDir, findRun: runOf, tools });
+  const snippets = registerSnippetCommands(context, {
+    stateDir,
+    workspaceSnippetsDir: () => settings.config.workspaceSnippetsDir,
+    findRun: runOf,
+    tools,
+  });
   command('openRun', (arg) => {
     const run = runOf(arg);
     if (run) RunPanel.show(run, context.extensionUri, stateDir);
@@ -207,7 +218,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   command('buildImage', () => runtime.build());
   command('showOutput', () => log.show());
   // From a server's item (its node, or its name) or from anywhere (everything pending).
-  command('reviewConsent', (arg) => consent.review(typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'name' in arg && typeof arg.name === 'string' ? arg.name : undefined));
+  command('reviewConsent', (arg) =>
+    consent.review(
+      typeof arg === 'string'
+        ? arg
+        : arg && typeof arg === 'object' && 'name' in arg && typeof arg.name === 'string'
+          ? arg.name
+          : undefined,
+    ),
+  );
   command('manageConsent', () => consent.manage());
   command('signOut', (arg) =>
     signOutCommand(stateDir, Object.keys(settings.entries), arg, async () => {
@@ -231,8 +250,18 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     pick.matchOnDescription = true;
     pick.matchOnDetail = true;
     const update = () => {
-      const hits = pick.value.trim() ? hub.search(pick.value, 20) : hub.catalog.allTools().filter((t) => hub.consentState(t.server) === 'allowed').slice(0, 200);
-      pick.items = hits.map((t) => ({ label: `mcp_${t.serverAlias}.${t.alias}`, description: t.server, detail: t.description.split('\n')[0], alwaysShow: true }));
+      const hits = pick.value.trim()
+        ? hub.search(pick.value, 20)
+        : hub.catalog
+            .allTools()
+            .filter((t) => hub.consentState(t.server) === 'allowed')
+            .slice(0, 200);
+      pick.items = hits.map((t) => ({
+        label: `mcp_${t.serverAlias}.${t.alias}`,
+        description: t.server,
+        detail: t.description.split('\n')[0],
+        alwaysShow: true,
+      }));
     };
     pick.onDidChangeValue(update);
     pick.onDidAccept(async () => {

@@ -71,7 +71,10 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
     const secrets = await this.secrets.all();
     const key = await this.tokenKey?.();
     this.log.info(`starting the bridge (version ${this.version})`);
-    const env = { ...(Object.keys(secrets).length > 0 ? { [SECRETS_ENV]: JSON.stringify(secrets) } : {}), ...(key ? { [TOKEN_KEY_ENV]: key } : {}) };
+    const env = {
+      ...(Object.keys(secrets).length > 0 ? { [SECRETS_ENV]: JSON.stringify(secrets) } : {}),
+      ...(key ? { [TOKEN_KEY_ENV]: key } : {}),
+    };
     return Object.keys(env).length > 0 ? this.definition(env) : server;
   }
 

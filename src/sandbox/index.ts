@@ -10,10 +10,25 @@ export { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, workspaceReques
 export { isSandboxError } from './errors.ts';
 export { buildPackagesImage } from './image/build.ts';
 export { packagesState, packagesSummary, type PackagesState } from './image/derived.ts';
-export { MAX_DISTRIBUTIONS, MAX_DISTRIBUTION_NAME_CHARS, distributionsText, imageDistributions, type ImageDistributions } from './image/distributions.ts';
+export {
+  MAX_DISTRIBUTIONS,
+  MAX_DISTRIBUTION_NAME_CHARS,
+  distributionsText,
+  imageDistributions,
+  type ImageDistributions,
+} from './image/distributions.ts';
 export { pullImage } from './image/image.ts';
 export { PACKAGES_RECHECK_MS, SESSION_NAME, SessionManager } from './sessions/manager.ts';
 export { MAX_OUT_FILES, MAX_OUT_FILE_BYTES, MAX_OUT_TOTAL_BYTES } from './sessions/run.ts';
-export { MAX_IMAGES_PER_RUN, MAX_IMAGE_BASE64_CHARS, type RefusedRequest, type RequestContext, type RequestHandler, type RunResult, type RunStatus, type SessionChange } from './sessions/session.ts';
+export {
+  MAX_IMAGES_PER_RUN,
+  MAX_IMAGE_BASE64_CHARS,
+  type RefusedRequest,
+  type RequestContext,
+  type RequestHandler,
+  type RunResult,
+  type RunStatus,
+  type SessionChange,
+} from './sessions/session.ts';
 export type { Sandbox, SandboxTier } from './sandbox.ts';
 export type { ExecuteOptions } from './sessions/manager.ts';

@@ -21,7 +21,15 @@ export function oneLine(text: string, max: number): string {
 
 /** Several lines: breaks kept as line feeds, other hidden characters gone; at most `max` characters. */
 export function lines(text: string, max: number): string {
-  return capped(text.replace(BREAKS, '\n').replace(/\t/g, ' ').replace(/[^\S\n]*\n/g, '\n').replace(/(?!\n)[\p{Cc}\p{Cf}]/gu, '').trim(), max);
+  return capped(
+    text
+      .replace(BREAKS, '\n')
+      .replace(/\t/g, ' ')
+      .replace(/[^\S\n]*\n/g, '\n')
+      .replace(/(?!\n)[\p{Cc}\p{Cf}]/gu, '')
+      .trim(),
+    max,
+  );
 }
 
 /**
@@ -41,7 +49,9 @@ export function prefixedMessage(prefix: string, message: string, maxFirstLine: n
  * overrides, zero-width), separators, private-use and lone surrogates, spaces other than the
  * space, and invisible fillers and variation selectors.
  */
-const UNSEEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
+const UNSEEN =
+  // eslint-disable-next-line no-misleading-character-class -- each invisible character is listed on its own, combining ones included
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cs}\u00A0\u1680\u2000-\u200A\u202F\u205F\u3000\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
 const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 
 /**

@@ -109,7 +109,8 @@ export function parseCatalogFile(text: string): Array<[string, CatalogSection]> 
   const parsed = fileSchema.safeParse(raw);
   if (parsed.success) return Object.entries(parsed.data.writers);
   const legacy = legacySchema.safeParse(raw);
-  if (legacy.success) return [['legacy', { role: 'bridge', pid: 1, host: '', updatedAt: '1970-01-01T00:00:00.000Z', servers: legacy.data.servers }]];
+  if (legacy.success)
+    return [['legacy', { role: 'bridge', pid: 1, host: '', updatedAt: '1970-01-01T00:00:00.000Z', servers: legacy.data.servers }]];
   return [];
 }
 
@@ -135,9 +136,20 @@ export async function saveCatalogSection(dir: string, servers: CatalogServers): 
   const saved = await withLock(join(dir, CATALOG_LOCK), async () => {
     const now = Date.now();
     const kept = (await readCatalogSections(dir)).filter(
-      ([id, section]) => id !== key && id !== 'legacy' && (sectionAlive(section, now) || now - Date.parse(section.updatedAt) < DEAD_SECTION_MS),
+      ([id, section]) =>
+        id !== key && id !== 'legacy' && (sectionAlive(section, now) || now - Date.parse(section.updatedAt) < DEAD_SECTION_MS),
     );
-    kept.push([key, { role: writer.role, ...(writer.owner ? { owner: writer.owner } : {}), pid: process.pid, host: HOST, updatedAt: new Date(now).toISOString(), servers }]);
+    kept.push([
+      key,
+      {
+        role: writer.role,
+        ...(writer.owner ? { owner: writer.owner } : {}),
+        pid: process.pid,
+        host: HOST,
+        updatedAt: new Date(now).toISOString(),
+        servers,
+      },
+    ]);
     const newest = kept.sort(([, a], [, b]) => (a.updatedAt < b.updatedAt ? 1 : -1)).slice(0, MAX_SECTIONS);
     await writePrivateFile(join(dir, CATALOG_FILE), `${JSON.stringify({ version: 2, writers: Object.fromEntries(newest) })}\n`);
   });
@@ -145,7 +157,11 @@ export async function saveCatalogSection(dir: string, servers: CatalogServers): 
 }
 
 /** The most recently listed tools of a server, of that configuration (undefined: any). */
-export function cachedTools(sections: Array<[string, CatalogSection]>, name: string, fingerprint: string | undefined): CatalogServerEntry | undefined {
+export function cachedTools(
+  sections: Array<[string, CatalogSection]>,
+  name: string,
+  fingerprint: string | undefined,
+): CatalogServerEntry | undefined {
   let best: CatalogServerEntry | undefined;
   for (const [, section] of sections) {
     const entry = section.servers[name];
@@ -161,7 +177,11 @@ export function cachedTools(sections: Array<[string, CatalogSection]>, name: str
  * from the newest listing of the same configuration in any section. A server no live bridge
  * of the window runs is "not-started" (its tools, when known, are a cache).
  */
-export function mergeCatalog(sections: Array<[string, CatalogSection]>, owner?: string, alive: (s: CatalogSection) => boolean = (s) => sectionAlive(s)): CatalogServers {
+export function mergeCatalog(
+  sections: Array<[string, CatalogSection]>,
+  owner?: string,
+  alive: (s: CatalogSection) => boolean = (s) => sectionAlive(s),
+): CatalogServers {
   const bridges = sections
     .map(([, s]) => s)
     .filter((s) => s.role === 'bridge' && (owner === undefined || s.owner === owner) && alive(s))
@@ -172,7 +192,11 @@ export function mergeCatalog(sections: Array<[string, CatalogSection]>, owner?: 
     const own = bridges.find((s) => s.servers[name])?.servers[name];
     const { tools: _tools, updatedAt: _updated, ...status } = own ?? { state: 'not-started' as const };
     const listed = cachedTools(sections, name, own?.fingerprint);
-    merged[name] = { ...status, ...(own ? {} : listed?.description ? { description: listed.description } : {}), ...(listed?.tools ? { tools: listed.tools, ...(listed.updatedAt ? { updatedAt: listed.updatedAt } : {}) } : {}) };
+    merged[name] = {
+      ...status,
+      ...(own ? {} : listed?.description ? { description: listed.description } : {}),
+      ...(listed?.tools ? { tools: listed.tools, ...(listed.updatedAt ? { updatedAt: listed.updatedAt } : {}) } : {}),
+    };
   }
   return merged;
 }

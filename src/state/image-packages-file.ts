@@ -44,11 +44,22 @@ export async function rememberedImagePackages(stateDir: string, image: string): 
 }
 
 /** Records what an image's first container reported, under its configured name. */
-export async function rememberImagePackages(stateDir: string, image: string, key: string, found: ImageDistributions, now = Date.now()): Promise<void> {
+export async function rememberImagePackages(
+  stateDir: string,
+  image: string,
+  key: string,
+  found: ImageDistributions,
+  now = Date.now(),
+): Promise<void> {
   if (image.length > 300 || key.length > 300) return;
   const images = await readImages(stateDir);
   images[image] = { key, names: found.names.slice(0, MAX_DISTRIBUTIONS), more: Math.min(found.more, 1_000_000), learnedAt: now };
-  const kept = Object.entries(images).sort(([, a], [, b]) => b.learnedAt - a.learnedAt).slice(0, MAX_REMEMBERED_IMAGES);
+  const kept = Object.entries(images)
+    .sort(([, a], [, b]) => b.learnedAt - a.learnedAt)
+    .slice(0, MAX_REMEMBERED_IMAGES);
   await ensurePrivateDirAsync(stateDir);
-  await writePrivateFile(join(stateDir, IMAGE_PACKAGES_FILE), JSON.stringify({ version: 1, images: Object.fromEntries(kept) } satisfies ImagesFile));
+  await writePrivateFile(
+    join(stateDir, IMAGE_PACKAGES_FILE),
+    JSON.stringify({ version: 1, images: Object.fromEntries(kept) } satisfies ImagesFile),
+  );
 }

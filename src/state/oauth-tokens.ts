@@ -45,7 +45,8 @@ export class TokenKeyError extends Error {
 /** Parses the key from its base64 form; throws when it is not 32 bytes. */
 export function parseTokenKey(text: string): Buffer {
   const key = Buffer.from(text.trim(), 'base64');
-  if (key.length !== KEY_BYTES || key.toString('base64') !== text.trim()) throw new TokenKeyError(`${TOKEN_KEY_ENV} must be ${KEY_BYTES} bytes in base64`);
+  if (key.length !== KEY_BYTES || key.toString('base64') !== text.trim())
+    throw new TokenKeyError(`${TOKEN_KEY_ENV} must be ${KEY_BYTES} bytes in base64`);
   return key;
 }
 
@@ -71,7 +72,12 @@ export function seal(plain: string, key: Buffer, server: string): string {
   const cipher = createCipheriv('aes-256-gcm', key, iv);
   cipher.setAAD(aad(server));
   const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return JSON.stringify({ sealed: 'aes-256-gcm', iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') });
+  return JSON.stringify({
+    sealed: 'aes-256-gcm',
+    iv: iv.toString('base64'),
+    tag: cipher.getAuthTag().toString('base64'),
+    data: data.toString('base64'),
+  });
 }
 
 /** The plain text of a sealed file; throws when the key (or server) is not the one it was sealed with. */

@@ -7,7 +7,20 @@
 // are opened with O_NOFOLLOW (and O_NONBLOCK, so that a FIFO never hangs a writer), only
 // regular files are used, and modes are set on the open descriptor. The state dir itself may
 // be a link the user made: it is followed, and used only when it is the user's own folder.
-import { closeSync, constants, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, writeSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fchmodSync,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+  writeSync,
+  type Stats,
+} from 'node:fs';
 import { mkdir, open, rename, rm, type FileHandle } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { dirname } from 'node:path';
@@ -192,7 +205,10 @@ function tightenDir(dir: string, noLink: boolean): void {
     const code = (error as NodeJS.ErrnoException).code;
     // Linux says ENOTDIR for a link opened with O_DIRECTORY | O_NOFOLLOW.
     if (code === 'ENOTDIR' && noLink) refuseLink(dir);
-    if (code === 'ENOTDIR') throw new UnsafeStatePathError(`refusing ${dir}: it is not a folder; the state dir's own folders must be real folders (remove it, and it is made again)`);
+    if (code === 'ENOTDIR')
+      throw new UnsafeStatePathError(
+        `refusing ${dir}: it is not a folder; the state dir's own folders must be real folders (remove it, and it is made again)`,
+      );
     throw unsafeOrSame(error, dir);
   }
   try {
@@ -218,12 +234,15 @@ function unsafeOrSame(error: unknown, path: string): unknown {
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ELOOP' || code === 'EMLINK') return linkRefused(path);
   // A FIFO with no reader (or a device with none behind it), opened for writing without blocking.
-  if (code === 'ENXIO') return new UnsafeStatePathError(`refusing ${path}: it is a FIFO or device, not a regular file (remove it; the file is made again)`);
+  if (code === 'ENXIO')
+    return new UnsafeStatePathError(`refusing ${path}: it is a FIFO or device, not a regular file (remove it; the file is made again)`);
   return error;
 }
 
 function linkRefused(path: string): UnsafeStatePathError {
-  return new UnsafeStatePathError(`refusing ${path}: it is a symbolic link, and the state dir's files are never used through links (remove the link; the file is made again)`);
+  return new UnsafeStatePathError(
+    `refusing ${path}: it is a symbolic link, and the state dir's files are never used through links (remove the link; the file is made again)`,
+  );
 }
 
 function notRegular(path: string, stat: Stats): UnsafeStatePathError {

@@ -234,8 +234,10 @@ export class SnippetStore {
       let score = 0;
       let covered = 0;
       for (const w of wanted) {
-        if (nameStems.has(w)) (score += 2), covered++;
-        else if (textStems.has(w)) (score += 1), covered++;
+        const weight = nameStems.has(w) ? 2 : textStems.has(w) ? 1 : 0;
+        if (weight === 0) continue;
+        score += weight;
+        covered++;
       }
       if (covered * 2 >= wanted.size && covered > 0) scored.push({ snippet, score: score / wanted.size });
     }
@@ -256,13 +258,25 @@ export class SnippetStore {
       return undefined;
     }
     const cached = this.cache.get(path);
-    if (cached && cached.size === info.size && cached.mtimeMs === info.mtimeMs && cached.snippet.origin === origin && (!wantSource || cached.source !== undefined)) return cached;
+    if (
+      cached &&
+      cached.size === info.size &&
+      cached.mtimeMs === info.mtimeMs &&
+      cached.snippet.origin === origin &&
+      (!wantSource || cached.source !== undefined)
+    )
+      return cached;
     const read = await this.readFile(path);
     this.forget(path);
     if (read === undefined) return undefined;
     const bytes = Buffer.byteLength(read.text);
     const keep = this.cachedSourceBytes + bytes <= MAX_CACHED_SOURCE_BYTES;
-    const entry: CachedSnippet = { size: read.size, mtimeMs: read.mtimeMs, snippet: describe(name, read.text, origin, path), source: keep ? read.text : undefined };
+    const entry: CachedSnippet = {
+      size: read.size,
+      mtimeMs: read.mtimeMs,
+      snippet: describe(name, read.text, origin, path),
+      source: keep ? read.text : undefined,
+    };
     if (keep) this.cachedSourceBytes += bytes;
     this.cache.set(path, entry);
     return wantSource && !keep ? { ...entry, source: read.text } : entry;
@@ -325,7 +339,8 @@ export function snippetDoc(snippet: Snippet & { source?: string }, level: 'summa
   return doc;
 }
 
-const STATEMENT_START = /^(import|from|def|class|if|elif|else|for|while|with|try|except|finally|return|raise|pass|del|assert|global|nonlocal|async|await\s+asyncio\.sleep|print\s*\(|@|#|break|continue)\b/;
+const STATEMENT_START =
+  /^(import|from|def|class|if|elif|else|for|while|with|try|except|finally|return|raise|pass|del|assert|global|nonlocal|async|await\s+asyncio\.sleep|print\s*\(|@|#|break|continue)\b/;
 const ASSIGNMENT = /^[\w.[\]'", ()*]+\s*(=(?!=)|\+=|-=|\*=|\/=|\/\/=|%=|\*\*=|&=|\|=|\^=|>>=|<<=|:)/;
 
 /**
@@ -337,7 +352,8 @@ const ASSIGNMENT = /^[\w.[\]'", ()*]+\s*(=(?!=)|\+=|-=|\*=|\/=|\/\/=|%=|\*\*=|&=
  */
 export function snippetSourceFromRun(description: string, code: string, params: readonly string[] = [], from?: SnippetProvenance): string {
   for (const p of params) {
-    if (!/^[A-Za-z_][A-Za-z0-9_]*(\s*=\s*[^,\n=][^,\n]*)?$/.test(p)) throw new Error(`"${p}" is not a Python parameter (a name, or name=default)`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*(\s*=\s*[^,\n=][^,\n]*)?$/.test(p))
+      throw new Error(`"${p}" is not a Python parameter (a name, or name=default)`);
   }
   const doc = description.trim().replace(/\\/g, '\\\\').replace(/"""/g, '\\"\\"\\"') || 'A saved snippet.';
   const lines = code.replace(/\r\n?/g, '\n').replace(/\s+$/, '').split('\n');
@@ -354,7 +370,13 @@ export function snippetSourceFromRun(description: string, code: string, params: 
   let last = lines.length - 1;
   while (last >= 0 && !lines[last]!.trim()) last--;
   const lastLine = last >= 0 ? lines[last]! : '';
-  if (lastLine && !/^\s/.test(lastLine) && !STATEMENT_START.test(lastLine) && !ASSIGNMENT.test(lastLine) && !/[:\\,([{]\s*$/.test(lastLine)) {
+  if (
+    lastLine &&
+    !/^\s/.test(lastLine) &&
+    !STATEMENT_START.test(lastLine) &&
+    !ASSIGNMENT.test(lastLine) &&
+    !/[:\\,([{]\s*$/.test(lastLine)
+  ) {
     lines[last] = `return ${lastLine}`;
   }
   const body = lines.some((l) => l.trim()) ? lines.map((l) => (l ? `    ${l}` : '')).join('\n') : '    return None';
@@ -362,7 +384,9 @@ export function snippetSourceFromRun(description: string, code: string, params: 
   const keywordOnly = signature.some((p, i) => !p.includes('=') && signature.slice(0, i).some((q) => q.includes('=')));
   // Only identifier-like values reach the comment: a run id or session name cannot end the line.
   const clean = (text: string) => text.replace(/[^\w.:+-]/g, '_').slice(0, 80);
-  const origin = from ? `# Saved from sandbox run ${clean(from.run)} (session ${clean(from.session)}, started ${clean(from.started)}).\n` : '';
+  const origin = from
+    ? `# Saved from sandbox run ${clean(from.run)} (session ${clean(from.session)}, started ${clean(from.started)}).\n`
+    : '';
   return `"""${doc}"""\n${origin}\n\nasync def main(${keywordOnly ? '*, ' : ''}${signature.join(', ')}):\n${body}\n`;
 }
 

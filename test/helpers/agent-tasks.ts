@@ -62,7 +62,7 @@ export class Agent {
     const seconds = (performance.now() - started) / 1000;
     const text = result.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
     const images = result.content.flatMap((c) => (c.type === 'image' ? [{ mime: c.mimeType, data: c.data }] : []));
-    const structured = result.structuredContent as Record<string, unknown> | undefined;
+    const structured = result.structuredContent;
     const record: CallRecord = {
       task: this.task,
       label,
@@ -104,7 +104,12 @@ function stringsOf(value: unknown): string[] {
 
 /** Drops lines that only echo the code (a traceback's source lines), so a check finds what the bridge said. */
 function withoutCode(text: string, code: string): string {
-  const codeLines = new Set(code.split('\n').map((l) => l.trim()).filter(Boolean));
+  const codeLines = new Set(
+    code
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean),
+  );
   return text
     .split('\n')
     .filter((line) => !codeLines.has(line.trim()))
@@ -169,10 +174,11 @@ export async function writeScratchFiles(dir: string): Promise<ScratchFiles> {
     return Math.floor(seed / 65536) % n;
   };
   const words = ['sandbox', 'agent', 'context', 'budget', 'tool', 'server', 'result', 'image', 'session', 'search', 'error', 'token'];
-  const notes = Array.from({ length: 40 }, (_, i) => {
-    const sentence = Array.from({ length: 8 + random(10) }, () => words[random(words.length)]).join(' ');
-    return `${i + 1}. ${sentence[0]!.toUpperCase()}${sentence.slice(1)}.`;
-  }).join('\n') + '\n';
+  const notes =
+    Array.from({ length: 40 }, (_, i) => {
+      const sentence = Array.from({ length: 8 + random(10) }, () => words[random(words.length)]).join(' ');
+      return `${i + 1}. ${sentence[0]!.toUpperCase()}${sentence.slice(1)}.`;
+    }).join('\n') + '\n';
   const regions = ['north', 'south', 'east', 'west'];
   const products = ['widget', 'gadget', 'gizmo'];
   const regionTotals: Record<string, number> = {};
@@ -181,15 +187,18 @@ export async function writeScratchFiles(dir: string): Promise<ScratchFiles> {
     const region = regions[random(regions.length)]!;
     const amount = 10 + random(990);
     regionTotals[region] = (regionTotals[region] ?? 0) + amount;
-    rows.push(`2026-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')},${region},${products[random(3)]},${amount}`);
+    rows.push(
+      `2026-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')},${region},${products[random(3)]},${amount}`,
+    );
   }
   const csv = rows.join('\n') + '\n';
   const levels = ['INFO', 'INFO', 'INFO', 'WARN', 'ERROR', 'DEBUG'];
-  const log = Array.from({ length: 2500 }, (_, i) => {
-    const seconds = String(i % 60).padStart(2, '0');
-    const minutes = String(Math.floor(i / 60) % 60).padStart(2, '0');
-    return `2026-12-01T10:${minutes}:${seconds}Z ${levels[random(levels.length)]!.padEnd(5)} worker-${random(8)} GET /api/items/${random(5000)} handled in ${5 + random(400)} ms`;
-  }).join('\n') + '\n';
+  const log =
+    Array.from({ length: 2500 }, (_, i) => {
+      const seconds = String(i % 60).padStart(2, '0');
+      const minutes = String(Math.floor(i / 60) % 60).padStart(2, '0');
+      return `2026-12-01T10:${minutes}:${seconds}Z ${levels[random(levels.length)]!.padEnd(5)} worker-${random(8)} GET /api/items/${random(5000)} handled in ${5 + random(400)} ms`;
+    }).join('\n') + '\n';
   const files = { 'notes.txt': notes, 'data.csv': csv, 'app.log': log };
   await mkdir(dir, { recursive: true });
   for (const [name, text] of Object.entries(files)) await writeFile(join(dir, name), text);
@@ -218,7 +227,12 @@ export async function startTaskBench(runtime: string, image: string): Promise<Ta
   const bridge = await startBridge({
     sandbox: { runtime, image, memory: '256m', timeoutSeconds: 30, maxSessions: 4 },
     servers: {
-      memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(root, 'memory', 'graph.jsonl') }, description: 'Knowledge graph memory' },
+      memory: {
+        command: process.execPath,
+        args: [MEMORY_SERVER],
+        env: { MEMORY_FILE_PATH: join(root, 'memory', 'graph.jsonl') },
+        description: 'Knowledge graph memory',
+      },
       filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, files.dir], description: 'Files of the project' },
       fixture: { command: process.execPath, args: [FIXTURE], description: 'Utilities: echo, add, sleep, image' },
       shots: { command: process.execPath, args: [SCREENSHOT_SERVER], description: 'Screenshots of the dashboard' },
@@ -275,7 +289,7 @@ export const TASKS: AgentTask[] = [
             'for need in ["read the contents of a text file", "find entities in the knowledge graph by name"]:',
             '    print(need)',
             '    for h in await search_tool_docs(need, limit=3):',
-            '        print(f"  {h[\'server\']}.{h[\'tool\']}: {h[\'description\'][:80]}")',
+            "        print(f\"  {h['server']}.{h['tool']}: {h['description'][:80]}\")",
           ].join('\n'),
         );
       }
@@ -574,7 +588,8 @@ export const TASKS: AgentTask[] = [
 /** The fix a network failure must carry. */
 export const NO_NETWORK = /\bno network\b|network (access )?(is )?(disabled|unavailable|not available|blocked)|without (a )?network/i;
 /** The fix a missing module must carry. */
-export const NO_PIP = /no pip\b|cannot (use )?pip|pip[^.\n]{0,40}(not available|isn't available|unavailable|not installed|does not work|cannot)/i;
+export const NO_PIP =
+  /no pip\b|cannot (use )?pip|pip[^.\n]{0,40}(not available|isn't available|unavailable|not installed|does not work|cannot)/i;
 
 export async function runTask(task: AgentTask, bench: TaskBench): Promise<Agent> {
   const agent = new Agent(task.id, bench.bridge, task.session);

@@ -19,7 +19,11 @@ export interface BridgeHandle {
   stderr: () => string;
   /** The bridge process's id (to read its memory from /proc). */
   pid: number | null;
-  call(code: string, extra?: Record<string, unknown>, options?: { signal?: AbortSignal; onprogress?: (progress: Progress) => void }): Promise<CallToolResult>;
+  call(
+    code: string,
+    extra?: Record<string, unknown>,
+    options?: { signal?: AbortSignal; onprogress?: (progress: Progress) => void },
+  ): Promise<CallToolResult>;
   close(): Promise<void>;
 }
 
@@ -27,7 +31,11 @@ export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
 }
 
-export async function startBridge(config: Record<string, unknown>, env: Record<string, string> = {}, args: string[] = []): Promise<BridgeHandle> {
+export async function startBridge(
+  config: Record<string, unknown>,
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<BridgeHandle> {
   const dir = await tempDir('cem-bridge-');
   const stateDir = join(dir, 'state');
   const configFile = join(dir, 'config.json');
@@ -63,14 +71,20 @@ export function textOf(result: CallToolResult): string {
 }
 
 export function structured(result: CallToolResult): Record<string, unknown> {
-  return (result.structuredContent ?? {}) as Record<string, unknown>;
+  return result.structuredContent ?? {};
 }
 
 /** The fixture server over Streamable HTTP on 127.0.0.1; resolves with its URL. */
-export async function startHttpFixture(env: Record<string, string> = {}, transport: 'http' | 'sse' = 'http'): Promise<{ url: string; process: ChildProcess; stop(): void }> {
-  const child = spawn(process.execPath, [FIXTURE, `--${transport}`, '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+export async function startHttpFixture(
+  env: Record<string, string> = {},
+  transport: 'http' | 'sse' = 'http',
+): Promise<{ url: string; process: ChildProcess; stop(): void }> {
+  const child = spawn(process.execPath, [FIXTURE, `--${transport}`, '0'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const url = await new Promise<string>((resolveUrl, reject) => {
-    const lines = createInterface({ input: child.stdout! });
+    const lines = createInterface({ input: child.stdout });
     lines.once('line', (line) => resolveUrl(line.trim()));
     child.once('exit', (code) => reject(new Error(`fixture exited (${code})`)));
   });

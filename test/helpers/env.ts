@@ -6,7 +6,10 @@ export const TEST_IMAGE = process.env.CEM_TEST_IMAGE ?? 'localhost/cem-sandbox:b
 
 export function testRuntimes(): RuntimeName[] {
   const raw = process.env.CEM_TEST_RUNTIMES ?? 'podman,docker';
-  const names = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const name of names) {
     if (!(RUNTIME_NAMES as readonly string[]).includes(name)) throw new Error(`CEM_TEST_RUNTIMES: unknown runtime "${name}"`);
   }

@@ -75,7 +75,10 @@ export interface PipIndex {
 }
 
 /** Serves /simple/ and /simple/<name>/ (PEP 503) and the wheels, on 127.0.0.1; the pages of `stall` never answer. */
-export async function servePipIndex(packages: Record<string, { version: string; value: string }>, stall: readonly string[] = []): Promise<PipIndex> {
+export async function servePipIndex(
+  packages: Record<string, { version: string; value: string }>,
+  stall: readonly string[] = [],
+): Promise<PipIndex> {
   const wheels = new Map<string, { project: string; file: string; bytes: Buffer }>();
   for (const [name, { version, value }] of Object.entries(packages)) {
     const wheel = makeWheel(name, version, value);
@@ -88,7 +91,11 @@ export async function servePipIndex(packages: Record<string, { version: string; 
     const simple = /^\/simple\/([^/]+)\/?$/.exec(path);
     if (path === '/simple/' || path === '/simple') {
       res.writeHead(200, { 'content-type': 'text/html' });
-      return res.end(`<html><body>${Object.keys(packages).map((p) => `<a href="/simple/${p}/">${p}</a>`).join('\n')}</body></html>`);
+      return res.end(
+        `<html><body>${Object.keys(packages)
+          .map((p) => `<a href="/simple/${p}/">${p}</a>`)
+          .join('\n')}</body></html>`,
+      );
     }
     if (simple && stall.includes(simple[1]!)) return; // left hanging until the server closes
     if (simple) {
@@ -99,7 +106,9 @@ export async function servePipIndex(packages: Record<string, { version: string; 
         return res.end('not found');
       }
       res.writeHead(200, { 'content-type': 'text/html' });
-      const links = files.map((w) => `<a href="/files/${w.file}#sha256=${createHash('sha256').update(w.bytes).digest('hex')}">${w.file}</a>`);
+      const links = files.map(
+        (w) => `<a href="/files/${w.file}#sha256=${createHash('sha256').update(w.bytes).digest('hex')}">${w.file}</a>`,
+      );
       return res.end(`<html><body>${links.join('\n')}</body></html>`);
     }
     const file = /^\/files\/([^/]+)$/.exec(path)?.[1];

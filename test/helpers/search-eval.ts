@@ -50,5 +50,12 @@ export function evaluateSearch(catalog = realCatalog(), file: string = QUERY_SET
       if (!expect.includes(got[0] ?? '')) notFirst.push({ query, expect, got });
     } else misses.push({ query, expect, got });
   }
-  return { queries: queries.length, tools: catalog.allTools().length, recallAt1: at1 / queries.length, recallAt5: at5 / queries.length, misses, notFirst };
+  return {
+    queries: queries.length,
+    tools: catalog.allTools().length,
+    recallAt1: at1 / queries.length,
+    recallAt5: at5 / queries.length,
+    misses,
+    notFirst,
+  };
 }

@@ -18,7 +18,7 @@ type Ui = (steps: Array<{ waitFor: string; text?: string } | { click: string; te
 async function startFixture(repo: string): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [join(repo, 'test/fixtures/oauth-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((ok, fail) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => ok(line.trim()));
+    createInterface({ input: child.stdout }).once('line', (line) => ok(line.trim()));
     child.once('exit', (code) => fail(new Error(`oauth fixture exited (${code})`)));
   });
   return { url, child };
@@ -33,8 +33,16 @@ export async function oauthChecks(kit: HostKit, ext: ExtensionApi, repo: string,
     await check('OAuth: the sign-in notification opens the browser, which comes back to the bridge; the run completes', async () => {
       fixture = await startFixture(repo);
       const servers = settings.get<Record<string, unknown>>('servers') ?? {};
-      await settings.update('servers', { ...servers, secure: { type: 'http', url: fixture.url, description: 'Protected fixture' } }, vscode.ConfigurationTarget.Global);
-      await waitFor('the server in the bridge config', () => (Object.keys(ext.config().servers).includes('secure') ? true : undefined), 10_000);
+      await settings.update(
+        'servers',
+        { ...servers, secure: { type: 'http', url: fixture.url, description: 'Protected fixture' } },
+        vscode.ConfigurationTarget.Global,
+      );
+      await waitFor(
+        'the server in the bridge config',
+        () => (Object.keys(ext.config().servers).includes('secure') ? true : undefined),
+        10_000,
+      );
       await kit.startBridge();
       const pending = kit.invoke("await mcp_secure.echo(message='signed in from VS Code')");
       // The bridge's request, as the extension reads it.
@@ -59,14 +67,18 @@ export async function oauthChecks(kit: HostKit, ext: ExtensionApi, repo: string,
 
     await check('OAuth: Sign Out of Server deletes the tokens and restarts the bridge', async () => {
       await vscode.commands.executeCommand('codeExecutionMode.signOut', 'secure');
-      await waitFor('the token file to go', () => {
-        try {
-          statSync(tokenPath);
-          return undefined;
-        } catch {
-          return true;
-        }
-      }, 10_000);
+      await waitFor(
+        'the token file to go',
+        () => {
+          try {
+            statSync(tokenPath);
+            return undefined;
+          } catch {
+            return true;
+          }
+        },
+        10_000,
+      );
     });
   } finally {
     fixture?.child.kill();

@@ -31,20 +31,33 @@ export async function packagesChecks(kit: HostKit, ext: ExtensionApi, invoke: In
       await settings.update('sandbox.pipIndexUrl', index.url, vscode.ConfigurationTarget.Global);
       await settings.update('sandbox.packages', ['cem-hostpkg'], vscode.ConfigurationTarget.Global);
       // User settings apply without a consent question (a workspace's would wait for one).
-      await waitFor('the packages in the bridge config', () => (ext.config().sandbox.packages.join() === 'cem-hostpkg' ? true : undefined), 10_000);
-      await waitFor('the status bar to say packages not built', () => (ext.runtime.text.includes('packages not built') ? true : undefined), 60_000).catch(() =>
-        assert(false, `status bar: ${ext.runtime.text}`),
+      await waitFor(
+        'the packages in the bridge config',
+        () => (ext.config().sandbox.packages.join() === 'cem-hostpkg' ? true : undefined),
+        10_000,
       );
+      await waitFor(
+        'the status bar to say packages not built',
+        () => (ext.runtime.text.includes('packages not built') ? true : undefined),
+        60_000,
+      ).catch(() => assert(false, `status bar: ${ext.runtime.text}`));
       await vscode.commands.executeCommand('codeExecutionMode.diagnoseRuntime');
-      const panel = await waitFor('the report with the packages check', () => {
-        const open = ext.diagnosePanel();
-        return open?.report?.image === dataImage && open.report.chosen?.packages ? open : undefined;
-      }, 60_000);
+      const panel = await waitFor(
+        'the report with the packages check',
+        () => {
+          const open = ext.diagnosePanel();
+          return open?.report?.image === dataImage && open.report.chosen?.packages ? open : undefined;
+        },
+        60_000,
+      );
       const packages = panel.report!.chosen!.packages!;
       assert(packages.state === 'missing', `packages: ${JSON.stringify(packages)}`);
       tag = packages.tag;
       const packagesCheck = panel.report!.chosen!.checks.find((c) => c.name === 'packages');
-      assert(packagesCheck?.ok === false && packagesCheck.detail.includes('cem-hostpkg: not built'), `check: ${JSON.stringify(packagesCheck)}`);
+      assert(
+        packagesCheck?.ok === false && packagesCheck.detail.includes('cem-hostpkg: not built'),
+        `check: ${JSON.stringify(packagesCheck)}`,
+      );
       assert(panel.html.includes('data-check="packages" data-result="failed"'), 'the report does not show the packages check as failed');
     });
 
@@ -52,9 +65,17 @@ export async function packagesChecks(kit: HostKit, ext: ExtensionApi, invoke: In
       assert(tag, 'no derived image tag from the check');
       const outcome = await vscode.commands.executeCommand<string>('codeExecutionMode.buildImage');
       assert(outcome === 'built', `build outcome: ${outcome}`);
-      assert(index!.requests.some((p) => p.startsWith('/simple/cem-hostpkg')) && index!.requests.some((p) => p.startsWith('/files/')), `index requests: ${index!.requests.join(', ')}`);
-      await waitFor('the status bar to say ready', () => (ext.runtime.text.includes(': ready') ? true : undefined), 30_000).catch(() => assert(false, `status bar: ${ext.runtime.text}`));
-      assert(ext.runtime.report?.chosen?.packages?.state === 'built' && ext.runtime.report.chosen.image === tag, `report: ${JSON.stringify(ext.runtime.report?.chosen?.packages)}`);
+      assert(
+        index!.requests.some((p) => p.startsWith('/simple/cem-hostpkg')) && index!.requests.some((p) => p.startsWith('/files/')),
+        `index requests: ${index!.requests.join(', ')}`,
+      );
+      await waitFor('the status bar to say ready', () => (ext.runtime.text.includes(': ready') ? true : undefined), 30_000).catch(() =>
+        assert(false, `status bar: ${ext.runtime.text}`),
+      );
+      assert(
+        ext.runtime.report?.chosen?.packages?.state === 'built' && ext.runtime.report.chosen.image === tag,
+        `report: ${JSON.stringify(ext.runtime.report?.chosen?.packages)}`,
+      );
       const out = await waitFor(
         'a new session to import the package',
         async () => {
@@ -82,7 +103,8 @@ export async function packagesChecks(kit: HostKit, ext: ExtensionApi, invoke: In
           await kit.sleep(1000);
         }
       }
-      if (imageExists(runtime, tag)) await check('packages: the derived image is removed afterwards', async () => assert(false, `${tag} is still present`));
+      if (imageExists(runtime, tag))
+        await check('packages: the derived image is removed afterwards', async () => assert(false, `${tag} is still present`));
     }
   }
 }

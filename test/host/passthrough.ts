@@ -14,7 +14,15 @@ import type { ExtensionApi } from '../../src/extension/extension.ts';
 import type { HostKit } from './consent.ts';
 
 /** The page actions of suite.ts (see test/host/run.mjs). */
-type Ui = (steps: Array<{ waitFor: string; text?: string; webview?: boolean; timeoutMs?: number } | { click: string; text?: string } | { type: string } | { press: string } | { waitMs: number }>) => Promise<void>;
+type Ui = (
+  steps: Array<
+    | { waitFor: string; text?: string; webview?: boolean; timeoutMs?: number }
+    | { click: string; text?: string }
+    | { type: string }
+    | { press: string }
+    | { waitMs: number }
+  >,
+) => Promise<void>;
 
 // server-everything's form, in its order: the title VS Code shows for each field, and what is typed
 // (or, in a multiple choice, the row clicked) before Enter; nothing: Enter takes the first item,
@@ -77,7 +85,11 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
       await kit.sleep(1000);
       await vscode.commands.executeCommand('notifications.showList');
       const steps: Parameters<Ui>[0] = [
-        { waitFor: '.notifications-center .notification-list-item', text: 'MCP server "everything" asks: Please provide inputs', timeoutMs: 60_000 },
+        {
+          waitFor: '.notifications-center .notification-list-item',
+          text: 'MCP server "everything" asks: Please provide inputs',
+          timeoutMs: 60_000,
+        },
         { click: '.notifications-center .monaco-button', text: 'Respond' },
       ];
       for (const [title, typed, added] of FORM) {
@@ -95,13 +107,27 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
       }
       // The raw answer (inside the JSON VS Code hands the model) has the defaults taken and the rows clicked.
       const raw = text.replace(/\\"/g, '"');
-      for (const part of ['"action": "accept"', '"Piano"', '"fish-2"', '"titledSingleSelectEnum": "hero-1"', '"legacyTitledEnum": "pet-1"']) {
+      for (const part of [
+        '"action": "accept"',
+        '"Piano"',
+        '"fish-2"',
+        '"titledSingleSelectEnum": "hero-1"',
+        '"legacyTitledEnum": "pet-1"',
+      ]) {
         assert(raw.includes(part), `${part} is not in the raw result: ${text}`);
       }
-      const run = await waitFor('the run with its relay record', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok' && r.relays.length > 0), 15_000);
+      const run = await waitFor(
+        'the run with its relay record',
+        () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok' && r.relays.length > 0),
+        15_000,
+      );
       const relay = run.relays[0]!;
       assert(
-        run.relays.length === 1 && relay.server === 'everything' && relay.method === 'elicitation/create' && relay.outcome === 'answered' && relay.action === 'accept',
+        run.relays.length === 1 &&
+          relay.server === 'everything' &&
+          relay.method === 'elicitation/create' &&
+          relay.outcome === 'answered' &&
+          relay.action === 'accept',
         `relays: ${JSON.stringify(run.relays)}`,
       );
       assert(relay.waitedMs > 0, `waited ${relay.waitedMs} ms`);
@@ -125,7 +151,9 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
       const out = await waitFor(
         'the workspace folder among the allowed directories',
         async () => {
-          const text = await invoke(`print(await mcp_fs.list_allowed_directories())\nprint(await mcp_fs.read_text_file(path=${JSON.stringify(note)}))`);
+          const text = await invoke(
+            `print(await mcp_fs.list_allowed_directories())\nprint(await mcp_fs.read_text_file(path=${JSON.stringify(note)}))`,
+          );
           return text.includes(content) ? text : undefined;
         },
         30_000,
@@ -133,8 +161,13 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
       assert(out.includes(folder), `allowed directories: ${out}`);
       // The bridge relayed VS Code's answer, and the log says so: asked of the client (configured
       // roots, of which there are none, would be answered at once, with no wait).
-      const relays = parseEvents(readFileSync(join(ext.stateDir, 'runs.jsonl'), 'utf8')).filter((e) => e.type === 'relay' && e.server === 'fs' && e.method === 'roots/list');
-      assert(relays.some((e) => e.type === 'relay' && e.outcome === 'answered' && e.waitedMs > 0), `relay lines: ${JSON.stringify(relays)}`);
+      const relays = parseEvents(readFileSync(join(ext.stateDir, 'runs.jsonl'), 'utf8')).filter(
+        (e) => e.type === 'relay' && e.server === 'fs' && e.method === 'roots/list',
+      );
+      assert(
+        relays.some((e) => e.type === 'relay' && e.outcome === 'answered' && e.waitedMs > 0),
+        `relay lines: ${JSON.stringify(relays)}`,
+      );
     });
   } finally {
     rmSync(note, { force: true });

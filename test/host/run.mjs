@@ -60,8 +60,14 @@ const CACHE = process.env.CEM_CACHE || path.join(os.homedir(), '.cache', 'code-e
 const TOOLS = path.join(CACHE, 'code-server');
 const CHROMIUM = process.env.CEM_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-dev-shm-usage',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-dev-shm-usage',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
   // Tests use loopback only: everything else goes to a closed local port (loopback bypasses it).
   '--proxy-server=127.0.0.1:9',
 ];
@@ -83,7 +89,8 @@ const USER_SETTINGS = {
 const SOCKET_RE = /^vscode-(ipc|git)-.*\.sock$/;
 const TS_DIR_RE = /^vscode-typescript\d+$/;
 // Repeated workbench log lines that say nothing about the suite; kept out of failure summaries.
-const LOG_NOISE = /Ignoring fetching additional builtin extensions|\[AgentHost\]|\[AccountPolicyGate\]|Creating a socket|connection token|Canceled: Canceled/;
+const LOG_NOISE =
+  /Ignoring fetching additional builtin extensions|\[AgentHost\]|\[AccountPolicyGate\]|Creating a socket|connection token|Canceled: Canceled/;
 const POLL_MS = 500;
 
 const started = Date.now();
@@ -92,8 +99,10 @@ const log = (msg) => process.stderr.write(`[host ${since()}] ${msg}\n`);
 
 function usage(msg) {
   if (msg) process.stderr.write(`${msg}\n`);
-  process.stderr.write('usage: node test/host/run.mjs --extension DIR --suite FILE [--workspace DIR] ' +
-    '[--screenshots DIR] [--timeout SECONDS] [--keep] [--verbose]\n');
+  process.stderr.write(
+    'usage: node test/host/run.mjs --extension DIR --suite FILE [--workspace DIR] ' +
+      '[--screenshots DIR] [--timeout SECONDS] [--keep] [--verbose]\n',
+  );
   process.exit(2);
 }
 
@@ -164,7 +173,10 @@ function tempLeftovers() {
 function isDeadSocket(file) {
   return new Promise((resolve) => {
     const sock = net.connect(file);
-    const done = (dead) => { sock.destroy(); resolve(dead); };
+    const done = (dead) => {
+      sock.destroy();
+      resolve(dead);
+    };
     sock.once('connect', () => done(false));
     sock.once('error', (err) => done(err.code === 'ECONNREFUSED' || err.code === 'ENOENT'));
     setTimeout(() => done(false), 1000).unref();
@@ -264,18 +276,30 @@ async function cleanup() {
       for (let i = 0; i < 50 && groupAlive(server.pid); i++) await sleep(100);
       if (groupAlive(server.pid)) {
         log('code-server did not stop on SIGTERM; sending SIGKILL');
-        try { process.kill(-server.pid, 'SIGKILL'); } catch { /* gone */ }
+        try {
+          process.kill(-server.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
       }
     }
     for (const pid of processesWithMarker(`CEM_HOST_RESULTS=${resultsFile}\0`)) {
-      try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
     }
     for (const name of tempLeftovers()) {
       if (leftoversBefore.has(name)) continue;
       const file = path.join(os.tmpdir(), name);
       if (TS_DIR_RE.test(name)) {
         if (!otherExtensionHostsRunning()) {
-          try { fs.rmdirSync(file); } catch { /* not empty: in use */ }
+          try {
+            fs.rmdirSync(file);
+          } catch {
+            /* not empty: in use */
+          }
         }
       } else if (await isDeadSocket(file)) {
         fs.rmSync(file, { force: true });
@@ -318,25 +342,41 @@ async function startServer() {
   });
 
   const out = fs.openSync(serverLog, 'a');
-  server = spawn(nodeForCodeServer(), [
-    resolveTool('code-server/out/node/entry.js'),
-    '--config', configFile,
-    '--user-data-dir', dirs.userData,
-    '--extensions-dir', dirs.extensions,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    // The built workbench honours the extensionTestsPath payload only with this option.
-    '--vscode-option', 'enable-smoke-test-driver',
-    // Without this the server takes the extension host's environment from a login shell, which
-    // drops what the caller put on PATH (Node 24, for one).
-    '--vscode-option', 'force-disable-user-env',
-    // Safety net if this runner is killed hard and cannot clean up: the server exits once no
-    // browser has been connected for a while, and orphaned extension hosts stop waiting soon.
-    '--idle-timeout-seconds', '120', '--reconnection-grace-time', '60',
-    dirs.workspace,
-  ], { cwd: tmp, env, detached: true, stdio: ['ignore', out, out] });
+  server = spawn(
+    nodeForCodeServer(),
+    [
+      resolveTool('code-server/out/node/entry.js'),
+      '--config',
+      configFile,
+      '--user-data-dir',
+      dirs.userData,
+      '--extensions-dir',
+      dirs.extensions,
+      '--disable-telemetry',
+      '--disable-update-check',
+      '--disable-workspace-trust',
+      // The built workbench honours the extensionTestsPath payload only with this option.
+      '--vscode-option',
+      'enable-smoke-test-driver',
+      // Without this the server takes the extension host's environment from a login shell, which
+      // drops what the caller put on PATH (Node 24, for one).
+      '--vscode-option',
+      'force-disable-user-env',
+      // Safety net if this runner is killed hard and cannot clean up: the server exits once no
+      // browser has been connected for a while, and orphaned extension hosts stop waiting soon.
+      '--idle-timeout-seconds',
+      '120',
+      '--reconnection-grace-time',
+      '60',
+      dirs.workspace,
+    ],
+    { cwd: tmp, env, detached: true, stdio: ['ignore', out, out] },
+  );
   fs.closeSync(out);
   server.exitInfo = undefined;
-  server.on('exit', (code, signal) => { server.exitInfo = signal ?? `code ${code}`; });
+  server.on('exit', (code, signal) => {
+    server.exitInfo = signal ?? `code ${code}`;
+  });
 
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -367,11 +407,15 @@ async function openWorkbench(port) {
   const mod = await import(pathToFileURL(resolveTool('playwright-core')).href);
   const { chromium } = mod.chromium ? mod : mod.default;
   browser = await chromium.launch({
-    executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS,
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
     // Chromium keeps crash reports and dconf state under these; keep them in the temp dir too.
     env: { ...process.env, XDG_CONFIG_HOME: dirs.xdgConfig, XDG_CACHE_HOME: dirs.xdgCache, XDG_DATA_HOME: dirs.xdgData },
     // Our own handlers close the browser and then stop the server; Playwright's would exit first.
-    handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+    handleSIGINT: false,
+    handleSIGTERM: false,
+    handleSIGHUP: false,
   });
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
 
@@ -389,7 +433,9 @@ async function openWorkbench(port) {
     }
     if (opts.verbose) process.stderr.write(`${line}\n`);
   });
-  await page.exposeFunction('codeAutomationExit', (code) => { state.hostExit = code; });
+  await page.exposeFunction('codeAutomationExit', (code) => {
+    state.hostExit = code;
+  });
   page.on('console', (msg) => pageOut.write(`[${msg.type()}] ${msg.text()}\n`));
   page.on('pageerror', (err) => pageOut.write(`[pageerror] ${err.stack || err}\n`));
 
@@ -401,8 +447,8 @@ async function openWorkbench(port) {
     ['skipWelcome', 'true'],
     ['skipReleaseNotes', 'true'],
   ];
-  const url = `http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}` +
-    `&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+  const url =
+    `http://127.0.0.1:${port}/?folder=${encodeURIComponent(dirs.workspace)}` + `&payload=${encodeURIComponent(JSON.stringify(payload))}`;
   await page.goto(url, { waitUntil: 'domcontentloaded' });
   await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
   return { page, state };
@@ -443,7 +489,10 @@ async function locate(page, step, deadline) {
         // a frame that went away while looking
       }
     }
-    if (Date.now() > deadline) throw new Error(`no visible ${step.click ?? step.hover ?? step.waitFor}${step.text ? ` with text ${JSON.stringify(step.text)}` : ''}${step.webview ? ' in a webview' : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `no visible ${step.click ?? step.hover ?? step.waitFor}${step.text ? ` with text ${JSON.stringify(step.text)}` : ''}${step.webview ? ' in a webview' : ''}`,
+      );
     await sleep(100);
   }
 }
@@ -469,7 +518,8 @@ async function serveUi(page) {
       else if (step.hover !== undefined) await (await locate(page, step, deadline)).hover();
       else if (step.type !== undefined) await page.keyboard.type(String(step.type), { delay: 10 });
       else if (step.press !== undefined) await page.keyboard.press(String(step.press));
-      else if (step.screenshot !== undefined && /^[A-Za-z0-9._-]+$/.test(String(step.screenshot))) await saveScreenshot(page, String(step.screenshot));
+      else if (step.screenshot !== undefined && /^[A-Za-z0-9._-]+$/.test(String(step.screenshot)))
+        await saveScreenshot(page, String(step.screenshot));
       else if (step.waitMs !== undefined) await sleep(Math.min(Number(step.waitMs) || 0, 10_000));
       else throw new Error(`unknown step ${JSON.stringify(step)}`);
     }

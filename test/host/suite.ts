@@ -36,7 +36,12 @@ async function check(name: string, fn: () => Promise<void>): Promise<void> {
     await fn();
     results.push({ name, ok: true, ms: Date.now() - started });
   } catch (error) {
-    results.push({ name, ok: false, error: error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error), ms: Date.now() - started });
+    results.push({
+      name,
+      ok: false,
+      error: error instanceof Error ? `${error.message}\n${error.stack ?? ''}` : String(error),
+      ms: Date.now() - started,
+    });
   }
   save(false);
 }
@@ -103,7 +108,11 @@ function toolName(): string | undefined {
 async function invoke(code: string, extra: Record<string, unknown> = {}): Promise<string> {
   const name = toolName();
   assert(name, 'run_python is not among vscode.lm.tools');
-  const result = await vscode.lm.invokeTool(name, { input: { code, ...extra }, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+  const result = await vscode.lm.invokeTool(
+    name,
+    { input: { code, ...extra }, toolInvocationToken: undefined },
+    new vscode.CancellationTokenSource().token,
+  );
   return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
 }
 
@@ -141,10 +150,21 @@ export async function run(): Promise<void> {
     await settings.update('sandbox.runtime', process.env.CEM_HOST_RUNTIME ?? 'podman', vscode.ConfigurationTarget.Global);
     await settings.update(
       'servers',
-      { memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') }, description: 'Knowledge graph memory' } },
+      {
+        memory: {
+          command: process.execPath,
+          args: [memoryServer],
+          env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') },
+          description: 'Knowledge graph memory',
+        },
+      },
       vscode.ConfigurationTarget.Global,
     );
-    await waitFor('the settings to reach the bridge config', () => (Object.keys(ext.config().servers).includes('memory') ? true : undefined), 10_000);
+    await waitFor(
+      'the settings to reach the bridge config',
+      () => (Object.keys(ext.config().servers).includes('memory') ? true : undefined),
+      10_000,
+    );
   });
 
   const listed = Date.now();
@@ -177,7 +197,9 @@ export async function run(): Promise<void> {
   });
 
   await check('the Runs view shows that run with its tool calls', async () => {
-    const run = await waitFor('the run in the Runs view', () => ext.runs.runs().find((r) => r.code.includes('create_entities') && r.status === 'ok'));
+    const run = await waitFor('the run in the Runs view', () =>
+      ext.runs.runs().find((r) => r.code.includes('create_entities') && r.status === 'ok'),
+    );
     assert(run.toolCalls.length === 2, `expected 2 tool calls, got ${run.toolCalls.length}`);
     const item = ext.runs.getTreeItem({ kind: 'run', run });
     // The row leads with state, duration and session; the code's first line is beside it.
@@ -188,8 +210,13 @@ export async function run(): Promise<void> {
   });
 
   await check("the Tools view shows the server's tools", async () => {
-    const server = await waitFor('memory in the Tools view', () => ext.tools.servers().find((s) => s.name === 'memory' && s.state === 'running' && (s.tools?.length ?? 0) > 0));
-    assert(server.tools?.some((t) => t.name === 'create_entities'), 'create_entities missing');
+    const server = await waitFor('memory in the Tools view', () =>
+      ext.tools.servers().find((s) => s.name === 'memory' && s.state === 'running' && (s.tools?.length ?? 0) > 0),
+    );
+    assert(
+      server.tools?.some((t) => t.name === 'create_entities'),
+      'create_entities missing',
+    );
   });
 
   await check('the run panel opens for the run', async () => {
@@ -206,7 +233,9 @@ export async function run(): Promise<void> {
   await check('a file written to /work/out comes back with the result and is listed in the run panel', async () => {
     const out = await invoke('open("/work/out/report.txt", "w").write("host check\\n")');
     assert(out.includes('host check'), `the file is not in the result: ${out}`);
-    const run = await waitFor('the run with its file', () => ext.runs.runs().find((r) => r.code.includes('report.txt') && r.files?.length === 1));
+    const run = await waitFor('the run with its file', () =>
+      ext.runs.runs().find((r) => r.code.includes('report.txt') && r.files?.length === 1),
+    );
     const saved = join(ext.stateDir, run.files![0]!.file!);
     assert((statSync(saved).mode & 0o777) === 0o600, `saved file mode ${(statSync(saved).mode & 0o777).toString(8)}`);
     await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
@@ -224,7 +253,8 @@ export async function run(): Promise<void> {
   });
 
   await check('Save Run as Snippet writes a 0600 file, the Tools view lists it, and the model finds and runs it', async () => {
-    const code = '# names in the memory graph\nkind = "person"\ngraph = await mcp_memory.read_graph()\nsorted(e["name"] for e in graph["entities"] if e["entityType"] == kind)';
+    const code =
+      '# names in the memory graph\nkind = "person"\ngraph = await mcp_memory.read_graph()\nsorted(e["name"] for e in graph["entities"] if e["entityType"] == kind)';
     await invoke(code);
     const run = await waitFor('the run to save', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
     // From the run panel's button (the same command, with the run's id); the answers given as a preset.
@@ -241,47 +271,62 @@ export async function run(): Promise<void> {
     assert(listed.params === 'kind="person"', `params ${listed.params}`);
     const section = ext.tools.getChildren().find((n) => n.kind === 'snippets');
     assert(section, 'no Snippets section in the Tools view');
-    const text = await invoke('hits = await search_tool_docs("names of memory graph entities")\n(hits[0]["kind"], hits[0]["tool"], await run_snippet("graph_names"), await run_snippet("graph_names", kind="nobody"))');
+    const text = await invoke(
+      'hits = await search_tool_docs("names of memory graph entities")\n(hits[0]["kind"], hits[0]["tool"], await run_snippet("graph_names"), await run_snippet("graph_names", kind="nobody"))',
+    );
     assert(text.includes("('snippet', 'graph_names', ['Ada'], [])"), `unexpected result: ${text}`);
     await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
   });
 
-  await check('Save as Snippet clicked in the run panel, then the model runs it: the file and both runs say where it came from', async () => {
-    const code = '# double the answer\nanswer = 21\nanswer * 2';
-    await invoke(code);
-    const run = await waitFor('the run to save', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
-    await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
-    await waitFor('the panel for that run', () => (ext.panel()?.run.id === run.id ? true : undefined), 10_000);
-    const title = (step: string) => ({ waitFor: '.quick-input-widget .quick-input-title', text: `Save Run as Snippet (${step})` });
-    await ui([
-      { click: '#save-snippet', webview: true },
-      title('1/3'),
-      { press: 'ControlOrMeta+a' },
-      { type: 'double_answer' },
-      { press: 'Enter' },
-      title('2/3'),
-      { type: 'Doubles the answer it is given.' },
-      { press: 'Enter' },
-      title('3/3'),
-      { type: 'answer' },
-      { press: 'Enter' },
-    ]);
-    const path = join(ext.stateDir, 'snippets', 'double_answer.py');
-    const source = await waitFor('the snippet file', () => (existsSync(path) ? readFileSync(path, 'utf8') : undefined), 20_000);
-    assert(source.includes(`# Saved from sandbox run ${run.id} `), source);
-    assert(source.includes('async def main(answer=21):'), source);
-    const saved = await waitFor('the save in the run log', () => ext.runs.find(run.id)?.savedAsSnippets.find((s) => s.name === 'double_answer'));
-    assert(saved.sha256 === snippetHash(source), `hash ${saved.sha256}`);
-    await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
-    const text = await invoke('await run_snippet("double_answer", answer=50)');
-    assert(text.includes('100'), `result: ${text}`);
-    const used = await waitFor('the snippet run', () => ext.runs.runs().find((r) => r.code.includes('run_snippet("double_answer"') && r.status === 'ok'));
-    assert(used.snippets[0]?.name === 'double_answer' && used.snippets[0].origin === 'user', `snippets: ${JSON.stringify(used.snippets)}`);
-    assert(used.snippets[0].sha256 === snippetHash(source) && used.snippets[0].arguments === 'answer=50', `snippets: ${JSON.stringify(used.snippets)}`);
-    await vscode.commands.executeCommand('codeExecutionMode.openRun', used.id);
-    await waitFor('the panel for the snippet run', () => (ext.panel()?.run.id === used.id ? true : undefined), 10_000);
-    await ui(shot('run-panel-snippet', 2500));
-  });
+  await check(
+    'Save as Snippet clicked in the run panel, then the model runs it: the file and both runs say where it came from',
+    async () => {
+      const code = '# double the answer\nanswer = 21\nanswer * 2';
+      await invoke(code);
+      const run = await waitFor('the run to save', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
+      await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
+      await waitFor('the panel for that run', () => (ext.panel()?.run.id === run.id ? true : undefined), 10_000);
+      const title = (step: string) => ({ waitFor: '.quick-input-widget .quick-input-title', text: `Save Run as Snippet (${step})` });
+      await ui([
+        { click: '#save-snippet', webview: true },
+        title('1/3'),
+        { press: 'ControlOrMeta+a' },
+        { type: 'double_answer' },
+        { press: 'Enter' },
+        title('2/3'),
+        { type: 'Doubles the answer it is given.' },
+        { press: 'Enter' },
+        title('3/3'),
+        { type: 'answer' },
+        { press: 'Enter' },
+      ]);
+      const path = join(ext.stateDir, 'snippets', 'double_answer.py');
+      const source = await waitFor('the snippet file', () => (existsSync(path) ? readFileSync(path, 'utf8') : undefined), 20_000);
+      assert(source.includes(`# Saved from sandbox run ${run.id} `), source);
+      assert(source.includes('async def main(answer=21):'), source);
+      const saved = await waitFor('the save in the run log', () =>
+        ext.runs.find(run.id)?.savedAsSnippets.find((s) => s.name === 'double_answer'),
+      );
+      assert(saved.sha256 === snippetHash(source), `hash ${saved.sha256}`);
+      await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+      const text = await invoke('await run_snippet("double_answer", answer=50)');
+      assert(text.includes('100'), `result: ${text}`);
+      const used = await waitFor('the snippet run', () =>
+        ext.runs.runs().find((r) => r.code.includes('run_snippet("double_answer"') && r.status === 'ok'),
+      );
+      assert(
+        used.snippets[0]?.name === 'double_answer' && used.snippets[0].origin === 'user',
+        `snippets: ${JSON.stringify(used.snippets)}`,
+      );
+      assert(
+        used.snippets[0].sha256 === snippetHash(source) && used.snippets[0].arguments === 'answer=50',
+        `snippets: ${JSON.stringify(used.snippets)}`,
+      );
+      await vscode.commands.executeCommand('codeExecutionMode.openRun', used.id);
+      await waitFor('the panel for the snippet run', () => (ext.panel()?.run.id === used.id ? true : undefined), 10_000);
+      await ui(shot('run-panel-snippet', 2500));
+    },
+  );
 
   await check("Run Selection goes through VS Code's MCP client to the same bridge and session as the agent", async () => {
     await invoke('shared_marker = 41');
@@ -291,7 +336,10 @@ export async function run(): Promise<void> {
     editor.selection = new vscode.Selection(0, 0, 0, code.length);
     await vscode.commands.executeCommand('codeExecutionMode.runSelection');
     const run = await waitFor('the selection in the Runs view', () => ext.runs.runs().find((r) => r.code === code && r.status));
-    assert(run.status === 'ok' && run.value === '42', `the agent's variable was not there: ${run.status} ${run.value} ${run.error?.message ?? ''}`);
+    assert(
+      run.status === 'ok' && run.value === '42',
+      `the agent's variable was not there: ${run.status} ${run.value} ${run.error?.message ?? ''}`,
+    );
     assert(run.session === 'default', `session ${run.session}`);
     await waitFor('the panel for the selection', () => (ext.panel()?.run.id === run.id ? true : undefined), 10_000);
     await vscode.window.showTextDocument(document);
@@ -302,7 +350,12 @@ export async function run(): Promise<void> {
     await settings.update(
       'servers',
       {
-        memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') }, description: 'Knowledge graph memory' },
+        memory: {
+          command: process.execPath,
+          args: [memoryServer],
+          env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') },
+          description: 'Knowledge graph memory',
+        },
         // echo asks first: the confirmation checks below answer in VS Code's own UI.
         fixture: { command: process.execPath, args: [fixtureServer], description: 'Test fixture', confirmTools: ['echo'] },
       },
@@ -321,7 +374,9 @@ export async function run(): Promise<void> {
     const sum = await invoke('await mcp_fixture.add(a=20, b=22)');
     assert(sum.includes("{'sum': 42}"), sum);
     await vscode.commands.executeCommand('codeExecutionMode.refreshTools');
-    await waitFor('fixture tools in the Tools view', () => ext.tools.servers().find((s) => s.name === 'fixture' && (s.tools?.length ?? 0) > 0));
+    await waitFor('fixture tools in the Tools view', () =>
+      ext.tools.servers().find((s) => s.name === 'fixture' && (s.tools?.length ?? 0) > 0),
+    );
     await sleep(1000);
     await screenshot('views');
   });
@@ -335,7 +390,11 @@ export async function run(): Promise<void> {
   await check("a confirmation answered in VS Code's own UI: Respond, then the tool runs once", async () => {
     const code = 'await mcp_fixture.echo(message="confirmed in the UI")';
     const pending = invoke(code);
-    const waiting = await waitFor('the run to wait for confirmation', () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)), 30_000);
+    const waiting = await waitFor(
+      'the run to wait for confirmation',
+      () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)),
+      30_000,
+    );
     const row = ext.runs.getTreeItem({ kind: 'run', run: waiting });
     assert(String(row.label).startsWith('waiting for confirmation · '), `label: ${String(row.label)}`);
     await showNotifications();
@@ -354,13 +413,20 @@ export async function run(): Promise<void> {
     assert(text.includes('confirmed in the UI'), `result: ${text}`);
     const run = await waitFor('the answer in the run log', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
     assert(run.confirmations[0]?.answer === 'allowed-once', `confirmations: ${JSON.stringify(run.confirmations)}`);
-    assert(run.toolCalls.some((c) => c.tool === 'echo' && c.outcome === 'ok'), `calls: ${JSON.stringify(run.toolCalls)}`);
+    assert(
+      run.toolCalls.some((c) => c.tool === 'echo' && c.outcome === 'ok'),
+      `calls: ${JSON.stringify(run.toolCalls)}`,
+    );
   });
 
   await check("a confirmation declined in VS Code's own UI: Cancel, then ToolError(kind='declined') and no call", async () => {
     const code = 'try:\n    await mcp_fixture.echo(message="declined in the UI")\nexcept ToolError as e:\n    print("refused:", e.kind)';
     const pending = invoke(code);
-    await waitFor('the run to wait for confirmation', () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)), 30_000);
+    await waitFor(
+      'the run to wait for confirmation',
+      () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)),
+      30_000,
+    );
     await showNotifications();
     await ui([
       confirmationShown,
@@ -374,7 +440,10 @@ export async function run(): Promise<void> {
     assert(text.includes('refused: declined'), `result: ${text}`);
     const run = await waitFor('the answer in the run log', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
     assert(run.confirmations[0]?.answer === 'declined', `confirmations: ${JSON.stringify(run.confirmations)}`);
-    assert(run.toolCalls.every((c) => c.outcome !== 'ok'), `calls: ${JSON.stringify(run.toolCalls)}`);
+    assert(
+      run.toolCalls.every((c) => c.outcome !== 'ok'),
+      `calls: ${JSON.stringify(run.toolCalls)}`,
+    );
   });
 
   await check('what VS Code hands the model: a flood within the budget, a returned image once, no base64 as text', async () => {
@@ -382,9 +451,16 @@ export async function run(): Promise<void> {
     const parts = async (code: string) => {
       const name = toolName();
       assert(name, 'run_python is not among vscode.lm.tools');
-      const result = await vscode.lm.invokeTool(name, { input: { code }, toolInvocationToken: undefined }, new vscode.CancellationTokenSource().token);
+      const result = await vscode.lm.invokeTool(
+        name,
+        { input: { code }, toolInvocationToken: undefined },
+        new vscode.CancellationTokenSource().token,
+      );
       const text = result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-      const data = result.content.filter((part): part is { mimeType: string; data: Uint8Array } => typeof part === 'object' && part !== null && 'mimeType' in part && 'data' in part);
+      const data = result.content.filter(
+        (part): part is { mimeType: string; data: Uint8Array } =>
+          typeof part === 'object' && part !== null && 'mimeType' in part && 'data' in part,
+      );
       return { text, data, kinds: result.content.map((part) => (part as object)?.constructor?.name ?? typeof part) };
     };
     const flood = await parts('for i in range(100000): print(i)');
@@ -403,7 +479,8 @@ export async function run(): Promise<void> {
   });
 
   await check('the run panel folds long output, searches the folded lines, opens it in an editor, zooms an image', async () => {
-    const code = 'import base64\nr = await mcp_fixture.image()\nemit_image(base64.b64decode(r[0]["data"]))\nfor i in range(3000):\n    print("line", i)';
+    const code =
+      'import base64\nr = await mcp_fixture.image()\nemit_image(base64.b64decode(r[0]["data"]))\nfor i in range(3000):\n    print("line", i)';
     await invoke(code);
     const run = await waitFor('the long run', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
     await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
@@ -417,27 +494,42 @@ export async function run(): Promise<void> {
       { waitFor: 'img.zoomable.zoomed', webview: true },
       { click: '.fold .open-text', webview: true },
     ]);
-    const document = await waitFor('the whole output in an editor', () => {
-      const open = vscode.window.activeTextEditor?.document;
-      return open?.isUntitled && open.getText().includes('line 2999') ? open : undefined;
-    }, 15_000);
+    const document = await waitFor(
+      'the whole output in an editor',
+      () => {
+        const open = vscode.window.activeTextEditor?.document;
+        return open?.isUntitled && open.getText().includes('line 2999') ? open : undefined;
+      },
+      15_000,
+    );
     assert(document.lineCount >= 3000, `${document.lineCount} lines in the editor`);
     await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
     // The Tools view's Python call uses the sandbox's aliases and the required parameters.
     const fixture = ext.tools.servers().find((s) => s.name === 'fixture');
     const add = fixture && ext.tools.getChildren(fixture).find((n) => n.kind === 'tool' && n.name === 'add');
-    assert(add?.kind === 'tool' && add.call === 'await mcp_fixture.add(a=..., b=...)', `call: ${add?.kind === 'tool' ? add.call : 'no tool'}`);
+    assert(
+      add?.kind === 'tool' && add.call === 'await mcp_fixture.add(a=..., b=...)',
+      `call: ${add?.kind === 'tool' ? add.call : 'no tool'}`,
+    );
   });
 
   await check("the output channel has the bridge's notable events", async () => {
     // The LogOutputChannel writes a file under the window's exthost log folder.
     const root = join(ext.logDir, '..');
     const find = (dir: string): string[] =>
-      readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? find(join(dir, e.name)) : e.name.endsWith('Code Execution Mode.log') ? [join(dir, e.name)] : []));
-    const text = await waitFor('run events in the output channel', () => {
-      const all = find(root).map((f) => readFileSync(f, 'utf8')).join('\n');
-      return all.includes('run ok in') && all.includes('server fixture: running') ? all : undefined;
-    }, 15_000);
+      readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? find(join(dir, e.name)) : e.name.endsWith('Code Execution Mode.log') ? [join(dir, e.name)] : [],
+      );
+    const text = await waitFor(
+      'run events in the output channel',
+      () => {
+        const all = find(root)
+          .map((f) => readFileSync(f, 'utf8'))
+          .join('\n');
+        return all.includes('run ok in') && all.includes('server fixture: running') ? all : undefined;
+      },
+      15_000,
+    );
     assert(text.includes('activated in'), 'no activation line');
   });
 
@@ -446,19 +538,27 @@ export async function run(): Promise<void> {
     process.env.DOCKER_HOST = 'unix:///nonexistent/docker.sock';
     try {
       await settings.update('sandbox.runtime', 'docker', vscode.ConfigurationTarget.Global);
-      await waitFor('the status bar to show docker down', async () => {
-        await ext.runtime.refresh();
-        return ext.runtime.text.includes('docker: daemon down') || undefined;
-      }, 20_000).catch(() => assert(false, `status bar: ${ext.runtime.text}`));
+      await waitFor(
+        'the status bar to show docker down',
+        async () => {
+          await ext.runtime.refresh();
+          return ext.runtime.text.includes('docker: daemon down') || undefined;
+        },
+        20_000,
+      ).catch(() => assert(false, `status bar: ${ext.runtime.text}`));
     } finally {
       if (saved === undefined) delete process.env.DOCKER_HOST;
       else process.env.DOCKER_HOST = saved;
       await settings.update('sandbox.runtime', process.env.CEM_HOST_RUNTIME ?? 'podman', vscode.ConfigurationTarget.Global);
     }
-    await waitFor('the status bar to recover', async () => {
-      await ext.runtime.refresh();
-      return ext.runtime.text.includes(': ready') || undefined;
-    }, 20_000).catch(() => assert(false, `status bar after restore: ${ext.runtime.text}`));
+    await waitFor(
+      'the status bar to recover',
+      async () => {
+        await ext.runtime.refresh();
+        return ext.runtime.text.includes(': ready') || undefined;
+      },
+      20_000,
+    ).catch(() => assert(false, `status bar after restore: ${ext.runtime.text}`));
   });
 
   await check('${workspaceFolder} and a stored ${input:ID} reach a proxied server that VS Code starts', async () => {
@@ -468,8 +568,18 @@ export async function run(): Promise<void> {
     await settings.update(
       'servers',
       {
-        memory: { command: process.execPath, args: [memoryServer], env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') }, description: 'Knowledge graph memory' },
-        fixture: { command: process.execPath, args: [fixtureServer], env: { CEM_WS: '${workspaceFolder}', CEM_TOKEN: '${input:token}' }, description: 'Test fixture' },
+        memory: {
+          command: process.execPath,
+          args: [memoryServer],
+          env: { MEMORY_FILE_PATH: join(ext.stateDir, 'memory.jsonl') },
+          description: 'Knowledge graph memory',
+        },
+        fixture: {
+          command: process.execPath,
+          args: [fixtureServer],
+          env: { CEM_WS: '${workspaceFolder}', CEM_TOKEN: '${input:token}' },
+          description: 'Test fixture',
+        },
       },
       vscode.ConfigurationTarget.Global,
     );
@@ -488,7 +598,11 @@ export async function run(): Promise<void> {
   await check('deleting the state dir while the extension runs: the views follow the new one', async () => {
     // The bridge may write into it meanwhile (ENOTEMPTY): retry as a user deleting it would.
     rmSync(ext.stateDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
-    await waitFor('the state dir to be made again', () => (existsSync(ext.stateDir) && ext.stateProblem() === undefined ? true : undefined), 15_000);
+    await waitFor(
+      'the state dir to be made again',
+      () => (existsSync(ext.stateDir) && ext.stateProblem() === undefined ? true : undefined),
+      15_000,
+    );
     // The view hears of the new run from the watcher (made again on the new folder), not a poll.
     let refreshed = 0;
     const listener = ext.runs.onDidChangeTreeData(() => refreshed++);
@@ -508,13 +622,20 @@ export async function run(): Promise<void> {
     writeFileSync(ext.stateDir, 'a file where the state folder should be');
     try {
       await waitFor('the extension to see the problem', () => ext.stateProblem(), 15_000);
-      assert(ext.stateWarnings.some((w) => w.includes(ext.stateDir)), `warnings: ${ext.stateWarnings.join(' | ')}`);
+      assert(
+        ext.stateWarnings.some((w) => w.includes(ext.stateDir)),
+        `warnings: ${ext.stateWarnings.join(' | ')}`,
+      );
       const out = await invoke('"while-unwritable"');
       assert(out.includes('the audit log is not being written'), out);
     } finally {
       rmSync(ext.stateDir, { force: true });
     }
-    await waitFor('the state dir to be usable again', () => (existsSync(ext.stateDir) && ext.stateProblem() === undefined ? true : undefined), 15_000);
+    await waitFor(
+      'the state dir to be usable again',
+      () => (existsSync(ext.stateDir) && ext.stateProblem() === undefined ? true : undefined),
+      15_000,
+    );
     const out = await invoke('"after-fix"');
     assert(!out.includes('audit log'), out);
     await waitFor('the run in the Runs view', () => ext.runs.runs().find((r) => r.code === '"after-fix"' && r.status === 'ok'), 15_000);
@@ -526,9 +647,11 @@ export async function run(): Promise<void> {
   await check('a missing image: the status bar says so and offers a pull, once', async () => {
     await settings.update('sandbox.image', missingImage, vscode.ConfigurationTarget.Global);
     // The settings change alone drives the check: no refresh() from here.
-    await waitFor('the status bar to say the image is missing', () => (ext.runtime.text.includes(': image missing') ? true : undefined), 30_000).catch(() =>
-      assert(false, `status bar: ${ext.runtime.text}`),
-    );
+    await waitFor(
+      'the status bar to say the image is missing',
+      () => (ext.runtime.text.includes(': image missing') ? true : undefined),
+      30_000,
+    ).catch(() => assert(false, `status bar: ${ext.runtime.text}`));
     const runtimeName = process.env.CEM_HOST_RUNTIME ?? 'podman';
     assert(ext.runtime.text === `$(cloud-download) ${runtimeName}: image missing`, `status bar: ${ext.runtime.text}`);
     assert(ext.runtime.offeredPull === missingImage, `last pull offer: ${String(ext.runtime.offeredPull)}`);
@@ -547,7 +670,9 @@ export async function run(): Promise<void> {
       90_000,
     );
     assert(text.includes('Code Execution Mode: Prepare Sandbox Image'), text);
-    const run = await waitFor('the failed run in the Runs view', () => ext.runs.runs().find((r) => r.code.includes('image-missing-probe') && r.status === 'error'));
+    const run = await waitFor('the failed run in the Runs view', () =>
+      ext.runs.runs().find((r) => r.code.includes('image-missing-probe') && r.status === 'error'),
+    );
     assert(run.durationMs !== undefined, 'the failed run has no duration');
     const label = String(ext.runs.getTreeItem({ kind: 'run', run }).label);
     assert(/^error · [\d.]+ (ms|s) · /.test(label), `label: ${label}`);
@@ -555,10 +680,14 @@ export async function run(): Promise<void> {
 
   await check('Diagnose opens a report with the failed image check and a Pull button', async () => {
     await vscode.commands.executeCommand('codeExecutionMode.diagnoseRuntime');
-    const panel = await waitFor('the report for the missing image', () => {
-      const open = ext.diagnosePanel();
-      return open?.report?.image === missingImage ? open : undefined;
-    }, 30_000);
+    const panel = await waitFor(
+      'the report for the missing image',
+      () => {
+        const open = ext.diagnosePanel();
+        return open?.report?.image === missingImage ? open : undefined;
+      },
+      30_000,
+    );
     const imageCheck = panel.report?.runtimes[0]?.checks.find((c) => c.name === 'image');
     assert(imageCheck?.ok === false, `image check: ${JSON.stringify(imageCheck)}`);
     assert(panel.title === 'Sandbox: not ready', `title: ${panel.title}`);
@@ -587,7 +716,9 @@ export async function run(): Promise<void> {
     );
     const panel = ext.diagnosePanel();
     assert(panel, 'the report closed');
-    await waitFor('the report to say ready', () => (panel.title === 'Sandbox: ready' ? true : undefined), 10_000).catch(() => assert(false, `title: ${panel.title}`));
+    await waitFor('the report to say ready', () => (panel.title === 'Sandbox: ready' ? true : undefined), 10_000).catch(() =>
+      assert(false, `title: ${panel.title}`),
+    );
   });
 
   await consentChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, image);

@@ -35,14 +35,20 @@ function show(record: CallRecord): string {
 /** The fix must be in both forms: VS Code reads only the structured one, other clients only the text. */
 function assertSays(record: CallRecord, pattern: RegExp, what: string): void {
   const found = saysIn(record, pattern);
-  assert.ok(found.text && found.structured, `${what} (${pattern}): in the text ${found.text}, in the structured content ${found.structured}${show(record)}`);
+  assert.ok(
+    found.text && found.structured,
+    `${what} (${pattern}): in the text ${found.text}, in the structured content ${found.structured}${show(record)}`,
+  );
 }
 
 function assertWithinBudget(agent: Agent, labels?: string[]): void {
   for (const call of agent.calls) {
     if (labels && !labels.includes(call.label)) continue;
     assert.ok(call.text.length <= FORM_LIMIT, `${call.label}: ${call.text.length} characters of text${show(call)}`);
-    assert.ok(call.structuredJson.length <= FORM_LIMIT, `${call.label}: ${call.structuredJson.length} characters of structured content${show(call)}`);
+    assert.ok(
+      call.structuredJson.length <= FORM_LIMIT,
+      `${call.label}: ${call.structuredJson.length} characters of structured content${show(call)}`,
+    );
     assert.ok(call.resultBytes < READ_LIMIT_BYTES / 2, `${call.label}: the result is ${call.resultBytes} bytes`);
   }
 }
@@ -61,14 +67,23 @@ describe(`agent tasks on ${runtime}`, () => {
 
   describe('what the model reads first', () => {
     test('the listing is one tool of at most 200 tokens (name, description, input schema)', () => {
-      assert.deepEqual(bench.listing.tools.map((t) => (t as { name: string }).name), ['run_python']);
+      assert.deepEqual(
+        bench.listing.tools.map((t) => (t as { name: string }).name),
+        ['run_python'],
+      );
       const tokens = encode(JSON.stringify(modelListing(bench))).length;
       assert.ok(tokens <= 200, `the listing is ${tokens} tokens`);
     });
 
     test('the listing says the essentials: standard library, ToolError, full docs, images, the budget', () => {
       const description = bench.listing.description;
-      for (const pattern of [/standard library|stdlib|installed packages/i, /ToolError/, /detail\s*=\s*["']full["']|query_tool_docs/, /image/i, /budget|cap(ped|s)?\b|truncat|\d[\d,]*\s*k?\s*(characters|chars)/i]) {
+      for (const pattern of [
+        /standard library|stdlib|installed packages/i,
+        /ToolError/,
+        /detail\s*=\s*["']full["']|query_tool_docs/,
+        /image/i,
+        /budget|cap(ped|s)?\b|truncat|\d[\d,]*\s*k?\s*(characters|chars)/i,
+      ]) {
         assert.match(description, pattern);
       }
     });
@@ -81,7 +96,8 @@ describe(`agent tasks on ${runtime}`, () => {
     });
 
     test("the bridge's instructions name the proxied servers", () => {
-      for (const name of ['memory', 'filesystem', 'fixture', 'shots']) assert.match(bench.listing.instructions, new RegExp(`(?:\\b|mcp_)${name}\\b`));
+      for (const name of ['memory', 'filesystem', 'fixture', 'shots'])
+        assert.match(bench.listing.instructions, new RegExp(`(?:\\b|mcp_)${name}\\b`));
     });
   });
 
@@ -134,7 +150,8 @@ describe(`agent tasks on ${runtime}`, () => {
       const call = agent.call('count');
       assert.equal(call.status, 'ok', show(call));
       const { counts } = bench.files;
-      for (const [name, c] of Object.entries(counts)) assert.match(call.text, new RegExp(`${name.replace('.', '\\.')}: ${c.lines} lines, ${c.words} words`));
+      for (const [name, c] of Object.entries(counts))
+        assert.match(call.text, new RegExp(`${name.replace('.', '\\.')}: ${c.lines} lines, ${c.words} words`));
       const lines = Object.values(counts).reduce((n, c) => n + c.lines, 0);
       const words = Object.values(counts).reduce((n, c) => n + c.words, 0);
       assert.match(call.text, new RegExp(`total: ${lines} lines, ${words} words`));
@@ -226,7 +243,8 @@ describe(`agent tasks on ${runtime}`, () => {
       assert.equal(call.status, 'ok', show(call));
       const seconds = Number(/5 slow calls and 3 reads in ([\d.]+) s/.exec(call.text)?.[1]);
       assert.ok(seconds < 3, `took ${seconds} s`);
-      for (const [name, c] of Object.entries(bench.files.counts)) assert.match(call.text, new RegExp(`'${name.replace('.', '\\.')}': ${c.chars}\\b`));
+      for (const [name, c] of Object.entries(bench.files.counts))
+        assert.match(call.text, new RegExp(`'${name.replace('.', '\\.')}': ${c.chars}\\b`));
     });
 
     test('every run is within the budget', () => assertWithinBudget(agent));
@@ -244,7 +262,8 @@ describe(`agent tasks on ${runtime}`, () => {
       assertSays(outside, /Read-only file system/, 'the write outside /work');
       const save = agent.call('save');
       assert.equal(save.status, 'ok', show(save));
-      for (const [region, total] of Object.entries(bench.files.regionTotals)) assert.match(save.text, new RegExp(`^${region} ${total}$`, 'm'));
+      for (const [region, total] of Object.entries(bench.files.regionTotals))
+        assert.match(save.text, new RegExp(`^${region} ${total}$`, 'm'));
     });
 
     test('every run is within the budget', () => assertWithinBudget(agent));

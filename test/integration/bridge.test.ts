@@ -8,7 +8,17 @@ import { encode } from 'gpt-tokenizer';
 import { execa } from 'execa';
 import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { MAX_CODE_CHARS } from '../../src/bridge/tool/run-python.ts';
-import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, startHttpFixture, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+import {
+  FILESYSTEM_SERVER,
+  FIXTURE,
+  MEMORY_SERVER,
+  startBridge,
+  startHttpFixture,
+  structured,
+  tempDir,
+  textOf,
+  type BridgeHandle,
+} from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 
 const [runtime = 'podman'] = testRuntimes();
@@ -26,9 +36,19 @@ describe(`bridge on ${runtime}`, () => {
       sandbox,
       proxy: { callTimeoutSeconds: 3 },
       servers: {
-        memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') }, description: 'Knowledge graph memory' },
+        memory: {
+          command: process.execPath,
+          args: [MEMORY_SERVER],
+          env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') },
+          description: 'Knowledge graph memory',
+        },
         // write_file is annotated destructive, and this client cannot answer confirmations (confirmations.test.ts).
-        filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, files], description: 'Files in a scratch folder', confirm: 'none' },
+        filesystem: {
+          command: process.execPath,
+          args: [FILESYSTEM_SERVER, files],
+          description: 'Files in a scratch folder',
+          confirm: 'none',
+        },
         fixture: {
           command: process.execPath,
           args: [FIXTURE],
@@ -48,8 +68,13 @@ describe(`bridge on ${runtime}`, () => {
 
   test('the listing is one small tool, whatever the number of servers', async () => {
     const { tools } = await bridge.client.listTools();
-    assert.deepEqual(tools.map((t) => t.name), ['run_python']);
-    const tokens = encode(JSON.stringify({ name: tools[0]!.name, description: tools[0]!.description, inputSchema: tools[0]!.inputSchema })).length;
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ['run_python'],
+    );
+    const tokens = encode(
+      JSON.stringify({ name: tools[0]!.name, description: tools[0]!.description, inputSchema: tools[0]!.inputSchema }),
+    ).length;
     assert.ok(tokens <= 200, `listing is ${tokens} tokens`);
     assert.match(tools[0]!.description ?? '', /search_tool_docs/);
     const empty = await startBridge({ sandbox });
@@ -154,8 +179,14 @@ describe(`bridge on ${runtime}`, () => {
       ].join('\n'),
     );
     const value = String(structured(result).value);
-    assert.match(value, /\('denied', "fixture.delete_everything: tool \\"delete_everything\\" of server \\"fixture\\" is not allowed by the bridge's policy"\)|\('denied', 'fixture\.delete_everything: tool "delete_everything" of server "fixture" is not allowed by the bridge\\'s policy'\)/);
-    assert.match(value, /'unknown-server', 'nowhere.x: no enabled server "nowhere"; available: memory, filesystem, fixture, web-fixture, loop'/);
+    assert.match(
+      value,
+      /\('denied', "fixture.delete_everything: tool \\"delete_everything\\" of server \\"fixture\\" is not allowed by the bridge's policy"\)|\('denied', 'fixture\.delete_everything: tool "delete_everything" of server "fixture" is not allowed by the bridge\\'s policy'\)/,
+    );
+    assert.match(
+      value,
+      /'unknown-server', 'nowhere.x: no enabled server "nowhere"; available: memory, filesystem, fixture, web-fixture, loop'/,
+    );
     assert.match(value, /'unknown-tool', 'fixture.nothing: server "fixture" has no tool "nothing"; its tools: echo, add/);
     assert.match(value, /would start this bridge again/);
   });
@@ -195,7 +226,9 @@ describe(`bridge on ${runtime}`, () => {
     const unknownServer = await bridge.call('1', { servers: ['fixture', 'nowhere'] });
     assert.equal(unknownServer.isError, true);
     assert.match(textOf(unknownServer), /Could not start server "nowhere": no enabled server "nowhere"/);
-    const started = await bridge.call('[s["status"] for s in discovered_servers() if s["name"] == "filesystem"]', { servers: ['filesystem'] });
+    const started = await bridge.call('[s["status"] for s in discovered_servers() if s["name"] == "filesystem"]', {
+      servers: ['filesystem'],
+    });
     assert.equal(structured(started).value, "['running']");
     const hugeCode = await bridge.call(`# ${'x'.repeat(MAX_CODE_CHARS)}`);
     assert.equal(hugeCode.isError, true);
@@ -221,12 +254,19 @@ describe(`bridge on ${runtime}`, () => {
     assert.equal(structured(after).value, "'alive'");
     assert.ok(Date.now() - started < 15_000);
     const log = await readFile(join(bridge.stateDir, RUN_LOG_FILE), 'utf8');
-    const ends = log.trim().split('\n').map((l) => JSON.parse(l) as { type: string; session: string; status: string }).filter((e) => e.type === 'run-end' && e.session === 'cancel-me');
+    const ends = log
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; session: string; status: string })
+      .filter((e) => e.type === 'run-end' && e.session === 'cancel-me');
     assert.equal(ends[0]?.status, 'cancelled');
   });
 
   test('the run log records runs and tool calls as they happen', async () => {
-    await bridge.call('await mcp_fixture.echo(message="logged")\ntry:\n    await mcp_fixture.delete_everything()\nexcept ToolError:\n    pass', { session: 'audit' });
+    await bridge.call(
+      'await mcp_fixture.echo(message="logged")\ntry:\n    await mcp_fixture.delete_everything()\nexcept ToolError:\n    pass',
+      { session: 'audit' },
+    );
     const events = (await readFile(join(bridge.stateDir, RUN_LOG_FILE), 'utf8'))
       .trim()
       .split('\n')
@@ -234,7 +274,13 @@ describe(`bridge on ${runtime}`, () => {
     const start = events.find((e) => e.type === 'run-start' && e.session === 'audit');
     assert.ok(start);
     const calls = events.filter((e) => e.type === 'tool-call' && e.run === start.run);
-    assert.deepEqual(calls.map((c) => [c.tool, c.outcome]), [['echo', 'ok'], ['delete_everything', 'denied']]);
+    assert.deepEqual(
+      calls.map((c) => [c.tool, c.outcome]),
+      [
+        ['echo', 'ok'],
+        ['delete_everything', 'denied'],
+      ],
+    );
     assert.deepEqual((calls[0]!.arguments as Record<string, unknown>).message, 'logged');
     const end = events.find((e) => e.type === 'run-end' && e.run === start.run);
     assert.equal(end?.toolCalls, 2);

@@ -31,7 +31,10 @@ for (const runtime of testRuntimes()) {
     test('run has the proxied servers of its --config', async () => {
       const dir = await mkdtemp(join(tmpdir(), 'cem-cli-'));
       const config = join(dir, 'config.json');
-      await writeFile(config, JSON.stringify({ stateDir: join(dir, 'state'), servers: { fixture: { command: process.execPath, args: [FIXTURE] } } }));
+      await writeFile(
+        config,
+        JSON.stringify({ stateDir: join(dir, 'state'), servers: { fixture: { command: process.execPath, args: [FIXTURE] } } }),
+      );
       const result = await cli(['run', ...base, '--config', config, '-c', 'await mcp_fixture.add(a=1, b=2)']);
       assert.equal(result.exitCode, 0, result.stderr);
       assert.equal(result.stdout, "{'sum': 3}");
@@ -54,15 +57,23 @@ for (const runtime of testRuntimes()) {
 
     test('--workspace given twice mounts both folders at /workspace/<name>', async () => {
       const [one, two] = [await mkdtemp(join(tmpdir(), 'cem-cli-ws-')), await mkdtemp(join(tmpdir(), 'cem-cli-ws-'))];
-      for (const [dir, text] of [[one!, 'one'], [two!, 'two']] as const) {
+      for (const [dir, text] of [
+        [one, 'one'],
+        [two, 'two'],
+      ] as const) {
         await chmod(dir, 0o755);
         await writeFile(join(dir, 'note.txt'), text);
         await chmod(join(dir, 'note.txt'), 0o644);
       }
       const code = 'import os\nsorted((n, open(f"/workspace/{n}/note.txt").read()) for n in os.listdir("/workspace"))';
-      const result = await cli(['run', ...base, '--workspace', one!, '--workspace', two!, '--workspace-access', 'read-only', '-c', code]);
+      const result = await cli(['run', ...base, '--workspace', one, '--workspace', two, '--workspace-access', 'read-only', '-c', code]);
       assert.equal(result.exitCode, 0, result.stderr);
-      const expected = [[one!, 'one'], [two!, 'two']].map(([d, text]) => `('${d!.split('/').pop()}', '${text}')`).sort();
+      const expected = [
+        [one, 'one'],
+        [two, 'two'],
+      ]
+        .map(([d, text]) => `('${d!.split('/').pop()}', '${text}')`)
+        .sort();
       assert.equal(result.stdout, `[${expected.join(', ')}]`);
     });
 
@@ -94,7 +105,7 @@ test('bad usage and bad configuration exit 2 with a message that names the probl
   assert.match(badRuntime.stderr, /sandbox\.runtime/);
 });
 
-test('on a terminal, run shows the sandbox\'s escape sequences escaped; --raw and a pipe pass them through', async () => {
+test("on a terminal, run shows the sandbox's escape sequences escaped; --raw and a pipe pass them through", async () => {
   const [runtime = 'podman'] = testRuntimes();
   // OSC 52 (clipboard), a screen clear and a title change, on stdout and stderr.
   const code = 'import sys\nprint("a\\x1b]52;c;cHduZWQ=\\x07b\\x1b[2J\\x1b]0;t\\x07c")\nprint("e\\x1b]0;t\\x07", file=sys.stderr)';

@@ -12,7 +12,12 @@ import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ElicitRequestSchema, type CallToolResult, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { parseRunLog, waitingForConfirmation } from '../../src/state/run-log/reader.ts';
 import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { structured, tempDir } from '../helpers/bridge.ts';
@@ -68,7 +73,9 @@ async function start(elicitation: boolean, sandbox: Record<string, unknown> = {}
     answer: () => ({ action: 'accept', content: {} }),
     maxOpen: 0,
     async run(code, extra = {}) {
-      const result = (await client.callTool({ name: 'run_python', arguments: { code, ...extra } }, undefined, { timeout: 120_000 })) as CallToolResult;
+      const result = (await client.callTool({ name: 'run_python', arguments: { code, ...extra } }, undefined, {
+        timeout: 120_000,
+      })) as CallToolResult;
       return structured(result);
     },
     close: () => client.close(),
@@ -145,21 +152,33 @@ describe(`confirmations (${runtime})`, { timeout: 600_000 }, () => {
   test('arguments too large for the question to show whole are refused, not cut: nothing is asked and the tool is not called', async () => {
     bridge.questions.length = 0;
     bridge.answer = () => ({ action: 'accept' });
-    const result = await bridge.run(`${attempt('mcp_fx.remove(id="harmless.txt" + " " * 5000 + "AND EVERYTHING ELSE")')}print("reached:", await mcp_fx.removed())`);
+    const result = await bridge.run(
+      `${attempt('mcp_fx.remove(id="harmless.txt" + " " * 5000 + "AND EVERYTHING ELSE")')}print("reached:", await mcp_fx.removed())`,
+    );
     const stdout = String(result.stdout);
-    assert.match(stdout, /error: needs-confirmation .*over the 4000 a confirmation can show whole.*Split the work into smaller calls.*"confirm": "none" on server "fx"/);
+    assert.match(
+      stdout,
+      /error: needs-confirmation .*over the 4000 a confirmation can show whole.*Split the work into smaller calls.*"confirm": "none" on server "fx"/,
+    );
     assert.equal(bridge.questions.length, 0);
     assert.match(stdout, /reached: \[/);
     assert.doesNotMatch(stdout, /EVERYTHING/, 'the call did not reach the server');
     const events = logEvents(bridge.stateDir);
     assert.ok(events.some((e) => e.type === 'confirmation' && e.answer === 'too-large'));
-    assert.ok(events.some((e) => e.type === 'tool-call' && e.tool === 'remove' && e.outcome === 'denied' && /a confirmation can show whole/.test(String(e.error))));
+    assert.ok(
+      events.some(
+        (e) =>
+          e.type === 'tool-call' && e.tool === 'remove' && e.outcome === 'denied' && /a confirmation can show whole/.test(String(e.error)),
+      ),
+    );
   });
 
   test('bidi and invisible characters in the arguments are shown as escapes; the call gets them unchanged', async () => {
     bridge.questions.length = 0;
     bridge.answer = () => ({ action: 'accept' });
-    const result = await bridge.run(`${attempt('mcp_fx.remove(id="report\\u202etxt\\u200b.exe")')}import json\nprint("reached:", ascii(json.loads(await mcp_fx.removed())[-1]))`);
+    const result = await bridge.run(
+      `${attempt('mcp_fx.remove(id="report\\u202etxt\\u200b.exe")')}import json\nprint("reached:", ascii(json.loads(await mcp_fx.removed())[-1]))`,
+    );
     assert.match(String(result.stdout), /ok: removed report/);
     assert.match(String(result.stdout), /reached: 'report\\u202etxt\\u200b\.exe'/);
     const message = bridge.questions[0]?.message ?? '';
@@ -168,7 +187,8 @@ describe(`confirmations (${runtime})`, { timeout: 600_000 }, () => {
   });
 
   test('no answer within confirmTimeoutSeconds: declined', async () => {
-    bridge.answer = (_q, signal) => new Promise((resolveAnswer) => signal.addEventListener('abort', () => resolveAnswer({ action: 'cancel' })));
+    bridge.answer = (_q, signal) =>
+      new Promise((resolveAnswer) => signal.addEventListener('abort', () => resolveAnswer({ action: 'cancel' })));
     const started = Date.now();
     const result = await bridge.run(attempt('mcp_fx.remove(id="t")'));
     assert.match(String(result.stdout), /error: declined .*no answer .*within 2 s \(confirmTimeoutSeconds\)/);
@@ -192,11 +212,18 @@ describe(`confirmations (${runtime})`, { timeout: 600_000 }, () => {
     bridge.questions.length = 0;
     bridge.answer = () => ({ action: 'accept' });
     const quiet = await bridge.run(
-      [attempt('mcp_fx.look(id="a")'), attempt('mcp_fx.plain(id="b")'), attempt('mcp_never.remove(id="c")'), attempt('mcp_all.look(id="d")')].join(''),
+      [
+        attempt('mcp_fx.look(id="a")'),
+        attempt('mcp_fx.plain(id="b")'),
+        attempt('mcp_never.remove(id="c")'),
+        attempt('mcp_all.look(id="d")'),
+      ].join(''),
     );
     assert.match(String(quiet.stdout), /ok: looked at a\nok: plain b\nok: removed c\nok: looked at d/);
     assert.equal(bridge.questions.length, 0, JSON.stringify(bridge.questions.map((q) => q.message)));
-    const asking = await bridge.run([attempt('mcp_listed.look(id="e")'), attempt('mcp_all.plain(id="f")'), attempt('mcp_all.remove(id="g")')].join(''));
+    const asking = await bridge.run(
+      [attempt('mcp_listed.look(id="e")'), attempt('mcp_all.plain(id="f")'), attempt('mcp_all.remove(id="g")')].join(''),
+    );
     assert.match(String(asking.stdout), /ok: looked at e\nok: plain f\nok: removed g/);
     assert.deepEqual(
       bridge.questions.map((q) => /listed\.look|all\.plain|all\.remove/.exec(q.message)?.[0]),
@@ -243,7 +270,8 @@ print([r if isinstance(r, str) else r.kind for r in results])
   test('every question and answer is in the run log, and the reader folds them into the run', async () => {
     const events = logEvents(bridge.stateDir).filter((e) => e.type === 'confirmation');
     const answers = events.filter((e) => e.phase === 'answered').map((e) => e.answer);
-    for (const answer of ['allowed-once', 'allowed-for-session', 'declined', 'cancelled', 'timeout']) assert.ok(answers.includes(answer), answer);
+    for (const answer of ['allowed-once', 'allowed-for-session', 'declined', 'cancelled', 'timeout'])
+      assert.ok(answers.includes(answer), answer);
     const asked = events.find((e) => e.phase === 'asked' && e.tool === 'remove');
     assert.deepEqual(asked?.arguments, { id: 'item-1' });
     assert.equal(typeof asked?.time, 'string');
@@ -267,7 +295,9 @@ describe(`confirmations without elicitation (${runtime})`, { timeout: 300_000 },
   });
 
   test('a call that needs confirmation is refused with kind "needs-confirmation", naming the setting', async () => {
-    const result = await bridge.run([attempt('mcp_fx.remove(id="x")'), attempt('mcp_fx.look(id="y")'), attempt('mcp_never.remove(id="z")')].join(''));
+    const result = await bridge.run(
+      [attempt('mcp_fx.remove(id="x")'), attempt('mcp_fx.look(id="y")'), attempt('mcp_never.remove(id="z")')].join(''),
+    );
     const stdout = String(result.stdout);
     assert.match(stdout, /error: needs-confirmation .*does not support elicitation.*"confirm": "none" on server "fx"/);
     assert.match(stdout, /ok: looked at y\nok: removed z/);

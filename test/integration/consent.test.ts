@@ -67,7 +67,9 @@ describe('the hub and a server awaiting consent', () => {
     assert.deepEqual(notReady, [{ server: 'ws', state: 'awaiting-consent' }]);
     assert.ok(hub.search('add two numbers', 10).some((t) => t.server === 'free'));
     assert.ok(!hub.search('add two numbers', 10).some((t) => t.server === 'ws'));
-    const request = JSON.parse(await until('the consent request', () => existsSync(env.requestsFile) && readFileSync(env.requestsFile, 'utf8'))) as { servers: unknown };
+    const request = JSON.parse(
+      await until('the consent request', () => existsSync(env.requestsFile) && readFileSync(env.requestsFile, 'utf8')),
+    ) as { servers: unknown };
     assert.deepEqual(request.servers, [{ name: 'ws', hash: HASH }]);
     await assert.rejects(hub.callTool('ws', 'add', { a: 1, b: 2 }, new AbortController().signal), (error: Error) => {
       assert.equal(error.name, 'ConsentNeededError');
@@ -108,9 +110,18 @@ describe('the hub and a server awaiting consent', () => {
 // happened between two checks, a server not allowed at a check is stopped, and at once.
 describe('revoking consent stops the server, whatever the timing', () => {
   const signal = new AbortController().signal;
-  const markerPid = (marker: string) => until('the server to start', () => existsSync(marker) && Number(readFileSync(marker, 'utf8')) > 0 && Number(readFileSync(marker, 'utf8')));
+  const markerPid = (marker: string) =>
+    until(
+      'the server to start',
+      () => existsSync(marker) && Number(readFileSync(marker, 'utf8')) > 0 && Number(readFileSync(marker, 'utf8')),
+    );
 
-  async function withHub(t: TestContext, prefix: string, args: string[] | undefined, body: (hub: ProxyHub, env: Awaited<ReturnType<typeof setup>>) => Promise<void>) {
+  async function withHub(
+    t: TestContext,
+    prefix: string,
+    args: string[] | undefined,
+    body: (hub: ProxyHub, env: Awaited<ReturnType<typeof setup>>) => Promise<void>,
+  ) {
     t.mock.timers.enable({ apis: ['setInterval'] });
     const env = await setup(prefix, args);
     const hub = new ProxyHub(configSchema.parse(env.config));
@@ -152,15 +163,20 @@ describe('revoking consent stops the server, whatever the timing', () => {
     }));
 
   test('revoked, a server that ignores both its stdin closing and SIGTERM is still stopped within seconds', (t) =>
-    withHub(t, 'cem-consent-stubborn-', ['--import', `data:text/javascript,${encodeURIComponent('process.on("SIGTERM", () => {}); setInterval(() => {}, 1e9);')}`, FIXTURE], async (hub, env) => {
-      await env.decide([HASH]);
-      t.mock.timers.tick(1000);
-      await hub.callTool('ws', 'add', { a: 1, b: 2 }, signal);
-      const pid = await markerPid(env.marker);
-      await env.decide([]);
-      t.mock.timers.tick(1000);
-      await until('the revoked server to stop', () => !alive(pid), 8000);
-    }));
+    withHub(
+      t,
+      'cem-consent-stubborn-',
+      ['--import', `data:text/javascript,${encodeURIComponent('process.on("SIGTERM", () => {}); setInterval(() => {}, 1e9);')}`, FIXTURE],
+      async (hub, env) => {
+        await env.decide([HASH]);
+        t.mock.timers.tick(1000);
+        await hub.callTool('ws', 'add', { a: 1, b: 2 }, signal);
+        const pid = await markerPid(env.marker);
+        await env.decide([]);
+        t.mock.timers.tick(1000);
+        await until('the revoked server to stop', () => !alive(pid), 8000);
+      },
+    ));
 });
 
 describe(`sandboxed code and a server awaiting consent (${runtime})`, () => {
@@ -190,7 +206,11 @@ describe(`sandboxed code and a server awaiting consent (${runtime})`, () => {
     ].join('\n');
     const result = await bridge.call(code);
     assert.equal(structured(result).status, 'ok', textOf(result));
-    const out = JSON.parse(String(structured(result).stdout)) as { hits: string[]; servers: Record<string, [string, number | null]>; error: [string, string] };
+    const out = JSON.parse(String(structured(result).stdout)) as {
+      hits: string[];
+      servers: Record<string, [string, number | null]>;
+      error: [string, string];
+    };
     assert.deepEqual(out.hits, ['free']);
     assert.deepEqual(out.servers.ws, ['awaiting-consent', null]);
     assert.equal(out.servers.free?.[0], 'running');

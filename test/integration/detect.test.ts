@@ -6,9 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
-import { checkRuntime, checkSandbox, probeRuntime, selectRuntime } from '../../src/sandbox/engines/detect.ts';
+import { checkRuntime, probeRuntime, selectRuntime } from '../../src/sandbox/engines/detect.ts';
 import { locateRuntime } from '../../src/sandbox/engines/locate.ts';
-import { reportLines } from '../../src/sandbox/engines/report-text.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
 for (const runtime of testRuntimes()) {
@@ -25,38 +24,43 @@ for (const runtime of testRuntimes()) {
 
 test('a pinned runtime that is not installed is not replaced by another', async () => {
   await assert.rejects(
-    selectRuntime(defaultSandboxConfig({ runtime: 'docker', runtimeOrder: ['podman', 'docker'], image: TEST_IMAGE }), { commands: { docker: '/nonexistent/docker' } }),
+    selectRuntime(defaultSandboxConfig({ runtime: 'docker', runtimeOrder: ['podman', 'docker'], image: TEST_IMAGE }), {
+      commands: { docker: '/nonexistent/docker' },
+    }),
     /tried docker\):\n- docker: docker is not installed/,
   );
 });
 
 test('auto falls through to the next runtime in order', async () => {
-  const chosen = await selectRuntime(
-    defaultSandboxConfig({ runtime: 'auto', runtimeOrder: ['docker', 'podman'], image: TEST_IMAGE }),
-    { commands: { docker: '/nonexistent/docker' } },
-  );
+  const chosen = await selectRuntime(defaultSandboxConfig({ runtime: 'auto', runtimeOrder: ['docker', 'podman'], image: TEST_IMAGE }), {
+    commands: { docker: '/nonexistent/docker' },
+  });
   assert.equal(chosen.name, 'podman');
 });
 
-test('rootless Podman on cgroups v1 is reported as not enforcing limits', { skip: process.getuid?.() !== 0 && 'needs root to switch user' }, async () => {
-  const dir = await mkdtemp(join(tmpdir(), 'cem-rootless-'));
-  const wrapper = join(dir, 'podman');
-  await writeFile(
-    wrapper,
-    [
-      '#!/bin/sh',
-      'exec runuser -u cemrootless -- env HOME=/home/cemrootless XDG_RUNTIME_DIR=/tmp/cemrootless-run \\',
-      `  CONTAINERS_CONF="${process.env.CONTAINERS_CONF ?? ''}" sh -c 'mkdir -p "$XDG_RUNTIME_DIR" && exec podman "$@"' podman "$@"`,
-      '',
-    ].join('\n'),
-  );
-  await chmod(wrapper, 0o755);
-  const status = await probeRuntime('podman', { commands: { podman: wrapper } });
-  assert.equal(status.rootless, true);
-  assert.equal(status.cgroupVersion, 'v1');
-  assert.equal(status.state, 'limits-not-enforced');
-  assert.match(status.problems.join(' '), /ignores memory, CPU and process limits/);
-});
+test(
+  'rootless Podman on cgroups v1 is reported as not enforcing limits',
+  { skip: process.getuid?.() !== 0 && 'needs root to switch user' },
+  async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'cem-rootless-'));
+    const wrapper = join(dir, 'podman');
+    await writeFile(
+      wrapper,
+      [
+        '#!/bin/sh',
+        'exec runuser -u cemrootless -- env HOME=/home/cemrootless XDG_RUNTIME_DIR=/tmp/cemrootless-run \\',
+        `  CONTAINERS_CONF="${process.env.CONTAINERS_CONF ?? ''}" sh -c 'mkdir -p "$XDG_RUNTIME_DIR" && exec podman "$@"' podman "$@"`,
+        '',
+      ].join('\n'),
+    );
+    await chmod(wrapper, 0o755);
+    const status = await probeRuntime('podman', { commands: { podman: wrapper } });
+    assert.equal(status.rootless, true);
+    assert.equal(status.cgroupVersion, 'v1');
+    assert.equal(status.state, 'limits-not-enforced');
+    assert.match(status.problems.join(' '), /ignores memory, CPU and process limits/);
+  },
+);
 
 test('a daemon that does not answer is reported as down', async () => {
   process.env.DOCKER_HOST = 'unix:///nonexistent/docker.sock';
@@ -86,7 +90,14 @@ for (const runtime of testRuntimes()) {
     assert.deepEqual(
       status.checks.map((c) => [c.name, c.ok]),
       // Podman runs each sandbox in its own user namespace here; Docker cannot (sandbox-isolation.test.ts).
-      [['installed', true], ['daemon', true], ['limits', true], ['image', true], ['start', true], ['isolation', runtime === 'podman']],
+      [
+        ['installed', true],
+        ['daemon', true],
+        ['limits', true],
+        ['image', true],
+        ['start', true],
+        ['isolation', runtime === 'podman'],
+      ],
     );
     assert.match(status.python ?? '', /^3\.\d+$/);
   });
@@ -96,8 +107,15 @@ for (const runtime of testRuntimes()) {
     const status = await checkRuntime(runtime, sandbox);
     assert.equal(status.state, 'image-missing');
     assert.deepEqual(status.checks.find((c) => c.name === 'image')?.ok, false);
-    assert.equal(status.checks.some((c) => c.name === 'start'), false, 'no start is tried without the image');
-    assert.deepEqual(status.fixes.map((f) => f.kind), ['pull']);
+    assert.equal(
+      status.checks.some((c) => c.name === 'start'),
+      false,
+      'no start is tried without the image',
+    );
+    assert.deepEqual(
+      status.fixes.map((f) => f.kind),
+      ['pull'],
+    );
     await assert.rejects(selectRuntime(sandbox, {}, 'run the pull command'), (error: Error) => {
       assert.equal(error.name, 'ImageMissingError');
       assert.match(error.message, /localhost\/cem-missing:none" is not present in .*run the pull command/);
@@ -125,7 +143,10 @@ test('a runtime not on PATH is found in an install folder, or at its configured 
     const absent = await probeRuntime('podman', { searchDirs: [] });
     assert.equal(absent.state, 'not-installed');
     assert.match(absent.problems.join(' '), /not installed \(no `podman` on PATH or in the usual install folders\)/);
-    assert.deepEqual(absent.fixes.map((f) => f.setting ?? f.url), ['https://podman.io/docs/installation', 'sandbox.podmanPath']);
+    assert.deepEqual(
+      absent.fixes.map((f) => f.setting ?? f.url),
+      ['https://podman.io/docs/installation', 'sandbox.podmanPath'],
+    );
     const found = await probeRuntime('podman', { searchDirs: ['/nonexistent-too', installDir] });
     assert.equal(found.command, join(installDir, 'podman'));
     assert.equal(found.state, 'ready', found.problems.join(' '));
@@ -150,6 +171,10 @@ for (const runtime of testRuntimes()) {
     assert.equal(missing.checks.find((c) => c.name === 'workspace')?.ok, false);
     assert.match(missing.problems.join('\n'), /does not exist/);
     const plain = await checkRuntime(runtime, testSandbox(runtime));
-    assert.equal(plain.checks.find((c) => c.name === 'workspace'), undefined, 'no workspace check unless asked for');
+    assert.equal(
+      plain.checks.find((c) => c.name === 'workspace'),
+      undefined,
+      'no workspace check unless asked for',
+    );
   });
 }

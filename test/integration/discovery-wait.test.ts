@@ -32,7 +32,11 @@ test('discovery waits a bounded time for a slow server, then Infinity waits for 
   let started = Date.now();
   const notReady = await hub.discover();
   const bounded = Date.now() - started;
-  assert.deepEqual(notReady.map((n) => n.server), ['slow'], 'not ready after the bounded wait');
+  assert.deepEqual(
+    notReady.map((n) => n.server),
+    ['slow'],
+    'not ready after the bounded wait',
+  );
   assert.ok(bounded < START_DELAY_MS, `waited ${bounded} ms`);
   started = Date.now();
   assert.deepEqual(await hub.discover(Infinity), []);

@@ -5,7 +5,16 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+import {
+  FILESYSTEM_SERVER,
+  FIXTURE,
+  MEMORY_SERVER,
+  startBridge,
+  structured,
+  tempDir,
+  textOf,
+  type BridgeHandle,
+} from '../helpers/bridge.ts';
 import { CATALOG_FILE } from '../../src/state/catalog-file.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';
@@ -26,7 +35,12 @@ describe(`docs and errors on ${runtime}`, () => {
       sandbox,
       stateDir: join(files, 'state'),
       servers: {
-        memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') }, description: 'Knowledge graph memory' },
+        memory: {
+          command: process.execPath,
+          args: [MEMORY_SERVER],
+          env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') },
+          description: 'Knowledge graph memory',
+        },
         filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, files], description: 'Files in a scratch folder' },
         fixture: { command: process.execPath, args: [FIXTURE], description: 'Test fixture' },
       },
@@ -111,8 +125,14 @@ describe(`docs and errors on ${runtime}`, () => {
 
   test('a wrong keyword names itself, the closest valid one and the signature, before any call', async () => {
     const text = await failure(`await mcp_filesystem.read_text_file(file_path=${JSON.stringify(join(files, 'x.txt'))})`);
-    assert.match(text, /TypeError: mcp_filesystem\.read_text_file\(\) got an unexpected keyword argument 'file_path'; did you mean 'path'\?/);
-    assert.match(text, /Signature: mcp_filesystem\.read_text_file\(\*, path: str, tail: float = None, head: float = None\) -> \{content: str\}/);
+    assert.match(
+      text,
+      /TypeError: mcp_filesystem\.read_text_file\(\) got an unexpected keyword argument 'file_path'; did you mean 'path'\?/,
+    );
+    assert.match(
+      text,
+      /Signature: mcp_filesystem\.read_text_file\(\*, path: str, tail: float = None, head: float = None\) -> \{content: str\}/,
+    );
     const order = await failure('await mcp_filesystem.read_file_text(path="x")');
     assert.match(order, /has no tool 'read_file_text'\. Did you mean 'read_text_file'\?/);
   });
@@ -120,7 +140,10 @@ describe(`docs and errors on ${runtime}`, () => {
   test('a missing keyword names itself and the signature; a positional argument says to use keywords', async () => {
     const missing = await failure('await mcp_memory.create_entities()');
     assert.match(missing, /missing required keyword argument: 'entities'/);
-    assert.match(missing, /Signature: mcp_memory\.create_entities\(\*, entities: list\[\{name: str, entityType: str, observations: list\[str\]\}\]\)/);
+    assert.match(
+      missing,
+      /Signature: mcp_memory\.create_entities\(\*, entities: list\[\{name: str, entityType: str, observations: list\[str\]\}\]\)/,
+    );
     const positional = await failure('await mcp_memory.open_nodes(["Ada"])');
     assert.match(positional, /takes keyword arguments only: write await mcp_memory\.open_nodes\(names=\['Ada'\]\)/);
     assert.match(positional, /Signature: mcp_memory\.open_nodes\(\*, names: list\[str\]\)/);
@@ -130,7 +153,10 @@ describe(`docs and errors on ${runtime}`, () => {
 
   test('an unknown mcp_ name suggests the closest server', async () => {
     const text = await failure('await mcp_filesytem.list_allowed_directories()');
-    assert.match(text, /NameError: name 'mcp_filesytem' is not defined\nDid you mean mcp_filesystem\? The proxied servers: mcp_memory, mcp_filesystem, mcp_fixture\./);
+    assert.match(
+      text,
+      /NameError: name 'mcp_filesytem' is not defined\nDid you mean mcp_filesystem\? The proxied servers: mcp_memory, mcp_filesystem, mcp_fixture\./,
+    );
   });
 
   test('a network failure says the sandbox has no network, without the chained traceback', async () => {
@@ -151,17 +177,31 @@ describe(`docs and errors on ${runtime}`, () => {
 
   test('a coroutine used without await says so: subscripted, returned or printed', async () => {
     const text = await failure('graph = mcp_memory.read_graph()\ngraph["entities"]');
-    assert.match(text, /'coroutine' object is not subscriptable\nThat value is a coroutine: an async call was not awaited\. Tool calls are async: write result = await mcp_<server>\.<tool>\(\.\.\.\)/);
+    assert.match(
+      text,
+      /'coroutine' object is not subscriptable\nThat value is a coroutine: an async call was not awaited\. Tool calls are async: write result = await mcp_<server>\.<tool>\(\.\.\.\)/,
+    );
     const returned = await bridge.call('mcp_memory.read_graph()');
-    assert.equal(structured(returned).value, '<coroutine mcp_memory.read_graph(), not awaited: write result = await mcp_memory.read_graph(...)>');
+    assert.equal(
+      structured(returned).value,
+      '<coroutine mcp_memory.read_graph(), not awaited: write result = await mcp_memory.read_graph(...)>',
+    );
     const printed = await bridge.call('print(mcp_memory.read_graph())');
-    assert.match(String(structured(printed).stderr), /coroutine 'mcp_memory\.read_graph' was never awaited: write result = await mcp_memory\.read_graph\(\.\.\.\)/);
+    assert.match(
+      String(structured(printed).stderr),
+      /coroutine 'mcp_memory\.read_graph' was never awaited: write result = await mcp_memory\.read_graph\(\.\.\.\)/,
+    );
     assert.doesNotMatch(String(structured(printed).stderr), /tracemalloc/);
   });
 
-  test('tracebacks of async code keep the code\'s frames and drop asyncio\'s and the runtime\'s', async () => {
+  test("tracebacks of async code keep the code's frames and drop asyncio's and the runtime's", async () => {
     const text = await failure(
-      ['import asyncio', 'async def look(name):', '    return await mcp_memory.open_nodes(nmes=[name])', 'await asyncio.gather(look("a"), look("b"))'].join('\n'),
+      [
+        'import asyncio',
+        'async def look(name):',
+        '    return await mcp_memory.open_nodes(nmes=[name])',
+        'await asyncio.gather(look("a"), look("b"))',
+      ].join('\n'),
     );
     assert.match(text, /line 4, in <module>[\s\S]*line 3, in look/);
     assert.match(text, /unexpected keyword argument 'nmes'; did you mean 'names'\?/);

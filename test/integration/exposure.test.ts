@@ -98,7 +98,10 @@ describe(`proxied resources and prompts on the bridge's own server (${runtime})`
     assert.equal(contents[0]!.uri, uri);
     assert.equal((contents[0] as { text: string }).text, readFileSync(join(EVERYTHING_DOCS, 'architecture.md'), 'utf8'));
     const logged = await until('the logged read', () =>
-      events(bridge.stateDir).find((e) => e.type === 'tool-call' && e.server === 'everything' && e.tool === 'read_resource demo://resource/static/document/architecture.md'),
+      events(bridge.stateDir).find(
+        (e) =>
+          e.type === 'tool-call' && e.server === 'everything' && e.tool === 'read_resource demo://resource/static/document/architecture.md',
+      ),
     );
     assert.equal(logged.outcome, 'ok');
     const start = events(bridge.stateDir).find((e) => e.type === 'run-start' && e.run === logged.run);
@@ -127,9 +130,15 @@ describe(`proxied resources and prompts on the bridge's own server (${runtime})`
     const names = prompts.map((p) => p.name);
     assert.ok(names.includes('everything.simple-prompt'), names.join(', '));
     assert.ok(names.includes('meta.summarize'), names.join(', '));
-    assert.ok(names.every((n) => n.startsWith('everything.') || n.startsWith('meta.')), names.join(', '));
+    assert.ok(
+      names.every((n) => n.startsWith('everything.') || n.startsWith('meta.')),
+      names.join(', '),
+    );
     const args = prompts.find((p) => p.name === 'everything.args-prompt');
-    assert.deepEqual(args?.arguments?.map((a) => a.name), ['city', 'state']);
+    assert.deepEqual(
+      args?.arguments?.map((a) => a.name),
+      ['city', 'state'],
+    );
     assert.match(args?.title ?? '', /^everything: /);
     const got = await bridge.client.getPrompt({ name: 'everything.args-prompt', arguments: { city: 'Lisbon', state: 'Estremadura' } });
     const said = JSON.stringify(got.messages);
@@ -164,7 +173,9 @@ describe(`proxied resources and prompts on the bridge's own server (${runtime})`
     // before counting, so that the one counted is the gzip's.
     await quietFor(800);
     changes = 0;
-    const result = await bridge.call('r = await mcp_everything.gzip_file_as_resource(name="hello.txt", data="data:text/plain;base64,aGVsbG8gd29ybGQ=")\nprint(r)');
+    const result = await bridge.call(
+      'r = await mcp_everything.gzip_file_as_resource(name="hello.txt", data="data:text/plain;base64,aGVsbG8gd29ybGQ=")\nprint(r)',
+    );
     assert.ok(!result.isError, textOf(result));
     await until('a resources/list_changed', () => changes > 0);
     const { resources } = await bridge.client.listResources();
@@ -189,7 +200,9 @@ describe(`proxied resources and prompts on the bridge's own server (${runtime})`
       ].join('\n'),
     );
     assert.ok(!result.isError, textOf(result));
-    const line = textOf(result).split('\n').find((l) => l.startsWith('{'));
+    const line = textOf(result)
+      .split('\n')
+      .find((l) => l.startsWith('{'));
     assert.ok(line, textOf(result));
     const got = JSON.parse(line) as Record<string, Record<string, unknown> & { help?: never }> & { help: string };
     const full = got.full!;
@@ -215,7 +228,10 @@ describe(`proxied resources and prompts on the bridge's own server (${runtime})`
     await writeFile(decisionsFile, JSON.stringify({ version: 1, allowed: ['0123456789abcdef'], denied: [] }));
     await until('a resources/list_changed', () => changes > 0);
     const { resources } = await bridge.client.listResources();
-    assert.ok(resources.some((r) => r.uri === `${PREFIX}pending/flood://item/0`), JSON.stringify(resources.map((r) => r.uri)));
+    assert.ok(
+      resources.some((r) => r.uri === `${PREFIX}pending/flood://item/0`),
+      JSON.stringify(resources.map((r) => r.uri)),
+    );
     const { contents } = await bridge.client.readResource({ uri: `${PREFIX}pending/flood://item/1` });
     assert.equal((contents[0] as { text: string }).text, 'item 1');
   });
@@ -234,7 +250,10 @@ describe('the caps on what the bridge re-exposes', () => {
         // descriptions each of all five (50 items, about 300 KiB together > maxResultBytes). One
         // server's answer stays well under the cap: the stdio transport's own cap counts what it
         // buffers, which may be one answer and the next read from the pipe.
-        flood1: { command: process.execPath, args: [EXPOSURE, '--resources', '30', '--templates', '10', '--template-chars', '6000', '--big', '300000'] },
+        flood1: {
+          command: process.execPath,
+          args: [EXPOSURE, '--resources', '30', '--templates', '10', '--template-chars', '6000', '--big', '300000'],
+        },
         flood2: { command: process.execPath, args: [EXPOSURE, '--resources', '30', '--templates', '10', '--template-chars', '6000'] },
         flood3: { command: process.execPath, args: [EXPOSURE, '--resources', '0', '--templates', '10', '--template-chars', '6000'] },
         flood4: { command: process.execPath, args: [EXPOSURE, '--resources', '0', '--templates', '10', '--template-chars', '6000'] },
@@ -274,7 +293,7 @@ describe('the caps on what the bridge re-exposes', () => {
     const reads = await Promise.allSettled([1, 2, 3].map(() => bridge.client.readResource({ uri: big })));
     for (const read of reads) {
       assert.equal(read.status, 'rejected');
-      assert.match(String((read as PromiseRejectedResult).reason), /maxResultBytes/);
+      assert.match(String(read.reason), /maxResultBytes/);
     }
     // Its connection was closed for the oversize message; the next use starts it again (with backoff).
     let text = '';

@@ -53,7 +53,10 @@ async function freePort(): Promise<number> {
 /** server-everything over HTTP, bound to 127.0.0.1 by the preload. */
 async function startEverything(kind: 'streamableHttp' | 'sse'): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', LOOPBACK, EVERYTHING, kind], { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', LOOPBACK, EVERYTHING, kind], {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   await new Promise<void>((ready, fail) => {
     let seen = '';
     const timer = setTimeout(() => fail(new Error(`server-everything (${kind}) did not start: ${seen}`)), 20_000);
@@ -81,7 +84,11 @@ interface Harness {
   logs: { logger?: string | undefined; data: unknown }[];
   roots: Root[];
   answer: (params: ElicitRequest['params']) => Promise<ElicitResult> | ElicitResult;
-  run(code: string, extra?: Record<string, unknown>, onprogress?: (p: Progress) => void): Promise<{ result: CallToolResult; data: Record<string, unknown> }>;
+  run(
+    code: string,
+    extra?: Record<string, unknown>,
+    onprogress?: (p: Progress) => void,
+  ): Promise<{ result: CallToolResult; data: Record<string, unknown> }>;
   relayEvents(): Promise<Record<string, unknown>[]>;
   close(): Promise<void>;
 }
@@ -105,11 +112,18 @@ function fill(params: ElicitRequest['params']): ElicitResult {
   return { action: 'accept', content };
 }
 
-async function start(servers: Record<string, unknown>, capabilities: ClientCapabilities, extra: Record<string, unknown> = {}): Promise<Harness> {
+async function start(
+  servers: Record<string, unknown>,
+  capabilities: ClientCapabilities,
+  extra: Record<string, unknown> = {},
+): Promise<Harness> {
   const dir = await tempDir('cem-fidelity-');
   const stateDir = join(dir, 'state');
   const configFile = join(dir, 'config.json');
-  await writeFile(configFile, JSON.stringify({ stateDir, servers, sandbox: { ...testSandbox(runtime), prewarm: false, maxTimeoutSeconds: 60 }, ...extra }));
+  await writeFile(
+    configFile,
+    JSON.stringify({ stateDir, servers, sandbox: { ...testSandbox(runtime), prewarm: false, maxTimeoutSeconds: 60 }, ...extra }),
+  );
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [resolve('dist/cli.js'), '--config', configFile],
@@ -131,7 +145,10 @@ async function start(servers: Record<string, unknown>, capabilities: ClientCapab
     roots: [{ uri: 'file:///tmp/fidelity-a', name: 'fidelity-a' }],
     answer: fill,
     async run(code, extraArgs = {}, onprogress) {
-      const result = (await client.callTool({ name: 'run_python', arguments: { code, ...extraArgs } }, undefined, { timeout: 120_000, ...(onprogress ? { onprogress } : {}) })) as CallToolResult;
+      const result = (await client.callTool({ name: 'run_python', arguments: { code, ...extraArgs } }, undefined, {
+        timeout: 120_000,
+        ...(onprogress ? { onprogress } : {}),
+      })) as CallToolResult;
       return { result, data: structured(result) };
     },
     async relayEvents() {
@@ -159,11 +176,18 @@ async function start(servers: Record<string, unknown>, capabilities: ClientCapab
   if (capabilities.sampling) {
     client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
       h.samplings.push(request.params);
-      return { model: 'fidelity-model', role: 'assistant', content: { type: 'text', text: `sampled ${request.params.messages.length} message(s)` } };
+      return {
+        model: 'fidelity-model',
+        role: 'assistant',
+        content: { type: 'text', text: `sampled ${request.params.messages.length} message(s)` },
+      };
     });
   }
   client.setNotificationHandler(ElicitationCompleteNotificationSchema, (n) => void h.completed.push(n.params.elicitationId));
-  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void h.logs.push({ logger: n.params.logger, data: n.params.data }));
+  client.setNotificationHandler(
+    LoggingMessageNotificationSchema,
+    (n) => void h.logs.push({ logger: n.params.logger, data: n.params.data }),
+  );
   await client.connect(transport);
   return h;
 }
@@ -195,7 +219,9 @@ print("JSON" + json.dumps(out, default=str))
 `;
 
 function matrixOf(result: CallToolResult): Record<string, unknown> {
-  const line = textOf(result).split('\n').find((l) => l.startsWith('JSON'));
+  const line = textOf(result)
+    .split('\n')
+    .find((l) => l.startsWith('JSON'));
   assert.ok(line, textOf(result));
   return JSON.parse(line.slice(4)) as Record<string, unknown>;
 }
@@ -209,12 +235,12 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
 
     before(async () => {
       http = kind === 'stdio' ? undefined : await startEverything(kind);
-      const ev = http ? { url: http.url, ...(kind === 'sse' ? { type: 'sse' } : {}), confirm: 'none' } : { command: process.execPath, args: [EVERYTHING, 'stdio'], confirm: 'none' };
-      h = await start(
-        { ev, relay: { command: process.execPath, args: [RELAY_FIXTURE], confirm: 'none' } },
-        FULL,
-        { proxy: { relayTimeoutSeconds: 3, maxRelayBytes: 4096, maxRelaysPerRun: 8 } },
-      );
+      const ev = http
+        ? { url: http.url, ...(kind === 'sse' ? { type: 'sse' } : {}), confirm: 'none' }
+        : { command: process.execPath, args: [EVERYTHING, 'stdio'], confirm: 'none' };
+      h = await start({ ev, relay: { command: process.execPath, args: [RELAY_FIXTURE], confirm: 'none' } }, FULL, {
+        proxy: { relayTimeoutSeconds: 3, maxRelayBytes: 4096, maxRelaysPerRun: 8 },
+      });
     });
     after(async () => {
       await h?.close();
@@ -243,10 +269,16 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       assert.ok(urls.includes('https://example.com/next'), JSON.stringify(urls));
       assert.ok(!(out.url as { error?: string }).error, text(out.url));
       // progress of a proxied call, as the run's progress
-      assert.ok(progress.some((m) => m.startsWith('ev.trigger-long-running-operation')), JSON.stringify(progress));
+      assert.ok(
+        progress.some((m) => m.startsWith('ev.trigger-long-running-operation')),
+        JSON.stringify(progress),
+      );
       assert.match(text(out.progress), /Long running operation completed/);
       // a task: its statuses as progress, its elicitation (input_required) relayed, its result
-      assert.ok(progress.some((m) => m.startsWith('ev.simulate-research-query: task working')), JSON.stringify(progress));
+      assert.ok(
+        progress.some((m) => m.startsWith('ev.simulate-research-query: task working')),
+        JSON.stringify(progress),
+      );
       assert.ok(h.elicitations.some((e) => e.mode !== 'url' && 'interpretation' in e.requestedSchema.properties));
       assert.match(text(out.task), /Research Report: bees/);
       assert.doesNotMatch(text(out.task), /elicitation unavailable/);
@@ -257,15 +289,21 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       assert.match(text(out.annotated), /Error: Operation failed/);
       assert.ok((out.bad as { error?: string }).error, text(out.bad));
       // logging: the server's log messages reach the client as the bridge's, named by server
-      assert.ok(h.logs.some((l) => l.logger?.startsWith('ev')), JSON.stringify(h.logs.slice(0, 5)));
+      assert.ok(
+        h.logs.some((l) => l.logger?.startsWith('ev')),
+        JSON.stringify(h.logs.slice(0, 5)),
+      );
       // the run log records what was relayed
       const events = await h.relayEvents();
       for (const method of ['roots/list', 'elicitation/create', 'sampling/createMessage', 'elicitation/create (url, for a tool call)']) {
-        assert.ok(events.some((e) => e.method === method && e.server === 'ev' && e.outcome === 'answered'), `${method}: ${JSON.stringify(events)}`);
+        assert.ok(
+          events.some((e) => e.method === method && e.server === 'ev' && e.outcome === 'answered'),
+          `${method}: ${JSON.stringify(events)}`,
+        );
       }
     });
 
-    test("roots changed on the client reach the server", async () => {
+    test('roots changed on the client reach the server', async () => {
       h.roots = [{ uri: 'file:///tmp/fidelity-b', name: 'fidelity-b' }];
       await h.client.sendRootsListChanged();
       let seen = '';
@@ -285,7 +323,14 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       const { result } = await h.run(
         'import json\nprint("JSON" + json.dumps([await call_tool("relay", "ask-sampling", {"chars": 8000}), await call_tool("relay", "ask-form", {"fields": 40}), await call_tool("relay", "ask-sampling", {"chars": 10})]))',
       );
-      const [big, wide, small] = (JSON.parse(textOf(result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as string[]).map((s) => JSON.parse(s) as { code?: number; message?: string; ok?: unknown });
+      const [big, wide, small] = (
+        JSON.parse(
+          textOf(result)
+            .split('\n')
+            .find((l) => l.startsWith('JSON'))!
+            .slice(4),
+        ) as string[]
+      ).map((s) => JSON.parse(s) as { code?: number; message?: string; ok?: unknown });
       assert.equal(big?.code, -32602, JSON.stringify(big));
       assert.match(big?.message ?? '', /proxy\.maxRelayBytes/);
       assert.equal(wide?.code, -32602, JSON.stringify(wide));
@@ -299,12 +344,23 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       const refusedOfRelay = async () => (await h.relayEvents()).filter((e) => e.outcome === 'refused' && e.server === 'relay');
       await until('the grouped refusal record', async () => (await refusedOfRelay()).length >= 2);
       const refused = await refusedOfRelay();
-      assert.equal(refused.reduce((n, e) => n + ((e.count as number | undefined) ?? 1), 0), 2, JSON.stringify(refused));
+      assert.equal(
+        refused.reduce((n, e) => n + ((e.count as number | undefined) ?? 1), 0),
+        2,
+        JSON.stringify(refused),
+      );
     });
 
     test('caps hold under concurrency: ten oversized requests at once are all refused', async () => {
-      const { result } = await h.run('import asyncio, json\nr = await asyncio.gather(*[call_tool("relay", "ask-sampling", {"chars": 8000}) for _ in range(10)])\nprint("JSON" + json.dumps([json.loads(x).get("code") for x in r]))');
-      const codes = JSON.parse(textOf(result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as number[];
+      const { result } = await h.run(
+        'import asyncio, json\nr = await asyncio.gather(*[call_tool("relay", "ask-sampling", {"chars": 8000}) for _ in range(10)])\nprint("JSON" + json.dumps([json.loads(x).get("code") for x in r]))',
+      );
+      const codes = JSON.parse(
+        textOf(result)
+          .split('\n')
+          .find((l) => l.startsWith('JSON'))!
+          .slice(4),
+      ) as number[];
       assert.deepEqual(codes, Array(10).fill(-32602));
     });
 
@@ -332,9 +388,17 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       };
       const beforeAsked = h.elicitations.length;
       const beforeRefused = (await h.relayEvents()).filter((e) => e.outcome === 'refused').length;
-      const gathered = await h.run('import asyncio, json\nr = await asyncio.gather(*[call_tool("relay", "ask-form", {}) for _ in range(6)])\nprint("JSON" + json.dumps([json.loads(x) for x in r]))', { timeout: 30 });
+      const gathered = await h.run(
+        'import asyncio, json\nr = await asyncio.gather(*[call_tool("relay", "ask-form", {}) for _ in range(6)])\nprint("JSON" + json.dumps([json.loads(x) for x in r]))',
+        { timeout: 30 },
+      );
       h.answer = fill;
-      const answers = JSON.parse(textOf(gathered.result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; code?: number; message?: string }[];
+      const answers = JSON.parse(
+        textOf(gathered.result)
+          .split('\n')
+          .find((l) => l.startsWith('JSON'))!
+          .slice(4),
+      ) as { ok?: unknown; code?: number; message?: string }[];
       assert.equal(answers.filter((a) => a.ok).length, 2, JSON.stringify(answers));
       const refused = answers.filter((a) => !a.ok);
       assert.equal(refused.length, 4);
@@ -350,8 +414,15 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       assert.equal(records.length, 2, JSON.stringify(records));
       assert.equal(records[1]?.count, 3);
       // maxRelaysPerRun (8 here): a loop of ten sampling requests in one run gets eight answered.
-      const looped = await h.run('import json\nout = []\nfor _ in range(10):\n    out.append(json.loads(await call_tool("relay", "ask-sampling", {})))\nprint("JSON" + json.dumps(out))');
-      const samples = JSON.parse(textOf(looped.result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; message?: string }[];
+      const looped = await h.run(
+        'import json\nout = []\nfor _ in range(10):\n    out.append(json.loads(await call_tool("relay", "ask-sampling", {})))\nprint("JSON" + json.dumps(out))',
+      );
+      const samples = JSON.parse(
+        textOf(looped.result)
+          .split('\n')
+          .find((l) => l.startsWith('JSON'))!
+          .slice(4),
+      ) as { ok?: unknown; message?: string }[];
       assert.equal(samples.filter((a) => a.ok).length, 8, JSON.stringify(samples));
       assert.match(samples.at(-1)?.message ?? '', /proxy\.maxRelaysPerRun/);
     });
@@ -368,7 +439,12 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
           'print("JSON" + json.dumps([a, *refused]))',
         ].join('\n'),
       );
-      const [spoof, ...refused] = JSON.parse(textOf(result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; code?: number; message?: string }[];
+      const [spoof, ...refused] = JSON.parse(
+        textOf(result)
+          .split('\n')
+          .find((l) => l.startsWith('JSON'))!
+          .slice(4),
+      ) as { ok?: unknown; code?: number; message?: string }[];
       assert.ok(spoof?.ok, JSON.stringify(spoof));
       const asked = h.elicitations.slice(before);
       assert.equal(asked.length, 1, 'only the question of its own words is asked');
@@ -379,7 +455,10 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       assert.equal(refused.length, 5);
       for (const r of refused) assert.equal(r.code, -32600, JSON.stringify(r));
       assert.match(refused[0]?.message ?? '', /wording of the bridge's own confirmation \("Code Execution Mode"\)/);
-      assert.match(refused[1]?.message ?? '', /wording of the bridge's own confirmation \("Allow this tool for the rest of this session"\)/);
+      assert.match(
+        refused[1]?.message ?? '',
+        /wording of the bridge's own confirmation \("Allow this tool for the rest of this session"\)/,
+      );
       for (const r of refused.slice(2)) assert.match(r.message ?? '', /only the bridge's own confirmation uses \("forSession"/);
     });
 
@@ -388,9 +467,20 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       const { result } = await h.run(
         'import json\nprint("JSON" + json.dumps([json.loads(await call_tool("relay", "ask-url", {"url": u, "id": u})) for u in ["http://evil.example/x", "https://github.com@evil.example/", "http://127.0.0.1:9/cb", "https://example.com/ok"]]))',
       );
-      const out = JSON.parse(textOf(result).split('\n').find((l) => l.startsWith('JSON'))!.slice(4)) as { ok?: unknown; code?: number }[];
-      assert.deepEqual(out.map((o) => (o.ok ? 'ok' : o.code)), [-32600, -32600, 'ok', 'ok']);
-      assert.deepEqual(h.elicitations.slice(before).map((e) => (e.mode === 'url' ? e.url : e.mode)), ['http://127.0.0.1:9/cb', 'https://example.com/ok']);
+      const out = JSON.parse(
+        textOf(result)
+          .split('\n')
+          .find((l) => l.startsWith('JSON'))!
+          .slice(4),
+      ) as { ok?: unknown; code?: number }[];
+      assert.deepEqual(
+        out.map((o) => (o.ok ? 'ok' : o.code)),
+        [-32600, -32600, 'ok', 'ok'],
+      );
+      assert.deepEqual(
+        h.elicitations.slice(before).map((e) => (e.mode === 'url' ? e.url : e.mode)),
+        ['http://127.0.0.1:9/cb', 'https://example.com/ok'],
+      );
     });
 
     test('-32042 from a fixture: the URL asked, the call retried once', async () => {
@@ -398,13 +488,18 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       const { result } = await h.run('print(await call_tool("relay", "needs-url", {}))');
       assert.match(textOf(result), /signed in: done/);
       const asked = h.elicitations.slice(before);
-      assert.deepEqual(asked.map((e) => (e.mode === 'url' ? e.url : e.mode)), ['https://example.com/authorize']);
+      assert.deepEqual(
+        asked.map((e) => (e.mode === 'url' ? e.url : e.mode)),
+        ['https://example.com/authorize'],
+      );
       // The server's completion notice is passed on for the elicitation it asked, not for others.
       for (let i = 0; i < 20 && h.completed.length === 0; i++) await sleep(50);
       assert.deepEqual(h.completed, ['e-1']);
       // Declined: no retry; the ToolError keeps -32042 and its data, and says the user did not accept.
       h.answer = (params) => (params.mode === 'url' ? { action: 'decline' } : fill(params));
-      const declined = await h.run('try:\n    await call_tool("relay", "needs-url", {})\nexcept ToolError as e:\n    print("CODE", e.code, e.data["elicitations"][0]["url"], str(e))');
+      const declined = await h.run(
+        'try:\n    await call_tool("relay", "needs-url", {})\nexcept ToolError as e:\n    print("CODE", e.code, e.data["elicitations"][0]["url"], str(e))',
+      );
       h.answer = fill;
       assert.match(textOf(declined.result), /CODE -32042 https:\/\/example\.com\/authorize .*did not accept/);
     });
@@ -456,7 +551,10 @@ describe(`fidelity with a client that declares nothing (${runtime})`, () => {
       ].join('\n'),
       { timeout: 60 },
     );
-    const out = matrixOf(result) as Record<string, { code?: number; message?: string; ok?: { roots?: Root[] }; data?: { elicitations?: { url: string }[] } }>;
+    const out = matrixOf(result) as Record<
+      string,
+      { code?: number; message?: string; ok?: { roots?: Root[] }; data?: { elicitations?: { url: string }[] } }
+    >;
     assert.match(text(out.roots), /file:\/\/\/tmp\/fidelity-config-root/);
     assert.deepEqual(out.asked_roots?.ok?.roots, [{ uri: 'file:///tmp/fidelity-config-root', name: 'fidelity-config-root' }]);
     assert.equal(out.form?.code, -32600, JSON.stringify(out.form));

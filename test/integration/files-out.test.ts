@@ -13,7 +13,9 @@ import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 type FileView = { path: string; bytes: number; text?: string; attached?: boolean; note?: string };
 const filesOf = (result: CallToolResult) => (structured(result).files ?? []) as FileView[];
 const resources = (result: CallToolResult) =>
-  result.content.flatMap((c) => (c.type === 'resource' && 'blob' in c.resource ? [{ uri: c.resource.uri, mime: c.resource.mimeType, blob: c.resource.blob as string }] : []));
+  result.content.flatMap((c) =>
+    c.type === 'resource' && 'blob' in c.resource ? [{ uri: c.resource.uri, mime: c.resource.mimeType, blob: c.resource.blob }] : [],
+  );
 
 for (const runtime of testRuntimes()) {
   describe(`files out on ${runtime}`, () => {
@@ -41,19 +43,28 @@ for (const runtime of testRuntimes()) {
       ].join('\n');
       const result = await bridge.call(code);
       const files = filesOf(result);
-      assert.deepEqual(files.map((f) => f.path), ['/work/out/data/blob.bin', '/work/out/summary.txt']);
+      assert.deepEqual(
+        files.map((f) => f.path),
+        ['/work/out/data/blob.bin', '/work/out/summary.txt'],
+      );
       const text = files.find((f) => f.path.endsWith('summary.txt'))!;
       assert.equal(text.text, 'rows: 3\ntotal: 42\n');
-      assert.match(textOf(result), /\[file \/work\/out\/summary\.txt, 18 bytes\]\nrows: 3\ntotal: 42\n\[end of \/work\/out\/summary\.txt\]/);
+      assert.match(
+        textOf(result),
+        /\[file \/work\/out\/summary\.txt, 18 bytes\]\nrows: 3\ntotal: 42\n\[end of \/work\/out\/summary\.txt\]/,
+      );
       const blob = files.find((f) => f.path.endsWith('blob.bin'))!;
       assert.equal(blob.attached, true);
       assert.equal(blob.bytes, 1024);
       const [resource] = resources(result);
       assert.equal(resource?.uri, 'sandbox:///work/out/data/blob.bin');
       assert.equal(resource?.mime, 'application/octet-stream');
-      assert.deepEqual(Buffer.from(resource!.blob, 'base64'), Buffer.from(new Uint8Array(1024).map((_, i) => i % 256)));
+      assert.deepEqual(Buffer.from(resource.blob, 'base64'), Buffer.from(new Uint8Array(1024).map((_, i) => i % 256)));
       // Kept beside the run log, private.
-      const log = readFileSync(join(bridge.stateDir, 'runs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const log = readFileSync(join(bridge.stateDir, 'runs.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const end = log.filter((e) => e.type === 'run-end').at(-1) as { files: Array<{ path: string; file?: string }> };
       assert.equal(end.files.length, 2);
       for (const entry of end.files) {
@@ -77,7 +88,7 @@ for (const runtime of testRuntimes()) {
       assert.equal(files.filter((f) => f.text !== undefined || f.attached).length, 20);
       assert.equal(files.filter((f) => /more than 20 files/.test(f.note ?? '')).length, 5);
       const big = files.find((f) => f.path === '/work/out/zbig.bin')!;
-      assert.match(big.note ?? "", /not returned: over 4/);
+      assert.match(big.note ?? '', /not returned: over 4/);
       assert.equal(big.bytes, 5 * 1024 * 1024);
       assert.equal(structured(result).truncated, true);
       assert.match(textOf(result), /\[file \/work\/out\/f24\.txt, 2 bytes: not returned: more than 20 files\]/);
@@ -85,7 +96,13 @@ for (const runtime of testRuntimes()) {
 
     test('hostile file names are shown escaped and never as a path outside /work/out: text, URIs, run log', async () => {
       // Real names a file can have: escapes, an OSC 8 link, a line break, RTL, a Windows way up.
-      const names = ['red\x1b[31mtext.bin', '\x1b]8;;https:evil.example\x07click\x1b]8;;\x07.bin', 'line\nforged [file x].bin', 'report\u202etxt.exe', '..\\..\\..\\..\\home\\user\\.bashrc'];
+      const names = [
+        'red\x1b[31mtext.bin',
+        '\x1b]8;;https:evil.example\x07click\x1b]8;;\x07.bin',
+        'line\nforged [file x].bin',
+        'report\u202etxt.exe',
+        '..\\..\\..\\..\\home\\user\\.bashrc',
+      ];
       const cleaned = [
         'red%1B[31mtext.bin',
         '%1B]8;;https:evil.example%07click%1B]8;;%07.bin',
@@ -95,7 +112,12 @@ for (const runtime of testRuntimes()) {
       ].sort();
       const result = await bridge.call(`for name in ${JSON.stringify(names)}:\n    open("/work/out/" + name, "wb").write(b"\\xff\\xfe")`);
       assert.equal(structured(result).status, 'ok', textOf(result));
-      assert.deepEqual(filesOf(result).map((f) => f.path).sort(), cleaned.map((name) => `/work/out/${name}`));
+      assert.deepEqual(
+        filesOf(result)
+          .map((f) => f.path)
+          .sort(),
+        cleaned.map((name) => `/work/out/${name}`),
+      );
       const text = textOf(result);
       assert.doesNotMatch(text, /[\x00-\x08\x0b-\x1f\x7f\u202e\\]/u, 'no escape, control, bidi or backslash in the text');
       assert.ok(!text.split('\n').some((line) => line.startsWith('forged')), text);
@@ -109,7 +131,10 @@ for (const runtime of testRuntimes()) {
       }
       assert.deepEqual(uris.map((uri) => decodeURIComponent(uri.slice('sandbox:///work/out/'.length))).sort(), cleaned);
       // The run log names them the same way; the saved copies are under names of ours, with the bytes.
-      const log = readFileSync(join(bridge.stateDir, 'runs.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const log = readFileSync(join(bridge.stateDir, 'runs.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const end = log.filter((e) => e.type === 'run-end').at(-1) as { run: string; files: Array<{ path: string; file?: string }> };
       assert.deepEqual(end.files.map((f) => f.path).sort(), cleaned);
       for (const [i, entry] of end.files.entries()) {

@@ -7,14 +7,16 @@ import { startBridge, structured, textOf } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 
 const MISSING = 'localhost/cem-missing:none';
-const cli = (args: string[], env: Record<string, string> = {}) =>
-  execa(process.execPath, ['dist/cli.js', ...args], { reject: false, env });
+const cli = (args: string[], env: Record<string, string> = {}) => execa(process.execPath, ['dist/cli.js', ...args], { reject: false, env });
 
 for (const runtime of testRuntimes()) {
   test(`${runtime}: doctor shows every check and exits 0 when a sandbox really starts`, async () => {
     const result = await cli(['doctor', '--runtime', runtime, '--image', TEST_IMAGE]);
     assert.equal(result.exitCode, 0, result.stdout + result.stderr);
-    assert.match(result.stdout, new RegExp(`^Sandbox: ready with ${runtime} \\(OCI runtime [\\w./-]+\\) \\(image ${TEST_IMAGE.replace(/[.]/g, '\\.')}\\)`));
+    assert.match(
+      result.stdout,
+      new RegExp(`^Sandbox: ready with ${runtime} \\(OCI runtime [\\w./-]+\\) \\(image ${TEST_IMAGE.replace(/[.]/g, '\\.')}\\)`),
+    );
     for (const check of ['installed', 'daemon / machine', 'resource limits', 'image', 'hardened sandbox starts']) {
       assert.match(result.stdout, new RegExp(`  ok   ${check}: `));
     }
@@ -28,7 +30,10 @@ for (const runtime of testRuntimes()) {
     assert.match(doctor.stdout, new RegExp(`fix: Pull ${MISSING}: ${runtime} pull ${MISSING}`));
     const run = await cli(['run', '--runtime', runtime, '--image', MISSING, '-c', 'print(1)']);
     assert.equal(run.exitCode, 3);
-    assert.match(run.stderr, /is not present in .* never download it by themselves\. Pull it once: `code-execution-mode pull`.*or start the bridge with --pull/);
+    assert.match(
+      run.stderr,
+      /is not present in .* never download it by themselves\. Pull it once: `code-execution-mode pull`.*or start the bridge with --pull/,
+    );
     assert.doesNotMatch(run.stderr, /Pulling/);
   });
 

@@ -50,7 +50,10 @@ for (const runtime of testRuntimes()) {
       const grew = peakRss(bridge.pid!) - before;
       assert.equal(structured(result).status, 'error', textOf(result));
       assert.equal(structured(result).sessionLost, true);
-      assert.match(textOf(result), new RegExp(`protocol error: sandbox sent a 30000000-byte frame; the limit is ${MAX_KERNEL_FRAME_BYTES} bytes`));
+      assert.match(
+        textOf(result),
+        new RegExp(`protocol error: sandbox sent a 30000000-byte frame; the limit is ${MAX_KERNEL_FRAME_BYTES} bytes`),
+      );
       assert.ok(grew < 16 * 1024 * 1024, `the bridge's peak memory grew by ${(grew / 1024 / 1024).toFixed(1)} MB`);
       const next = await bridge.call('"kept" in globals()', { session: 'f' });
       assert.equal(structured(next).status, 'ok', textOf(next));
@@ -64,7 +67,10 @@ for (const runtime of testRuntimes()) {
       const result = await bridge.call(forgedRequest(size), { session: 'g' });
       const grew = peakRss(bridge.pid!) - before;
       assert.equal(structured(result).status, 'error', textOf(result));
-      assert.match(textOf(result), new RegExp(`protocol error: sandbox sent a ${size}-byte "req" frame; the limit is ${KERNEL_FRAME_LIMITS.req} bytes`));
+      assert.match(
+        textOf(result),
+        new RegExp(`protocol error: sandbox sent a ${size}-byte "req" frame; the limit is ${KERNEL_FRAME_LIMITS.req} bytes`),
+      );
       assert.ok(grew < 8 * 1024 * 1024, `the bridge's peak memory grew by ${(grew / 1024 / 1024).toFixed(1)} MB`);
     });
   });

@@ -38,16 +38,28 @@ for (const runtime of testRuntimes()) {
       const status = await checkRuntime(runtime, testSandbox(runtime, { ociRuntime: '/opt/cem-test-absent/runsc' }));
       assert.equal(status.state, 'start-failed');
       assert.equal(status.checks.find((c) => c.name === 'oci-runtime')?.ok, false);
-      assert.equal(status.checks.some((c) => c.name === 'start'), false);
+      assert.equal(
+        status.checks.some((c) => c.name === 'start'),
+        false,
+      );
       if (runtime === 'docker') {
-        assert.match(status.problems.join('\n'), /^runsc is not registered with the docker daemon: add it to daemon\.json \(\{"runtimes": \{"runsc": \{"path": "\/opt\/cem-test-absent\/runsc", "runtimeArgs": \["--network=none"\]\}\}\}\), then reload the daemon/);
+        assert.match(
+          status.problems.join('\n'),
+          /^runsc is not registered with the docker daemon: add it to daemon\.json \(\{"runtimes": \{"runsc": \{"path": "\/opt\/cem-test-absent\/runsc", "runtimeArgs": \["--network=none"\]\}\}\}\), then reload the daemon/,
+        );
       } else {
-        assert.match(status.problems.join('\n'), /^sandbox\.ociRuntime is "\/opt\/cem-test-absent\/runsc", but podman cannot find it: install it \(Debian\/Ubuntu: `sudo apt-get install runsc`/);
-        assert.deepEqual(status.fixes.map((f) => f.command), ['sudo apt-get install runsc']);
+        assert.match(
+          status.problems.join('\n'),
+          /^sandbox\.ociRuntime is "\/opt\/cem-test-absent\/runsc", but podman cannot find it: install it \(Debian\/Ubuntu: `sudo apt-get install runsc`/,
+        );
+        assert.deepEqual(
+          status.fixes.map((f) => f.command),
+          ['sudo apt-get install runsc'],
+        );
       }
     });
 
-    test('code runs, and in gVisor\'s kernel: its log says so, and /proc/version is not the host\'s', async (t) => {
+    test("code runs, and in gVisor's kernel: its log says so, and /proc/version is not the host's", async (t) => {
       if (!registered) return t.skip('runsc is not registered with this docker daemon');
       const result = await sandbox.execute(
         [
@@ -114,7 +126,11 @@ for (const runtime of testRuntimes()) {
           '(os.getuid(), os.getgid(), status["CapEff"].strip(), no_new_privs, root, work, setuid, resource.getrlimit(resource.RLIMIT_NOFILE))',
         ].join('\n'),
       );
-      assert.equal(result.value, "(65534, 65534, '0000000000000000', 1, 'Read-only file system', 'ok', 'Operation not permitted', (1024, 1024))", JSON.stringify(result.error));
+      assert.equal(
+        result.value,
+        "(65534, 65534, '0000000000000000', 1, 'Read-only file system', 'ok', 'Operation not permitted', (1024, 1024))",
+        JSON.stringify(result.error),
+      );
     });
 
     test('doctor, the listing and the run log name the gVisor tier', async (t) => {

@@ -23,7 +23,7 @@ const hostile = (...args: string[]) => ({ command: process.execPath, args: [HOST
 async function startHostileHttp(...args: string[]): Promise<{ url: string; child: ChildProcess }> {
   const child = spawn(process.execPath, [HOSTILE, '--http', '0', ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((resolveUrl, reject) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => resolveUrl(line.trim()));
+    createInterface({ input: child.stdout }).once('line', (line) => resolveUrl(line.trim()));
     child.once('exit', (code) => reject(new Error(`hostile server exited (${code})`)));
   });
   return { url, child };
@@ -32,7 +32,10 @@ async function startHostileHttp(...args: string[]): Promise<{ url: string; child
 /** The JSON lines a hostile server recorded. */
 async function records(file: string): Promise<Array<Record<string, unknown>>> {
   const text = await readFile(file, 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 /** A process's CPU time so far (user + system), in ms, and its peak resident memory, in MiB. */
@@ -82,7 +85,9 @@ describe(`hostile proxied servers (${runtime})`, () => {
 
   test('calls that completed are never cancelled at the end of the run; one in flight at a timeout is, once', async () => {
     const cancelled = async () => (await records(calls)).filter((r) => r.method === 'notifications/cancelled');
-    const eight = await bridge.call('import asyncio\nlen(await asyncio.gather(*[call_tool("calls", "sleep", {"ms": 50}) for _ in range(8)]))');
+    const eight = await bridge.call(
+      'import asyncio\nlen(await asyncio.gather(*[call_tool("calls", "sleep", {"ms": 50}) for _ in range(8)]))',
+    );
     assert.equal(value(eight), '8');
 
     const timedOut = await bridge.call('await mcp_calls.sleep(ms=60000)', { timeout: 2 });
@@ -243,11 +248,18 @@ describe(`entries and nested bridges that would start the bridge again (${runtim
     await symlink(BRIDGE, join(dir, 'bin', 'tool.js'));
     // A wrapper nothing can recognise as the bridge: only the environment marker stops it.
     const wrapper = join(dir, 'wrapper.sh');
-    await writeFile(wrapper, `#!/bin/sh\necho started >> "${starts}"\nexec "${process.execPath}" "${BRIDGE}" --config "${join(dir, 'inner.json')}"\n`);
+    await writeFile(
+      wrapper,
+      `#!/bin/sh\necho started >> "${starts}"\nexec "${process.execPath}" "${BRIDGE}" --config "${join(dir, 'inner.json')}"\n`,
+    );
     await chmod(wrapper, 0o755);
     await writeFile(
       join(dir, 'inner.json'),
-      JSON.stringify({ stateDir: innerState, sandbox, servers: { again: { command: 'sh', args: [wrapper] }, inner: { command: process.execPath, args: [FIXTURE] } } }),
+      JSON.stringify({
+        stateDir: innerState,
+        sandbox,
+        servers: { again: { command: 'sh', args: [wrapper] }, inner: { command: process.execPath, args: [FIXTURE] } },
+      }),
     );
     const bridgeDir = resolve('dist');
     bridge = await startBridge({
@@ -270,7 +282,10 @@ describe(`entries and nested bridges that would start the bridge again (${runtim
     const result = await bridge.call('{s["name"]: s.get("error", "") for s in discovered_servers() if s["name"] != "nested"}');
     const errors = value(result);
     for (const name of ['dotted', 'relative', 'linked', 'shell', 'npx']) {
-      assert.match(errors, new RegExp(`'${name}': 'server "${name}" would start this bridge again and is not proxied \\(set allowSelfProxy to override\\)'`));
+      assert.match(
+        errors,
+        new RegExp(`'${name}': 'server "${name}" would start this bridge again and is not proxied \\(set allowSelfProxy to override\\)'`),
+      );
     }
   });
 
@@ -285,7 +300,9 @@ describe(`entries and nested bridges that would start the bridge again (${runtim
     for (const name of ['again', 'inner']) {
       assert.match(
         catalog,
-        new RegExp(`"${name}":\\{[^}]*"state":"error","error":"server \\\\"${name}\\\\" is not started: this bridge was started by a proxied server of another Code Execution Mode bridge \\(CODE_EXECUTION_MODE_DEPTH=1\\)`),
+        new RegExp(
+          `"${name}":\\{[^}]*"state":"error","error":"server \\\\"${name}\\\\" is not started: this bridge was started by a proxied server of another Code Execution Mode bridge \\(CODE_EXECUTION_MODE_DEPTH=1\\)`,
+        ),
       );
     }
     // A start would be the nested bridge's own doing, after its catalog said why not: nothing

@@ -88,7 +88,7 @@ for (const runtime of testRuntimes()) {
       }
       const file = join(stateDir, 'image-packages.json');
       const remembered = JSON.parse(await readFile(file, 'utf8')) as { images: Record<string, { names: string[] }> };
-      assert.ok(remembered.images[TEST_DATA_IMAGE]?.names.includes('numpy'), 'the image\'s packages are remembered');
+      assert.ok(remembered.images[TEST_DATA_IMAGE]?.names.includes('numpy'), "the image's packages are remembered");
       const second = await startBridge({ stateDir, sandbox: { runtime, image: TEST_DATA_IMAGE, prewarm: false, memory: '256m' } });
       try {
         const listChanged = countListChanged(second);

@@ -28,7 +28,8 @@ const CPU_WHILE_SLEEPING = [
 ].join('\n');
 
 /** An expression: the container's processes but init and the kernel. */
-const PROCESSES = 'sorted(int(p) for p in __import__("os").listdir("/proc") if p.isdigit() and int(p) not in (1, __import__("os").getpid()))';
+const PROCESSES =
+  'sorted(int(p) for p in __import__("os").listdir("/proc") if p.isdigit() and int(p) not in (1, __import__("os").getpid()))';
 
 for (const runtime of testRuntimes()) {
   describe(`interrupts on ${runtime}`, () => {
@@ -67,8 +68,13 @@ for (const runtime of testRuntimes()) {
       );
       assert.equal(result.status, 'timeout');
       assert.equal(result.sessionLost, true);
-      assert.match(result.error?.message ?? '', /1 thread it started was still running after the interrupt, so its interpreter was restarted/);
-      const next = await sandbox.execute(`${CPU_WHILE_SLEEPING}\nimport threading\n(threading.active_count(), burned)`, { session: 'threads' });
+      assert.match(
+        result.error?.message ?? '',
+        /1 thread it started was still running after the interrupt, so its interpreter was restarted/,
+      );
+      const next = await sandbox.execute(`${CPU_WHILE_SLEEPING}\nimport threading\n(threading.active_count(), burned)`, {
+        session: 'threads',
+      });
       assert.equal(next.status, 'ok', JSON.stringify(next.error));
       assert.equal(next.coldStart, false);
       // Lenient about the exact figure on a loaded machine: a spinning thread burns ~100 ticks a second.
@@ -101,10 +107,15 @@ for (const runtime of testRuntimes()) {
       assert.equal(first.status, 'ok', JSON.stringify(first.error));
       // The background child may not have exec'd sleep yet (it is then still named sh).
       assert.match(first.stderr, /\[sandbox\] stopped 2 processes the code left running \((sh, )?sleep\)/);
-      const next = await sandbox.execute(`import os\n(${PROCESSES}, child.poll() is not None, os.path.exists("/proc/${first.value}"))`, { session: 'procs' });
+      const next = await sandbox.execute(`import os\n(${PROCESSES}, child.poll() is not None, os.path.exists("/proc/${first.value}"))`, {
+        session: 'procs',
+      });
       assert.equal(next.value, '([], True, False)');
 
-      const timedOut = await sandbox.execute('import subprocess, time\nsubprocess.Popen(["sleep", "100"])\ntime.sleep(30)', { session: 'procs', timeoutMs: 300 });
+      const timedOut = await sandbox.execute('import subprocess, time\nsubprocess.Popen(["sleep", "100"])\ntime.sleep(30)', {
+        session: 'procs',
+        timeoutMs: 300,
+      });
       assert.equal(timedOut.status, 'timeout');
       assert.equal(timedOut.sessionLost, false);
       assert.equal((await sandbox.execute(PROCESSES, { session: 'procs' })).value, '[]');

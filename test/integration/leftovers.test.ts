@@ -26,7 +26,13 @@ function alive(pid: number): boolean {
 async function leftovers(runtime: string): Promise<string[]> {
   const ids = await listOwnedContainers(runtime);
   if (ids.length === 0) return [];
-  const out = await runCli(runtime, ['container', 'inspect', '--format', `{{.Id}}\t{{.Created}}\t{{index .Config.Labels "${OWNER_LABEL}"}}`, ...ids]).catch(() => ({ stdout: '' }));
+  const out = await runCli(runtime, [
+    'container',
+    'inspect',
+    '--format',
+    `{{.Id}}\t{{.Created}}\t{{index .Config.Labels "${OWNER_LABEL}"}}`,
+    ...ids,
+  ]).catch(() => ({ stdout: '' }));
   return out.stdout.split('\n').flatMap((line) => {
     const [id, created, owner] = line.split('\t');
     const match = /^(.*)\/(\d+)$/.exec(owner ?? '');

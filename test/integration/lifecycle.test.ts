@@ -31,9 +31,14 @@ async function exists(runtime: string, name: string): Promise<boolean> {
 
 /** This process's containers whose session name starts with `prefix`. */
 async function sessionContainers(runtime: string, prefix: string): Promise<string[]> {
-  const ids = (await runCli(runtime, ['ps', '-a', '--filter', `label=${OWNER_LABEL}=${OWNER}`, '--format', '{{.ID}}'])).stdout.split('\n').filter(Boolean);
+  const ids = (await runCli(runtime, ['ps', '-a', '--filter', `label=${OWNER_LABEL}=${OWNER}`, '--format', '{{.ID}}'])).stdout
+    .split('\n')
+    .filter(Boolean);
   if (ids.length === 0) return [];
-  const lines = await runCli(runtime, labelsArgs(ids)).then((r) => r.stdout.split('\n'), () => []);
+  const lines = await runCli(runtime, labelsArgs(ids)).then(
+    (r) => r.stdout.split('\n'),
+    () => [],
+  );
   return lines.filter((line) => {
     const labels = JSON.parse(line.split('\t')[1] ?? '{}') as Record<string, string>;
     return labels[SESSION_LABEL]?.startsWith(prefix);
@@ -95,7 +100,14 @@ for (const runtime of testRuntimes()) {
             try {
               await sleep(100);
               if (method === 'list_tools') {
-                return [{ tool: 'say', alias: 'say', description: 'says', params: [{ name: 'text', type: 'string', required: true, identifier: true }] }];
+                return [
+                  {
+                    tool: 'say',
+                    alias: 'say',
+                    description: 'says',
+                    params: [{ name: 'text', type: 'string', required: true, identifier: true }],
+                  },
+                ];
               }
               if (method === 'call_tool') return { value: (params as { arguments: { text: string } }).arguments.text };
               return { method, params };
@@ -129,10 +141,7 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.value, `(${names('run', 5)}, [0, 1, 2, 3, 4, 5, 6, 7], ${names('thread', 8)})`);
       // Top-level await on the kernel's loop, with worker threads running loops of their own meanwhile.
       const mixed = await sandbox.execute(
-        [
-          'workers = [asyncio.to_thread(loop_in_thread, i) for i in range(4)]',
-          'await asyncio.gather(many("top", 3), *workers)',
-        ].join('\n'),
+        ['workers = [asyncio.to_thread(loop_in_thread, i) for i in range(4)]', 'await asyncio.gather(many("top", 3), *workers)'].join('\n'),
         { timeoutMs: 60_000 },
       );
       assert.equal(mixed.value, `[${names('top', 3)}, ${names('thread', 4).slice(1, -1)}]`, JSON.stringify(mixed.error));
@@ -146,7 +155,16 @@ for (const runtime of testRuntimes()) {
       const config = testSandbox(runtime);
       const container = await KernelContainer.start({ name: runtime, command: runtime }, config, 'gone');
       await container.kill('ended for the test');
-      const run = runOnContainer({ container, runId: 'late', session: 'gone', config, options: { timeoutMs: 60_000 }, cold: false, started: performance.now(), code: '1' });
+      const run = runOnContainer({
+        container,
+        runId: 'late',
+        session: 'gone',
+        config,
+        options: { timeoutMs: 60_000 },
+        cold: false,
+        started: performance.now(),
+        code: '1',
+      });
       const outcome = await Promise.race([run, sleep(5000).then(() => undefined)]);
       assert.ok(outcome, 'the run never finished');
       assert.equal(outcome.result.sessionLost, true);
@@ -195,11 +213,20 @@ for (const runtime of testRuntimes()) {
       await sandbox.execute('v = "b"', { session: 'b' });
       await sandbox.execute('v', { session: 'a' });
       await sandbox.execute('v = "c"', { session: 'c' });
-      assert.deepEqual(sandbox.list().map((s) => s.name).sort(), ['a', 'c']);
+      assert.deepEqual(
+        sandbox
+          .list()
+          .map((s) => s.name)
+          .sort(),
+        ['a', 'c'],
+      );
       assert.equal((await sandbox.execute('v', { session: 'a' })).value, "'a'");
     });
 
-    for (const [runs, cap] of [[8, 2], [16, 1]] as const) {
+    for (const [runs, cap] of [
+      [8, 2],
+      [16, 1],
+    ] as const) {
       test(`${runs} concurrent first runs of new sessions with maxSessions ${cap}: never more than ${cap} containers`, async () => {
         const prefix = `cap${cap}x`;
         const sandbox = manager({ maxSessions: cap, prewarm: false });
@@ -220,11 +247,14 @@ for (const runtime of testRuntimes()) {
         const refused = results.filter((r) => r.status === 'rejected');
         assert.equal(ok.length, cap);
         assert.equal(refused.length, runs - cap);
-        for (const r of refused) assert.match(String((r as PromiseRejectedResult).reason), /All \d sandbox sessions are busy/);
+        for (const r of refused) assert.match(String(r.reason), /All \d sandbox sessions are busy/);
         assert.ok(peak <= cap, `${peak} containers ran at once with maxSessions ${cap}`);
         assert.ok(sandbox.list().length <= cap);
         await sandbox.close();
-        assert.ok(await waitFor(async () => (await sessionContainers(runtime, prefix)).length === 0, 10_000), 'containers outlived close()');
+        assert.ok(
+          await waitFor(async () => (await sessionContainers(runtime, prefix)).length === 0, 10_000),
+          'containers outlived close()',
+        );
       });
     }
 
@@ -243,8 +273,18 @@ for (const runtime of testRuntimes()) {
       const { hostname } = await import('node:os');
       const start = (owner: string) =>
         runCli(runtime, [
-          'run', '-d', '--network', 'none', '--label', `${LABEL}=1`, '--label', `${OWNER_LABEL}=${owner}`,
-          '--entrypoint', 'sleep', TEST_IMAGE, '300',
+          'run',
+          '-d',
+          '--network',
+          'none',
+          '--label',
+          `${LABEL}=1`,
+          '--label',
+          `${OWNER_LABEL}=${owner}`,
+          '--entrypoint',
+          'sleep',
+          TEST_IMAGE,
+          '300',
         ]);
       const dead = (await start(`${hostname()}/999999999`)).stdout.trim();
       const live = (await start(`${hostname()}/${process.ppid}`)).stdout.trim();
@@ -252,8 +292,14 @@ for (const runtime of testRuntimes()) {
         const sandbox = manager();
         await sandbox.execute('1');
         const remaining = await listOwnedContainers(runtime);
-        assert.ok(await waitFor(async () => !(await listOwnedContainers(runtime)).some((id) => dead.startsWith(id)), 10_000), 'orphan kept');
-        assert.ok(remaining.some((id) => live.startsWith(id)), 'live owner container removed');
+        assert.ok(
+          await waitFor(async () => !(await listOwnedContainers(runtime)).some((id) => dead.startsWith(id)), 10_000),
+          'orphan kept',
+        );
+        assert.ok(
+          remaining.some((id) => live.startsWith(id)),
+          'live owner container removed',
+        );
       } finally {
         await runCli(runtime, removeArgs(runtime, [dead, live])).catch(() => undefined);
       }

@@ -34,7 +34,7 @@ interface Fixture {
 async function startFixture(env: Record<string, string> = {}): Promise<Fixture> {
   const child = spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((ok, fail) => {
-    createInterface({ input: child.stdout! }).once('line', (line) => ok(line.trim()));
+    createInterface({ input: child.stdout }).once('line', (line) => ok(line.trim()));
     child.once('exit', (code) => fail(new Error(`oauth fixture exited (${code})`)));
   });
   const origin = new URL(url).origin;
@@ -124,7 +124,11 @@ describe('OAuth sign-in through the hub', () => {
         ['protected: hi 1', 'protected: hi 2', 'protected: hi 3'],
       );
       assert.equal((await fixture.stats()).authorizations, 1);
-      assert.deepEqual((hub.catalog.get('secure')?.tools ?? []).map((t) => t.tool), ['echo'], 'the tools are listed');
+      assert.deepEqual(
+        (hub.catalog.get('secure')?.tools ?? []).map((t) => t.tool),
+        ['echo'],
+        'the tools are listed',
+      );
       // One-shot: the callback listener is gone.
       await assert.rejects(fetch(`${redirect.href}?code=again`));
     } finally {
@@ -187,7 +191,10 @@ describe('OAuth sign-in through the hub', () => {
       await hub.callTool('secure', 'echo', { message: 'warm' }, never());
       await fixture.post('fail-refresh');
       await fixture.post('expire');
-      await assert.rejects(hub.callTool('secure', 'echo', { message: 'refused' }, never()), /needs you to sign in: open http:\/\/127\.0\.0\.1:\d+\/authorize\?/);
+      await assert.rejects(
+        hub.callTool('secure', 'echo', { message: 'refused' }, never()),
+        /needs you to sign in: open http:\/\/127\.0\.0\.1:\d+\/authorize\?/,
+      );
       assert.equal((await browse(await signInUrl(() => logs.join('\n')))).status, 200);
       await waitUntil(() => logs.some((l) => l.includes('signed in')));
       const after = await hub.callTool('secure', 'echo', { message: 'signed in again' }, never());
@@ -218,7 +225,9 @@ describe('OAuth sign-in: configured client, failures, sealed storage', () => {
     process.env.CEM_TEST_OAUTH_SECRET = 'static-secret-value';
     const stateDir = await tempDir('cem-oauth-static-');
     const logs: string[] = [];
-    const hub = hubFor(confidential.url, stateDir, logs, { oauth: { clientId: 'static-client', clientSecret: '${env:CEM_TEST_OAUTH_SECRET}', callbackPort: port } });
+    const hub = hubFor(confidential.url, stateDir, logs, {
+      oauth: { clientId: 'static-client', clientSecret: '${env:CEM_TEST_OAUTH_SECRET}', callbackPort: port },
+    });
     await hub.start();
     try {
       const call = hub.callTool('secure', 'echo', { message: 'static' }, never());
@@ -229,7 +238,10 @@ describe('OAuth sign-in: configured client, failures, sealed storage', () => {
       assert.equal(((await call).result.content as Array<{ text: string }>)[0]!.text, 'protected: static');
       assert.equal((await confidential.stats()).registrations, 0);
       assert.ok(!logs.join('\n').includes('static-secret-value'));
-      assert.ok(!(await readFile(tokenFile(stateDir, 'secure'), 'utf8')).includes('static-secret-value'), 'the configured secret is not stored');
+      assert.ok(
+        !(await readFile(tokenFile(stateDir, 'secure'), 'utf8')).includes('static-secret-value'),
+        'the configured secret is not stored',
+      );
     } finally {
       await hub.close();
       confidential.child.kill();
@@ -260,7 +272,10 @@ describe('OAuth sign-in: configured client, failures, sealed storage', () => {
     const hub = hubFor(plain.url, stateDir, []);
     await hub.start();
     try {
-      await assert.rejects(hub.callTool('secure', 'echo', { message: 'x' }, never()), /asks for a sign-in \(HTTP 401\), and the OAuth sign-in could not start: .*Authorization header/);
+      await assert.rejects(
+        hub.callTool('secure', 'echo', { message: 'x' }, never()),
+        /asks for a sign-in \(HTTP 401\), and the OAuth sign-in could not start: .*Authorization header/,
+      );
     } finally {
       await hub.close();
       plain.stop();
@@ -456,7 +471,9 @@ describe(`OAuth through the bridge process (token key given, as VS Code does) on
 
   test('a new bridge process reuses the stored tokens: no sign-in, and the tools are listed', async () => {
     const before = (await fixture.stats()).authorizations;
-    const again = await startBridge(JSON.parse(await readFile(configFile, 'utf8')) as Record<string, unknown>, { CODE_EXECUTION_MODE_TOKEN_KEY: key });
+    const again = await startBridge(JSON.parse(await readFile(configFile, 'utf8')) as Record<string, unknown>, {
+      CODE_EXECUTION_MODE_TOKEN_KEY: key,
+    });
     try {
       const result = await again.call("[t['tool'] for t in await query_tool_docs('secure')], await mcp_secure.echo(message='reused')");
       assert.match(textOf(result), /\['echo'\]/);

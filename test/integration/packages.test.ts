@@ -52,11 +52,16 @@ for (const runtime of testRuntimes()) {
   describe(`packages on ${runtime}`, () => {
     let index: PipIndex;
     const built = new Set<string>();
-    const sandboxWith = (packages: string[], pipIndexUrl = index.url) => testSandbox(runtime, { image: TEST_DATA_IMAGE, packages, pipIndexUrl });
+    const sandboxWith = (packages: string[], pipIndexUrl = index.url) =>
+      testSandbox(runtime, { image: TEST_DATA_IMAGE, packages, pipIndexUrl });
 
     before(async () => {
       assert.ok(await imageExists(runtime, TEST_DATA_IMAGE), `${TEST_DATA_IMAGE} must be present in ${runtime}`);
-      index = await servePipIndex({ 'cem-hello': { version: '1.0', value: 'hello' }, 'cem-other': { version: '2.0', value: 'other' }, 'cem-third': { version: '0.1', value: 'third' } });
+      index = await servePipIndex({
+        'cem-hello': { version: '1.0', value: 'hello' },
+        'cem-other': { version: '2.0', value: 'other' },
+        'cem-third': { version: '0.1', value: 'third' },
+      });
     });
 
     after(async () => {
@@ -72,13 +77,19 @@ for (const runtime of testRuntimes()) {
       const check = chosen.checks.find((c) => c.name === 'packages');
       assert.equal(check?.ok, false);
       // Other package images of this base (another project's) make it 'stale' rather than 'not built'.
-      assert.match(check!.detail, /cem-hello, cem-other==2.0: (not built|stale)/);
+      assert.match(check.detail, /cem-hello, cem-other==2.0: (not built|stale)/);
       assert.ok(chosen.fixes.some((f) => f.kind === 'build' && f.command === 'code-execution-mode build-image'));
       assert.equal(chosen.image, undefined, 'runs use sandbox.image');
     });
 
     test('build-image builds it with progress; a run imports the package; the listing and capabilities name it', async () => {
-      const sandbox = { runtime, image: TEST_DATA_IMAGE, packages: ['cem-hello', 'cem_other==2.0'], pipIndexUrl: index.url, memory: '256m' };
+      const sandbox = {
+        runtime,
+        image: TEST_DATA_IMAGE,
+        packages: ['cem-hello', 'cem_other==2.0'],
+        pipIndexUrl: index.url,
+        memory: '256m',
+      };
       const file = await configFile(sandbox);
       const started = Date.now();
       const result = await cli(['build-image', '--config', file]);
@@ -90,7 +101,9 @@ for (const runtime of testRuntimes()) {
       assert.match(result.stderr, /Ready: localhost\/code-execution-mode-sandbox:[0-9a-f]{20}/);
       assert.equal(state?.state, 'built');
       const buildSeconds = /Ready: \S+ \(([\d.]+) s\)/.exec(result.stderr)?.[1];
-      process.stderr.write(`# ${runtime}: derived image with 2 packages: build ${buildSeconds} s, build-image command ${seconds.toFixed(1)} s in all\n`);
+      process.stderr.write(
+        `# ${runtime}: derived image with 2 packages: build ${buildSeconds} s, build-image command ${seconds.toFixed(1)} s in all\n`,
+      );
 
       const again = await cli(['build-image', '--config', file]);
       assert.equal(again.exitCode, 0, again.stderr);
@@ -104,12 +117,17 @@ for (const runtime of testRuntimes()) {
       try {
         const [tool] = (await bridge.client.listTools()).tools;
         assert.match(tool!.description ?? '', /^Python 3 sandbox, with packages \(no pip, no network\)/);
-        assert.match(bridge.client.getInstructions() ?? '', /Python packages installed besides the standard library: cem-hello, cem-other \(no pip\)/);
+        assert.match(
+          bridge.client.getInstructions() ?? '',
+          /Python packages installed besides the standard library: cem-hello, cem-other \(no pip\)/,
+        );
         const ok = await bridge.call('import cem_hello, cem_other\nprint(cem_hello.VALUE, cem_other.VALUE, cem_hello.__file__)');
         assert.notEqual(ok.isError, true, textOf(ok));
         assert.match(textOf(ok), /hello other \/opt\/code-execution-mode\/packages\/cem_hello\/__init__\.py/);
         // Still no network and no writing into the packages.
-        const locked = await bridge.call('import os\nprint(os.access("/opt/code-execution-mode/packages/cem_hello", os.W_OK))\nimport socket\nsocket.create_connection(("127.0.0.1", 1), timeout=2)');
+        const locked = await bridge.call(
+          'import os\nprint(os.access("/opt/code-execution-mode/packages/cem_hello", os.W_OK))\nimport socket\nsocket.create_connection(("127.0.0.1", 1), timeout=2)',
+        );
         assert.match(textOf(locked), /False/);
         assert.match(textOf(locked), /no network|Network is unreachable|Errno/);
         const missing = await bridge.call('import pandas_not_here');
@@ -130,9 +148,11 @@ for (const runtime of testRuntimes()) {
       assert.ok(state?.state === 'missing' && state.stale.some((tag) => built.has(tag)), 'the older image is named as stale');
       const check = (await checkSandbox(sandbox)).chosen?.checks.find((c) => c.name === 'packages');
       assert.equal(check?.ok, false);
-      assert.match(check!.detail, /stale/);
+      assert.match(check.detail, /stale/);
       // No spare: before any container started, only sandbox.packages could make the listing say "with packages".
-      const bridge = await startBridge({ sandbox: { runtime, image: TEST_DATA_IMAGE, packages: sandbox.packages, pipIndexUrl: index.url, prewarm: false } });
+      const bridge = await startBridge({
+        sandbox: { runtime, image: TEST_DATA_IMAGE, packages: sandbox.packages, pipIndexUrl: index.url, prewarm: false },
+      });
       try {
         const [tool] = (await bridge.client.listTools()).tools;
         assert.match(tool!.description ?? '', /standard library only/);
@@ -141,7 +161,10 @@ for (const runtime of testRuntimes()) {
         assert.match(textOf(run), /True/);
         const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
         const text = resource.contents.map((c) => ('text' in c ? c.text : '')).join('');
-        assert.match(text, /not built for the current list: runs use the base image without them\. Ask the user to run `code-execution-mode build-image`/);
+        assert.match(
+          text,
+          /not built for the current list: runs use the base image without them\. Ask the user to run `code-execution-mode build-image`/,
+        );
       } finally {
         await bridge.close();
       }
@@ -169,7 +192,10 @@ for (const runtime of testRuntimes()) {
         const after = await bridge.call('import cem_hello\nprint(cem_hello.VALUE)', { session: 'fresh' });
         assert.match(textOf(after), /hello/);
         const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
-        assert.match(resource.contents.map((c) => ('text' in c ? c.text : '')).join(''), /Python packages installed \(sandbox\.packages\): cem-hello/);
+        assert.match(
+          resource.contents.map((c) => ('text' in c ? c.text : '')).join(''),
+          /Python packages installed \(sandbox\.packages\): cem-hello/,
+        );
       } finally {
         await bridge.close();
       }
@@ -184,7 +210,10 @@ for (const runtime of testRuntimes()) {
       built.add(a!.tag);
       assert.equal(a!.tag, b!.tag);
       assert.equal(downloads() - before, 1, 'the wheel was fetched once');
-      assert.ok(lines.some((l) => l.some((x) => /already running; waiting/.test(x))), 'the second caller was told it joined');
+      assert.ok(
+        lines.some((l) => l.some((x) => /already running; waiting/.test(x))),
+        'the second caller was told it joined',
+      );
       assert.ok(await imageExists(runtime, a!.tag));
     });
 
@@ -200,7 +229,11 @@ for (const runtime of testRuntimes()) {
       const kept: string[] = [];
       const removed: string[] = [];
       const lines: string[] = [];
-      for (const list of [['cem-third==0.1'], ['cem-other==2.0', 'cem-third==0.1'], ['cem-hello==1.0', 'cem-other==2.0', 'cem-third==0.1']].slice(0, KEEP_OLDER_IMAGES)) {
+      for (const list of [
+        ['cem-third==0.1'],
+        ['cem-other==2.0', 'cem-third==0.1'],
+        ['cem-hello==1.0', 'cem-other==2.0', 'cem-third==0.1'],
+      ].slice(0, KEEP_OLDER_IMAGES)) {
         const newer = await buildPackagesImage(sandboxWith(list), (line) => lines.push(line));
         built.add(newer.tag);
         kept.push(newer.tag);
@@ -223,7 +256,7 @@ for (const runtime of testRuntimes()) {
       assert.equal(state?.state, 'built');
     });
 
-    test('an unreachable index refuses the build with pip\'s words and the fix, exit 3, no image', async () => {
+    test("an unreachable index refuses the build with pip's words and the fix, exit 3, no image", async () => {
       const url = `http://127.0.0.1:${await closedPort()}/simple/`;
       const sandbox = { runtime, image: TEST_DATA_IMAGE, packages: ['cem-hello'], pipIndexUrl: url };
       const result = await cli(['build-image', '--config', await configFile(sandbox)]);
@@ -243,7 +276,10 @@ for (const runtime of testRuntimes()) {
       try {
         const sandbox = sandboxWith(['cem-slow'], stalled.url);
         const started = Date.now();
-        await assert.rejects(buildPackagesImage(sandbox, () => {}, { timeoutMs: 4_000 }), /took longer than 4 s and was stopped/);
+        await assert.rejects(
+          buildPackagesImage(sandbox, () => {}, { timeoutMs: 4_000 }),
+          /took longer than 4 s and was stopped/,
+        );
         assert.ok(Date.now() - started < 30_000, 'stopped well before pip would give up');
         const state = await packagesState(runtime, sandbox);
         assert.equal(state?.state, 'missing');
@@ -261,7 +297,7 @@ for (const runtime of testRuntimes()) {
         // Once pip is waiting on the index, the person presses Ctrl-C.
         await new Promise<void>((resolve) => {
           let seen = '';
-          child.stderr!.on('data', (chunk: Buffer) => {
+          child.stderr.on('data', (chunk: Buffer) => {
             seen += chunk.toString();
             if (/cem-slow|Looking in indexes|Collecting/i.test(seen)) resolve();
           });
@@ -272,7 +308,8 @@ for (const runtime of testRuntimes()) {
         assert.notEqual(result.exitCode, 0, result.stderr);
         const state = await packagesState(runtime, sandbox);
         assert.equal(state?.state, 'missing');
-        if (state?.state === 'missing') assert.deepEqual(await buildLeftovers(runtime, state.tag), [], 'nothing of the stopped build is left');
+        if (state?.state === 'missing')
+          assert.deepEqual(await buildLeftovers(runtime, state.tag), [], 'nothing of the stopped build is left');
       } finally {
         await stalled.close();
       }
@@ -280,12 +317,15 @@ for (const runtime of testRuntimes()) {
 
     test('no such package: named, with the fix, nothing left', async () => {
       const sandbox = sandboxWith(['cem-nosuch']);
-      await assert.rejects(buildPackagesImage(sandbox, () => {}), (error: unknown) => {
-        assert.ok(error instanceof PackageBuildError);
-        assert.equal(error.kind, 'not-found');
-        assert.match(error.message, /no package matching "cem-nosuch".*Fix: correct the name or version in sandbox\.packages/s);
-        return true;
-      });
+      await assert.rejects(
+        buildPackagesImage(sandbox, () => {}),
+        (error: unknown) => {
+          assert.ok(error instanceof PackageBuildError);
+          assert.equal(error.kind, 'not-found');
+          assert.match(error.message, /no package matching "cem-nosuch".*Fix: correct the name or version in sandbox\.packages/s);
+          return true;
+        },
+      );
       const state = await packagesState(runtime, sandbox);
       if (state?.state === 'missing') assert.deepEqual(await buildLeftovers(runtime, state.tag), []);
       else assert.fail(`expected no image, got ${state?.state}`);

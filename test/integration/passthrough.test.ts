@@ -49,7 +49,9 @@ describe(`MCP passthrough on ${runtime}`, () => {
       ].join('\n'),
     );
     assert.ok(!result.isError, textOf(result));
-    const line = textOf(result).split('\n').find((l) => l.startsWith('{'));
+    const line = textOf(result)
+      .split('\n')
+      .find((l) => l.startsWith('{'));
     assert.ok(line, textOf(result));
     const got = JSON.parse(line);
     assert.deepEqual(got.uris, ['fixture://pixel.png', 'fixture://readme']);
@@ -66,7 +68,11 @@ describe(`MCP passthrough on ${runtime}`, () => {
 
   test('a resource_link a tool returns can be read', async () => {
     const result = await bridge.call(
-      ['link = await mcp_fixture.link()', 'contents = await read_resource("fixture", link["uri"])', 'print(link["type"], contents[0]["text"])'].join('\n'),
+      [
+        'link = await mcp_fixture.link()',
+        'contents = await read_resource("fixture", link["uri"])',
+        'print(link["type"], contents[0]["text"])',
+      ].join('\n'),
     );
     assert.ok(!result.isError, textOf(result));
     assert.match(textOf(result), /resource_link hello from the fixture resource/);
@@ -114,10 +120,15 @@ describe(`MCP passthrough on ${runtime}`, () => {
       ].join('\n'),
     );
     assert.ok(!result.isError, textOf(result));
-    const [first, second] = textOf(result).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const [first, second] = textOf(result)
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
     assert.equal(first.kind, 'server-error');
     assert.equal(first.code, -32042);
-    assert.deepEqual(first.data, { elicitations: [{ mode: 'url', message: 'Sign in first', url: 'https://auth.example.test/start?x=1', elicitationId: 'e-1' }] });
+    assert.deepEqual(first.data, {
+      elicitations: [{ mode: 'url', message: 'Sign in first', url: 'https://auth.example.test/start?x=1', elicitationId: 'e-1' }],
+    });
     assert.equal(first.message.match(/MCP error -32042/g)?.length, 1, first.message);
     assert.match(first.message, /sign in at the URL/);
     assert.deepEqual(second, { kind: 'tool-error', code: null });
@@ -145,7 +156,9 @@ describe(`MCP passthrough on ${runtime}`, () => {
       ].join('\n'),
     );
     assert.ok(!result.isError, textOf(result));
-    const line = textOf(result).split('\n').find((l) => l.startsWith('{'));
+    const line = textOf(result)
+      .split('\n')
+      .find((l) => l.startsWith('{'));
     assert.ok(line, textOf(result));
     const got = JSON.parse(line);
     assert.equal(got.error.kind, 'tool-error');
@@ -181,16 +194,26 @@ describe(`MCP passthrough on ${runtime}`, () => {
     const logs: Array<{ level: string; logger?: string; data: unknown }> = [];
     bridge.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
     const progress: Array<{ progress: number; message?: string }> = [];
-    const result = await bridge.call('print(await mcp_fixture.report(steps=4, gap=300, logs=3))', {}, { onprogress: (p) => void progress.push(p) });
+    const result = await bridge.call(
+      'print(await mcp_fixture.report(steps=4, gap=300, logs=3))',
+      {},
+      { onprogress: (p) => void progress.push(p) },
+    );
     assert.ok(!result.isError, textOf(result));
     assert.match(textOf(result), /had a token/);
     const relayed = progress.filter((p) => p.message?.startsWith('fixture.report: '));
     assert.ok(relayed.length >= 3, JSON.stringify(progress));
-    assert.ok(relayed.some((p) => p.message === 'fixture.report: step 4 (4/4)') || relayed.some((p) => /step [34] \([34]\/4\)/.test(p.message ?? '')), JSON.stringify(relayed));
-    for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.progress > progress[i - 1]!.progress, `progress must increase: ${JSON.stringify(progress)}`);
+    assert.ok(
+      relayed.some((p) => p.message === 'fixture.report: step 4 (4/4)') ||
+        relayed.some((p) => /step [34] \([34]\/4\)/.test(p.message ?? '')),
+      JSON.stringify(relayed),
+    );
+    for (let i = 1; i < progress.length; i++)
+      assert.ok(progress[i]!.progress > progress[i - 1]!.progress, `progress must increase: ${JSON.stringify(progress)}`);
     // The log messages arrive as the bridge's own, named by the server.
     const deadline = Date.now() + 5000;
-    while (logs.filter((l) => l.logger === 'fixture/reporter').length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (logs.filter((l) => l.logger === 'fixture/reporter').length < 3 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const mine = logs.filter((l) => l.logger === 'fixture/reporter');
     assert.deepEqual(
       mine.map((l) => [l.level, l.data]),
@@ -205,15 +228,20 @@ describe(`MCP passthrough on ${runtime}`, () => {
   test("a server's log flood is cut to a few a second, and the cut said", async () => {
     const logs: Array<{ level: string; logger?: string; data: unknown }> = [];
     bridge.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
-    const result = await bridge.call('print(await mcp_fixture.report(steps=1, gap=10, logs=40))\nimport time; time.sleep(1.2)\nprint(await mcp_fixture.report(steps=1, gap=10, logs=1))');
+    const result = await bridge.call(
+      'print(await mcp_fixture.report(steps=1, gap=10, logs=40))\nimport time; time.sleep(1.2)\nprint(await mcp_fixture.report(steps=1, gap=10, logs=1))',
+    );
     assert.ok(!result.isError, textOf(result));
     // The second call's one line is the last the server sends: once it is here, no more can come.
     const reporter = () => logs.filter((l) => l.logger === 'fixture/reporter');
-    await until('the second call\'s log line', () => reporter().length >= 2 && reporter().at(-1)?.data === 'log line 1');
+    await until("the second call's log line", () => reporter().length >= 2 && reporter().at(-1)?.data === 'log line 1');
     const lines = reporter();
     // At most 10 a second (a window may have begun in the test before), then the next one.
     assert.ok(lines.length >= 2 && lines.length <= 12, `relayed ${lines.length}`);
-    assert.ok(logs.some((l) => typeof l.data === 'string' && /log messages of server fixture dropped/.test(l.data)), JSON.stringify(logs.slice(-3)));
+    assert.ok(
+      logs.some((l) => typeof l.data === 'string' && /log messages of server fixture dropped/.test(l.data)),
+      JSON.stringify(logs.slice(-3)),
+    );
   });
 });
 

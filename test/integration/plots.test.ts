@@ -33,7 +33,9 @@ for (const runtime of testRuntimes()) {
   describe(`plots on ${runtime}`, () => {
     let bridge: BridgeHandle;
     before(async () => {
-      bridge = await startBridge({ sandbox: { runtime, image: TEST_DATA_IMAGE, memory: '512m', timeoutSeconds: 60, maxTimeoutSeconds: 120 } });
+      bridge = await startBridge({
+        sandbox: { runtime, image: TEST_DATA_IMAGE, memory: '512m', timeoutSeconds: 60, maxTimeoutSeconds: 120 },
+      });
     });
     after(async () => {
       await bridge?.close();
@@ -52,7 +54,9 @@ for (const runtime of testRuntimes()) {
     });
 
     test('figures left open at the end of a run come back, once, and are closed', async () => {
-      const result = await bridge.call(`${LINE_PLOT}\nplt.figure(figsize=(40, 10))\nplt.plot([0, 1])\nmatplotlib_backend = plt.get_backend()`);
+      const result = await bridge.call(
+        `${LINE_PLOT}\nplt.figure(figsize=(40, 10))\nplt.plot([0, 1])\nmatplotlib_backend = plt.get_backend()`,
+      );
       assert.equal(structured(result).status, 'ok', textOf(result));
       const images = pngs(result);
       assert.equal(images.length, 2);
@@ -127,13 +131,18 @@ for (const runtime of testRuntimes()) {
     });
 
     test('a backend the code names in MPLBACKEND before the import is its choice', async () => {
-      const result = await bridge.call('import os\nos.environ["MPLBACKEND"] = "svg"\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.get_backend()', { session: 'own-backend' });
+      const result = await bridge.call(
+        'import os\nos.environ["MPLBACKEND"] = "svg"\nimport matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.get_backend()',
+        { session: 'own-backend' },
+      );
       assert.equal(structured(result).value, "'svg'");
       assert.equal(pngs(result).length, 0);
     });
 
     test('many figures meet the per-run image limit, the cut said', async () => {
-      const result = await bridge.call('import matplotlib.pyplot as plt\nfor i in range(20):\n    plt.figure()\n    plt.plot([0, i])\nplt.show()');
+      const result = await bridge.call(
+        'import matplotlib.pyplot as plt\nfor i in range(20):\n    plt.figure()\n    plt.plot([0, i])\nplt.show()',
+      );
       assert.equal(structured(result).status, 'ok', textOf(result));
       assert.equal(pngs(result).length, 16);
       assert.match(textOf(result), /4 images not kept: at most 16 per run/);

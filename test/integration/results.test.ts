@@ -47,7 +47,10 @@ describe(`results on ${runtime}`, () => {
     assert.deepEqual(schema.required, ['status']);
     // The SDK client validates structuredContent against the schema: these would throw otherwise.
     const refused = await bridge.call('1', { timeout: 1000 });
-    assert.deepEqual(structured(refused), { status: 'error', error: { type: 'InvalidArguments', message: 'timeout: must be at most 60 seconds (the configured maximum)' } });
+    assert.deepEqual(structured(refused), {
+      status: 'error',
+      error: { type: 'InvalidArguments', message: 'timeout: must be at most 60 seconds (the configured maximum)' },
+    });
     assert.equal(textOf(refused), 'InvalidArguments: timeout: must be at most 60 seconds (the configured maximum)');
     const unknown = await bridge.call('1', { servers: ['nowhere'] });
     assert.equal((structured(unknown).error as { type: string }).type, 'ServerUnavailable');
@@ -92,7 +95,10 @@ describe(`results on ${runtime}`, () => {
     const { text, json, images } = forms(returned);
     assert.equal(images, 1);
     assert.equal(structured(returned).images, 1);
-    assert.equal(structured(returned).value, "[{'type': 'image', 'mimeType': 'image/png', 'data': '<image image/png 120 KiB, attached>'}, 'a 120 KB picture']");
+    assert.equal(
+      structured(returned).value,
+      "[{'type': 'image', 'mimeType': 'image/png', 'data': '<image image/png 120 KiB, attached>'}, 'a 120 KB picture']",
+    );
     assert.doesNotMatch(text, BASE64_TEXT);
     assert.doesNotMatch(json, BASE64_TEXT);
 
@@ -117,8 +123,14 @@ describe(`results on ${runtime}`, () => {
   test('an SVG with onload never reaches the client as an image: emitted, returned from a tool, or as a file', async () => {
     const svg = `'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(document.domain)"><circle r="9"/></svg>'`;
     const emitted = await bridge.call(`emit_image(${svg}.encode(), "image/svg+xml")\nemit_image(b"\\x89PNG\\r\\n\\x1a\\n" + bytes(64))`);
-    assert.deepEqual(emitted.content.filter((c) => c.type === 'image').map((c) => (c as { mimeType: string }).mimeType), ['image/png']);
-    assert.match(textOf(emitted), /1 image not attached: only PNG, JPEG, GIF and WebP images are returned \(SVG and other image types can carry scripts\)/);
+    assert.deepEqual(
+      emitted.content.filter((c) => c.type === 'image').map((c) => (c as { mimeType: string }).mimeType),
+      ['image/png'],
+    );
+    assert.match(
+      textOf(emitted),
+      /1 image not attached: only PNG, JPEG, GIF and WebP images are returned \(SVG and other image types can carry scripts\)/,
+    );
 
     const returned = await bridge.call('(await mcp_pics.drawing())');
     assert.equal(forms(returned).images, 0);
@@ -127,7 +139,11 @@ describe(`results on ${runtime}`, () => {
 
     const file = await bridge.call(`open("/work/out/drawing.svg", "w").write(${svg} + " " * 9000)`);
     const resources = file.content.flatMap((c) => (c.type === 'resource' ? [c.resource] : []));
-    assert.deepEqual(resources.map((r) => r.mimeType), ['text/plain'], 'a file, as text');
+    assert.deepEqual(
+      resources.map((r) => r.mimeType),
+      ['text/plain'],
+      'a file, as text',
+    );
     assert.equal(forms(file).images, 0);
   });
 
@@ -167,7 +183,10 @@ describe(`results on ${runtime}`, () => {
     assert.equal(structured(result).status, 'ok', textOf(result));
     assert.ok(messages.length >= 1, 'no progress');
     for (const message of messages) assert.match(message, /^running for \d+ s, 1 tool call(: (step \d|half done))?$/);
-    assert.ok(messages.some((m) => /: (step \d|half done)$/.test(m)), messages.join(' | '));
+    assert.ok(
+      messages.some((m) => /: (step \d|half done)$/.test(m)),
+      messages.join(' | '),
+    );
   });
 });
 
@@ -196,7 +215,10 @@ describe(`session changes are said on ${runtime}`, () => {
     const reset = await bridge.call('"x" in globals()', { session: 'fresh', reset: true });
     assert.deepEqual(change(reset), { kind: 'reset', reason: 'asked for with reset: true' });
     assert.equal(structured(reset).value, 'False');
-    assert.match(textOf(reset), /^\[session "fresh" was reset: asked for with reset: true\. This run started with a fresh interpreter; earlier variables and imports are gone\.\]\nOut: False$/);
+    assert.match(
+      textOf(reset),
+      /^\[session "fresh" was reset: asked for with reset: true\. This run started with a fresh interpreter; earlier variables and imports are gone\.\]\nOut: False$/,
+    );
   });
 
   test('evicted: the least recently used session made room for another', async () => {
@@ -240,7 +262,10 @@ test(`reaped: a session closed for idleness says so on its next run (${runtime})
     const result = await bridge.call('x', { session: 'idle' });
     assert.equal(structured(result).status, 'error');
     assert.deepEqual(structured(result).sessionChange, { kind: 'reaped', reason: 'closed after 1 s idle (sandbox.idleSeconds)' });
-    assert.match(textOf(result), /^\[session "idle" was reaped: closed after 1 s idle \(sandbox\.idleSeconds\)\. This run started with a fresh interpreter; earlier variables and imports are gone\.\]\nTraceback/);
+    assert.match(
+      textOf(result),
+      /^\[session "idle" was reaped: closed after 1 s idle \(sandbox\.idleSeconds\)\. This run started with a fresh interpreter; earlier variables and imports are gone\.\]\nTraceback/,
+    );
   } finally {
     await bridge.close();
   }

@@ -35,16 +35,35 @@ print(json.dumps(out))
 `;
 
 /** The sandbox's run arguments with other code in place of the kernel, and extra options first. */
-function sandboxArgs(runtime: RuntimeName, config: SandboxConfig, status: RuntimeStatus, ownUserNamespace: boolean, code: string, extra: string[] = []): { name: string; args: string[] } {
+function sandboxArgs(
+  runtime: RuntimeName,
+  config: SandboxConfig,
+  status: RuntimeStatus,
+  ownUserNamespace: boolean,
+  code: string,
+  extra: string[] = [],
+): { name: string; args: string[] } {
   const name = `cem-isolation-${process.pid}-${randomBytes(3).toString('hex')}`;
   const image = status.image ? { ...config, image: status.image } : config;
-  const args = runArgs(runtime, image, { name, owner: OWNER, session: 'isolation-test', ownUserNamespace, ...(status.ociRuntime ? { ociRuntime: status.ociRuntime } : {}) });
+  const args = runArgs(runtime, image, {
+    name,
+    owner: OWNER,
+    session: 'isolation-test',
+    ownUserNamespace,
+    ...(status.ociRuntime ? { ociRuntime: status.ociRuntime } : {}),
+  });
   assert.equal(args.at(-1), BOOTSTRAP, 'run arguments end with the kernel bootstrap');
   return { name, args: ['run', ...extra, ...args.slice(1, -3), '-c', code] };
 }
 
 /** What a sandbox with the host's /proc mounted read-only at /hostproc reads of these pids. */
-async function attack(runtime: RuntimeName, config: SandboxConfig, status: RuntimeStatus, ownUserNamespace: boolean, pids: number[]): Promise<Record<string, string>> {
+async function attack(
+  runtime: RuntimeName,
+  config: SandboxConfig,
+  status: RuntimeStatus,
+  ownUserNamespace: boolean,
+  pids: number[],
+): Promise<Record<string, string>> {
   const { args } = sandboxArgs(runtime, config, status, ownUserNamespace, ATTACK(pids), ['-v', '/proc:/hostproc:ro']);
   const out = await execa(runtime, args, { input: '', reject: false, timeout: 60_000 });
   assert.equal(out.exitCode, 0, out.stderr);
@@ -94,7 +113,11 @@ for (const runtime of testRuntimes()) {
       if (runtime === 'podman') {
         // This machine gives podman ids for it (scripts/dev-env.sh): each sandbox its own namespace.
         assert.equal(status.ownUserNamespace, true, text);
-        assert.deepEqual(check, { name: 'isolation', ok: true, detail: 'each sandbox in its own user namespace (--userns=auto): no two share a host uid' });
+        assert.deepEqual(check, {
+          name: 'isolation',
+          ok: true,
+          detail: 'each sandbox in its own user namespace (--userns=auto): no two share a host uid',
+        });
         assert.match(text, /ok {3}sandboxes apart from each other: each sandbox in its own user namespace/);
         return;
       }
@@ -102,8 +125,13 @@ for (const runtime of testRuntimes()) {
       const options = JSON.parse((await execa('docker', ['info', '--format', '{{json .SecurityOptions}}'])).stdout) as string[];
       assert.equal(status.ownUserNamespace, false);
       assert.equal(check?.ok, false);
-      if (options.some((o) => o.includes('name=userns'))) assert.match(check?.detail ?? '', /userns-remap maps every container to the same ids/);
-      else assert.match(text, /FAIL sandboxes apart from each other: sandboxes share uid 65534 on the host: Docker runs containers in the host's user namespace/);
+      if (options.some((o) => o.includes('name=userns')))
+        assert.match(check?.detail ?? '', /userns-remap maps every container to the same ids/);
+      else
+        assert.match(
+          text,
+          /FAIL sandboxes apart from each other: sandboxes share uid 65534 on the host: Docker runs containers in the host's user namespace/,
+        );
       assert.match(text, /fix: Use Podman, which runs each sandbox in its own user namespace: setting sandbox\.runtime/);
     });
 
@@ -120,7 +148,11 @@ for (const runtime of testRuntimes()) {
       if (runtime === 'podman') {
         assert.notEqual(hostA.uid, hostB.uid, 'A and B run as different host uids');
         assert.ok(hostA.uid !== 65534 && hostB.uid !== 65534, `host uids ${hostA.uid}, ${hostB.uid}`);
-        assert.deepEqual(Object.values(results), pidsB.map(() => 'denied:13'), JSON.stringify(results));
+        assert.deepEqual(
+          Object.values(results),
+          pidsB.map(() => 'denied:13'),
+          JSON.stringify(results),
+        );
       } else {
         // What doctor reports for this runtime is what holds: one uid, B's kernel environment readable.
         assert.deepEqual([hostA.uid, hostB.uid], [65534, 65534]);
@@ -128,78 +160,99 @@ for (const runtime of testRuntimes()) {
       }
     });
 
-    test('with the user namespace option off, as every sandbox ran before, the same attack reads the environment', { skip: runtime !== 'podman' && 'docker has no option' }, async () => {
-      const target = sandboxArgs(runtime, config, status, false, "import sys; print('up', flush=True); sys.stdin.read()");
-      const child = execa(runtime, target.args, { stdin: 'pipe', reject: false });
-      try {
-        const lines = createInterface({ input: child.stdout! });
-        await new Promise<void>((resolve, reject) => {
-          lines.once('line', () => resolve());
-          void child.then((r) => reject(new Error(`the target exited: ${r.stderr}`)));
-        });
-        const host = await hostProcess(runtime, target.name);
-        assert.equal(host.uid, 65534);
-        const results = await attack(runtime, config, status, false, [host.pid]);
-        assert.match(results[host.pid] ?? '', /^read:.*HOME=\/work/s);
-      } finally {
-        child.stdin?.end();
-        await execa(runtime, removeArgs(runtime, [target.name]), { reject: false });
-        await child;
-      }
-    });
+    test(
+      'with the user namespace option off, as every sandbox ran before, the same attack reads the environment',
+      { skip: runtime !== 'podman' && 'docker has no option' },
+      async () => {
+        const target = sandboxArgs(runtime, config, status, false, "import sys; print('up', flush=True); sys.stdin.read()");
+        const child = execa(runtime, target.args, { stdin: 'pipe', reject: false });
+        try {
+          const lines = createInterface({ input: child.stdout });
+          await new Promise<void>((resolve, reject) => {
+            lines.once('line', () => resolve());
+            void child.then((r) => reject(new Error(`the target exited: ${r.stderr}`)));
+          });
+          const host = await hostProcess(runtime, target.name);
+          assert.equal(host.uid, 65534);
+          const results = await attack(runtime, config, status, false, [host.pid]);
+          assert.match(results[host.pid] ?? '', /^read:.*HOME=\/work/s);
+        } finally {
+          child.stdin?.end();
+          await execa(runtime, removeArgs(runtime, [target.name]), { reject: false });
+          await child;
+        }
+      },
+    );
 
     // Podman 4.3 estimating the namespace's size from the image deadlocked here within a round,
     // and then every podman command on the host waited (hence the explicit size in runArgs).
-    test('many sandboxes started while others end, each in its own namespace, never wedge podman', { skip: runtime !== 'podman' && 'podman only', timeout: 240_000 }, async () => {
-      const sessions = new SessionManager(testSandbox(runtime, { maxSessions: 24, prewarm: false }));
-      try {
-        let closing: Promise<boolean>[] = [];
-        for (let round = 0; round < 3; round++) {
-          const names = [0, 1, 2, 3, 4, 5].map((i) => `burst-${round}-${i}`);
-          const results = await Promise.all(names.map((session) => sessions.execute('import os\nos.getuid()', { session })));
-          assert.deepEqual(results.map((r) => `${r.status} ${r.value}`), names.map(() => 'ok 65534'));
+    test(
+      'many sandboxes started while others end, each in its own namespace, never wedge podman',
+      { skip: runtime !== 'podman' && 'podman only', timeout: 240_000 },
+      async () => {
+        const sessions = new SessionManager(testSandbox(runtime, { maxSessions: 24, prewarm: false }));
+        try {
+          let closing: Promise<boolean>[] = [];
+          for (let round = 0; round < 3; round++) {
+            const names = [0, 1, 2, 3, 4, 5].map((i) => `burst-${round}-${i}`);
+            const results = await Promise.all(names.map((session) => sessions.execute('import os\nos.getuid()', { session })));
+            assert.deepEqual(
+              results.map((r) => `${r.status} ${r.value}`),
+              names.map(() => 'ok 65534'),
+            );
+            await Promise.all(closing);
+            // The next round starts while these end (their containers' cleanup runs meanwhile).
+            closing = names.map((name) => sessions.closeSession(name));
+          }
           await Promise.all(closing);
-          // The next round starts while these end (their containers' cleanup runs meanwhile).
-          closing = names.map((name) => sessions.closeSession(name));
+        } finally {
+          await sessions.close();
         }
-        await Promise.all(closing);
-      } finally {
-        await sessions.close();
-      }
-      const ps = await execa(runtime, ['ps', '--format', '{{.ID}}'], { timeout: 20_000, reject: false });
-      assert.equal(ps.exitCode, 0, `podman answers: ${ps.stderr}`);
-    });
+        const ps = await execa(runtime, ['ps', '--format', '{{.ID}}'], { timeout: 20_000, reject: false });
+        assert.equal(ps.exitCode, 0, `podman answers: ${ps.stderr}`);
+      },
+    );
   });
 }
 
-describe('podman without ids for --userns=auto', { skip: (process.getuid?.() !== 0 || !testRuntimes().includes('podman')) && 'needs root and podman' }, () => {
-  let dir: string;
-  let command: string;
-  before(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'cem-nosubuid-'));
-    command = join(dir, 'podman');
-    // /etc/subuid and /etc/subgid without the user `containers`, in a mount namespace of podman's own.
-    const hide = `for f in subuid subgid; do grep -v "^containers:" /etc/$f > "${dir}/$f"; mount --bind "${dir}/$f" /etc/$f || exit 1; done`;
-    await writeFile(command, ['#!/bin/sh', `exec unshare -m sh -c '${hide}; exec podman "$@"' podman "$@"`, ''].join('\n'));
-    await chmod(command, 0o755);
-  });
-  after(() => rm(dir, { recursive: true, force: true }));
+describe(
+  'podman without ids for --userns=auto',
+  { skip: (process.getuid?.() !== 0 || !testRuntimes().includes('podman')) && 'needs root and podman' },
+  () => {
+    let dir: string;
+    let command: string;
+    before(async () => {
+      dir = await mkdtemp(join(tmpdir(), 'cem-nosubuid-'));
+      command = join(dir, 'podman');
+      // /etc/subuid and /etc/subgid without the user `containers`, in a mount namespace of podman's own.
+      const hide = `for f in subuid subgid; do grep -v "^containers:" /etc/$f > "${dir}/$f"; mount --bind "${dir}/$f" /etc/$f || exit 1; done`;
+      await writeFile(command, ['#!/bin/sh', `exec unshare -m sh -c '${hide}; exec podman "$@"' podman "$@"`, ''].join('\n'));
+      await chmod(command, 0o755);
+    });
+    after(() => rm(dir, { recursive: true, force: true }));
 
-  test('doctor reports the shared uid with its fix, and sessions still run', async () => {
-    const config = testSandbox('podman', { prewarm: false });
-    const status = await checkRuntime('podman', config, { commands: { podman: command } });
-    assert.equal(status.state, 'ready', status.problems.join(' '));
-    assert.equal(status.ownUserNamespace, false);
-    const text = reportLines({ image: config.image, chosen: status, runtimes: [status] }).join('\n');
-    assert.match(text, /FAIL sandboxes apart from each other: sandboxes share uid 65534 on the host: podman cannot give each its own user namespace \(.*no subuid ranges found for user "containers"/);
-    assert.match(text, /fix: Give Podman a range of ids for sandboxes \(as root\): echo containers:2147483647:2147483648 \| sudo tee -a \/etc\/subuid \/etc\/subgid/);
-    const sessions = new SessionManager(config, { detect: { commands: { podman: command } } });
-    try {
-      const result = await sessions.execute('import os\nopen("/proc/self/uid_map").read().split()');
-      assert.equal(result.status, 'ok', JSON.stringify(result.error));
-      assert.equal(result.value, "['0', '0', '4294967295']", 'the host user namespace');
-    } finally {
-      await sessions.close();
-    }
-  });
-});
+    test('doctor reports the shared uid with its fix, and sessions still run', async () => {
+      const config = testSandbox('podman', { prewarm: false });
+      const status = await checkRuntime('podman', config, { commands: { podman: command } });
+      assert.equal(status.state, 'ready', status.problems.join(' '));
+      assert.equal(status.ownUserNamespace, false);
+      const text = reportLines({ image: config.image, chosen: status, runtimes: [status] }).join('\n');
+      assert.match(
+        text,
+        /FAIL sandboxes apart from each other: sandboxes share uid 65534 on the host: podman cannot give each its own user namespace \(.*no subuid ranges found for user "containers"/,
+      );
+      assert.match(
+        text,
+        /fix: Give Podman a range of ids for sandboxes \(as root\): echo containers:2147483647:2147483648 \| sudo tee -a \/etc\/subuid \/etc\/subgid/,
+      );
+      const sessions = new SessionManager(config, { detect: { commands: { podman: command } } });
+      try {
+        const result = await sessions.execute('import os\nopen("/proc/self/uid_map").read().split()');
+        assert.equal(result.status, 'ok', JSON.stringify(result.error));
+        assert.equal(result.value, "['0', '0', '4294967295']", 'the host user namespace');
+      } finally {
+        await sessions.close();
+      }
+    });
+  },
+);

@@ -307,10 +307,22 @@ for (const runtime of testRuntimes()) {
         ['a huge message of astral characters', 'raise ValueError("\\U0001F600" * 100_000)', 'ValueError'],
         ['lone surrogates', 'print("\\ud800" * 1000)\nraise ValueError("\\udc80" * 50_000)', 'ValueError'],
         ['a deep recursion', 'def f(n):\n    return f(n + 1)\nf(0)', 'RecursionError'],
-        ['a long chain of exceptions with long messages', 'e = None\nfor i in range(300):\n    try:\n        raise ValueError(str(i) * 20_000) from e\n    except ValueError as x:\n        e = x\nraise e', 'ValueError'],
-        ['a huge source line in every frame', `def f(n):\n    return f(n + 1) if n < 200 else 1 / 0  # ${'x'.repeat(200_000)}\nf(0)`, 'ZeroDivisionError'],
+        [
+          'a long chain of exceptions with long messages',
+          'e = None\nfor i in range(300):\n    try:\n        raise ValueError(str(i) * 20_000) from e\n    except ValueError as x:\n        e = x\nraise e',
+          'ValueError',
+        ],
+        [
+          'a huge source line in every frame',
+          `def f(n):\n    return f(n + 1) if n < 200 else 1 / 0  # ${'x'.repeat(200_000)}\nf(0)`,
+          'ZeroDivisionError',
+        ],
         ['a huge exception type name', 'raise type("E" * 100_000, (Exception,), {})("x")', 'E'.repeat(120)],
-        ['an exception whose str() raises', 'class Bad(Exception):\n    def __str__(self):\n        raise RuntimeError("no")\nraise Bad()', 'Bad'],
+        [
+          'an exception whose str() raises',
+          'class Bad(Exception):\n    def __str__(self):\n        raise RuntimeError("no")\nraise Bad()',
+          'Bad',
+        ],
         ['a repr that raises', 'class R:\n    def __repr__(self):\n        raise ValueError("no")\nR()', null],
         ['a huge stderr write', 'import sys\nsys.stderr.write("e" * 20_000_000)', null],
         ['a huge value', '"v" * 20_000_000', null],
@@ -321,7 +333,8 @@ for (const runtime of testRuntimes()) {
         assert.equal(result.error?.type ?? null, type, `${what}: ${result.error?.type}`);
         assert.ok((result.error?.message.length ?? 0) <= 64 * 1024, what);
         assert.ok((result.error?.traceback.length ?? 0) <= 256 * 1024, what);
-        if (type === 'SyntaxError') assert.ok(result.error!.traceback.length < 2000, `${what}: ${result.error!.traceback.length} characters`);
+        if (type === 'SyntaxError')
+          assert.ok(result.error!.traceback.length < 2000, `${what}: ${result.error!.traceback.length} characters`);
         assert.equal((await sandbox.execute('kept', { session: 'caps' })).value, "'yes'", what);
       }
       const requests = await sandbox.execute(
@@ -428,7 +441,10 @@ for (const runtime of testRuntimes()) {
       );
       // The session and its PID 1 are still there, and so is the protection after a reset.
       assert.equal((await sandbox.execute('found["pid1"]', { session: 'pid1' })).value, "'python3'");
-      const again = await sandbox.execute(`${attack}\n(found["mem"], found["signals"], found["filters"])`, { session: 'pid1', reset: true });
+      const again = await sandbox.execute(`${attack}\n(found["mem"], found["signals"], found["filters"])`, {
+        session: 'pid1',
+        reset: true,
+      });
       assert.equal(again.value, "('EACCES', ['EPERM'], True)", JSON.stringify(again.error));
       await sandbox.closeSession('pid1');
     });
@@ -584,7 +600,10 @@ for (const runtime of testRuntimes()) {
       if (next.status === 'ok') {
         assert.equal(next.value, 'False');
         assert.equal(next.sessionChange?.kind, 'lost');
-        assert.match(next.sessionChange?.reason ?? '', /run-forged\) forged the end of its run and went on running, so the interpreter was restarted/);
+        assert.match(
+          next.sessionChange?.reason ?? '',
+          /run-forged\) forged the end of its run and went on running, so the interpreter was restarted/,
+        );
       } else {
         assert.equal(next.error?.type, 'ForgedRunEnd', JSON.stringify(next.error));
         assert.match(next.error?.message ?? '', /end of an earlier run \(run-forged\) during this one.*so its interpreter was restarted/);
@@ -592,7 +611,10 @@ for (const runtime of testRuntimes()) {
       }
       assert.deepEqual(served, [], 'nothing after the forged end was served');
       // Refused, on record under the host's run of the moment, naming the run the code claimed.
-      assert.deepEqual(refused.map((r) => r.method), ['list_servers']);
+      assert.deepEqual(
+        refused.map((r) => r.method),
+        ['list_servers'],
+      );
       assert.ok(['run-forged', 'run-next'].includes(refused[0]!.run), refused[0]!.run);
       assert.match(refused[0]!.reason, /run-forged/);
     });
@@ -618,7 +640,10 @@ for (const runtime of testRuntimes()) {
       await until('a refused call', () => refused.length > 0);
       const next = await sandbox.execute('worker.join(20)\noutcome', { session: 't', runId: 'run-after' });
       assert.equal(next.value, "['RunEnded']", JSON.stringify(next.error));
-      assert.ok(served.every((s) => s === 'run-left call_tool'), served.join());
+      assert.ok(
+        served.every((s) => s === 'run-left call_tool'),
+        served.join(),
+      );
       assert.deepEqual(
         refused.map((r) => [r.run, r.method]),
         [['run-left', 'call_tool']],

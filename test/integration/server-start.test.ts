@@ -42,7 +42,15 @@ describe(`proxied server environment and variables (${runtime})`, () => {
         proxy: { connectTimeoutSeconds: 10 },
         servers: {
           probe: {
-            ...fixture('--root', '${workspaceFolder}${/}data', '--home=${userHome}', '--key', '${input:api-key}', '--keep', '${config:unknown}'),
+            ...fixture(
+              '--root',
+              '${workspaceFolder}${/}data',
+              '--home=${userHome}',
+              '--key',
+              '${input:api-key}',
+              '--keep',
+              '${config:unknown}',
+            ),
             env: { FROM_HOST: '${env:CEM_TEST_PRIVATE_VAR}', UNSET: '${env:CEM_TEST_UNSET_VAR}', BASE: '${workspaceFolderBasename}' },
             cwd: '${workspaceFolder}',
           },
@@ -68,7 +76,9 @@ describe(`proxied server environment and variables (${runtime})`, () => {
   });
 
   test('a stdio server gets the proxy and CA variables, not the rest of the host environment', async () => {
-    const info = jsonValue(await bridge.call('import json\nprint(json.dumps(await mcp_probe.process_info()))')) as { env: Record<string, string> };
+    const info = jsonValue(await bridge.call('import json\nprint(json.dumps(await mcp_probe.process_info()))')) as {
+      env: Record<string, string>;
+    };
     const env = info.env;
     assert.equal(env.HTTPS_PROXY, 'http://127.0.0.1:9');
     assert.equal(env.https_proxy, 'http://127.0.0.1:9');
@@ -89,7 +99,15 @@ describe(`proxied server environment and variables (${runtime})`, () => {
       env: Record<string, string>;
     };
     assert.equal(await realpath(info.cwd), await realpath(workspace));
-    assert.deepEqual(info.argv, ['--root', `${workspace}${sep}data`, `--home=${homedir()}`, '--key', 'from-secret-storage', '--keep', '${config:unknown}']);
+    assert.deepEqual(info.argv, [
+      '--root',
+      `${workspace}${sep}data`,
+      `--home=${homedir()}`,
+      '--key',
+      'from-secret-storage',
+      '--keep',
+      '${config:unknown}',
+    ]);
     assert.equal(info.env.FROM_HOST, 'private-to-the-host', '${env:X} reads the bridge environment');
     assert.equal(info.env.UNSET, '');
     assert.equal(info.env.BASE, basename(workspace));
@@ -107,7 +125,11 @@ describe(`proxied server environment and variables (${runtime})`, () => {
       ].join('\n'),
     );
     const value = String(structured(result).value);
-    assert.match(value, /^\(\('unavailable', 'locked\.echo: server "locked" cannot start: it uses \$\{input:gh-token\}, and input "gh-token" has no stored value; set it with the "Code Execution Mode: Set Server Secret" command'\), 'still fine'\)$/, textOf(result));
+    assert.match(
+      value,
+      /^\(\('unavailable', 'locked\.echo: server "locked" cannot start: it uses \$\{input:gh-token\}, and input "gh-token" has no stored value; set it with the "Code Execution Mode: Set Server Secret" command'\), 'still fine'\)$/,
+      textOf(result),
+    );
   });
 });
 
@@ -126,7 +148,10 @@ describe(`proxied servers that start badly (${runtime})`, () => {
           slow: fixture('--start-delay', '3000'),
           slower: fixture('--start-delay', '3000'),
           // API_KEY is long, so redacted wherever it shows; API_TOKEN is short but a stored secret.
-          broken: { ...fixture('--say', 'using token %API_TOKEN% and key %API_KEY% for s.example', '--fail-start'), env: { API_KEY: 'sk-live-1234567890' } },
+          broken: {
+            ...fixture('--say', 'using token %API_TOKEN% and key %API_KEY% for s.example', '--fail-start'),
+            env: { API_KEY: 'sk-live-1234567890' },
+          },
         },
       },
       { CODE_EXECUTION_MODE_SECRETS: JSON.stringify({ broken: { env: { API_TOKEN: 'hunter2' } } }) },
@@ -158,13 +183,20 @@ describe(`proxied servers that start badly (${runtime})`, () => {
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 800);
     const started = Date.now();
-    await assert.rejects(bridge.call('await call_tool("stuck", "echo", {"message": "x"})', { session: 'cancel-wait' }, { signal: abort.signal }));
+    await assert.rejects(
+      bridge.call('await call_tool("stuck", "echo", {"message": "x"})', { session: 'cancel-wait' }, { signal: abort.signal }),
+    );
     // The run ends as soon as the wait is given up, long before the 6 s connect timeout.
     let end: { status: string; error: { message: string }; durationMs: number } | undefined;
     for (let i = 0; i < 60 && !end; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       const log = await readFile(join(bridge.stateDir, RUN_LOG_FILE), 'utf8').catch(() => '');
-      end = log.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.type === 'run-end' && e.session === 'cancel-wait');
+      end = log
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .find((e) => e.type === 'run-end' && e.session === 'cancel-wait');
     }
     assert.ok(end, 'the run ended');
     assert.equal(end.status, 'cancelled');
@@ -187,7 +219,9 @@ describe(`proxied servers that start badly (${runtime})`, () => {
     const match = /^\('list', 'healthy', 'echo', 'starting', ([0-9.]+)\)$/.exec(String(structured(result).value));
     assert.ok(match, textOf(result));
     assert.ok(Number(match[1]) < 3, `search and discovery took ${match[1]} s with a 6 s connect timeout`);
-    const line = String(structured(result).stderr).split('\n').find((l) => l.startsWith('search_tool_docs: not searched yet: '));
+    const line = String(structured(result).stderr)
+      .split('\n')
+      .find((l) => l.startsWith('search_tool_docs: not searched yet: '));
     assert.ok(line, textOf(result));
     assert.match(line, /hung \(starting\)/);
     assert.doesNotMatch(line, /healthy/);
@@ -206,26 +240,44 @@ describe(`proxied servers that start badly (${runtime})`, () => {
     );
     const value = String(structured(result).value);
     // Search started it a moment ago: the call may meet its restart backoff.
-    assert.match(value, /^\('unavailable', 'broken\.echo: server "broken" could not start: it exited with code 1 \(its error output is in the Code Execution Mode log\)( \(next attempt to start it in \d+ s\))?'\)$/, textOf(result));
+    assert.match(
+      value,
+      /^\('unavailable', 'broken\.echo: server "broken" could not start: it exited with code 1 \(its error output is in the Code Execution Mode log\)( \(next attempt to start it in \d+ s\))?'\)$/,
+      textOf(result),
+    );
     const servers = String(structured(await bridge.call('[s.get("error") for s in discovered_servers() if s["name"] == "broken"]')).value);
-    assert.match(servers, /^\['server "broken" could not start: it exited with code 1 \(its error output is in the Code Execution Mode log\)/);
-    for (const text of [value, servers]) assert.doesNotMatch(text, /fatal|s\.example|\*\*\*/, 'nothing the server wrote reaches the sandbox');
+    assert.match(
+      servers,
+      /^\['server "broken" could not start: it exited with code 1 \(its error output is in the Code Execution Mode log\)/,
+    );
+    for (const text of [value, servers])
+      assert.doesNotMatch(text, /fatal|s\.example|\*\*\*/, 'nothing the server wrote reaches the sandbox');
     // The Tools view reads the catalog file, written a moment after a change.
     let catalog = '';
     for (let i = 0; i < 40 && !/"broken":\{[^}]*"state":"error"/.test(catalog); i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
       catalog = await readFile(join(bridge.stateDir, CATALOG_FILE), 'utf8');
     }
-    assert.match(catalog, /"broken":\{[^}]*"state":"error","error":"server \\"broken\\" failed to start: [^"]*fatal: cannot reach the package registry/);
+    assert.match(
+      catalog,
+      /"broken":\{[^}]*"state":"error","error":"server \\"broken\\" failed to start: [^"]*fatal: cannot reach the package registry/,
+    );
     for (const text of [value, bridge.stderr(), catalog]) assert.doesNotMatch(text, /hunter2|sk-live-1234567890/);
-    assert.match(bridge.stderr(), /server "broken" failed to start: .*\(it exited with code 1\); its stderr ended with: using token \*\*\* and key \*\*\* for s\.example \| fatal: cannot reach the package registry/, 'the log has it');
+    assert.match(
+      bridge.stderr(),
+      /server "broken" failed to start: .*\(it exited with code 1\); its stderr ended with: using token \*\*\* and key \*\*\* for s\.example \| fatal: cannot reach the package registry/,
+      'the log has it',
+    );
   });
 
   test('the run clock still counts the code: a 2 s run that waits on a tool times out and says for what', async () => {
     const result = await bridge.call('await mcp_healthy.hang()', { timeout: 2 });
     assert.equal(structured(result).status, 'timeout');
     const error = structured(result).error as { message: string };
-    assert.match(error.message, /^The code did not finish within 2 s and was interrupted while waiting for healthy\.hang \([12]\.\d s\)\.$/);
+    assert.match(
+      error.message,
+      /^The code did not finish within 2 s and was interrupted while waiting for healthy\.hang \([12]\.\d s\)\.$/,
+    );
   });
 
   test('a hung server fails calls with its timeout named (its stderr only in the log); the others keep working', async () => {
@@ -249,12 +301,18 @@ describe(`proxied servers that start badly (${runtime})`, () => {
       /^\(\('unavailable', 'hung\.echo: server "hung" did not finish starting within 6 s \(proxy\.connectTimeoutSeconds\) \(its error output is in the Code Execution Mode log\)'\), 'fine'\)$/,
     );
     assert.doesNotMatch(String(structured(result).stdout), /registry\.npmjs\.org/);
-    assert.match(bridge.stderr(), /server "hung" did not finish starting within 6 s \(proxy\.connectTimeoutSeconds\); its stderr ended with: npm http fetch GET https:\/\/registry\.npmjs\.org\/x attempt 3 failed with ECONNREFUSED/);
-    assert.match(String(structured(result).stdout), /mcp_hung\s+\(tools not known yet\) \[error: server "hung" did not finish starting within 6 s/);
+    assert.match(
+      bridge.stderr(),
+      /server "hung" did not finish starting within 6 s \(proxy\.connectTimeoutSeconds\); its stderr ended with: npm http fetch GET https:\/\/registry\.npmjs\.org\/x attempt 3 failed with ECONNREFUSED/,
+    );
+    assert.match(
+      String(structured(result).stdout),
+      /mcp_hung\s+\(tools not known yet\) \[error: server "hung" did not finish starting within 6 s/,
+    );
   });
 });
 
-test('without --workspace, ${workspaceFolder} is the configuration\'s workspaceFolder, else the current folder', async () => {
+test("without --workspace, ${workspaceFolder} is the configuration's workspaceFolder, else the current folder", async () => {
   const here = await tempDir('cem-cwd-');
   const configured = await tempDir('cem-configured-');
   // The bridge's cwd is what getcwd says: the real path (temp folders are symlinked on macOS).
@@ -264,11 +322,18 @@ test('without --workspace, ${workspaceFolder} is the configuration\'s workspaceF
   ];
   for (const [i, [extra, expected]] of cases.entries()) {
     const file = join(here, `config-${i}.json`);
-    await writeFile(file, JSON.stringify({ stateDir: join(here, 'state'), sandbox, servers: { probe: fixture('--root=${workspaceFolder}') }, ...extra }));
-    const result = await execa(process.execPath, [resolve('dist/cli.js'), 'run', '--config', file, '-c', 'print((await mcp_probe.process_info())["argv"][0])'], {
-      cwd: here,
-      reject: false,
-    });
+    await writeFile(
+      file,
+      JSON.stringify({ stateDir: join(here, 'state'), sandbox, servers: { probe: fixture('--root=${workspaceFolder}') }, ...extra }),
+    );
+    const result = await execa(
+      process.execPath,
+      [resolve('dist/cli.js'), 'run', '--config', file, '-c', 'print((await mcp_probe.process_info())["argv"][0])'],
+      {
+        cwd: here,
+        reject: false,
+      },
+    );
     assert.equal(result.exitCode, 0, result.stderr);
     assert.equal(result.stdout.trim(), `--root=${expected}`);
   }
@@ -301,7 +366,11 @@ describe(`credentials in a server's URL (${runtime})`, () => {
         ].join('\n'),
       );
       assert.equal(structured(result).status, 'ok', textOf(result));
-      assert.match(String(structured(result).value), /\('userinfo', 'unavailable'.*\('query', 'unavailable'.*\('path', 'unavailable'/, textOf(result));
+      assert.match(
+        String(structured(result).value),
+        /\('userinfo', 'unavailable'.*\('query', 'unavailable'.*\('path', 'unavailable'/,
+        textOf(result),
+      );
       const catalogFile = join(bridge.stateDir, CATALOG_FILE);
       const catalog = await until('all three failures in catalog.json', () => {
         const text = existsSync(catalogFile) ? readFileSync(catalogFile, 'utf8') : '';
@@ -310,8 +379,15 @@ describe(`credentials in a server's URL (${runtime})`, () => {
       const runLog = await readFile(join(bridge.stateDir, RUN_LOG_FILE), 'utf8');
       assert.match(runLog, /"type":"tool-call".*"server":"userinfo".*"outcome":"failed"/);
       // The log says where each server is, without its credentials.
-      await until('the start failures in the log', () => /server "userinfo" failed to start: .*http:\/\/\*\*\*@127\.0\.0\.1/.test(bridge.stderr()));
-      for (const [where, text] of [['result', textOf(result)], ['catalog.json', catalog], ['stderr', bridge.stderr()], ['run log', runLog]] as const) {
+      await until('the start failures in the log', () =>
+        /server "userinfo" failed to start: .*http:\/\/\*\*\*@127\.0\.0\.1/.test(bridge.stderr()),
+      );
+      for (const [where, text] of [
+        ['result', textOf(result)],
+        ['catalog.json', catalog],
+        ['stderr', bridge.stderr()],
+        ['run log', runLog],
+      ] as const) {
         for (const secret of secrets) assert.ok(!text.includes(secret), `${where} has ${secret}:\n${text}`);
       }
     } finally {

@@ -28,7 +28,12 @@ for (const runtime of testRuntimes()) {
       const workspace = join(dir, 'ws');
       await mkdir(workspace, { recursive: true });
       await writeFile(join(workspace, 'team_double.py'), TEAM);
-      bridge = await startBridge({ sandbox: { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30 }, stateDir, servers: {}, workspaceSnippetsDir: workspace });
+      bridge = await startBridge({
+        sandbox: { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30 },
+        stateDir,
+        servers: {},
+        workspaceSnippetsDir: workspace,
+      });
     });
     after(async () => {
       await bridge?.close();
@@ -58,7 +63,8 @@ for (const runtime of testRuntimes()) {
     });
 
     test('concurrent run_snippet calls are each logged, a workspace snippet as such', async () => {
-      const code = 'import asyncio\nsum(await asyncio.gather(*[run_snippet("team_double", n=i) for i in range(12)], run_snippet("echo_all")))';
+      const code =
+        'import asyncio\nsum(await asyncio.gather(*[run_snippet("team_double", n=i) for i in range(12)], run_snippet("echo_all")))';
       const result = await bridge.call(code);
       assert.equal(structured(result).status, 'ok', textOf(result));
       const run = (await runsOf()).find((r) => r.code === code)!;

@@ -64,7 +64,9 @@ describe(`snippets on ${runtime}`, () => {
     const workspace = join(files, 'ws', '.vscode', 'code-execution-mode', 'snippets');
     await mkdir(workspace, { recursive: true });
     await writeFile(join(workspace, 'release_notes.py'), TEAM);
-    const servers = { memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') } } };
+    const servers = {
+      memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') } },
+    };
     bridge = await startBridge({ sandbox, stateDir, servers, workspaceSnippetsDir: workspace });
     // The same state without the workspace folder configured.
     plain = await startBridge({ sandbox, stateDir, servers });
@@ -82,7 +84,13 @@ describe(`snippets on ${runtime}`, () => {
 
   test('search_tool_docs finds a snippet as a hit of kind "snippet", and run_snippet runs it with kwargs', async () => {
     const hits = (await run(bridge, 'await search_tool_docs("greet someone politely")')) as Array<Record<string, unknown>>;
-    assert.deepEqual(hits[0], { kind: 'snippet', server: 'snippets', tool: 'greet', alias: 'greet', description: 'Greets someone by name, politely.' });
+    assert.deepEqual(hits[0], {
+      kind: 'snippet',
+      server: 'snippets',
+      tool: 'greet',
+      alias: 'greet',
+      description: 'Greets someone by name, politely.',
+    });
     assert.equal(await run(bridge, 'await run_snippet("greet", name="Ada")'), 'Hello, Ada!');
     assert.equal(await run(bridge, 'await run_snippet("greet", name="Ada", punctuation="?")'), 'Hello, Ada?');
   });
@@ -173,7 +181,7 @@ describe('snippet command line', () => {
       assert.equal(again.code, 2);
       assert.match(again.stderr, /exists; --force replaces it/);
       const listed = await cli('snippet', 'list');
-      assert.match(listed.stdout, /^count_letters\(word="snippet"\)  count the letters of a word$/m);
+      assert.match(listed.stdout, /^count_letters\(word="snippet"\) {2}count the letters of a word$/m);
       const result = await bridge.call('print(await run_snippet("count_letters"), await run_snippet("count_letters", word="ab"))');
       assert.equal(structured(result).stdout, '14 4\n', textOf(result));
       const bad = await cli('snippet', 'save', 'bad-name', '--run', run.id);

@@ -14,7 +14,16 @@ import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';
 
 const [runtime = 'podman'] = testRuntimes();
-const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', pids: 64, timeoutSeconds: 30, maxTimeoutSeconds: 60, maxSessions: 2, prewarm: false };
+const sandbox = {
+  runtime,
+  image: TEST_IMAGE,
+  memory: '256m',
+  pids: 64,
+  timeoutSeconds: 30,
+  maxTimeoutSeconds: 60,
+  maxSessions: 2,
+  prewarm: false,
+};
 const RUNS = 8;
 const posix = process.platform !== 'win32';
 
@@ -35,7 +44,9 @@ test(`two bridges on ${runtime} share a state dir through rotation: every run an
   try {
     const runAll = async (bridge: typeof alpha, server: string) => {
       for (let i = 0; i < RUNS; i++) {
-        const result = await bridge.call(`await mcp_${server}.echo(message="${server}-${i}")\nprint("${server}-${i}:" + "z" * 3000)\n"${server}-${i}"`);
+        const result = await bridge.call(
+          `await mcp_${server}.echo(message="${server}-${i}")\nprint("${server}-${i}:" + "z" * 3000)\n"${server}-${i}"`,
+        );
         assert.equal(structured(result).status, 'ok', textOf(result));
       }
     };
@@ -48,7 +59,10 @@ test(`two bridges on ${runtime} share a state dir through rotation: every run an
       assert.equal(mine.length, RUNS, `${server}: ${mine.length} runs read back`);
       for (const run of mine) {
         assert.equal(run.status, 'ok');
-        assert.deepEqual(run.toolCalls.map((c) => `${c.server}.${c.tool}`), [`${server}.echo`]);
+        assert.deepEqual(
+          run.toolCalls.map((c) => `${c.server}.${c.tool}`),
+          [`${server}.echo`],
+        );
         assert.match(run.stdout, new RegExp(`^${server}-\\d:z{3000}`));
       }
     }
@@ -60,14 +74,27 @@ test(`two bridges on ${runtime} share a state dir through rotation: every run an
       const found = existsSync(catalogFile) ? parseCatalogFile(readFileSync(catalogFile, 'utf8')) : [];
       const [seenByA, seenByB] = [mergeCatalog(found, 'window-a'), mergeCatalog(found, 'window-b')];
       const listed = (entry: { tools?: Array<{ name: string }> } | undefined) => entry?.tools?.some((t) => t.name === 'echo') === true;
-      return found.length >= 2 && seenByA.alpha?.state === 'running' && seenByB.beta?.state === 'running' && listed(seenByA.alpha) && listed(seenByA.beta) && found;
+      return (
+        found.length >= 2 &&
+        seenByA.alpha?.state === 'running' &&
+        seenByB.beta?.state === 'running' &&
+        listed(seenByA.alpha) &&
+        listed(seenByA.beta) &&
+        found
+      );
     });
-    assert.deepEqual(sections.map(([, s]) => [s.owner, Object.keys(s.servers)]).sort(), [['window-a', ['alpha']], ['window-b', ['beta']]]);
+    assert.deepEqual(sections.map(([, s]) => [s.owner, Object.keys(s.servers)]).sort(), [
+      ['window-a', ['alpha']],
+      ['window-b', ['beta']],
+    ]);
     const a = mergeCatalog(sections, 'window-a');
     assert.equal(a.alpha?.state, 'running');
     assert.ok(a.alpha?.tools?.some((t) => t.name === 'echo'));
     assert.equal(a.beta?.state, 'not-started', "window B's server, seen from window A");
-    assert.ok(a.beta?.tools?.some((t) => t.name === 'echo'), "window B's tool list serves as a cache");
+    assert.ok(
+      a.beta?.tools?.some((t) => t.name === 'echo'),
+      "window B's tool list serves as a cache",
+    );
     assert.equal(mergeCatalog(sections, 'window-b').beta?.state, 'running');
 
     if (posix) {
@@ -92,10 +119,15 @@ test(`an unwritable state dir on ${runtime}: the bridge says so loudly, and ever
     const result = await bridge.call('6 * 7');
     assert.equal(structured(result).status, 'ok', textOf(result));
     assert.equal(structured(result).value, '42');
-    assert.match(String(structured(result).auditLog), /^the audit log is not being written \(cannot write the run log .*not-a-folder.*\): this run is not recorded$/);
+    assert.match(
+      String(structured(result).auditLog),
+      /^the audit log is not being written \(cannot write the run log .*not-a-folder.*\): this run is not recorded$/,
+    );
     assert.match(textOf(result), /\[the audit log is not being written/);
     // The bridge's stderr is another pipe than its answers: it may arrive after the result.
-    await until('the warning on the bridge\'s stderr', () => /AUDIT LOG NOT WRITTEN: cannot write the run log .*not-a-folder/.test(bridge.stderr()));
+    await until("the warning on the bridge's stderr", () =>
+      /AUDIT LOG NOT WRITTEN: cannot write the run log .*not-a-folder/.test(bridge.stderr()),
+    );
   } finally {
     await bridge.close();
   }

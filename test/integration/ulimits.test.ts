@@ -62,7 +62,10 @@ for (const runtime of testRuntimes()) {
       const doctor = await cli(['doctor', '--config', config, '--runtime', runtime]);
       assert.equal(doctor.exitCode, 3, doctor.stdout);
       assert.match(doctor.stdout, new RegExp(`FAIL hardened sandbox starts: ${runtime} may not set the sandbox's limit of open files`));
-      assert.match(doctor.stdout, new RegExp(`- ${runtime} cannot set the sandbox's limit of open files .*: it is above the hard limit of`));
+      assert.match(
+        doctor.stdout,
+        new RegExp(`- ${runtime} cannot set the sandbox's limit of open files .*: it is above the hard limit of`),
+      );
       assert.match(doctor.stdout, /fix: Set the sandbox's limits: setting sandbox\.extraRunArgs/);
       assert.doesNotMatch(doctor.stdout, /Review extra run arguments/);
     });
@@ -70,7 +73,7 @@ for (const runtime of testRuntimes()) {
 }
 
 if (testRuntimes().includes('podman')) {
-  describe('podman configured without a ulimit override (its defaults above this host\'s hard limits)', () => {
+  describe("podman configured without a ulimit override (its defaults above this host's hard limits)", () => {
     test('a sandbox starts, runs code and has its own limits; doctor passes', async () => {
       const conf = await confWithoutUlimits();
       const env = { CONTAINERS_CONF: conf };
@@ -81,7 +84,12 @@ if (testRuntimes().includes('podman')) {
       const defaultsTooHigh = (hard.nofile ?? Infinity) < 1_048_576 || (hard.nproc ?? Infinity) < 4_194_304;
       if (defaultsTooHigh) {
         // Without the sandbox's own limits, this very podman refuses the hardened container.
-        const own = runArgs('podman', sandbox, { name: `cem-ulimit-premise-${process.pid}`, owner: 'test', session: 'premise', hostLimits: hard });
+        const own = runArgs('podman', sandbox, {
+          name: `cem-ulimit-premise-${process.pid}`,
+          owner: 'test',
+          session: 'premise',
+          hostLimits: hard,
+        });
         const without = own.filter((a, i) => a !== '--ulimit' && own[i - 1] !== '--ulimit');
         const bare = await execa('podman', [...without.slice(0, -3), '-c', 'print(1)'], { reject: false, env: { ...process.env, ...env } });
         assert.notEqual(bare.exitCode, 0, 'podman without --ulimit should fail on this host');

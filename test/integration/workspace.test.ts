@@ -59,10 +59,11 @@ for (const runtime of testRuntimes()) {
       assert.match(value, /'listing': \['data', 'tool.sh'\]/);
       assert.match(value, /'write': '(OSError|PermissionError)'/);
       assert.match(value, /'exec': 'PermissionError'/);
-      for (const option of ['ro', 'nosuid', 'nodev', 'noexec']) assert.match(value, new RegExp(`'options': \\['[^']*\\b${option}\\b`), `mounted ${option}`);
+      for (const option of ['ro', 'nosuid', 'nodev', 'noexec'])
+        assert.match(value, new RegExp(`'options': \\['[^']*\\b${option}\\b`), `mounted ${option}`);
     });
 
-    test("a custom state folder is refused as a workspace mount by the check and at every container start", async () => {
+    test('a custom state folder is refused as a workspace mount by the check and at every container start', async () => {
       const root = mkdtempSync(join(tmpdir(), 'cem-ws-state-'));
       const workspace = join(root, 'ws');
       mkdirSync(join(workspace, 'state'), { recursive: true });
@@ -88,7 +89,7 @@ for (const runtime of testRuntimes()) {
         const report = await checkSandbox(sandbox, { stateDir });
         const check = report.runtimes[0]?.checks.find((c) => c.name === 'workspace');
         assert.equal(check?.ok, false);
-        assert.match(check!.detail, /state folder/);
+        assert.match(check.detail, /state folder/);
       } finally {
         await manager.close();
         rmSync(root, { recursive: true, force: true });
@@ -112,9 +113,17 @@ for (const runtime of testRuntimes()) {
       mkdirSync(other);
       writeFileSync(join(other, 'notes.md'), '# notes\n');
       writeFileSync(join(other, 'run.sh'), '#!/bin/sh\necho ran\n');
-      for (const [path, mode] of [[second, 0o755], [other, 0o755], [join(other, 'notes.md'), 0o644], [join(other, 'run.sh'), 0o755]] as const) chmodSync(path, mode);
+      for (const [path, mode] of [
+        [second, 0o755],
+        [other, 0o755],
+        [join(other, 'notes.md'), 0o644],
+        [join(other, 'run.sh'), 0o755],
+      ] as const)
+        chmodSync(path, mode);
       // Two folders both called "data": the second gets a unique name.
-      const both = new SessionManager(testSandbox(runtime, { workspace: { path: [join(dir, 'data'), other], access: 'read-only' }, prewarm: false }));
+      const both = new SessionManager(
+        testSandbox(runtime, { workspace: { path: [join(dir, 'data'), other], access: 'read-only' }, prewarm: false }),
+      );
       try {
         const result = await both.execute(`
 import os, subprocess
@@ -144,7 +153,8 @@ out
         assert.match(value, /'listing': \['data', 'data-2'\]/);
         assert.match(value, /'first': 'a,b\\n1,2\\n'/);
         assert.match(value, /'second': '# notes\\n'/);
-        for (const name of ['data', 'data-2', 'top']) assert.match(value, new RegExp(`'write ${name}': '(OSError|PermissionError)'`), `not writable: ${name}`);
+        for (const name of ['data', 'data-2', 'top'])
+          assert.match(value, new RegExp(`'write ${name}': '(OSError|PermissionError)'`), `not writable: ${name}`);
         assert.match(value, /'exec': 'PermissionError'/);
         assert.match(value, /'options': \[\('\/workspace\/data', 'ro'\), \('\/workspace\/data-2', 'ro'\)\]/);
         assert.match(value, /'noexec': True/);
@@ -155,7 +165,9 @@ out
     });
 
     test('one bad folder among several refuses the start, named', async () => {
-      const bad = new SessionManager(testSandbox(runtime, { workspace: { path: [join(dir, 'data'), join(dir, 'gone')], access: 'read-only' }, prewarm: false }));
+      const bad = new SessionManager(
+        testSandbox(runtime, { workspace: { path: [join(dir, 'data'), join(dir, 'gone')], access: 'read-only' }, prewarm: false }),
+      );
       try {
         const result = await bad.execute('1');
         assert.notEqual(result.status, 'ok');
@@ -170,18 +182,47 @@ out
     test('system folders (/proc, /etc) are refused before any container starts: by run, by the MCP bridge and at every start', async () => {
       // The CLI: exit 2, the folder named, before a runtime is asked for anything.
       for (const folder of ['/proc', '/etc']) {
-        const cli = await execa(process.execPath, ['dist/cli.js', 'run', '--runtime', runtime, '--image', TEST_IMAGE, '--workspace', folder, '--workspace-access', 'read-only', '-c', '1'], { reject: false });
+        const cli = await execa(
+          process.execPath,
+          [
+            'dist/cli.js',
+            'run',
+            '--runtime',
+            runtime,
+            '--image',
+            TEST_IMAGE,
+            '--workspace',
+            folder,
+            '--workspace-access',
+            'read-only',
+            '-c',
+            '1',
+          ],
+          { reject: false },
+        );
         assert.equal(cli.exitCode, 2, cli.stderr);
-        assert.match(cli.stderr, new RegExp(`sandbox\\.workspace\\.path must not be a system folder or inside one: ${folder} is in ${folder}, which`));
+        assert.match(
+          cli.stderr,
+          new RegExp(`sandbox\\.workspace\\.path must not be a system folder or inside one: ${folder} is in ${folder}, which`),
+        );
       }
       // The MCP bridge (as VS Code starts it, with --config): it does not start, and says why.
       const configDir = mkdtempSync(join(tmpdir(), 'cem-ws-sys-'));
       try {
         const config = join(configDir, 'config.json');
-        writeFileSync(config, JSON.stringify({ stateDir: join(configDir, 'state'), sandbox: { runtime, image: TEST_IMAGE, workspace: { path: ['/proc', '/etc'], access: 'read-only' } } }));
+        writeFileSync(
+          config,
+          JSON.stringify({
+            stateDir: join(configDir, 'state'),
+            sandbox: { runtime, image: TEST_IMAGE, workspace: { path: ['/proc', '/etc'], access: 'read-only' } },
+          }),
+        );
         const serve = await execa(process.execPath, ['dist/cli.js', '--config', config], { reject: false, input: '' });
         assert.equal(serve.exitCode, 2, serve.stderr);
-        assert.match(serve.stderr, /sandbox\.workspace\.path must not be a system folder or inside one: \/proc is in \/proc, which shows the host's processes/);
+        assert.match(
+          serve.stderr,
+          /sandbox\.workspace\.path must not be a system folder or inside one: \/proc is in \/proc, which shows the host's processes/,
+        );
       } finally {
         rmSync(configDir, { recursive: true, force: true });
       }
@@ -199,7 +240,9 @@ out
     });
 
     test('a missing folder is refused with a clear error, not mounted', async () => {
-      const missing = new SessionManager(testSandbox(runtime, { workspace: { path: join(dir, 'nope'), access: 'read-only' }, prewarm: false }));
+      const missing = new SessionManager(
+        testSandbox(runtime, { workspace: { path: join(dir, 'nope'), access: 'read-only' }, prewarm: false }),
+      );
       try {
         const result = await missing.execute('1');
         assert.notEqual(result.status, 'ok');

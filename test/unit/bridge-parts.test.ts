@@ -32,19 +32,45 @@ test('entries that would start this bridge again are recognised', () => {
 test('tool results: structured content wins, text otherwise, a list for several items; images found, not attached', () => {
   assert.deepEqual(toSandboxResult({ content: [{ type: 'text', text: '5' }], structuredContent: { sum: 5 } }).value, { sum: 5 });
   assert.equal(toSandboxResult({ content: [{ type: 'text', text: 'hi' }] }).value, 'hi');
-  const mixed = toSandboxResult({ content: [{ type: 'text', text: 'a' }, { type: 'image', data: 'AAAA', mimeType: 'image/png' }] });
+  const mixed = toSandboxResult({
+    content: [
+      { type: 'text', text: 'a' },
+      { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+    ],
+  });
   assert.deepEqual(mixed.value, ['a', { type: 'image', mimeType: 'image/png', data: 'AAAA' }]);
   assert.deepEqual(mixed.images, [{ mime: 'image/png', data: 'AAAA' }]);
-  assert.deepEqual(toSandboxResult({ content: [{ type: 'image', data: 'not base64!', mimeType: 'image/png' }] }).images, [], 'bad base64 is no image');
-  assert.deepEqual(toSandboxResult({ content: [{ type: 'image', data: 'AAAA', mimeType: 'text/html' }] }).images, [], 'nor is another type');
+  assert.deepEqual(
+    toSandboxResult({ content: [{ type: 'image', data: 'not base64!', mimeType: 'image/png' }] }).images,
+    [],
+    'bad base64 is no image',
+  );
+  assert.deepEqual(
+    toSandboxResult({ content: [{ type: 'image', data: 'AAAA', mimeType: 'text/html' }] }).images,
+    [],
+    'nor is another type',
+  );
   const error = toSandboxResult({ content: [{ type: 'text', text: 'boom' }], isError: true });
   assert.deepEqual([error.isError, error.errorText], [true, 'boom']);
 });
 
 function result(overrides: Partial<RunResult>): RunResult {
   return {
-    runId: 'r', session: 'default', status: 'ok', stdout: '', stderr: '', value: null, error: null, images: [], durationMs: 1,
-    omitted: { stdout: 0, stderr: 0, images: 0 }, truncated: false, sessionLost: false, coldStart: false, requests: 0, ...overrides,
+    runId: 'r',
+    session: 'default',
+    status: 'ok',
+    stdout: '',
+    stderr: '',
+    value: null,
+    error: null,
+    images: [],
+    durationMs: 1,
+    omitted: { stdout: 0, stderr: 0, images: 0 },
+    truncated: false,
+    sessionLost: false,
+    coldStart: false,
+    requests: 0,
+    ...overrides,
   };
 }
 
@@ -55,7 +81,10 @@ test('the run log appends JSON lines and rotates by size', async () => {
   log.close();
   const files = (await readdir(dir)).sort();
   assert.deepEqual(files, ['runs.1.jsonl', 'runs.2.jsonl', 'runs.jsonl']);
-  const current = (await readFile(join(dir, 'runs.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { run: string });
+  const current = (await readFile(join(dir, 'runs.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { run: string });
   assert.equal(current[current.length - 1]!.run, 'r29');
   for (const file of files) assert.ok((await readFile(join(dir, file))).length <= 2000);
 });
@@ -66,7 +95,10 @@ test('the run log caps what it records of huge output and arguments', async () =
   log.toolCall({ run: 'r', server: 's', tool: 't', arguments: { blob: 'a'.repeat(200_000) }, outcome: 'ok', durationMs: 1 });
   log.runEnded(result({ stdout: 'b'.repeat(200_000) }), { toolCalls: 1 });
   log.close();
-  const [call, end] = (await readFile(join(dir, 'runs.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const [call, end] = (await readFile(join(dir, 'runs.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   assert.deepEqual(Object.keys(call!.arguments as object), ['truncated', 'preview']);
   assert.ok(String(end!.stdout).length < 70_000);
   assert.match(String(end!.stdout), /characters not logged\]$/);
@@ -75,13 +107,46 @@ test('the run log caps what it records of huge output and arguments', async () =
 test('the run log reads back into runs; half-written lines are skipped; unended runs age into "lost"', () => {
   const lines = [
     JSON.stringify({ type: 'run-start', run: 'a', session: 's', time: '2026-01-01T00:00:00.000Z', code: 'print(1)', timeoutMs: 1000 }),
-    JSON.stringify({ type: 'tool-call', run: 'a', time: '2026-01-01T00:00:00.100Z', server: 'm', tool: 't', arguments: { x: 1 }, outcome: 'ok', durationMs: 2 }),
-    JSON.stringify({ type: 'run-end', run: 'a', session: 's', time: '2026-01-01T00:00:00.200Z', status: 'ok', durationMs: 200, stdout: '1\n', value: null, error: null, toolCalls: 1 }),
-    JSON.stringify({ type: 'run-start', run: 'b', session: 's', time: '2026-01-01T00:01:00.000Z', code: 'while True: pass', timeoutMs: 1000 }),
+    JSON.stringify({
+      type: 'tool-call',
+      run: 'a',
+      time: '2026-01-01T00:00:00.100Z',
+      server: 'm',
+      tool: 't',
+      arguments: { x: 1 },
+      outcome: 'ok',
+      durationMs: 2,
+    }),
+    JSON.stringify({
+      type: 'run-end',
+      run: 'a',
+      session: 's',
+      time: '2026-01-01T00:00:00.200Z',
+      status: 'ok',
+      durationMs: 200,
+      stdout: '1\n',
+      value: null,
+      error: null,
+      toolCalls: 1,
+    }),
+    JSON.stringify({
+      type: 'run-start',
+      run: 'b',
+      session: 's',
+      time: '2026-01-01T00:01:00.000Z',
+      code: 'while True: pass',
+      timeoutMs: 1000,
+    }),
     '{"type": "run-end", "run": "b", "sta',
   ];
   const runs = parseRunLog(lines.join('\n'));
-  assert.deepEqual(runs.map((r) => [r.id, r.status, r.toolCalls.length]), [['a', 'ok', 1], ['b', undefined, 0]]);
+  assert.deepEqual(
+    runs.map((r) => [r.id, r.status, r.toolCalls.length]),
+    [
+      ['a', 'ok', 1],
+      ['b', undefined, 0],
+    ],
+  );
   const b = runs[1]!;
   assert.equal(displayStatus(b, Date.parse('2026-01-01T00:01:30.000Z')), 'running');
   assert.equal(displayStatus(b, Date.parse('2026-01-01T00:03:00.000Z')), 'lost');
@@ -101,7 +166,14 @@ test('a run that fails before it starts is logged with its duration, and old rec
   const legacy = parseRunLog(
     [
       JSON.stringify({ type: 'run-start', run: 'g', session: 's', time: '2026-01-01T00:00:00.000Z', code: '1', timeoutMs: 1000 }),
-      JSON.stringify({ type: 'run-end', run: 'g', session: 's', time: '2026-01-01T00:00:00.350Z', status: 'error', error: { type: 'SandboxUnavailable', message: 'no image', traceback: '' } }),
+      JSON.stringify({
+        type: 'run-end',
+        run: 'g',
+        session: 's',
+        time: '2026-01-01T00:00:00.350Z',
+        status: 'error',
+        error: { type: 'SandboxUnavailable', message: 'no image', traceback: '' },
+      }),
     ].join('\n'),
   );
   assert.equal(legacy[0]!.durationMs, 350);

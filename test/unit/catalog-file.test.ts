@@ -25,42 +25,104 @@ const temp = async (prefix: string) => {
   return dir;
 };
 
-const section = (over: Partial<CatalogSection>): CatalogSection => ({ role: 'bridge', pid: 1, host: 'h', updatedAt: '2026-01-01T00:00:00.000Z', servers: {}, ...over });
+const section = (over: Partial<CatalogSection>): CatalogSection => ({
+  role: 'bridge',
+  pid: 1,
+  host: 'h',
+  updatedAt: '2026-01-01T00:00:00.000Z',
+  servers: {},
+  ...over,
+});
 
 test("a window's view: states from its own live bridge, tool lists from the newest listing of the same config", () => {
   const sections: Array<[string, CatalogSection]> = [
-    ['mine', section({ owner: 'A', updatedAt: '2026-01-01T00:00:02.000Z', servers: { memory: { fingerprint: 'f1', state: 'running' }, web: { fingerprint: 'w', state: 'error', error: 'boom' } } })],
-    ['refresh', section({ role: 'refresh', owner: 'A', updatedAt: '2026-01-01T00:00:03.000Z', servers: { memory: { fingerprint: 'f1', state: 'running', updatedAt: '2026-01-01T00:00:03.000Z', tools: [{ name: 'read_graph' }] } } })],
-    ['other', section({ owner: 'B', updatedAt: '2026-01-01T00:00:04.000Z', servers: { memory: { fingerprint: 'f2', state: 'error', error: 'other config', updatedAt: '2026-01-01T00:00:04.000Z', tools: [{ name: 'elsewhere' }] }, docs: { fingerprint: 'd', state: 'running', updatedAt: '2026-01-01T00:00:01.000Z', tools: [{ name: 'search' }] } } })],
+    [
+      'mine',
+      section({
+        owner: 'A',
+        updatedAt: '2026-01-01T00:00:02.000Z',
+        servers: { memory: { fingerprint: 'f1', state: 'running' }, web: { fingerprint: 'w', state: 'error', error: 'boom' } },
+      }),
+    ],
+    [
+      'refresh',
+      section({
+        role: 'refresh',
+        owner: 'A',
+        updatedAt: '2026-01-01T00:00:03.000Z',
+        servers: {
+          memory: { fingerprint: 'f1', state: 'running', updatedAt: '2026-01-01T00:00:03.000Z', tools: [{ name: 'read_graph' }] },
+        },
+      }),
+    ],
+    [
+      'other',
+      section({
+        owner: 'B',
+        updatedAt: '2026-01-01T00:00:04.000Z',
+        servers: {
+          memory: {
+            fingerprint: 'f2',
+            state: 'error',
+            error: 'other config',
+            updatedAt: '2026-01-01T00:00:04.000Z',
+            tools: [{ name: 'elsewhere' }],
+          },
+          docs: { fingerprint: 'd', state: 'running', updatedAt: '2026-01-01T00:00:01.000Z', tools: [{ name: 'search' }] },
+        },
+      }),
+    ],
   ];
   const view = mergeCatalog(sections, 'A', () => true);
   assert.equal(view.memory?.state, 'running');
-  assert.deepEqual(view.memory?.tools?.map((t) => t.name), ['read_graph'], 'another config of the same name is not mixed in');
+  assert.deepEqual(
+    view.memory?.tools?.map((t) => t.name),
+    ['read_graph'],
+    'another config of the same name is not mixed in',
+  );
   assert.deepEqual([view.web?.state, view.web?.error], ['error', 'boom']);
   assert.equal(view.docs?.state, 'not-started', "window B's server does not run in window A");
-  assert.deepEqual(view.docs?.tools?.map((t) => t.name), ['search']);
+  assert.deepEqual(
+    view.docs?.tools?.map((t) => t.name),
+    ['search'],
+  );
   // When A's bridge is gone, its servers are not running any more.
   const gone = mergeCatalog(sections, 'A', (s) => s.owner !== 'A');
   assert.equal(gone.memory?.state, 'not-started');
   assert.equal(gone.web?.error, undefined);
   // Without an owner (a standalone reader): the newest live bridge of each server.
   assert.equal(mergeCatalog(sections, undefined, () => true).memory?.state, 'error');
-  assert.deepEqual(cachedTools(sections, 'memory', 'f1')?.tools?.map((t) => t.name), ['read_graph']);
-  assert.deepEqual(cachedTools(sections, 'memory', 'f2')?.tools?.map((t) => t.name), ['elsewhere']);
+  assert.deepEqual(
+    cachedTools(sections, 'memory', 'f1')?.tools?.map((t) => t.name),
+    ['read_graph'],
+  );
+  assert.deepEqual(
+    cachedTools(sections, 'memory', 'f2')?.tools?.map((t) => t.name),
+    ['elsewhere'],
+  );
 });
 
 test('the legacy single-writer catalog is read as one stale section and replaced on the next save', async () => {
   const dir = await temp('cem-catalog-legacy-');
-  const legacy = { version: 1, servers: { memory: { fingerprint: 'f', state: 'running', updatedAt: '2026-01-01T00:00:00.000Z', tools: [{ name: 'read_graph' }] } } };
+  const legacy = {
+    version: 1,
+    servers: { memory: { fingerprint: 'f', state: 'running', updatedAt: '2026-01-01T00:00:00.000Z', tools: [{ name: 'read_graph' }] } },
+  };
   writeFileSync(join(dir, CATALOG_FILE), JSON.stringify(legacy));
   const sections = parseCatalogFile(JSON.stringify(legacy));
   assert.equal(sections.length, 1);
-  assert.deepEqual(cachedTools(sections, 'memory', 'f')?.tools?.map((t) => t.name), ['read_graph']);
+  assert.deepEqual(
+    cachedTools(sections, 'memory', 'f')?.tools?.map((t) => t.name),
+    ['read_graph'],
+  );
   assert.equal(mergeCatalog(sections, undefined).memory?.state, 'not-started', 'nobody runs it now');
   setCatalogWriter({ role: 'bridge', owner: 'test' });
   await saveCatalogSection(dir, { fresh: { state: 'running' } });
   const saved = parseCatalogFile(await readFile(join(dir, CATALOG_FILE), 'utf8'));
-  assert.deepEqual(saved.map(([, s]) => Object.keys(s.servers)), [['fresh']]);
+  assert.deepEqual(
+    saved.map(([, s]) => Object.keys(s.servers)),
+    [['fresh']],
+  );
   if (process.platform !== 'win32') assert.equal(statSync(join(dir, CATALOG_FILE)).mode & 0o777, 0o600);
 });
 
@@ -70,9 +132,25 @@ test('saving keeps other writers, drops sections of long-dead writers, and repla
   const file = {
     version: 2,
     writers: {
-      live: section({ host: hostname(), pid: process.ppid, owner: 'B', updatedAt: new Date(now - 3600_000).toISOString(), servers: { b: { state: 'running' } } }),
-      recentDead: section({ host: hostname(), pid: 2 ** 22 + 12345, updatedAt: new Date(now - 60_000).toISOString(), servers: { c: { state: 'running' } } }),
-      oldDead: section({ host: hostname(), pid: 2 ** 22 + 12346, updatedAt: new Date(now - 3 * 24 * 3600_000).toISOString(), servers: { d: { state: 'running' } } }),
+      live: section({
+        host: hostname(),
+        pid: process.ppid,
+        owner: 'B',
+        updatedAt: new Date(now - 3600_000).toISOString(),
+        servers: { b: { state: 'running' } },
+      }),
+      recentDead: section({
+        host: hostname(),
+        pid: 2 ** 22 + 12345,
+        updatedAt: new Date(now - 60_000).toISOString(),
+        servers: { c: { state: 'running' } },
+      }),
+      oldDead: section({
+        host: hostname(),
+        pid: 2 ** 22 + 12346,
+        updatedAt: new Date(now - 3 * 24 * 3600_000).toISOString(),
+        servers: { d: { state: 'running' } },
+      }),
     },
   };
   writeFileSync(join(dir, CATALOG_FILE), JSON.stringify(file));
@@ -107,6 +185,9 @@ test('the lock: exclusive, waits its turn, breaks a lock left by a dead process'
   // Left behind by a process that no longer exists: broken at once.
   writeFileSync(lock, `${2 ** 22 + 999}\n${hostname()}\n`);
   const started = Date.now();
-  assert.deepEqual(withLockSync(lock, () => 'got it', { timeoutMs: 2000 }), { value: 'got it' });
+  assert.deepEqual(
+    withLockSync(lock, () => 'got it', { timeoutMs: 2000 }),
+    { value: 'got it' },
+  );
   assert.ok(Date.now() - started < 1000);
 });

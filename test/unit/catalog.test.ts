@@ -46,7 +46,11 @@ test('signatures show nested shapes, enums, defaults and what a call returns', (
         type: 'array',
         items: {
           type: 'object',
-          properties: { name: { type: 'string' }, entityType: { type: 'string' }, observations: { type: 'array', items: { type: 'string' } } },
+          properties: {
+            name: { type: 'string' },
+            entityType: { type: 'string' },
+            observations: { type: 'array', items: { type: 'string' } },
+          },
           required: ['name', 'entityType', 'observations'],
         },
       },
@@ -54,7 +58,11 @@ test('signatures show nested shapes, enums, defaults and what a call returns', (
     required: ['entities'],
   };
   assert.equal(
-    signatureOf('create_entities', paramsOf(entities), returnsOf({ type: 'object', properties: { content: { type: 'string' } }, required: ['content'] })),
+    signatureOf(
+      'create_entities',
+      paramsOf(entities),
+      returnsOf({ type: 'object', properties: { content: { type: 'string' } }, required: ['content'] }),
+    ),
     'create_entities(*, entities: list[{name: str, entityType: str, observations: list[str]}]) -> {content: str}',
   );
   const listing = paramsOf({
@@ -85,14 +93,22 @@ test('signatures follow local $refs and allOf, stop recursive schemas, and stay 
     type: 'object',
     properties: { root: { $ref: '#/$defs/Node' } },
     required: ['root'],
-    $defs: { Node: { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } } } },
+    $defs: {
+      Node: { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/$defs/Node' } } } },
+    },
   };
   const [root] = paramsOf(tree);
   assert.match(root!.type, /^\{label\?: str, children\?: list\[\{label\?: str, children\?: list\[/);
   assert.ok(root!.type.length <= 240, root!.type);
-  const merged = paramsOf({ properties: { both: { allOf: [{ properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'integer' } } }] } } });
+  const merged = paramsOf({
+    properties: {
+      both: { allOf: [{ properties: { a: { type: 'string' } }, required: ['a'] }, { properties: { b: { type: 'integer' } } }] },
+    },
+  });
   assert.equal(merged[0]!.type, '{a: str, b?: int}');
-  const wide = Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`field${i}`, { type: 'object', properties: { value: { type: 'string' } } }]));
+  const wide = Object.fromEntries(
+    Array.from({ length: 60 }, (_, i) => [`field${i}`, { type: 'object', properties: { value: { type: 'string' } } }]),
+  );
   const [deep] = paramsOf({ properties: { deep: { type: 'object', properties: wide } } });
   assert.ok(deep!.type.length <= 240, `${deep!.type.length} characters`);
   const many = paramsOf({ properties: { pick: { enum: Array.from({ length: 30 }, (_, i) => `v${i}`) } } });
@@ -144,7 +160,11 @@ function catalogWith(dir?: string) {
     dir,
   );
   catalog.setTools('chat', [
-    { name: 'post_message', description: 'Post a message to a channel', inputSchema: { type: 'object', properties: { channel: { type: 'string' }, text: { type: 'string' } } } },
+    {
+      name: 'post_message',
+      description: 'Post a message to a channel',
+      inputSchema: { type: 'object', properties: { channel: { type: 'string' }, text: { type: 'string' } } },
+    },
     { name: 'list_channels', description: 'List the channels of the workspace' },
   ]);
   catalog.setTools('git-hub', [
@@ -166,7 +186,10 @@ test('search ranks the right tool first for plain-language queries', () => {
 
 test('untrusted tool lists are validated: bad entries are dropped', () => {
   const catalog = catalogWith();
-  assert.deepEqual(catalog.get('git-hub')?.tools?.map((t) => t.tool), ['create_pull_request', 'search_issues']);
+  assert.deepEqual(
+    catalog.get('git-hub')?.tools?.map((t) => t.tool),
+    ['create_pull_request', 'search_issues'],
+  );
   assert.equal(catalog.findServer('git_hub')?.name, 'git-hub');
   assert.equal(catalog.findTool('git-hub', 'create_pull_request')?.alias, 'create_pull_request');
 });
@@ -175,11 +198,19 @@ test('the catalog is cached on disk and reloaded only for the same server config
   const dir = await mkdtemp(join(tmpdir(), 'cem-catalog-'));
   const first = catalogWith(dir);
   await first.flush();
-  const saved = JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8')) as { writers: Record<string, { pid: number; servers: Record<string, unknown> }> };
+  const saved = JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8')) as {
+    writers: Record<string, { pid: number; servers: Record<string, unknown> }>;
+  };
   const [mine] = Object.values(saved.writers);
   assert.equal(mine?.pid, process.pid);
   assert.deepEqual(Object.keys(mine.servers).sort(), ['chat', 'git-hub']);
-  const again = new ToolCatalog([{ name: 'chat', fingerprint: 'f1' }, { name: 'git-hub', fingerprint: 'changed' }], dir);
+  const again = new ToolCatalog(
+    [
+      { name: 'chat', fingerprint: 'f1' },
+      { name: 'git-hub', fingerprint: 'changed' },
+    ],
+    dir,
+  );
   await again.load();
   assert.equal(again.get('chat')?.tools?.length, 2);
   assert.equal(again.get('git-hub')?.tools, undefined);

@@ -47,11 +47,23 @@ test('the escaping is applied to each stream that is a terminal, and --raw turns
   assert.equal(mixed.escapesStdout, false);
 });
 
-const run = (overrides: Partial<RunResult>): RunResult =>
-  ({
-    runId: 'r', session: 'default', status: 'error', stdout: '', stderr: '', value: null, error: null, images: [], durationMs: 1,
-    omitted: { stdout: 0, stderr: 0, images: 0 }, truncated: false, sessionLost: false, coldStart: false, requests: 0, ...overrides,
-  }) as RunResult;
+const run = (overrides: Partial<RunResult>): RunResult => ({
+  runId: 'r',
+  session: 'default',
+  status: 'error',
+  stdout: '',
+  stderr: '',
+  value: null,
+  error: null,
+  images: [],
+  durationMs: 1,
+  omitted: { stdout: 0, stderr: 0, images: 0 },
+  truncated: false,
+  sessionLost: false,
+  coldStart: false,
+  requests: 0,
+  ...overrides,
+});
 
 test('the result written after a run (rest of the output, value, error) goes through the same escaping', () => {
   const tty = { stdout: sink(true), stderr: sink(true) };

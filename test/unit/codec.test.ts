@@ -5,7 +5,10 @@ import { checkFrameSize, encodeFrame, FrameDecoder, frameLimit, FrameTooLargeErr
 test('frames round-trip whole and split into single bytes', () => {
   const messages = [{ t: 'out', data: 'héllo \u0000 \n' }, { t: 'done', n: 1 }, { big: 'x'.repeat(100_000) }];
   const bytes = Buffer.concat(messages.map(encodeFrame));
-  assert.deepEqual(new FrameDecoder(1 << 20).push(bytes).map((b) => JSON.parse(b)), messages);
+  assert.deepEqual(
+    new FrameDecoder(1 << 20).push(bytes).map((b) => JSON.parse(b)),
+    messages,
+  );
 
   const decoder = new FrameDecoder(1 << 20);
   const seen: unknown[] = [];
@@ -31,14 +34,20 @@ function header(size: number): Buffer {
   return bytes;
 }
 
-test('a forged length over its type\'s cap is refused from the body\'s first bytes, before the rest is buffered', () => {
+test("a forged length over its type's cap is refused from the body's first bytes, before the rest is buffered", () => {
   // A 30 MB "request" (as sandbox code can write to the protocol descriptor): refused from its header.
-  assert.throws(() => new FrameDecoder(LIMITS).push(Buffer.concat([header(30_000_000), Buffer.from('{"t":"req"')])), /30000000-byte frame; the limit is 12000 bytes/);
+  assert.throws(
+    () => new FrameDecoder(LIMITS).push(Buffer.concat([header(30_000_000), Buffer.from('{"t":"req"')])),
+    /30000000-byte frame; the limit is 12000 bytes/,
+  );
   // Under the overall cap but over the type's: refused once the type is named, with nothing more buffered.
   const decoder = new FrameDecoder(LIMITS);
   assert.deepEqual(decoder.push(header(6000)), []);
   assert.deepEqual(decoder.push(Buffer.from('{"t":"r')), [], 'the type is not known yet');
-  assert.throws(() => decoder.push(Buffer.from('eq","id":1')), (error: Error) => error instanceof FrameTooLargeError && /6000-byte "req" frame; the limit is 5000 bytes/.test(error.message));
+  assert.throws(
+    () => decoder.push(Buffer.from('eq","id":1')),
+    (error: Error) => error instanceof FrameTooLargeError && /6000-byte "req" frame; the limit is 5000 bytes/.test(error.message),
+  );
   assert.ok(decoder.pendingBytes < 64, 'the body was not buffered');
   // Within its type's cap: decoded.
   const ok = new FrameDecoder(LIMITS);

@@ -32,7 +32,10 @@ test('run arguments carry every hardening flag and the configured limits', () =>
   assert.deepEqual(pairs(args, '--cpus'), ['1.5']);
   assert.deepEqual(pairs(args, '--pull'), ['never']);
   assert.deepEqual(pairs(args, '--label'), [`${LABEL}=1`, `${LABEL}.owner=h/1`, `${LABEL}.session=s`]);
-  assert.deepEqual(pairs(args, '--tmpfs'), ['/tmp:rw,noexec,nosuid,nodev,size=32m,mode=1777', '/work:rw,noexec,nosuid,nodev,size=32m,mode=1777']);
+  assert.deepEqual(pairs(args, '--tmpfs'), [
+    '/tmp:rw,noexec,nosuid,nodev,size=32m,mode=1777',
+    '/work:rw,noexec,nosuid,nodev,size=32m,mode=1777',
+  ]);
   const docker = runArgs('docker', config, { name: 'n1', owner: 'h/1', session: 's' });
   assert.deepEqual(pairs(docker, '--tmpfs'), [
     '/tmp:rw,noexec,nosuid,nodev,size=32m,uid=65534,gid=65534,mode=0700',
@@ -61,10 +64,23 @@ test('podman gets no writable /run or /var/tmp and no host entries', () => {
 
 test('the workspace is mounted read-only, noexec, nosuid, nodev on both runtimes, and only when resolved', () => {
   const config = defaultSandboxConfig({ workspace: { path: '/srv/data', access: 'read-only' } });
-  assert.ok(!runArgs('podman', config, { name: 'n', owner: 'o', session: 's' }).some((a) => a.includes('/workspace')), 'not mounted unless the start resolved it');
-  const podman = runArgs('podman', config, { name: 'n', owner: 'o', session: 's', workspace: [{ dir: '/srv/data', target: '/workspace' }] });
+  assert.ok(
+    !runArgs('podman', config, { name: 'n', owner: 'o', session: 's' }).some((a) => a.includes('/workspace')),
+    'not mounted unless the start resolved it',
+  );
+  const podman = runArgs('podman', config, {
+    name: 'n',
+    owner: 'o',
+    session: 's',
+    workspace: [{ dir: '/srv/data', target: '/workspace' }],
+  });
   assert.deepEqual(podman.slice(podman.indexOf('-v'), podman.indexOf('-v') + 2), ['-v', '/srv/data:/workspace:ro,noexec,nosuid,nodev']);
-  const docker = runArgs('docker', config, { name: 'n', owner: 'o', session: 's', workspace: [{ dir: '/srv/data', target: '/workspace' }] });
+  const docker = runArgs('docker', config, {
+    name: 'n',
+    owner: 'o',
+    session: 's',
+    workspace: [{ dir: '/srv/data', target: '/workspace' }],
+  });
   const mount = docker[docker.indexOf('--mount') + 1]!;
   assert.match(mount, /^type=volume,dst=\/workspace,/);
   assert.match(mount, /volume-opt=device=\/srv\/data,/);
@@ -98,7 +114,10 @@ test('the workspace folder is checked: absolute, existing, a folder, not a root,
 test('several folders are mounted each at its own name under /workspace, each checked like one', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cem-ws-unit-'));
   try {
-    for (const name of ['app', 'lib', 'file.txt']) (name.includes('.') ? writeFileSync(join(dir, name), 'x') : mkdirSync(join(dir, name)));
+    for (const name of ['app', 'lib', 'file.txt']) {
+      if (name.includes('.')) writeFileSync(join(dir, name), 'x');
+      else mkdirSync(join(dir, name));
+    }
     const ws = (path: string[]) => defaultSandboxConfig({ workspace: { path, access: 'read-only' } });
     const mounts = resolveWorkspaceMounts(ws([join(dir, 'app'), join(dir, 'lib')]));
     assert.deepEqual(mounts, [
@@ -106,7 +125,10 @@ test('several folders are mounted each at its own name under /workspace, each ch
       { dir: realpathSync(join(dir, 'lib')), target: '/workspace/lib' },
     ]);
     const podman = runArgs('podman', ws([join(dir, 'app'), join(dir, 'lib')]), { name: 'n', owner: 'o', session: 's', workspace: mounts });
-    assert.deepEqual(podman.filter((_, i) => podman[i - 1] === '-v'), mounts.map((m) => `${m.dir}:${m.target}:ro,noexec,nosuid,nodev`));
+    assert.deepEqual(
+      podman.filter((_, i) => podman[i - 1] === '-v'),
+      mounts.map((m) => `${m.dir}:${m.target}:ro,noexec,nosuid,nodev`),
+    );
     const docker = runArgs('docker', ws([join(dir, 'app'), join(dir, 'lib')]), { name: 'n', owner: 'o', session: 's', workspace: mounts });
     const dockerMounts = docker.filter((_, i) => docker[i - 1] === '--mount');
     assert.equal(dockerMounts.length, 2);
@@ -132,7 +154,10 @@ test('a remote runtime is recognised, and the workspace is then not mounted', ()
   assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), 'tcp://10.0.0.2:2376');
   assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'ssh://me@box' }), 'ssh://box');
   assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'unix:///var/run/docker.sock' }), undefined);
-  assert.equal(remoteRuntimeHost('podman', { CONTAINER_HOST: 'ssh://core@localhost:2222/run/podman.sock' }), 'ssh://localhost:2222/run/podman.sock');
+  assert.equal(
+    remoteRuntimeHost('podman', { CONTAINER_HOST: 'ssh://core@localhost:2222/run/podman.sock' }),
+    'ssh://localhost:2222/run/podman.sock',
+  );
   assert.equal(remoteRuntimeHost('podman', { DOCKER_HOST: 'tcp://x:1' }), undefined);
   const config = defaultSandboxConfig({ workspace: { path: tmpdir(), access: 'read-only' } });
   assert.deepEqual(workspaceSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), {});
@@ -169,16 +194,26 @@ test('the sandbox sets its own open-file and process limits, clamped to the host
     assert.deepEqual(pairs(unknown, '--ulimit'), ['nofile=1024:1024', 'nproc=4096:4096']);
   }
   // RLIMIT_NPROC counts every sandbox of the shared user id: room for all sessions and the spare.
-  const many = runArgs('podman', defaultSandboxConfig({ pids: 2000, maxSessions: 4 }), { name: 'n', owner: 'o', session: 's', hostLimits: {} });
+  const many = runArgs('podman', defaultSandboxConfig({ pids: 2000, maxSessions: 4 }), {
+    name: 'n',
+    owner: 'o',
+    session: 's',
+    hostLimits: {},
+  });
   assert.deepEqual(pairs(many, '--ulimit'), ['nofile=1024:1024', 'nproc=10000:10000']);
 });
 
-test('a --ulimit in extraRunArgs replaces the sandbox\'s own for that limit only', () => {
+test("a --ulimit in extraRunArgs replaces the sandbox's own for that limit only", () => {
   const config = defaultSandboxConfig({ extraRunArgs: ['--ulimit=nofile=4096:4096'] });
   const args = runArgs('podman', config, { name: 'n', owner: 'o', session: 's', hostLimits: {} });
   assert.deepEqual(pairs(args, '--ulimit'), ['nproc=4096:4096']);
   assert.equal(args[1], '--ulimit=nofile=4096:4096');
-  const both = runArgs('docker', defaultSandboxConfig({ extraRunArgs: ['--ulimit', 'nproc=64', '--ulimit', 'nofile=64:64'] }), { name: 'n', owner: 'o', session: 's', hostLimits: {} });
+  const both = runArgs('docker', defaultSandboxConfig({ extraRunArgs: ['--ulimit', 'nproc=64', '--ulimit', 'nofile=64:64'] }), {
+    name: 'n',
+    owner: 'o',
+    session: 's',
+    hostLimits: {},
+  });
   assert.deepEqual(pairs(both, '--ulimit'), ['nproc=64', 'nofile=64:64']);
 });
 
@@ -195,14 +230,17 @@ test('hard limits are read from /proc/<pid>/limits text; unlimited counts as non
 });
 
 test('an rlimit a runtime may not set is recognised in runc, crun and docker errors', () => {
-  assert.equal(rlimitFailure('runc create failed: error setting rlimits for ready process: error setting rlimit type 7: operation not permitted'), 'nofile');
+  assert.equal(
+    rlimitFailure('runc create failed: error setting rlimits for ready process: error setting rlimit type 7: operation not permitted'),
+    'nofile',
+  );
   assert.equal(rlimitFailure('error setting rlimit type 6: operation not permitted'), 'nproc');
   assert.equal(rlimitFailure('crun: setrlimit `RLIMIT_NOFILE`: Operation not permitted'), 'nofile');
   assert.equal(rlimitFailure('setrlimit `RLIMIT_NPROC`: Operation not permitted'), 'nproc');
   assert.equal(rlimitFailure('image not known'), undefined);
 });
 
-test('sandbox.ociRuntime: podman gets --runtime and gVisor\'s network off, docker the registered name; the hardening stays', () => {
+test("sandbox.ociRuntime: podman gets --runtime and gVisor's network off, docker the registered name; the hardening stays", () => {
   const plain = runArgs('podman', defaultSandboxConfig(), { name: 'n', owner: 'o', session: 's' });
   assert.ok(!plain.includes('--runtime'));
   const podman = runArgs('podman', defaultSandboxConfig({ ociRuntime: 'runsc' }), { name: 'n', owner: 'o', session: 's' });
@@ -210,8 +248,16 @@ test('sandbox.ociRuntime: podman gets --runtime and gVisor\'s network off, docke
   assert.deepEqual(pairs(podman, '--runtime-flag'), ['network=none']);
   const byPath = runArgs('podman', defaultSandboxConfig({ ociRuntime: '/usr/bin/runsc' }), { name: 'n', owner: 'o', session: 's' });
   assert.deepEqual(pairs(byPath, '--runtime'), ['/usr/bin/runsc']);
-  assert.deepEqual(pairs(runArgs('podman', defaultSandboxConfig({ ociRuntime: 'crun' }), { name: 'n', owner: 'o', session: 's' }), '--runtime-flag'), []);
-  const docker = runArgs('docker', defaultSandboxConfig({ ociRuntime: '/usr/bin/runsc' }), { name: 'n', owner: 'o', session: 's', ociRuntime: 'runsc' });
+  assert.deepEqual(
+    pairs(runArgs('podman', defaultSandboxConfig({ ociRuntime: 'crun' }), { name: 'n', owner: 'o', session: 's' }), '--runtime-flag'),
+    [],
+  );
+  const docker = runArgs('docker', defaultSandboxConfig({ ociRuntime: '/usr/bin/runsc' }), {
+    name: 'n',
+    owner: 'o',
+    session: 's',
+    ociRuntime: 'runsc',
+  });
   assert.deepEqual(pairs(docker, '--runtime'), ['runsc']);
   assert.ok(!docker.includes('--runtime-flag'), 'docker takes runtime flags only from its daemon');
   for (const args of [podman, docker]) {
@@ -219,13 +265,29 @@ test('sandbox.ociRuntime: podman gets --runtime and gVisor\'s network off, docke
     assert.ok(args.includes('--read-only'));
     assert.deepEqual(pairs(args, '--cap-drop'), ['ALL']);
     assert.deepEqual(pairs(args, '--user'), ['65534:65534']);
-    assert.deepEqual(pairs(args, '--security-opt').filter((o) => o === 'no-new-privileges'), ['no-new-privileges']);
+    assert.deepEqual(
+      pairs(args, '--security-opt').filter((o) => o === 'no-new-privileges'),
+      ['no-new-privileges'],
+    );
   }
 });
 
 test('sandbox.ociRuntime is a name or an absolute path, never a shell line or an option', () => {
-  for (const good of ['runsc', 'crun', 'kata-runtime', '/usr/bin/runsc', '/opt/gvisor/bin/runsc']) assert.ok(sandboxConfigSchema.safeParse({ ociRuntime: good }).success, good);
-  for (const bad of ['', '--privileged', '-x', 'runsc; rm -rf /', 'run sc', 'bin/runsc', '/usr/bin/runsc ', '$(id)', '/usr/bin/`id`', 'a'.repeat(65), '/usr/bin/']) {
+  for (const good of ['runsc', 'crun', 'kata-runtime', '/usr/bin/runsc', '/opt/gvisor/bin/runsc'])
+    assert.ok(sandboxConfigSchema.safeParse({ ociRuntime: good }).success, good);
+  for (const bad of [
+    '',
+    '--privileged',
+    '-x',
+    'runsc; rm -rf /',
+    'run sc',
+    'bin/runsc',
+    '/usr/bin/runsc ',
+    '$(id)',
+    '/usr/bin/`id`',
+    'a'.repeat(65),
+    '/usr/bin/',
+  ]) {
     const parsed = sandboxConfigSchema.safeParse({ ociRuntime: bad });
     assert.ok(!parsed.success, JSON.stringify(bad));
     assert.match(parsed.error.issues[0]!.message, /name of an OCI runtime .* or an absolute path/);
@@ -239,6 +301,9 @@ test('docker: an OCI runtime must be registered with the daemon, by name or by p
   assert.deepEqual(checkDockerOciRuntime(registered, '/usr/bin/runsc').argument, 'runsc');
   const missing = checkDockerOciRuntime({ runc: { path: 'runc' } }, 'runsc');
   assert.equal(missing.ok, false);
-  assert.match(missing.problem ?? '', /^runsc is not registered with the docker daemon: add it to daemon.json \(\{"runtimes": \{"runsc": \{"path": "\/usr\/bin\/runsc", "runtimeArgs": \["--network=none"\]\}\}\}\)/);
+  assert.match(
+    missing.problem ?? '',
+    /^runsc is not registered with the docker daemon: add it to daemon.json \(\{"runtimes": \{"runsc": \{"path": "\/usr\/bin\/runsc", "runtimeArgs": \["--network=none"\]\}\}\}\)/,
+  );
   assert.equal(checkDockerOciRuntime(undefined, '/opt/runsc').ok, false);
 });

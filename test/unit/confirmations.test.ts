@@ -6,7 +6,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { ConfirmationGate, questionFor, shownArguments, MAX_SHOWN_ARGUMENT_CHARS, type ConfirmationAsker } from '../../src/bridge/client/confirmations.ts';
+import {
+  ConfirmationGate,
+  questionFor,
+  shownArguments,
+  MAX_SHOWN_ARGUMENT_CHARS,
+  type ConfirmationAsker,
+} from '../../src/bridge/client/confirmations.ts';
 import { confirmationNeeded } from '../../src/bridge/proxy/confirm.ts';
 import { parseRunLog, waitingForConfirmation } from '../../src/state/run-log/reader.ts';
 import { RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
@@ -45,7 +51,10 @@ test('the question names server, tool and title, and shows the whole arguments',
 
 test('the arguments shown: bidi, zero-width and other unseen characters escaped visibly, in keys and values', () => {
   const shown = shownArguments({ 'file\u202e': 'report\u202etxt.exe', note: 'a\u200bb\u2066c\u2028d\u0085e\u00a0f', plain: 'Zoë 日本 ✓' });
-  assert.equal(shown, '{"file\\u{202E}":"report\\u{202E}txt.exe","note":"a\\u{200B}b\\u{2066}c\\u{2028}d\\u{85}e\\u{A0}f","plain":"Zoë 日本 ✓"}');
+  assert.equal(
+    shown,
+    '{"file\\u{202E}":"report\\u{202E}txt.exe","note":"a\\u{200B}b\\u{2066}c\\u{2028}d\\u{85}e\\u{A0}f","plain":"Zoë 日本 ✓"}',
+  );
   assert.doesNotMatch(shown, /[\u202e\u200b\u2066\u2028\u0085\u00a0]/);
   // A backslash the value really holds stays doubled: an escape shown is never the value's own text.
   assert.equal(shownArguments({ a: '\\u{202E}' }), '{"a":"\\\\u{202E}"}');
@@ -86,7 +95,10 @@ test('the gate: one question at a time in order, answers, session allowance, tim
   const outcomes = await Promise.allSettled(['a', 'b', 'c'].map((id) => gate.confirm(request(id), context)));
   assert.deepEqual(asked, ['a', 'b', 'c']);
   assert.equal(maxOpen, 1);
-  assert.deepEqual(outcomes.map((o) => o.status), ['fulfilled', 'rejected', 'fulfilled']);
+  assert.deepEqual(
+    outcomes.map((o) => o.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   assert.equal(((outcomes[1] as PromiseRejectedResult).reason as Error).name, 'ConfirmationDeclinedError');
   answer = async () => {
     throw new McpError(ErrorCode.RequestTimeout, 'Request timed out');
@@ -104,22 +116,43 @@ test('the gate: one question at a time in order, answers, session allowance, tim
   const big = { id: 'big', text: 'x'.repeat(MAX_SHOWN_ARGUMENT_CHARS) };
   await assert.rejects(
     gate.confirm({ ...request('big'), arguments: big }, fresh),
-    (e: Error) => e.name === 'ConfirmationNeededError' && /over the 4000 a confirmation can show whole/.test(e.message) && /Split the work/.test(e.message) && /"confirm": "none"/.test(e.message),
+    (e: Error) =>
+      e.name === 'ConfirmationNeededError' &&
+      /over the 4000 a confirmation can show whole/.test(e.message) &&
+      /Split the work/.test(e.message) &&
+      /"confirm": "none"/.test(e.message),
   );
   assert.equal(asked.length, before, 'not asked');
   answer = async () => ({ action: 'accept' });
   await gate.confirm({ ...request('fits'), arguments: { id: 'fits', text: 'x'.repeat(MAX_SHOWN_ARGUMENT_CHARS - 40) } }, fresh);
   assert.equal(asked.at(-1), 'fits');
   // Escapes count: the cap is on what the user would read.
-  await assert.rejects(gate.confirm({ ...request('wide'), arguments: { id: 'wide', text: '\u200b'.repeat(MAX_SHOWN_ARGUMENT_CHARS / 4) } }, fresh), /a confirmation can show whole/);
+  await assert.rejects(
+    gate.confirm({ ...request('wide'), arguments: { id: 'wide', text: '\u200b'.repeat(MAX_SHOWN_ARGUMENT_CHARS / 4) } }, fresh),
+    /a confirmation can show whole/,
+  );
   // Once allowed for the session, nothing is asked, so nothing is too large to show.
   await gate.confirm({ ...request('s3'), arguments: big }, context);
   canAsk = false;
-  await assert.rejects(gate.confirm({ ...request('n'), tool: 'mv' }, context), (e: Error) => e.name === 'ConfirmationNeededError' && /"confirm": "none"/.test(e.message));
+  await assert.rejects(
+    gate.confirm({ ...request('n'), tool: 'mv' }, context),
+    (e: Error) => e.name === 'ConfirmationNeededError' && /"confirm": "none"/.test(e.message),
+  );
   log.close();
   const runs = parseRunLog(await readFile(join(dir, RUN_LOG_FILE), 'utf8'));
   const answers = runs[0]!.confirmations.map((c) => c.answer);
-  assert.deepEqual(answers, ['allowed-once', 'declined', 'allowed-once', 'timeout', 'allowed-for-session', 'allowed-for-session', 'too-large', 'allowed-once', 'too-large', 'no-client']);
+  assert.deepEqual(answers, [
+    'allowed-once',
+    'declined',
+    'allowed-once',
+    'timeout',
+    'allowed-for-session',
+    'allowed-for-session',
+    'too-large',
+    'allowed-once',
+    'too-large',
+    'no-client',
+  ]);
   assert.equal(waitingForConfirmation(runs[0]!), false);
   const open1 = parseRunLog(
     `${JSON.stringify({ type: 'run-start', run: 'w', session: 'd', time: new Date().toISOString(), code: 'x' })}\n` +

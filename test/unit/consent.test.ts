@@ -23,13 +23,27 @@ import {
   type ConsentLocation,
   type DecisionStore,
 } from '../../src/extension/settings/consent-items.ts';
-import { CONSENT_SANDBOX_KEYS, entryScope, SANDBOX_SETTING_KEYS, workspaceScope, type InspectedSetting } from '../../src/extension/settings/trusted-settings.ts';
+import {
+  CONSENT_SANDBOX_KEYS,
+  entryScope,
+  SANDBOX_SETTING_KEYS,
+  workspaceScope,
+  type InspectedSetting,
+} from '../../src/extension/settings/trusted-settings.ts';
 import { FakeClock } from '../helpers/fake-clock.ts';
 import { until } from '../helpers/wait.ts';
 
-const here: ConsentLocation = { scope: 'workspace', id: 'file:///repo/.vscode/settings.json', label: 'the folder settings /repo/.vscode/settings.json' };
-const entry = { command: 'node', args: ['server.js', '--root', 'a b'], env: { TOKEN: 'secret-value', HOME_DIR: '/x' }, cwd: '${workspaceFolder}' };
-
+const here: ConsentLocation = {
+  scope: 'workspace',
+  id: 'file:///repo/.vscode/settings.json',
+  label: 'the folder settings /repo/.vscode/settings.json',
+};
+const entry = {
+  command: 'node',
+  args: ['server.js', '--root', 'a b'],
+  env: { TOKEN: 'secret-value', HOME_DIR: '/x' },
+  cwd: '${workspaceFolder}',
+};
 
 test('canonical JSON sorts keys at every level and drops undefined', () => {
   assert.equal(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: undefined } }), '{"a":{"d":[2,{"e":0,"f":1}]},"b":1}');
@@ -37,7 +51,12 @@ test('canonical JSON sorts keys at every level and drops undefined', () => {
 
 test('a definition hashes the same whatever its key order, and ignores enabled and description', () => {
   const item = serverConsentItem('tool', entry, here, '/repo');
-  const reordered = serverConsentItem('tool', { cwd: entry.cwd, env: { HOME_DIR: '/x', TOKEN: 'secret-value' }, args: entry.args, command: 'node' }, here, '/repo');
+  const reordered = serverConsentItem(
+    'tool',
+    { cwd: entry.cwd, env: { HOME_DIR: '/x', TOKEN: 'secret-value' }, args: entry.args, command: 'node' },
+    here,
+    '/repo',
+  );
   assert.equal(item.hash, reordered.hash);
   assert.match(item.hash, /^[0-9a-f]{32}$/);
   assert.equal(serverConsentItem('tool', { ...entry, enabled: false, description: 'now described' }, here, '/repo').hash, item.hash);
@@ -81,11 +100,13 @@ test('the facts show the command, arguments, cwd, and each env variable and head
       LOOKS_LIKE_A_KEY: 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5',
     },
   });
-  for (const plain of ['env DEBUG=1', 'env NODE_OPTIONS="--require ./hook.js"']) assert.ok(stdio.includes(plain), `${plain} in ${stdio.join('\n')}`);
+  for (const plain of ['env DEBUG=1', 'env NODE_OPTIONS="--require ./hook.js"'])
+    assert.ok(stdio.includes(plain), `${plain} in ${stdio.join('\n')}`);
   for (const name of ['API_KEY', 'DB_PASSWORD', 'CLIENT_SECRET', 'MY_AUTH', 'FROM_INPUT', 'ANY_NAME', 'LOOKS_LIKE_A_KEY']) {
     assert.ok(stdio.includes(`env ${name}=*** (secret, not shown)`), `${name} not masked: ${stdio.join('\n')}`);
   }
-  for (const secret of ['plain-looking', 'hunter2', 'api-token', 'ghp_', 'Zm9v']) assert.ok(!stdio.join('\n').includes(secret), `${secret} shown`);
+  for (const secret of ['plain-looking', 'hunter2', 'api-token', 'ghp_', 'Zm9v'])
+    assert.ok(!stdio.join('\n').includes(secret), `${secret} shown`);
   assert.deepEqual(
     serverFacts({
       url: 'https://user:pa55@mcp.example.com/mcp?access_token=abc&page=2',
@@ -100,13 +121,19 @@ test('the facts show the command, arguments, cwd, and each env variable and head
       'header X-Trace: on',
     ],
   );
-  const { message, detail } = questionText([serverConsentItem('tool', entry, here, '/repo'), sandboxConsentItem('sandbox.image', 'evil/image:1', here)]);
+  const { message, detail } = questionText([
+    serverConsentItem('tool', entry, here, '/repo'),
+    sandboxConsentItem('sandbox.image', 'evil/image:1', here),
+  ]);
   assert.match(message, /run 1 MCP server and use 1 sandbox setting/);
   assert.match(detail, /MCP server "tool"\n {2}defined in the folder settings \/repo\/\.vscode\/settings\.json\n {2}command: node/);
   assert.match(detail, /setting codeExecutionMode\.sandbox\.image[\s\S]*value: "evil\/image:1"/);
   assert.ok(!detail.includes('secret-value'), 'a secret env value reached the question');
   assert.match(detail, / {2}env HOME_DIR=\/x\n {2}env TOKEN=\*\*\* \(secret, not shown\)/);
-  assert.match(questionText([serverConsentItem('tool', entry, here, undefined)]).message, /^This workspace wants to run MCP server "tool"\. Allow it\?$/);
+  assert.match(
+    questionText([serverConsentItem('tool', entry, here, undefined)]).message,
+    /^This workspace wants to run MCP server "tool"\. Allow it\?$/,
+  );
 });
 
 test('control, bidi and invisible characters in what the question shows are escaped visibly; long values and lists are capped', () => {
@@ -125,16 +152,26 @@ test('control, bidi and invisible characters in what the question shows are esca
   ]);
   const headers = serverFacts({ url: 'https://example.com/mcp', headers: { 'X-Note': 'line\r\nInjected: yes\ufeff' } });
   assert.deepEqual(headers, ['URL: https://example.com/mcp', 'header X-Note: "line\\r\\nInjected: yes\\u{FEFF}"']);
-  const item = sandboxConsentItem('sandbox.image', 'evil\u202e/image:1', { ...here, label: 'the folder settings /repo\u202e/.vscode/settings.json' });
+  const item = sandboxConsentItem('sandbox.image', 'evil\u202e/image:1', {
+    ...here,
+    label: 'the folder settings /repo\u202e/.vscode/settings.json',
+  });
   const { detail } = questionText([serverConsentItem('tool', { command: 'node\u202e', env: { X: '\u0007' } }, here, undefined), item]);
-  assert.doesNotMatch(detail, /[\u0000-\u0008\u000b-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u, 'a hidden character reached the question');
+  assert.doesNotMatch(
+    detail,
+    /[\u0000-\u0008\u000b-\u001f\u007f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]/u,
+    'a hidden character reached the question',
+  );
   assert.match(detail, /value: "evil\\u\{202E\}\/image:1"/);
   assert.match(detail, /defined in the folder settings \/repo\\u\{202E\}\/\.vscode/);
 
   // A long value is cut, with its length said; past 30 variables, the rest are named on one line.
   const long = serverFacts({ command: 'node', env: { BIG: 'x'.repeat(5000) } })[1]!;
   assert.ok(long.length < 260 && long.endsWith('… (5000 characters in all)'), long);
-  const many = serverFacts({ command: 'node', env: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`V${String(i).padStart(2, '0')}`, String(i)])) });
+  const many = serverFacts({
+    command: 'node',
+    env: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`V${String(i).padStart(2, '0')}`, String(i)])),
+  });
   assert.equal(many.filter((f) => f.startsWith('env V')).length, 30);
   assert.equal(many.at(-1), 'env: 10 more, values not shown: V30, V31, V32, V33, V34, V35, V36, V37, V38, V39');
   // A cut never splits an escape.
@@ -143,12 +180,20 @@ test('control, bidi and invisible characters in what the question shows are esca
 });
 
 test('a trusted workspace raising memory, pids, maxSessions (any limit) gets your value until you allow it', () => {
-  for (const key of ['memory', 'cpus', 'pids', 'timeoutSeconds', 'maxTimeoutSeconds', 'idleSeconds', 'maxSessions'] as const) assert.ok(CONSENT_SANDBOX_KEYS.includes(key), key);
+  for (const key of ['memory', 'cpus', 'pids', 'timeoutSeconds', 'maxTimeoutSeconds', 'idleSeconds', 'maxSessions'] as const)
+    assert.ok(CONSENT_SANDBOX_KEYS.includes(key), key);
   assert.deepEqual([...CONSENT_SANDBOX_KEYS], [...SANDBOX_SETTING_KEYS]);
   const decisions = new Map<string, 'allowed' | 'denied'>();
   const read = <T>(key: (typeof SANDBOX_SETTING_KEYS)[number], inspected: InspectedSetting<T>, trusted = true) => {
     const resolved = inspected.workspaceFolderValue ?? inspected.workspaceValue ?? inspected.globalValue ?? inspected.defaultValue;
-    return sandboxSetting(key, inspected, trusted, resolved, (scope) => ({ ...here, scope }), (hash) => decisions.get(hash));
+    return sandboxSetting(
+      key,
+      inspected,
+      trusted,
+      resolved,
+      (scope) => ({ ...here, scope }),
+      (hash) => decisions.get(hash),
+    );
   };
   const cases = [
     { key: 'memory', inspected: { defaultValue: '512m', globalValue: '1g', workspaceValue: '64g' }, own: '1g', wanted: '64g' },
@@ -160,11 +205,14 @@ test('a trusted workspace raising memory, pids, maxSessions (any limit) gets you
     const before = read(key, inspected as InspectedSetting<unknown>);
     assert.equal(before.value, own, `${key}: the workspace's value was used before consent`);
     assert.equal(before.item?.name, `sandbox.${key}`);
-    assert.deepEqual(before.item?.facts, [`value: ${JSON.stringify(wanted)}`, `instead of: ${JSON.stringify(own)} (yours, or the default)`]);
+    assert.deepEqual(before.item?.facts, [
+      `value: ${JSON.stringify(wanted)}`,
+      `instead of: ${JSON.stringify(own)} (yours, or the default)`,
+    ]);
     assert.equal(before.item?.where, here.label);
-    decisions.set(before.item!.hash, 'denied');
+    decisions.set(before.item.hash, 'denied');
     assert.equal(read(key, inspected as InspectedSetting<unknown>).value, own, `${key}: used although declined`);
-    decisions.set(before.item!.hash, 'allowed');
+    decisions.set(before.item.hash, 'allowed');
     assert.equal(read(key, inspected as InspectedSetting<unknown>).value, wanted, `${key}: not used once allowed`);
   }
   // The same value as yours asks nothing; untrusted, the workspace's value is set aside (no question).
@@ -177,15 +225,29 @@ test('a trusted workspace raising memory, pids, maxSessions (any limit) gets you
 test('sandbox values hash by key, value and place', () => {
   const a = sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here);
   assert.deepEqual(a.facts, ['value: --ulimit nofile=64']);
-  assert.deepEqual(sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here, []).facts, ['value: --ulimit nofile=64', 'instead of: (none) (yours, or the default)']);
-  assert.equal(sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here, ['x']).hash, a.hash, 'your value is not part of the hash');
+  assert.deepEqual(sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here, []).facts, [
+    'value: --ulimit nofile=64',
+    'instead of: (none) (yours, or the default)',
+  ]);
+  assert.equal(
+    sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here, ['x']).hash,
+    a.hash,
+    'your value is not part of the hash',
+  );
   assert.notEqual(a.hash, sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=65'], here).hash);
   assert.notEqual(sandboxConsentItem('sandbox.image', 'x', here).hash, sandboxConsentItem('sandbox.runtime', 'x', here).hash);
 });
 
 test('only an "allowed" decision lets an item through; the decisions file lists both kinds', () => {
   const items = ['a', 'b', 'c'].map((name) => serverConsentItem(name, entry, here, undefined));
-  const record = (decision: 'allowed' | 'denied') => ({ decision, kind: 'server' as const, name: 'x', where: 'w', facts: [], at: '2026-01-01T00:00:00.000Z' });
+  const record = (decision: 'allowed' | 'denied') => ({
+    decision,
+    kind: 'server' as const,
+    name: 'x',
+    where: 'w',
+    facts: [],
+    at: '2026-01-01T00:00:00.000Z',
+  });
   const store: DecisionStore = { [items[0]!.hash]: record('allowed'), [items[1]!.hash]: record('denied') };
   assert.deepEqual(
     notAllowed(items, (hash) => store[hash]?.decision).map((i) => i.name),
@@ -205,8 +267,14 @@ test('which workspace scope defines a setting, or one entry of the servers objec
   assert.equal(entryScope({ workspaceValue: { toString: {} } }, 'hasOwnProperty'), undefined);
   // Enabling or describing a user's server changes nothing that runs.
   const inert = new Set(['enabled', 'description']);
-  assert.equal(entryScope({ globalValue: { mine: { command: 'x' } }, workspaceValue: { mine: { enabled: false, description: 'd' } } }, 'mine', inert), undefined);
-  assert.equal(entryScope({ globalValue: { mine: { command: 'x' } }, workspaceValue: { mine: { enabled: true, denyTools: [] } } }, 'mine', inert), 'workspace');
+  assert.equal(
+    entryScope({ globalValue: { mine: { command: 'x' } }, workspaceValue: { mine: { enabled: false, description: 'd' } } }, 'mine', inert),
+    undefined,
+  );
+  assert.equal(
+    entryScope({ globalValue: { mine: { command: 'x' } }, workspaceValue: { mine: { enabled: true, denyTools: [] } } }, 'mine', inert),
+    'workspace',
+  );
   assert.equal(entryScope({ workspaceValue: { theirs: {} } }, 'theirs', inert), 'workspace', 'an empty entry is not inert');
 });
 
@@ -236,7 +304,10 @@ test('the gate reads decisions live, fails closed, and asks once for several ser
   assert.equal(gate.state('one'), 'awaiting-consent', 'no decisions file: nothing allowed');
   gate.request(['one', 'two', 'free']);
   const request = await waitForFile(requestsFile);
-  assert.deepEqual(consentRequestSchema.parse(request).servers, [{ name: 'one', hash: h1 }, { name: 'two', hash: h2 }]);
+  assert.deepEqual(consentRequestSchema.parse(request).servers, [
+    { name: 'one', hash: h1 },
+    { name: 'two', hash: h2 },
+  ]);
   assert.match(gate.reason('one'), /has not allowed it to run yet; they have been asked/);
 
   const changes: Array<[string, ConsentState]> = [];
@@ -260,11 +331,17 @@ test('the gate reads decisions live, fails closed, and asks once for several ser
   clock.advance(999);
   assert.equal(checks.length, 0, 'no check before the poll');
   clock.advance(1);
-  assert.deepEqual(changes.sort(), [['one', 'allowed'], ['two', 'declined']]);
+  assert.deepEqual(changes.sort(), [
+    ['one', 'allowed'],
+    ['two', 'declined'],
+  ]);
   // Every check reports every state, changed or not (the hub stops what is not allowed, even
   // when it was allowed and revoked between two checks).
   clock.advance(1000);
-  assert.deepEqual(checks.slice(2, 4).sort(), [['one', 'allowed'], ['two', 'declined']]);
+  assert.deepEqual(checks.slice(2, 4).sort(), [
+    ['one', 'allowed'],
+    ['two', 'declined'],
+  ]);
   assert.equal(changes.length, 2);
   writeFileSync(decisionsFile, '{ not json');
   // An allowed state holds until the next poll.

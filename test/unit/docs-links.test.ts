@@ -6,7 +6,13 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { test } from 'node:test';
 
-const FILES = ['README.md', 'CONTRIBUTING.md', ...readdirSync('docs').filter((f) => f.endsWith('.md')).map((f) => join('docs', f))];
+const FILES = [
+  'README.md',
+  'CONTRIBUTING.md',
+  ...readdirSync('docs')
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join('docs', f)),
+];
 
 /** Markdown outside fenced code blocks and inline code, where links are links. */
 function prose(text: string): string {
@@ -23,7 +29,11 @@ function anchors(text: string): Set<string> {
   const seen = new Map<string, number>();
   const out = new Set<string>();
   for (const match of text.replace(/^```[\s\S]*?^```/gm, '').matchAll(/^#{1,6}\s+(.+)$/gm)) {
-    const slug = match[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const slug = match[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     const count = seen.get(slug) ?? 0;
     seen.set(slug, count + 1);
     out.add(count === 0 ? slug : `${slug}-${count}`);

@@ -14,7 +14,6 @@ import { DirWatcher } from '../../src/extension/dir-watcher.ts';
 import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/settings/trusted-settings.ts';
 import { until } from '../helpers/wait.ts';
 
-
 test('the state-dir watcher survives its folder being deleted, replaced by a file, and made again', async (t) => {
   const root = await mkdtemp(join(tmpdir(), 'cem-watch-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
@@ -51,7 +50,10 @@ test('the state-dir watcher survives its folder being deleted, replaced by a fil
     rmSync(dir, { recursive: true });
     writeFileSync(dir, 'not a folder');
     await until('the problem', () => problems.some((p) => p !== undefined));
-    assert.match(problems.find((p) => p !== undefined)!, new RegExp(`cannot watch ${dir.replace(/[\\/.]/g, '\\$&')}`));
+    assert.match(
+      problems.find((p) => p !== undefined)!,
+      new RegExp(`cannot watch ${dir.replace(/[\\/.]/g, '\\$&')}`),
+    );
     const tried = attempts;
     await until('two more retries', () => attempts >= tried + 2);
     assert.equal(problems.filter((p) => p !== undefined).length, 1, 'said once, not at every retry');
@@ -66,9 +68,15 @@ test('the state-dir watcher survives its folder being deleted, replaced by a fil
 
 test("run_python of this extension's bridge is found among VS Code's tools by its name and description", () => {
   const tool = (name: string, description = 'x') => ({ name, description });
-  assert.equal(bridgeToolName([tool('mcp_other_run_python'), tool('mcp_code_executio_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'), 'mcp_code_executio_run_python');
+  assert.equal(
+    bridgeToolName([tool('mcp_other_run_python'), tool('mcp_code_executio_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'),
+    'mcp_code_executio_run_python',
+  );
   // A second server of the same label gets a numbered prefix.
-  assert.equal(bridgeToolName([tool('mcp_code_executi2_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'), 'mcp_code_executi2_run_python');
+  assert.equal(
+    bridgeToolName([tool('mcp_code_executi2_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'),
+    'mcp_code_executi2_run_python',
+  );
   // Another server's run_python is not ours, unless it is ours by its description.
   assert.equal(bridgeToolName([tool('mcp_python_tools_run_python')], 'Code Execution Mode'), undefined);
   assert.equal(bridgeToolName([tool('mcp_renamed_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'), 'mcp_renamed_run_python');
@@ -78,10 +86,14 @@ test("run_python of this extension's bridge is found among VS Code's tools by it
 test("a run_python result as VS Code hands it back: the structured content's JSON, or plain text", () => {
   const ran = runOutcome(JSON.stringify({ status: 'ok', value: '42', durationMs: 12, auditLog: 'the audit log is not being written' }));
   assert.deepEqual([ran.status, ran.durationMs, ran.auditLog], ['ok', 12, 'the audit log is not being written']);
-  const failed = runOutcome(JSON.stringify({ status: 'error', error: { type: 'ImageMissingError', message: 'The sandbox image "x" is not present in podman' } }));
+  const failed = runOutcome(
+    JSON.stringify({ status: 'error', error: { type: 'ImageMissingError', message: 'The sandbox image "x" is not present in podman' } }),
+  );
   assert.equal(failed.durationMs, undefined, 'no sandbox started');
   assert.equal(failed.error?.type, 'ImageMissingError');
-  const refused = runOutcome(JSON.stringify({ status: 'error', error: { type: 'InvalidArguments', message: 'timeout: must be at most 300 seconds' } }));
+  const refused = runOutcome(
+    JSON.stringify({ status: 'error', error: { type: 'InvalidArguments', message: 'timeout: must be at most 300 seconds' } }),
+  );
   assert.ok(REFUSED_TYPES.includes(refused.error!.type));
   assert.deepEqual(runOutcome('Input validation error: reset'), { text: 'Input validation error: reset' });
 });
@@ -116,8 +128,22 @@ test('every setting of the extension is restricted in untrusted workspaces, and 
   };
   const declared = Object.keys(manifest.contributes.configuration.properties);
   const restricted = manifest.capabilities.untrustedWorkspaces.restrictedConfigurations;
-  assert.deepEqual(declared.filter((key) => !restricted.includes(key)), [], 'settings a workspace could still set');
-  assert.deepEqual(restricted.filter((key) => !RESTRICTED_SETTINGS.includes(key)), [], 'restricted in package.json but not read through the rule');
-  const sandboxKeys = declared.filter((k) => k.startsWith('codeExecutionMode.sandbox.')).map((k) => k.slice('codeExecutionMode.sandbox.'.length));
-  assert.deepEqual(sandboxKeys.filter((k) => !(SANDBOX_SETTING_KEYS as readonly string[]).includes(k)), [], 'sandbox settings the extension does not read');
+  assert.deepEqual(
+    declared.filter((key) => !restricted.includes(key)),
+    [],
+    'settings a workspace could still set',
+  );
+  assert.deepEqual(
+    restricted.filter((key) => !RESTRICTED_SETTINGS.includes(key)),
+    [],
+    'restricted in package.json but not read through the rule',
+  );
+  const sandboxKeys = declared
+    .filter((k) => k.startsWith('codeExecutionMode.sandbox.'))
+    .map((k) => k.slice('codeExecutionMode.sandbox.'.length));
+  assert.deepEqual(
+    sandboxKeys.filter((k) => !(SANDBOX_SETTING_KEYS as readonly string[]).includes(k)),
+    [],
+    'sandbox settings the extension does not read',
+  );
 });

@@ -13,8 +13,21 @@ import { noisePng } from '../fixtures/png.ts';
 
 function result(overrides: Partial<RunResult> = {}): RunResult {
   return {
-    runId: 'r', session: 'default', status: 'ok', stdout: '', stderr: '', value: null, error: null, images: [], durationMs: 12.345,
-    omitted: { stdout: 0, stderr: 0, images: 0 }, truncated: false, sessionLost: false, coldStart: false, requests: 0, ...overrides,
+    runId: 'r',
+    session: 'default',
+    status: 'ok',
+    stdout: '',
+    stderr: '',
+    value: null,
+    error: null,
+    images: [],
+    durationMs: 12.345,
+    omitted: { stdout: 0, stderr: 0, images: 0 },
+    truncated: false,
+    sessionLost: false,
+    coldStart: false,
+    requests: 0,
+    ...overrides,
   };
 }
 
@@ -32,16 +45,37 @@ test('a small run: only what says something, the same in both forms', () => {
 });
 
 test('an error keeps its message once: the traceback without the line that repeats it', () => {
-  const error = { type: 'ValueError', message: 'bad thing', traceback: 'Traceback (most recent call last):\n  File "<run-1>", line 2, in f\nValueError: bad thing\n' };
+  const error = {
+    type: 'ValueError',
+    message: 'bad thing',
+    traceback: 'Traceback (most recent call last):\n  File "<run-1>", line 2, in f\nValueError: bad thing\n',
+  };
   const shaped = shapeRun({ result: result({ status: 'error', error }), toolCalls: 2, budget: 20_000 });
-  assert.deepEqual(shaped.view.error, { type: 'ValueError', message: 'bad thing', traceback: 'Traceback (most recent call last):\n  File "<run-1>", line 2, in f' });
+  assert.deepEqual(shaped.view.error, {
+    type: 'ValueError',
+    message: 'bad thing',
+    traceback: 'Traceback (most recent call last):\n  File "<run-1>", line 2, in f',
+  });
   assert.equal(shaped.text, 'Traceback (most recent call last):\n  File "<run-1>", line 2, in f\nValueError: bad thing\n[2 tool calls]');
   assert.equal(shaped.text.split('bad thing').length, 2);
   // No frames: the headline alone. A traceback that does not end with the message keeps its own headline.
-  assert.deepEqual(splitError({ type: 'Timeout', message: 'too slow', traceback: '' }), { type: 'Timeout', message: 'too slow', frames: '', ownHeadline: false });
-  const syntax = { type: 'SyntaxError', message: 'invalid syntax (<run-1>, line 1)', traceback: '  File "<run-1>", line 1\n    def (:\n        ^\nSyntaxError: invalid syntax\n' };
+  assert.deepEqual(splitError({ type: 'Timeout', message: 'too slow', traceback: '' }), {
+    type: 'Timeout',
+    message: 'too slow',
+    frames: '',
+    ownHeadline: false,
+  });
+  const syntax = {
+    type: 'SyntaxError',
+    message: 'invalid syntax (<run-1>, line 1)',
+    traceback: '  File "<run-1>", line 1\n    def (:\n        ^\nSyntaxError: invalid syntax\n',
+  };
   assert.equal(splitError(syntax).frames, syntax.traceback.trimEnd());
-  const keyboard = splitError({ type: 'KeyboardInterrupt', message: '', traceback: 'Traceback (most recent call last):\n  File "<run-1>", line 1\nKeyboardInterrupt\n' });
+  const keyboard = splitError({
+    type: 'KeyboardInterrupt',
+    message: '',
+    traceback: 'Traceback (most recent call last):\n  File "<run-1>", line 1\nKeyboardInterrupt\n',
+  });
   assert.equal(keyboard.frames, 'Traceback (most recent call last):\n  File "<run-1>", line 1');
   assert.equal(renderText({ status: 'timeout', error: { type: 'Timeout', message: 'too slow' } }), 'Timeout: too slow');
   assert.equal(renderText({ status: 'cancelled' }), '(no output)\n[cancelled]');
@@ -51,10 +85,17 @@ test('the budget: stdout, stderr, value and error share it; small parts stay who
   assert.deepEqual(shareBudget([10, 20], 100), [10, 20]);
   assert.deepEqual(shareBudget([10, 1000, 1000], 110), [10, 50, 50]);
   assert.deepEqual(shareBudget([0, 5000, 30], 1000), [0, 970, 30]);
-  assert.equal(shareBudget([300, 300, 300], 100).reduce((a, b) => a + b), 100);
+  assert.equal(
+    shareBudget([300, 300, 300], 100).reduce((a, b) => a + b),
+    100,
+  );
 
   const flood = Array.from({ length: 100_000 }, (_, i) => `${i}\n`).join('');
-  const error = { type: 'RuntimeError', message: 'at the end', traceback: 'Traceback (most recent call last):\n  File "<run-1>", line 3\nRuntimeError: at the end\n' };
+  const error = {
+    type: 'RuntimeError',
+    message: 'at the end',
+    traceback: 'Traceback (most recent call last):\n  File "<run-1>", line 3\nRuntimeError: at the end\n',
+  };
   const shaped = shapeRun({ result: result({ status: 'error', stdout: flood, error }), toolCalls: 0, budget: 20_000 });
   const out = shaped.view.stdout!;
   assert.ok(out.length <= 20_000, `stdout kept ${out.length}`);
@@ -65,7 +106,10 @@ test('the budget: stdout, stderr, value and error share it; small parts stay who
   assert.ok(out.split('\n').every((line) => line === '' || /^\d+$/.test(line) || /characters cut/.test(line)));
   assert.equal(shaped.view.error?.message, 'at the end', 'the small error is kept whole');
   assert.equal(shaped.view.truncated, true);
-  assert.match(shaped.view.notes![0]!, /^output cut to 1\d,\d\d\d of about 588,959 characters, head and tail kept: print less, or summarise in code/);
+  assert.match(
+    shaped.view.notes![0]!,
+    /^output cut to 1\d,\d\d\d of about 588,959 characters, head and tail kept: print less, or summarise in code/,
+  );
   assert.ok(shaped.text.length < 20_600, `text ${shaped.text.length}`);
   assert.ok(JSON.stringify(out).length <= 20_000, `stdout as JSON ${JSON.stringify(out).length}`);
   assert.ok(JSON.stringify(shaped.view).length < 21_000, `structured ${JSON.stringify(shaped.view).length}`);
@@ -78,7 +122,11 @@ test("a cut counts the capture's own cut (sandbox.maxOutputChars)", () => {
   const cut = cutMiddle(captured, 1000, { marker, cut: 1_000_000 });
   assert.equal(cut.cut, 100_000 - 960 + 1_000_000);
   assert.match(cut.text, /^a{480}\n\.\.\. \[1,099,040 characters cut\] \.\.\.\nb{480}$/);
-  const shaped = shapeRun({ result: result({ stdout: captured, omitted: { stdout: 1_000_000, stderr: 0, images: 0 }, truncated: true }), toolCalls: 0, budget: 1000 });
+  const shaped = shapeRun({
+    result: result({ stdout: captured, omitted: { stdout: 1_000_000, stderr: 0, images: 0 }, truncated: true }),
+    toolCalls: 0,
+    budget: 1000,
+  });
   assert.match(shaped.view.notes![0]!, /of about 1,100,0\d\d characters/);
   assert.equal(cutMiddle('short', 10).text, 'short');
 });
@@ -93,9 +141,16 @@ test('base64 never reaches the model as text: images by name, other data by size
   const random = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919) % 251)).toString('base64');
   assert.deepEqual(classifyBase64(random, known), { kind: 'data', bytes: 3000 });
   const text = `before ${random} after`;
-  assert.equal(replaceBase64(text, known, (f) => `<${f.kind}>`), 'before <data> after');
+  assert.equal(
+    replaceBase64(text, known, (f) => `<${f.kind}>`),
+    'before <data> after',
+  );
   const wrapped = random.match(/.{1,76}/g)!.join('\n');
-  assert.doesNotMatch(replaceBase64(wrapped, known, () => '<x>'), /[A-Za-z0-9+/]{77}/, 'MIME-wrapped lines are one run');
+  assert.doesNotMatch(
+    replaceBase64(wrapped, known, () => '<x>'),
+    /[A-Za-z0-9+/]{77}/,
+    'MIME-wrapped lines are one run',
+  );
   assert.equal(sizeText(512), '512 bytes');
   assert.equal(sizeText(12 * 1024), '12 KiB');
   assert.equal(sizeText(5.6 * 1024 * 1024), '5.6 MiB');
@@ -104,17 +159,35 @@ test('base64 never reaches the model as text: images by name, other data by size
 test("images on purpose: a tool's image is attached when returned, once; printed, it is only named", () => {
   const image = png(12);
   const repr = `[{'type': 'image', 'mimeType': 'image/png', 'data': '${image}'}, 'a picture']`;
-  const returned = shapeRun({ result: result({ value: repr }), toolCalls: 1, toolImages: [{ mime: 'image/png', data: image }], budget: 20_000 });
-  assert.equal(returned.view.value, "[{'type': 'image', 'mimeType': 'image/png', 'data': '<image image/png 12 KiB, attached>'}, 'a picture']");
+  const returned = shapeRun({
+    result: result({ value: repr }),
+    toolCalls: 1,
+    toolImages: [{ mime: 'image/png', data: image }],
+    budget: 20_000,
+  });
+  assert.equal(
+    returned.view.value,
+    "[{'type': 'image', 'mimeType': 'image/png', 'data': '<image image/png 12 KiB, attached>'}, 'a picture']",
+  );
   assert.equal(returned.images.length, 1);
   assert.equal(returned.view.images, 1);
   assert.match(returned.text, /\[1 image attached; 1 tool call\]/);
   assert.doesNotMatch(returned.text + JSON.stringify(returned.view), /iVBOR/);
 
-  const called = shapeRun({ result: result({ value: "['dict', 'str']" }), toolCalls: 1, toolImages: [{ mime: 'image/png', data: image }], budget: 20_000 });
+  const called = shapeRun({
+    result: result({ value: "['dict', 'str']" }),
+    toolCalls: 1,
+    toolImages: [{ mime: 'image/png', data: image }],
+    budget: 20_000,
+  });
   assert.equal(called.images.length, 0, 'a tool image is not attached by itself');
 
-  const printed = shapeRun({ result: result({ stdout: `${repr}\n` }), toolCalls: 1, toolImages: [{ mime: 'image/png', data: image }], budget: 20_000 });
+  const printed = shapeRun({
+    result: result({ stdout: `${repr}\n` }),
+    toolCalls: 1,
+    toolImages: [{ mime: 'image/png', data: image }],
+    budget: 20_000,
+  });
   assert.equal(printed.images.length, 0);
   assert.match(printed.view.stdout!, /<image image\/png 12 KiB, not attached: return it as the last value to show it>/);
 
@@ -171,7 +244,12 @@ test('the audit note is said in both forms', () => {
 test('progress: the last complete line, and counts in words', () => {
   const tracker = new LastLine();
   // Read through a function: assert.equal narrows a property to the literal it was compared with.
-  const last = { add: (stream: 'stdout' | 'stderr', text: string) => tracker.add(stream, text), get line(): string { return tracker.line; } };
+  const last = {
+    add: (stream: 'stdout' | 'stderr', text: string) => tracker.add(stream, text),
+    get line(): string {
+      return tracker.line;
+    },
+  };
   last.add('stdout', '1\n2\n3');
   assert.equal(last.line, '2');
   last.add('stdout', '4\n');
@@ -191,7 +269,11 @@ test('progress: the last complete line, and counts in words', () => {
 });
 
 test('images the capture did not keep are said', () => {
-  const shaped = shapeRun({ result: result({ omitted: { stdout: 0, stderr: 0, images: 3 }, truncated: true }), toolCalls: 0, budget: 20_000 });
+  const shaped = shapeRun({
+    result: result({ omitted: { stdout: 0, stderr: 0, images: 3 }, truncated: true }),
+    toolCalls: 0,
+    budget: 20_000,
+  });
   assert.deepEqual(shaped.view.notes, ['3 images not kept: at most 16 per run, 8.0 MiB each']);
   assert.equal(shaped.text, '(no output)\n[3 images not kept: at most 16 per run, 8.0 MiB each]');
 });
@@ -226,7 +308,13 @@ test('files from /work/out: small UTF-8 text inline, binary or bigger attached w
   assert.match(files[3]!.note ?? '', /over the .* attachment budget/);
   assert.match(files[4]!.note ?? '', /not returned: over 4/);
   assert.match(files[5]!.note ?? '', /more than 20 files/);
-  assert.deepEqual(shaped.files.map((f) => [f.path, f.mime]), [['raw.bin', 'application/octet-stream'], ['large.txt', 'text/plain']]);
+  assert.deepEqual(
+    shaped.files.map((f) => [f.path, f.mime]),
+    [
+      ['raw.bin', 'application/octet-stream'],
+      ['large.txt', 'text/plain'],
+    ],
+  );
   assert.equal(shaped.view.truncated, true);
   assert.ok(runViewSchema.safeParse(shaped.view).success);
   assert.match(shaped.text, /\[file \/work\/out\/notes\.md, 6 bytes\]\n# hi\n\n\[end of \/work\/out\/notes\.md\]/);
@@ -238,27 +326,65 @@ test('files from /work/out: small UTF-8 text inline, binary or bigger attached w
 });
 
 test('an SVG (active content: onload, scripts) never comes back as an image: emitted, returned from a tool, or as a file', () => {
-  const svg = Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" onload="alert(document.domain)"><script>fetch("//evil.example")</script></svg>'.repeat(4)).toString('base64');
-  const emitted = shapeRun({ result: result({ images: [{ mime: 'image/svg+xml', data: svg }, { mime: 'image/png', data: png(3, 1) }] }), toolCalls: 0, budget: 20_000 });
-  assert.deepEqual(emitted.images.map((i) => i.mime), ['image/png'], 'only the raster image is attached');
-  assert.match(emitted.text, /1 image not attached: only PNG, JPEG, GIF and WebP images are returned \(SVG and other image types can carry scripts\); render it to PNG/);
+  const svg = Buffer.from(
+    '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(document.domain)"><script>fetch("//evil.example")</script></svg>'.repeat(4),
+  ).toString('base64');
+  const emitted = shapeRun({
+    result: result({
+      images: [
+        { mime: 'image/svg+xml', data: svg },
+        { mime: 'image/png', data: png(3, 1) },
+      ],
+    }),
+    toolCalls: 0,
+    budget: 20_000,
+  });
+  assert.deepEqual(
+    emitted.images.map((i) => i.mime),
+    ['image/png'],
+    'only the raster image is attached',
+  );
+  assert.match(
+    emitted.text,
+    /1 image not attached: only PNG, JPEG, GIF and WebP images are returned \(SVG and other image types can carry scripts\); render it to PNG/,
+  );
   assert.equal(emitted.view.images, 1);
   assert.equal(emitted.view.truncated, true);
 
   // A proxied tool's SVG image, returned as the last value: named with why, not attached, no base64.
   const repr = `{'type': 'image', 'mimeType': 'image/svg+xml', 'data': '${svg}'}`;
-  const returned = shapeRun({ result: result({ value: repr }), toolCalls: 1, toolImages: [{ mime: 'image/svg+xml', data: svg }], budget: 20_000 });
+  const returned = shapeRun({
+    result: result({ value: repr }),
+    toolCalls: 1,
+    toolImages: [{ mime: 'image/svg+xml', data: svg }],
+    budget: 20_000,
+  });
   assert.equal(returned.images.length, 0);
   assert.match(returned.view.value!, /<image image\/svg\+xml \d+ bytes, not attached: only PNG, JPEG, GIF and WebP/);
   assert.doesNotMatch(returned.text, new RegExp(svg.slice(0, 40).replace(/[+/]/g, '\\$&')));
-  const printed = shapeRun({ result: result({ stdout: `${repr}\n` }), toolCalls: 1, toolImages: [{ mime: 'image/svg+xml', data: svg }], budget: 20_000 });
+  const printed = shapeRun({
+    result: result({ stdout: `${repr}\n` }),
+    toolCalls: 1,
+    toolImages: [{ mime: 'image/svg+xml', data: svg }],
+    budget: 20_000,
+  });
   assert.match(printed.view.stdout!, /not attached: only PNG, JPEG, GIF and WebP/, 'not told to return it: it would not be shown either');
 
   // Any other non-raster image type the same way.
-  assert.equal(shapeRun({ result: result({ images: [{ mime: 'image/x-icon', data: svg }] }), toolCalls: 0, budget: 20_000 }).images.length, 0);
+  assert.equal(
+    shapeRun({ result: result({ images: [{ mime: 'image/x-icon', data: svg }] }), toolCalls: 0, budget: 20_000 }).images.length,
+    0,
+  );
 
   // From /work/out: its text (inline when small), or attached as text, never labelled image/svg+xml.
   const big = Buffer.from(`<svg onload="x()">${' '.repeat(9000)}</svg>`);
-  const files = shapeRun({ result: result({ files: [{ path: 'plot.svg', bytes: big.length, data: big.toString('base64') }] }), toolCalls: 0, budget: 20_000 });
-  assert.deepEqual(files.files.map((f) => f.mime), ['text/plain']);
+  const files = shapeRun({
+    result: result({ files: [{ path: 'plot.svg', bytes: big.length, data: big.toString('base64') }] }),
+    toolCalls: 0,
+    budget: 20_000,
+  });
+  assert.deepEqual(
+    files.files.map((f) => f.mime),
+    ['text/plain'],
+  );
 });

@@ -8,12 +8,23 @@ import { createHostMethods, MAX_LISTED_TOOL_NAMES, MAX_TOOL_IMAGES_PER_RUN } fro
 import type { RequestContext } from '../../src/sandbox/sessions/run.ts';
 
 function context(runId: string): RequestContext {
-  return { runId, session: 'default', signal: new AbortController().signal, emitImage: () => undefined, untimed: (work) => work, describe: () => undefined };
+  return {
+    runId,
+    session: 'default',
+    signal: new AbortController().signal,
+    emitImage: () => undefined,
+    untimed: (work) => work,
+    describe: () => undefined,
+  };
 }
 
 /** A distinct small PNG-looking image each time (base64 of distinct bytes). */
 let serial = 0;
-const picture = () => ({ type: 'image' as const, mimeType: 'image/png', data: Buffer.from(`\x89PNG image ${serial++}`).toString('base64') });
+const picture = () => ({
+  type: 'image' as const,
+  mimeType: 'image/png',
+  data: Buffer.from(`\x89PNG image ${serial++}`).toString('base64'),
+});
 
 function imageHub(perCall: number): ProxyHub {
   const hub = {

@@ -6,7 +6,13 @@ import { mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { IMAGE_PACKAGES_FILE, MAX_IMAGE_PACKAGES_FILE_BYTES, MAX_REMEMBERED_IMAGES, rememberedImagePackages, rememberImagePackages } from '../../src/state/image-packages-file.ts';
+import {
+  IMAGE_PACKAGES_FILE,
+  MAX_IMAGE_PACKAGES_FILE_BYTES,
+  MAX_REMEMBERED_IMAGES,
+  rememberedImagePackages,
+  rememberImagePackages,
+} from '../../src/state/image-packages-file.ts';
 import { imagePackagesText } from '../../src/bridge/tool/packages-status.ts';
 import { RUN_PYTHON_DESCRIPTION, runPythonDescription } from '../../src/bridge/tool/run-python.ts';
 import { parseConfig } from '../../src/config/load.ts';
@@ -30,7 +36,10 @@ test('a ready frame carries at most the capped count of names, each at most the 
   assert.ok(kernelMessageSchema.safeParse(ready({ dists: most, distsMore: 3 })).success);
   assert.ok(!kernelMessageSchema.safeParse(ready({ dists: [...most, 'one-more'] })).success, 'one name over the count');
   assert.ok(kernelMessageSchema.safeParse(ready({ dists: ['a'.repeat(MAX_DISTRIBUTION_NAME_CHARS)] })).success);
-  assert.ok(!kernelMessageSchema.safeParse(ready({ dists: ['a'.repeat(MAX_DISTRIBUTION_NAME_CHARS + 1)] })).success, 'one character over the length');
+  assert.ok(
+    !kernelMessageSchema.safeParse(ready({ dists: ['a'.repeat(MAX_DISTRIBUTION_NAME_CHARS + 1)] })).success,
+    'one character over the length',
+  );
   assert.ok(!kernelMessageSchema.safeParse(ready({ dists: [''] })).success, 'an empty name');
   assert.ok(!kernelMessageSchema.safeParse(ready({ dists: [3] })).success, 'a name that is not a string');
   assert.ok(!kernelMessageSchema.safeParse(ready({ dists: [], distsMore: -1 })).success, 'a negative count');
@@ -38,9 +47,26 @@ test('a ready frame carries at most the capped count of names, each at most the 
 });
 
 test('tooling is left out, names are checked, one per project, sorted', () => {
-  const found = imageDistributions(['pip', 'setuptools', 'Wheel', 'numpy', 'Pillow', 'python_dateutil', 'python-dateutil', 'zope.interface', 'bad name', 'x;rm', '-lead', 'trail.', 'ufoLib2'], 2);
+  const found = imageDistributions(
+    [
+      'pip',
+      'setuptools',
+      'Wheel',
+      'numpy',
+      'Pillow',
+      'python_dateutil',
+      'python-dateutil',
+      'zope.interface',
+      'bad name',
+      'x;rm',
+      '-lead',
+      'trail.',
+      'ufoLib2',
+    ],
+    2,
+  );
   assert.deepEqual(found.names, ['numpy', 'Pillow', 'python_dateutil', 'ufoLib2', 'zope.interface']);
-  assert.equal(found.more, 2 + 4, 'the kernel\'s count plus the four malformed names');
+  assert.equal(found.more, 2 + 4, "the kernel's count plus the four malformed names");
   // The official python image has pip alone: standard library only.
   assert.deepEqual(imageDistributions(['pip']).names, []);
   assert.deepEqual(imageDistributions(undefined), { names: [], more: 0 });
@@ -91,19 +117,33 @@ test('image-packages.json: remembered per configured image, capped in entries, d
     const path = join(dir, IMAGE_PACKAGES_FILE);
     if (process.platform !== 'win32') assert.equal((await stat(path)).mode & 0o777, 0o600, 'owner-only');
     // One more image than the cap: the least recently learned goes.
-    for (let i = 0; i < MAX_REMEMBERED_IMAGES; i++) await rememberImagePackages(dir, `img-${i}`, `sha256:${i}`, { names: ['six'], more: 0 }, Date.now() + 1000 + i);
+    for (let i = 0; i < MAX_REMEMBERED_IMAGES; i++)
+      await rememberImagePackages(dir, `img-${i}`, `sha256:${i}`, { names: ['six'], more: 0 }, Date.now() + 1000 + i);
     const file = JSON.parse(await readFile(path, 'utf8')) as { images: Record<string, unknown> };
     assert.equal(Object.keys(file.images).length, MAX_REMEMBERED_IMAGES);
     assert.equal(await rememberedImagePackages(dir, 'img'), undefined);
     // Names written by someone else are checked again (tooling and malformed names left out).
-    await writeFile(path, JSON.stringify({ version: 1, images: { img: { key: 'k', names: ['pip', 'ok', 'not ok'], more: 0, learnedAt: 1 } } }));
+    await writeFile(
+      path,
+      JSON.stringify({ version: 1, images: { img: { key: 'k', names: ['pip', 'ok', 'not ok'], more: 0, learnedAt: 1 } } }),
+    );
     assert.deepEqual(await rememberedImagePackages(dir, 'img'), { names: ['ok'], more: 1 });
     // Over the schema's caps, malformed, or too big: nothing is remembered.
-    await writeFile(path, JSON.stringify({ version: 1, images: { img: { key: 'k', names: Array.from({ length: MAX_DISTRIBUTIONS + 1 }, (_, i) => `p${i}`), more: 0, learnedAt: 1 } } }));
+    await writeFile(
+      path,
+      JSON.stringify({
+        version: 1,
+        images: { img: { key: 'k', names: Array.from({ length: MAX_DISTRIBUTIONS + 1 }, (_, i) => `p${i}`), more: 0, learnedAt: 1 } },
+      }),
+    );
     assert.equal(await rememberedImagePackages(dir, 'img'), undefined);
     await writeFile(path, '{"version":1,');
     assert.equal(await rememberedImagePackages(dir, 'img'), undefined);
-    await writeFile(path, JSON.stringify({ version: 1, images: { img: { key: 'k', names: ['numpy'], more: 0, learnedAt: 1 } } }) + ' '.repeat(MAX_IMAGE_PACKAGES_FILE_BYTES));
+    await writeFile(
+      path,
+      JSON.stringify({ version: 1, images: { img: { key: 'k', names: ['numpy'], more: 0, learnedAt: 1 } } }) +
+        ' '.repeat(MAX_IMAGE_PACKAGES_FILE_BYTES),
+    );
     assert.equal(await rememberedImagePackages(dir, 'img'), undefined);
   } finally {
     await rm(dir, { recursive: true, force: true });

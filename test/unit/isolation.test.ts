@@ -1,6 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { dockerIsolation, hostIdOf, podmanUsernsUnavailable, rootlessIsolation, subordinateIds, usernsStartHint, USERNS_FAILURE } from '../../src/sandbox/engines/isolation.ts';
+import {
+  dockerIsolation,
+  hostIdOf,
+  podmanUsernsUnavailable,
+  rootlessIsolation,
+  subordinateIds,
+  usernsStartHint,
+  USERNS_FAILURE,
+} from '../../src/sandbox/engines/isolation.ts';
 
 /** A rootless user's mapping as `podman info` reports it: its own uid, then its subordinate range. */
 const rootless = (size: number) => [
@@ -14,7 +22,10 @@ test('rootless podman: a namespace per sandbox only when the subordinate ids hol
   // The usual 65536 ids hold one sandbox: a second session would not start, so they share a uid.
   const shared = rootlessIsolation(rootless(65536), rootless(65536), 5);
   assert.equal(shared?.ownUserNamespace, false);
-  assert.match(shared?.detail ?? '', /^sandboxes share one host uid \(165533\): your 65536 subordinate ids hold 1 sandbox namespace\(s\) of 65536 ids, fewer than the 5/);
+  assert.match(
+    shared?.detail ?? '',
+    /^sandboxes share one host uid \(165533\): your 65536 subordinate ids hold 1 sandbox namespace\(s\) of 65536 ids, fewer than the 5/,
+  );
   assert.match(shared?.problem ?? '', /at least 327680 subordinate ids: .*usermod --add-subuids .*podman system migrate/);
   assert.ok(shared?.fix?.url);
   assert.equal(rootlessIsolation(rootless(1_000_000), rootless(1_000_000), 5), undefined, '15 fit');
@@ -23,12 +34,16 @@ test('rootless podman: a namespace per sandbox only when the subordinate ids hol
 });
 
 test('podman without ids for --userns=auto: shared uid, with the fix for rootful and for rootless', () => {
-  const stderr = 'level=error msg="Cannot find mappings for user \\"containers\\": no subuid ranges found for user \\"containers\\" in /etc/subuid"\nError: creating container storage: could not find enough available IDs';
+  const stderr =
+    'level=error msg="Cannot find mappings for user \\"containers\\": no subuid ranges found for user \\"containers\\" in /etc/subuid"\nError: creating container storage: could not find enough available IDs';
   assert.match(stderr, USERNS_FAILURE);
   assert.doesNotMatch('Error: setting rlimit type 7: operation not permitted', USERNS_FAILURE);
   const rootful = podmanUsernsUnavailable(false, stderr);
   assert.equal(rootful.ownUserNamespace, false);
-  assert.match(rootful.detail, /^sandboxes share uid 65534 on the host: podman cannot give each its own user namespace \(.*could not find enough available IDs\)$/);
+  assert.match(
+    rootful.detail,
+    /^sandboxes share uid 65534 on the host: podman cannot give each its own user namespace \(.*could not find enough available IDs\)$/,
+  );
   assert.equal(rootful.fix?.command, 'echo containers:2147483647:2147483648 | sudo tee -a /etc/subuid /etc/subgid');
   assert.match(podmanUsernsUnavailable(true, stderr).problem ?? '', /usermod --add-subuids/);
   assert.match(usernsStartHint(stderr) ?? '', /ids for them are used up/);

@@ -14,9 +14,14 @@ import { parseConfig } from '../../src/config/load.ts';
 const MAX_LISTING_TOKENS = 200;
 
 async function listing(maxTimeoutSeconds: number, workspace?: { path: string | string[]; access: 'read-only' }, ociRuntime?: string) {
-  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds, ...(workspace ? { workspace } : {}), ...(ociRuntime ? { ociRuntime } : {}) } });
+  const { sandbox } = parseConfig({
+    servers: {},
+    sandbox: { maxTimeoutSeconds, ...(workspace ? { workspace } : {}), ...(ociRuntime ? { ociRuntime } : {}) },
+  });
   const server = new McpServer({ name: 'listing', version: '1' });
-  server.registerTool(RUN_PYTHON, { description: runPythonDescription(sandbox), inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
+  server.registerTool(RUN_PYTHON, { description: runPythonDescription(sandbox), inputSchema: listedInput(sandbox) }, async () => ({
+    content: [],
+  }));
   const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
   const client = new Client({ name: 'listing-test', version: '1' });
   await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
@@ -29,13 +34,25 @@ async function listing(maxTimeoutSeconds: number, workspace?: { path: string | s
 }
 
 test(`run_python's listing is at most ${MAX_LISTING_TOKENS} tokens (o200k) and says the essentials`, async () => {
-  for (const [max, workspace] of [[60, undefined], [3600, { path: '/srv/data', access: 'read-only' as const }]] as const) {
+  for (const [max, workspace] of [
+    [60, undefined],
+    [3600, { path: '/srv/data', access: 'read-only' as const }],
+  ] as const) {
     const tool = await listing(max, workspace);
     assert.equal(tool.description?.includes('/workspace'), workspace !== undefined, 'the listing names /workspace only when it is mounted');
     const tokens = encode(JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })).length;
     assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
   }
-  for (const essential of ['standard library only', 'no pip', 'no network', 'ToolError', 'search_tool_docs', 'query_tool_docs(server, tool, detail="full")', 'emit_image', 'capped']) {
+  for (const essential of [
+    'standard library only',
+    'no pip',
+    'no network',
+    'ToolError',
+    'search_tool_docs',
+    'query_tool_docs(server, tool, detail="full")',
+    'emit_image',
+    'capped',
+  ]) {
     assert.ok(RUN_PYTHON_DESCRIPTION.includes(essential), `the description says ${essential}`);
   }
   const properties = ((await listing(300)).inputSchema.properties ?? {}) as Record<string, { description?: string }>;
@@ -50,7 +67,10 @@ test('under gVisor the listing says so, within the token limit, with packages an
   assert.match(tool.description ?? '', /^Python 3 gVisor sandbox, standard library only/);
   const tokens = encode(JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })).length;
   assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
-  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds: 3600, ociRuntime: 'runsc', workspace: { path: '/srv/data', access: 'read-only' } } });
+  const { sandbox } = parseConfig({
+    servers: {},
+    sandbox: { maxTimeoutSeconds: 3600, ociRuntime: 'runsc', workspace: { path: '/srv/data', access: 'read-only' } },
+  });
   assert.match(runPythonDescription(sandbox, ['numpy']), /^Python 3 gVisor sandbox, with packages/);
 });
 
@@ -65,7 +85,10 @@ test('the listing says where several workspace folders are, within the token lim
 });
 
 test('with sandbox.packages built, the listing says "with packages" and stays within the limit; the instructions name them, capped', async () => {
-  const { sandbox } = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds: 3600, workspace: { path: '/srv/data', access: 'read-only' } } });
+  const { sandbox } = parseConfig({
+    servers: {},
+    sandbox: { maxTimeoutSeconds: 3600, workspace: { path: '/srv/data', access: 'read-only' } },
+  });
   assert.equal(runPythonDescription(sandbox), runPythonDescription(sandbox, []));
   const described = runPythonDescription(sandbox, ['numpy', 'pandas']);
   assert.match(described, /^Python 3 sandbox, with packages \(no pip, no network\)/);
@@ -81,21 +104,36 @@ test('with sandbox.packages built, the listing says "with packages" and stays wi
   } finally {
     await client.close();
   }
-  assert.match(serverInstructions([], () => true, ['numpy', 'pandas']), /\nPython packages installed besides the standard library: numpy, pandas \(no pip\)\. No MCP servers/);
+  assert.match(
+    serverInstructions([], () => true, ['numpy', 'pandas']),
+    /\nPython packages installed besides the standard library: numpy, pandas \(no pip\)\. No MCP servers/,
+  );
   const many = Array.from({ length: 64 }, (_, i) => `some-rather-long-package-name-${i}`);
   const line = packagesLine(many);
   assert.ok(line.length <= MAX_PACKAGES_LINE_CHARS, `${line.length} characters`);
   assert.match(line, /some-rather-long-package-name-0, .* and \d+ more \(no pip\)\.$/);
-  const text = serverInstructions(catalogOf(500, (i) => `Server number ${i} does a great many useful things for the agent`).records(), () => true, many);
+  const text = serverInstructions(
+    catalogOf(500, (i) => `Server number ${i} does a great many useful things for the agent`).records(),
+    () => true,
+    many,
+  );
   assert.ok(text.length <= MAX_INSTRUCTIONS_CHARS, `${text.length} characters`);
 });
 
 function catalogOf(count: number, description: (i: number) => string | undefined): ToolCatalog {
-  return new ToolCatalog(Array.from({ length: count }, (_, i) => ({ name: `server-${i}`, fingerprint: 'f', ...(description(i) ? { description: description(i)! } : {}) })));
+  return new ToolCatalog(
+    Array.from({ length: count }, (_, i) => ({
+      name: `server-${i}`,
+      fingerprint: 'f',
+      ...(description(i) ? { description: description(i)! } : {}),
+    })),
+  );
 }
 
 test('server instructions name the servers with one line each, within the cap', () => {
-  const catalog = catalogOf(3, (i) => (i === 0 ? 'Knowledge graph memory.\nSecond line that is left out.' : i === 1 ? 'x'.repeat(400) : undefined));
+  const catalog = catalogOf(3, (i) =>
+    i === 0 ? 'Knowledge graph memory.\nSecond line that is left out.' : i === 1 ? 'x'.repeat(400) : undefined,
+  );
   catalog.setTools('server-2', [{ name: 'read-file' }, { name: 'write' }, { name: 'a' }, { name: 'b' }, { name: 'c' }]);
   const text = serverInstructions(catalog.records(), () => true);
   assert.match(text, /query_tool_docs\(server, tool, detail="full"\)/);
@@ -103,12 +141,21 @@ test('server instructions name the servers with one line each, within the cap', 
   assert.doesNotMatch(text, /Second line/);
   assert.match(text, /^- mcp_server_1: x{117}\.\.\.$/m);
   assert.match(text, /^- mcp_server_2: 5 tools \(read_file, write, a, b, \.\.\.\)$/m);
-  assert.match(serverInstructions(catalog.records(), (s) => s !== 'server-0'), /^- mcp_server_0: needs the user's consent$/m);
-  assert.match(serverInstructions([], () => true), /No MCP servers are configured/);
+  assert.match(
+    serverInstructions(catalog.records(), (s) => s !== 'server-0'),
+    /^- mcp_server_0: needs the user's consent$/m,
+  );
+  assert.match(
+    serverInstructions([], () => true),
+    /No MCP servers are configured/,
+  );
 });
 
 test('server instructions stay under the cap whatever the number of servers', () => {
-  const many = serverInstructions(catalogOf(500, (i) => `Server number ${i} does a great many useful things for the agent`).records(), () => true);
+  const many = serverInstructions(
+    catalogOf(500, (i) => `Server number ${i} does a great many useful things for the agent`).records(),
+    () => true,
+  );
   assert.ok(many.length <= MAX_INSTRUCTIONS_CHARS, `${many.length} characters`);
   assert.match(many, /\n\.\.\. \d+ more: discovered_servers\(\)$/);
   assert.match(many, /^- mcp_server_0: /m);

@@ -34,10 +34,20 @@ class CountingBoard extends SignInBoard {
   }
 }
 
-async function flowIn(dir: string, options: Partial<ServerOAuthOptions> = {}, port?: number): Promise<{ flow: ServerOAuth; store: TokenStore; board: CountingBoard }> {
+async function flowIn(
+  dir: string,
+  options: Partial<ServerOAuthOptions> = {},
+  port?: number,
+): Promise<{ flow: ServerOAuth; store: TokenStore; board: CountingBoard }> {
   const store = new TokenStore(dir, 'secure', URL_A, undefined);
   const board = new CountingBoard(dir);
-  const flow = new ServerOAuth('secure', URL_A, store, { scopes: [], callbackPort: port }, { timeoutMs: 10_000, log: () => {}, board, ...options });
+  const flow = new ServerOAuth(
+    'secure',
+    URL_A,
+    store,
+    { scopes: [], callbackPort: port },
+    { timeoutMs: 10_000, log: () => {}, board, ...options },
+  );
   await flow.prepare();
   return { flow, store, board };
 }
@@ -87,7 +97,12 @@ test('a callback port held by another window keeps the registration; one held by
   const dir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
   const port = await freePort();
   const store = new TokenStore(dir, 'secure', URL_A, undefined);
-  await store.write({ version: 1, url: URL_A, redirectPort: port, client: { client_id: 'registered', redirect_uris: [`http://127.0.0.1:${port}/callback`] } });
+  await store.write({
+    version: 1,
+    url: URL_A,
+    redirectPort: port,
+    client: { client_id: 'registered', redirect_uris: [`http://127.0.0.1:${port}/callback`] },
+  });
   const first = await flowIn(dir);
   const second = await flowIn(dir);
   assert.equal(first.flow.provider.port, port);
@@ -106,7 +121,12 @@ test('a callback port held by another window keeps the registration; one held by
   const blocker = createServer((_req, res) => res.end('not ours')).listen(busy, '127.0.0.1');
   await once(blocker, 'listening');
   const otherStore = new TokenStore(otherDir, 'secure', URL_A, undefined);
-  await otherStore.write({ version: 1, url: URL_A, redirectPort: busy, client: { client_id: 'registered', redirect_uris: [`http://127.0.0.1:${busy}/callback`] } });
+  await otherStore.write({
+    version: 1,
+    url: URL_A,
+    redirectPort: busy,
+    client: { client_id: 'registered', redirect_uris: [`http://127.0.0.1:${busy}/callback`] },
+  });
   const third = await flowIn(otherDir);
   try {
     await assert.rejects(redirect(third.flow, 0), new RegExp(`callback port ${busy} cannot be used`));
@@ -181,13 +201,25 @@ test("a refused code exchange: the log and the sign-in's error carry the server'
   const fakeFetch: FetchLike = async (input) => {
     const url = new URL(String(input instanceof Request ? input.url : input));
     if (url.pathname.startsWith('/.well-known/oauth-authorization-server')) {
-      return Response.json({ issuer: 'https://mcp.example.com', authorization_endpoint: 'https://mcp.example.com/authorize', token_endpoint: 'https://mcp.example.com/token', response_types_supported: ['code'], code_challenge_methods_supported: ['S256'] });
+      return Response.json({
+        issuer: 'https://mcp.example.com',
+        authorization_endpoint: 'https://mcp.example.com/authorize',
+        token_endpoint: 'https://mcp.example.com/token',
+        response_types_supported: ['code'],
+        code_challenge_methods_supported: ['S256'],
+      });
     }
     if (url.pathname === '/token') return Response.json({ error: 'server_error', error_description: HOSTILE }, { status: 400 });
     return new Response('not found', { status: 404 });
   };
   const store = new TokenStore(dir, 'secure', URL_A, undefined);
-  const flow = new ServerOAuth('secure', URL_A, store, { scopes: [], clientId: 'test-client' }, { timeoutMs: 10_000, log: (m) => logged.push(m), board: new CountingBoard(dir), fetch: fakeFetch });
+  const flow = new ServerOAuth(
+    'secure',
+    URL_A,
+    store,
+    { scopes: [], clientId: 'test-client' },
+    { timeoutMs: 10_000, log: (m) => logged.push(m), board: new CountingBoard(dir), fetch: fakeFetch },
+  );
   await flow.prepare();
   try {
     const state = flow.provider.state();
@@ -195,7 +227,10 @@ test("a refused code exchange: the log and the sign-in's error carry the server'
     const waited = flow.waitForSignIn();
     const answer = await fetch(`http://127.0.0.1:${flow.provider.port}/callback?code=the-code&state=${encodeURIComponent(state)}`);
     assert.equal(answer.status, 200);
-    const error: Error = await waited.then(() => assert.fail('signed in'), (e: Error) => e);
+    const error: Error = await waited.then(
+      () => assert.fail('signed in'),
+      (e: Error) => e,
+    );
     for (const text of [error.message, logged.find((m) => m.includes('sign-in failed')) ?? '']) {
       assert.match(text, /server_error: token expired\\u\{202E\}txt\.exe/);
       assert.doesNotMatch(text, RAW_UNSEEN);

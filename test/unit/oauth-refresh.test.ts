@@ -6,27 +6,44 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { authFetch, MAX_AUTH_RESPONSE_BYTES } from '../../src/bridge/proxy/oauth/hub-oauth.ts';
 import { RefreshCoalescer } from '../../src/bridge/proxy/oauth/refresh-coalescer.ts';
 
-const refreshInit = (token: string): RequestInit => ({ method: 'POST', body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }) });
+const refreshInit = (token: string): RequestInit => ({
+  method: 'POST',
+  body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }),
+});
 
 test('concurrent refreshes of one token make one request; every caller gets the same answer', async () => {
   let calls = 0;
   const base: FetchLike = async () => {
     calls++;
     await new Promise((r) => setTimeout(r, 50));
-    return new Response(JSON.stringify({ access_token: `at-${calls}`, token_type: 'bearer', refresh_token: `rt-${calls}` }), { status: 200, headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify({ access_token: `at-${calls}`, token_type: 'bearer', refresh_token: `rt-${calls}` }), {
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+    });
   };
   const coalescer = new RefreshCoalescer();
   const fetch = coalescer.wrap(base);
-  const answers = await Promise.all(Array.from({ length: 20 }, () => fetch('https://as.example.com/token', refreshInit('rt-0')).then((r) => r.json())));
+  const answers = await Promise.all(
+    Array.from({ length: 20 }, () => fetch('https://as.example.com/token', refreshInit('rt-0')).then((r) => r.json())),
+  );
   assert.equal(calls, 1);
   assert.ok(answers.every((a) => (a as { access_token: string }).access_token === 'at-1'));
   // A caller that read the old token after the refresh finished gets the same answer, not a refusal.
-  assert.equal(((await (await fetch('https://as.example.com/token', refreshInit('rt-0'))).json()) as { access_token: string }).access_token, 'at-1');
+  assert.equal(
+    ((await (await fetch('https://as.example.com/token', refreshInit('rt-0'))).json()) as { access_token: string }).access_token,
+    'at-1',
+  );
   assert.equal(calls, 1);
   // Another token is its own refresh; other requests pass through.
   await fetch('https://as.example.com/token', refreshInit('rt-1'));
-  await fetch('https://as.example.com/token', { method: 'POST', body: new URLSearchParams({ grant_type: 'authorization_code', code: 'c' }) });
-  await fetch('https://as.example.com/token', { method: 'POST', body: new URLSearchParams({ grant_type: 'authorization_code', code: 'c' }) });
+  await fetch('https://as.example.com/token', {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: 'c' }),
+  });
+  await fetch('https://as.example.com/token', {
+    method: 'POST',
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: 'c' }),
+  });
   assert.equal(calls, 4);
 });
 

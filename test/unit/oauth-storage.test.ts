@@ -8,7 +8,16 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { listenForCallback } from '../../src/bridge/proxy/oauth/callback-server.ts';
 import { newSignInRequests, openableSignInUrl, SignInBoard, signInFileName } from '../../src/state/sign-in-notices.ts';
-import { newTokenKey, parseTokenKey, seal, takeTokenKey, TOKEN_KEY_ENV, tokenFile, TokenStore, unseal } from '../../src/state/oauth-tokens.ts';
+import {
+  newTokenKey,
+  parseTokenKey,
+  seal,
+  takeTokenKey,
+  TOKEN_KEY_ENV,
+  tokenFile,
+  TokenStore,
+  unseal,
+} from '../../src/state/oauth-tokens.ts';
 import { configSchema } from '../../src/config/schema.ts';
 
 const URL_A = 'https://mcp.example.com/mcp';
@@ -46,7 +55,11 @@ test('the token file is 0600 (its folder 0700), sealed with a key, plain without
 
   const logs: string[] = [];
   assert.equal((await new TokenStore(dir, 'one', URL_A, undefined, (l) => logs.push(l)).read()).tokens, undefined, 'no key: nothing');
-  assert.equal((await new TokenStore(dir, 'one', URL_A, parseTokenKey(newTokenKey()), (l) => logs.push(l)).read()).tokens, undefined, 'wrong key: nothing');
+  assert.equal(
+    (await new TokenStore(dir, 'one', URL_A, parseTokenKey(newTokenKey()), (l) => logs.push(l)).read()).tokens,
+    undefined,
+    'wrong key: nothing',
+  );
   assert.equal((await new TokenStore(dir, 'one', 'https://other.example.com/mcp', key).read()).tokens, undefined, 'another URL: nothing');
   assert.equal(logs.length, 2);
   // A sealed file copied under another server's name does not open.
@@ -105,7 +118,10 @@ test('sign-in URLs: only https or loopback http are opened; the notice file is p
   assert.match(await readFile(file, 'utf8'), /auth\.example\.com/);
   // The extension asks once per request, and never about expired ones or unopenable URLs.
   const shown = new Set<string>();
-  assert.deepEqual(newSignInRequests(file, shown).map((r) => r.server), ['one']);
+  assert.deepEqual(
+    newSignInRequests(file, shown).map((r) => r.server),
+    ['one'],
+  );
   assert.deepEqual(newSignInRequests(file, shown), []);
   board.set('two', { id: 'b', server: 'two', url: 'https://auth.example.com/b', expiresAt: Date.now() - 1 });
   board.set('three', { id: 'c', server: 'three', url: 'http://evil.example.com/c', expiresAt: Date.now() + 1000 });

@@ -49,7 +49,8 @@ test('each hostile name is cleaned: percent escapes for what would not show, no 
     '%2E',
   ]);
   // Ordinary names are left alone, and cleaning twice changes nothing more.
-  for (const name of ['plot.png', 'reports/2024 Q1/summary – final.csv', 'données/été.txt', '100%.txt', '日本語.md']) assert.equal(outFilePath(name), name);
+  for (const name of ['plot.png', 'reports/2024 Q1/summary – final.csv', 'données/été.txt', '100%.txt', '日本語.md'])
+    assert.equal(outFilePath(name), name);
   for (const name of cleaned) assert.equal(outFilePath(name), name);
   // Long names keep their head and tail.
   const long = outFilePath(`${'a'.repeat(400)}\u202e.txt`);
@@ -59,9 +60,22 @@ test('each hostile name is cleaned: percent escapes for what would not show, no 
 
 function runWith(files: NonNullable<RunResult['files']>): RunResult {
   return {
-    runId: 'r-out-names', session: 'default', status: 'ok', stdout: '', stderr: '', value: null, error: null, images: [], files, durationMs: 5,
-    omitted: { stdout: 0, stderr: 0, images: 0 }, truncated: false, sessionLost: false, coldStart: false, requests: 0,
-  } as RunResult;
+    runId: 'r-out-names',
+    session: 'default',
+    status: 'ok',
+    stdout: '',
+    stderr: '',
+    value: null,
+    error: null,
+    images: [],
+    files,
+    durationMs: 5,
+    omitted: { stdout: 0, stderr: 0, images: 0 },
+    truncated: false,
+    sessionLost: false,
+    coldStart: false,
+    requests: 0,
+  };
 }
 
 test('the result text, its view and the attached files name them cleaned; the run log keeps the cleaned name', () => {
@@ -70,8 +84,14 @@ test('the result text, its view and the attached files name them cleaned; the ru
   const files = HOSTILE.map((path, i) => ({ path, bytes: i % 2 ? 4 : 3, data: i % 2 ? binary : text }));
   const shaped = shapeRun({ result: runWith(files), toolCalls: 0, budget: 20_000, imageBudget: 100_000 });
   const expected = HOSTILE.map(outFilePath);
-  assert.deepEqual(shaped.view.files!.map((f) => f.path), expected.map((p) => `/work/out/${p}`));
-  assert.deepEqual(shaped.files.map((f) => f.path), expected.filter((_, i) => i % 2));
+  assert.deepEqual(
+    shaped.view.files!.map((f) => f.path),
+    expected.map((p) => `/work/out/${p}`),
+  );
+  assert.deepEqual(
+    shaped.files.map((f) => f.path),
+    expected.filter((_, i) => i % 2),
+  );
   for (const file of shaped.files) assertClean(file.path);
   assert.doesNotMatch(shaped.text, /[\x1b\x07\u202e\u200b\u2028\\]|\/work\/out\/\.\.|\/home\/user\/\.bashrc\]/u);
   // One line per name: a forged "[file ...]" line cannot start a line of its own.
@@ -85,11 +105,17 @@ test('the result text, its view and the attached files name them cleaned; the ru
     log.close();
     const raw = readFileSync(join(dir, RUN_LOG_FILE), 'utf8');
     const logged = (JSON.parse(raw.trim().split('\n').at(-1)!) as { files: Array<{ path: string; file?: string }> }).files;
-    assert.deepEqual(logged.map((f) => f.path), expected);
+    assert.deepEqual(
+      logged.map((f) => f.path),
+      expected,
+    );
     // The saved copies have names of ours, whatever the sandbox called the file.
     for (const [i, file] of logged.entries()) assert.equal(file.file, `images/r-out-names-out-${i}.dat`);
     const run = new RunLogReader(dir).runs().find((r) => r.id === 'r-out-names');
-    assert.deepEqual(run?.files?.map((f) => f.path), expected);
+    assert.deepEqual(
+      run?.files?.map((f) => f.path),
+      expected,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -101,10 +127,29 @@ test('a run log written before names were cleaned is read back cleaned', () => {
     const log = new RunLog(dir);
     log.runStarted({ run: 'r-old', session: 'default', code: 'x', timeoutMs: 1000 });
     log.close();
-    const end = { type: 'run-end', time: new Date().toISOString(), run: 'r-old', session: 'default', status: 'ok', durationMs: 1, stdout: '', stderr: '', value: null, error: null, images: [], files: [{ path: '../../../../home/user/.bashrc', bytes: 1 }], toolCalls: 0, truncated: false, sessionLost: false };
+    const end = {
+      type: 'run-end',
+      time: new Date().toISOString(),
+      run: 'r-old',
+      session: 'default',
+      status: 'ok',
+      durationMs: 1,
+      stdout: '',
+      stderr: '',
+      value: null,
+      error: null,
+      images: [],
+      files: [{ path: '../../../../home/user/.bashrc', bytes: 1 }],
+      toolCalls: 0,
+      truncated: false,
+      sessionLost: false,
+    };
     appendFileSync(join(dir, RUN_LOG_FILE), `${JSON.stringify(end)}\n`);
     const run = new RunLogReader(dir).runs().find((r) => r.id === 'r-old');
-    assert.deepEqual(run?.files?.map((f) => f.path), ['%2E%2E/%2E%2E/%2E%2E/%2E%2E/home/user/.bashrc']);
+    assert.deepEqual(
+      run?.files?.map((f) => f.path),
+      ['%2E%2E/%2E%2E/%2E%2E/%2E%2E/home/user/.bashrc'],
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

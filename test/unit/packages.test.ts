@@ -3,9 +3,24 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError, parseConfig } from '../../src/config/load.ts';
-import { isLoopbackUrl, MAX_PACKAGES, MAX_REQUIREMENT_CHARS, normalizeName, normalizePackages, packageNames } from '../../src/config/packages.ts';
+import {
+  isLoopbackUrl,
+  MAX_PACKAGES,
+  MAX_REQUIREMENT_CHARS,
+  normalizeName,
+  normalizePackages,
+  packageNames,
+} from '../../src/config/packages.ts';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
-import { buildArgs, buildEnv, containerfile, DERIVED_LABELS, derivedSpec, PACKAGES_DIR, packagesSummary } from '../../src/sandbox/image/derived.ts';
+import {
+  buildArgs,
+  buildEnv,
+  containerfile,
+  DERIVED_LABELS,
+  derivedSpec,
+  PACKAGES_DIR,
+  packagesSummary,
+} from '../../src/sandbox/image/derived.ts';
 import { describeBuildFailure, MAX_PIP_WORDS_CHARS, MAX_PROGRESS_LINE_CHARS, progressLine } from '../../src/sandbox/image/build-output.ts';
 import { createdAt } from '../../src/sandbox/image/build.ts';
 
@@ -20,7 +35,17 @@ function errorOf(sandbox: unknown): string {
 }
 
 test('plain requirements are accepted; options, URLs, paths and markers are refused, naming the entry', () => {
-  const ok = ['numpy', 'pandas>=2,<3', 'requests[socks]==2.32.3', 'scikit-learn', 'zope.interface', 'a', 'Foo_Bar ~= 1.4', 'x===1.0+local', 'pkg[a, b] >=1'];
+  const ok = [
+    'numpy',
+    'pandas>=2,<3',
+    'requests[socks]==2.32.3',
+    'scikit-learn',
+    'zope.interface',
+    'a',
+    'Foo_Bar ~= 1.4',
+    'x===1.0+local',
+    'pkg[a, b] >=1',
+  ];
   assert.deepEqual(parseConfig({ sandbox: { packages: ok } }).sandbox.packages, ok);
   const refused: [string, RegExp][] = [
     ['-r requirements.txt', /option/],
@@ -55,10 +80,16 @@ test(`at most ${MAX_PACKAGES} packages`, () => {
 });
 
 test('pipIndexUrl must be an http(s) URL without credentials', () => {
-  assert.equal(parseConfig({ sandbox: { pipIndexUrl: 'https://pypi.example.com/simple/' } }).sandbox.pipIndexUrl, 'https://pypi.example.com/simple/');
+  assert.equal(
+    parseConfig({ sandbox: { pipIndexUrl: 'https://pypi.example.com/simple/' } }).sandbox.pipIndexUrl,
+    'https://pypi.example.com/simple/',
+  );
   assert.match(errorOf({ pipIndexUrl: 'ftp://x/simple' }), /sandbox\.pipIndexUrl: must be an http or https URL/);
   assert.match(errorOf({ pipIndexUrl: 'not a url' }), /sandbox\.pipIndexUrl: is not a URL/);
-  assert.match(errorOf({ pipIndexUrl: 'https://user:secret@pypi.example.com/simple/' }), /sandbox\.pipIndexUrl: must not contain a user name or password/);
+  assert.match(
+    errorOf({ pipIndexUrl: 'https://user:secret@pypi.example.com/simple/' }),
+    /sandbox\.pipIndexUrl: must not contain a user name or password/,
+  );
   assert.ok(isLoopbackUrl('http://127.0.0.1:8080/simple/'));
   assert.ok(isLoopbackUrl('http://localhost/simple/'));
   assert.ok(isLoopbackUrl('http://[::1]:1/simple/'));
@@ -89,40 +120,73 @@ test('pipIndexUrl carries no credentials in any part, and plain http only reache
     return message;
   };
   // User info, a query or a fragment: named, with the fix, and the token never repeated.
-  refused('https://__token__:pypi-AgEIcHlwaS5vcmc@pypi.example/simple/', /must not contain a user name or password.*Fix: .*proxy on this machine/);
+  refused(
+    'https://__token__:pypi-AgEIcHlwaS5vcmc@pypi.example/simple/',
+    /must not contain a user name or password.*Fix: .*proxy on this machine/,
+  );
   refused('https://alice@pypi.example/simple/', /must not contain a user name or password/);
-  const query = refused('https://pypi.example/simple/?token=s3cr3tT0kenValue99', /must not have a query \(\?\.\.\.\) or fragment.*Fix: give the index address without credentials/);
+  const query = refused(
+    'https://pypi.example/simple/?token=s3cr3tT0kenValue99',
+    /must not have a query \(\?\.\.\.\) or fragment.*Fix: give the index address without credentials/,
+  );
   assert.doesNotMatch(query, /s3cr3tT0kenValue99/);
   refused('https://pypi.example/simple/?mirror=eu', /must not have a query/);
   refused('https://pypi.example/simple/#access_token=abc', /must not have a query \(\?\.\.\.\) or fragment/);
   // Path segments that look like tokens: a well-known prefix, or 16+ letters and digits mixed.
-  const path = refused('https://pypi.fury.io/1a2B3c4D5e6F7g8H9i0J/acme/', /must not carry credentials: it has a path segment that looks like a token \("1a2B…"\)/);
+  const path = refused(
+    'https://pypi.fury.io/1a2B3c4D5e6F7g8H9i0J/acme/',
+    /must not carry credentials: it has a path segment that looks like a token \("1a2B…"\)/,
+  );
   assert.doesNotMatch(path, /5e6F7g8H9i0J/);
   refused('https://dl.cloudsmith.io/Xy1AbCdEfGh2IjKl/acme/repo/python/simple/', /path segment that looks like a token/);
   refused('https://example.com/glpat-abcDEF/simple/', /path segment that looks like a token/);
-  refused('https://example.com/%67hp_abc/simple/', /path segment that looks like a token/, );
+  refused('https://example.com/%67hp_abc/simple/', /path segment that looks like a token/);
   // Plain http is refused unless the index is on this machine.
-  refused('http://pypi.example.com/simple/', /must be https: plain http is accepted only for an index on this machine \(127\.0\.0\.0\/8, \[::1\], localhost\)\. Fix: use the https address/);
+  refused(
+    'http://pypi.example.com/simple/',
+    /must be https: plain http is accepted only for an index on this machine \(127\.0\.0\.0\/8, \[::1\], localhost\)\. Fix: use the https address/,
+  );
   refused('http://10.0.0.5/simple/', /must be https/);
   refused('http://127.0.0.1.example.com/simple/', /must be https/);
   refused('http://[::2]/simple/', /must be https/);
 });
 
 test('the list is normalised: the same packages written differently name the same image', () => {
-  assert.deepEqual(normalizePackages(['Pandas >= 2 , < 3', 'numpy', 'NumPy', 'Requests[Socks,HTTP2]']), ['numpy', 'pandas<3,>=2', 'requests[http2,socks]']);
+  assert.deepEqual(normalizePackages(['Pandas >= 2 , < 3', 'numpy', 'NumPy', 'Requests[Socks,HTTP2]']), [
+    'numpy',
+    'pandas<3,>=2',
+    'requests[http2,socks]',
+  ]);
   assert.deepEqual(packageNames(['Pandas>=2', 'zope.interface']), ['pandas', 'zope-interface']);
   const base = { image: 'python:3.14-slim', packages: ['numpy', 'pandas>=2'] };
   const a = derivedSpec(base, 'sha256:abc');
-  assert.equal(a.tag, derivedSpec({ ...base, packages: ['PANDAS >= 2', 'numpy', 'numpy'] }, 'abc').tag, 'order, case, spaces and the id prefix do not matter');
+  assert.equal(
+    a.tag,
+    derivedSpec({ ...base, packages: ['PANDAS >= 2', 'numpy', 'numpy'] }, 'abc').tag,
+    'order, case, spaces and the id prefix do not matter',
+  );
   assert.notEqual(a.tag, derivedSpec({ ...base, packages: ['numpy'] }, 'abc').tag, 'another list is another image');
   assert.notEqual(a.tag, derivedSpec(base, 'abd').tag, 'another base image is another image');
-  assert.notEqual(a.tag, derivedSpec({ ...base, pipIndexUrl: 'https://mirror.example/simple/' }, 'abc').tag, 'another index is another image');
+  assert.notEqual(
+    a.tag,
+    derivedSpec({ ...base, pipIndexUrl: 'https://mirror.example/simple/' }, 'abc').tag,
+    'another index is another image',
+  );
   assert.match(a.tag, /^localhost\/code-execution-mode-sandbox:[0-9a-f]{20}$/);
-  assert.equal(packagesSummary(Array.from({ length: 10 }, (_, i) => `p${i}`), 3), 'p0, p1, p2 (+7 more)');
+  assert.equal(
+    packagesSummary(
+      Array.from({ length: 10 }, (_, i) => `p${i}`),
+      3,
+    ),
+    'p0, p1, p2 (+7 more)',
+  );
 });
 
 test('the Containerfile installs from the exact base into a read-only path on PYTHONPATH, in exec form', () => {
-  const spec = derivedSpec({ image: 'python:3.14-slim', packages: ['numpy', 'pandas>=2'], pipIndexUrl: 'http://127.0.0.1:9/simple/' }, 'sha256:0123');
+  const spec = derivedSpec(
+    { image: 'python:3.14-slim', packages: ['numpy', 'pandas>=2'], pipIndexUrl: 'http://127.0.0.1:9/simple/' },
+    'sha256:0123',
+  );
   const text = containerfile(spec);
   const lines = text.trim().split('\n');
   assert.equal(lines[0], 'FROM 0123');
@@ -136,7 +200,10 @@ test('the Containerfile installs from the exact base into a read-only path on PY
   assert.deepEqual(argv.slice(-2), ['numpy', 'pandas>=2']);
   assert.ok(lines.some((l) => l.startsWith(`ENV PYTHONPATH=${PACKAGES_DIR}`)));
   assert.ok(!lines.some((l) => /^RUN [^[]/.test(l)), 'no shell form');
-  assert.ok(!containerfile(derivedSpec({ image: 'x', packages: ['numpy'] }, 'abc')).includes('--index-url'), 'pip default index when none is set');
+  assert.ok(
+    !containerfile(derivedSpec({ image: 'x', packages: ['numpy'] }, 'abc')).includes('--index-url'),
+    'pip default index when none is set',
+  );
 });
 
 test('build arguments: labels as flags, host network only for a loopback index, classic builder for docker', () => {
@@ -167,8 +234,17 @@ test('a failed build is named by what pip said, shortened, with the fix', () => 
     spec,
   );
   assert.equal(unreachable.kind, 'index-unreachable');
-  assert.match(unreachable.message, /could not be reached.*ERROR: Could not find a version.*Fix: check the network and sandbox\.pipIndexUrl/);
-  const missing = describeBuildFailure(['ERROR: Could not find a version that satisfies the requirement nosuch (from versions: none)', 'ERROR: No matching distribution found for nosuch'], spec);
+  assert.match(
+    unreachable.message,
+    /could not be reached.*ERROR: Could not find a version.*Fix: check the network and sandbox\.pipIndexUrl/,
+  );
+  const missing = describeBuildFailure(
+    [
+      'ERROR: Could not find a version that satisfies the requirement nosuch (from versions: none)',
+      'ERROR: No matching distribution found for nosuch',
+    ],
+    spec,
+  );
   assert.equal(missing.kind, 'not-found');
   assert.match(missing.message, /no package matching "nosuch".*Fix: correct the name or version in sandbox\.packages/);
   const long = describeBuildFailure([`ERROR: ${'x'.repeat(5000)}`], spec);
@@ -198,7 +274,7 @@ test('image creation times as docker and podman print them; unreadable ones sort
   assert.equal(createdAt(''), 0);
 });
 
-test('normalizeName: PEP 503, the one form sandbox.packages and an image\'s distributions are compared in', () => {
+test("normalizeName: PEP 503, the one form sandbox.packages and an image's distributions are compared in", () => {
   assert.equal(normalizeName('Foo.Bar__baz--Qux'), 'foo-bar-baz-qux');
   assert.equal(normalizeName('numpy'), 'numpy');
 });

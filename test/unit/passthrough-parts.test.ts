@@ -19,7 +19,11 @@ test('tool results: audio is kept for attachment, annotations and _meta stay, er
   assert.deepEqual(ok.value, { type: 'audio', mimeType: 'audio/wav', data: audio, annotations: { priority: 1 } });
   const bad = toSandboxResult({ content: [{ type: 'audio', data: 'not base64!', mimeType: 'audio/wav' }] });
   assert.deepEqual(bad.images, []);
-  const failed = toSandboxResult({ content: [{ type: 'text', text: 'no', _meta: { a: 1 } }], structuredContent: { code: 3 }, isError: true });
+  const failed = toSandboxResult({
+    content: [{ type: 'text', text: 'no', _meta: { a: 1 } }],
+    structuredContent: { code: 3 },
+    isError: true,
+  });
   assert.equal(failed.isError, true);
   assert.equal(failed.errorText, 'no');
   assert.deepEqual(failed.errorStructured, { code: 3 });

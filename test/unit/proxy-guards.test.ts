@@ -27,14 +27,29 @@ const server = (raw: unknown) => parseConfig({ servers: { s: raw } }).servers.s!
 test('proxy caps: defaults, and out-of-range values are refused with the field named', () => {
   const { proxy } = parseConfig({});
   assert.deepEqual(
-    [proxy.maxResultBytes, proxy.maxArgumentBytes, proxy.maxToolsPerServer, proxy.maxToolListBytes, proxy.maxToolSchemaBytes, proxy.maxNotificationsPerSecond],
+    [
+      proxy.maxResultBytes,
+      proxy.maxArgumentBytes,
+      proxy.maxToolsPerServer,
+      proxy.maxToolListBytes,
+      proxy.maxToolSchemaBytes,
+      proxy.maxNotificationsPerSecond,
+    ],
     [10 * 1024 * 1024, 4 * 1024 * 1024, 1000, 4 * 1024 * 1024, 64 * 1024, 100],
   );
   assert.throws(() => parseConfig({ proxy: { maxResultBytes: 10 } }), /proxy\.maxResultBytes/);
   assert.throws(() => parseConfig({ proxy: { maxToolsPerServer: 20_000 } }), /proxy\.maxToolsPerServer/);
   assert.throws(() => parseConfig({ proxy: { maxNotificationsPerSecond: 0 } }), /proxy\.maxNotificationsPerSecond/);
   assert.deepEqual(
-    [sizeText(10 * 1024 * 1024), sizeText(64 * 1024), sizeText(2000), sizeText(1024 * 1024 + 100_000), sizeText(12 * 1024 + 300), sizeText(5.6 * 1024 * 1024), sizeText(512)],
+    [
+      sizeText(10 * 1024 * 1024),
+      sizeText(64 * 1024),
+      sizeText(2000),
+      sizeText(1024 * 1024 + 100_000),
+      sizeText(12 * 1024 + 300),
+      sizeText(5.6 * 1024 * 1024),
+      sizeText(512),
+    ],
     ['10 MiB', '64 KiB', '2000 bytes', '1.1 MiB', '12 KiB', '5.6 MiB', '512 bytes'],
   );
 });
@@ -45,7 +60,8 @@ test('self-proxy: recognised by name, real path, symlink, relative path and insi
   const own = join(dir, 'dist', 'cli.js');
   await writeFile(own, '');
   await symlink(own, join(dir, 'other-name.js'));
-  const starts = (command: string, args: string[] = [], cwd?: string) => startsThisBridge(server({ command, args, ...(cwd ? { cwd } : {}) }), own);
+  const starts = (command: string, args: string[] = [], cwd?: string) =>
+    startsThisBridge(server({ command, args, ...(cwd ? { cwd } : {}) }), own);
   assert.equal(starts('node', [`${dir}/dist/./cli.js`]), true);
   assert.equal(starts('node', [`${dir}/dist/../dist/cli.js`]), true);
   assert.equal(starts('node', [join(dir, 'other-name.js')]), true, 'a symlink');
@@ -69,9 +85,15 @@ test('self-proxy: recognised by name, real path, symlink, relative path and insi
 test('nesting: a bridge started under another starts no stdio servers, unless allowed one level, never past MAX_DEPTH', () => {
   assert.equal(bridgeDepth({}), 0);
   assert.equal(nestedRefusal({}), undefined);
-  assert.match(nestedRefusal({ CODE_EXECUTION_MODE_DEPTH: '1' }) ?? '', /started by a proxied server of another Code Execution Mode bridge \(CODE_EXECUTION_MODE_DEPTH=1\)/);
+  assert.match(
+    nestedRefusal({ CODE_EXECUTION_MODE_DEPTH: '1' }) ?? '',
+    /started by a proxied server of another Code Execution Mode bridge \(CODE_EXECUTION_MODE_DEPTH=1\)/,
+  );
   assert.equal(nestedRefusal({ CODE_EXECUTION_MODE_DEPTH: '1', CODE_EXECUTION_MODE_NESTING: 'allowed' }), undefined);
-  assert.match(nestedRefusal({ CODE_EXECUTION_MODE_DEPTH: String(MAX_DEPTH), CODE_EXECUTION_MODE_NESTING: 'allowed' }) ?? '', /nested 3 levels deep/);
+  assert.match(
+    nestedRefusal({ CODE_EXECUTION_MODE_DEPTH: String(MAX_DEPTH), CODE_EXECUTION_MODE_NESTING: 'allowed' }) ?? '',
+    /nested 3 levels deep/,
+  );
   assert.equal(nestedRefusal({ CODE_EXECUTION_MODE_DEPTH: 'junk' }), undefined);
   assert.deepEqual(markerEnv(server({ command: 'x' }), {}), { CODE_EXECUTION_MODE_DEPTH: '1', CODE_EXECUTION_MODE_NESTING: 'no' });
   assert.deepEqual(markerEnv(server({ command: 'x', allowSelfProxy: true }), { CODE_EXECUTION_MODE_DEPTH: '1' }), {
@@ -82,12 +104,27 @@ test('nesting: a bridge started under another starts no stdio servers, unless al
 
 test('failures in our words: codes and our facts, never the server text', () => {
   const exit = { code: 1, signal: null };
-  assert.equal(startReason(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), exit, 6000), 'could not start: it exited with code 1');
+  assert.equal(
+    startReason(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), exit, 6000),
+    'could not start: it exited with code 1',
+  );
   assert.equal(startReason(new StartTimeout(), undefined, 6000), 'did not finish starting within 6 s (proxy.connectTimeoutSeconds)');
-  assert.equal(startReason(Object.assign(new Error('spawn nope ENOENT'), { code: 'ENOENT' }), undefined, 6000, 'nope'), 'could not start: the command "nope" was not found');
-  assert.equal(startReason(new StreamableHTTPError(401, 'Error POSTing to endpoint: token sk-123 is invalid'), undefined, 1000), 'could not start: its URL answered with HTTP status 401');
-  assert.equal(startReason(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }), undefined, 1000), 'could not start: its URL could not be reached (ECONNREFUSED)');
-  assert.equal(startReason(new Error('Server\'s protocol version is not supported: <b>x</b>'), undefined, 1000), 'could not start: it speaks a version of MCP this bridge does not support');
+  assert.equal(
+    startReason(Object.assign(new Error('spawn nope ENOENT'), { code: 'ENOENT' }), undefined, 6000, 'nope'),
+    'could not start: the command "nope" was not found',
+  );
+  assert.equal(
+    startReason(new StreamableHTTPError(401, 'Error POSTing to endpoint: token sk-123 is invalid'), undefined, 1000),
+    'could not start: its URL answered with HTTP status 401',
+  );
+  assert.equal(
+    startReason(new TypeError('fetch failed', { cause: { code: 'ECONNREFUSED' } }), undefined, 1000),
+    'could not start: its URL could not be reached (ECONNREFUSED)',
+  );
+  assert.equal(
+    startReason(new Error("Server's protocol version is not supported: <b>x</b>"), undefined, 1000),
+    'could not start: it speaks a version of MCP this bridge does not support',
+  );
   assert.equal(startReason(new Error('something the server said: secret'), undefined, 1000), 'could not start: its connection failed');
   let parseError: unknown;
   try {
@@ -96,28 +133,53 @@ test('failures in our words: codes and our facts, never the server text', () => 
     parseError = error;
   }
   assert.equal(callReason(parseError), 'it answered with something that is not a valid MCP message');
-  assert.equal(callReason(new McpError(-32602, 'bad argument "q"')), 'MCP error -32602: bad argument "q"', 'a JSON-RPC error is the server\'s answer');
+  assert.equal(
+    callReason(new McpError(-32602, 'bad argument "q"')),
+    'MCP error -32602: bad argument "q"',
+    "a JSON-RPC error is the server's answer",
+  );
 });
 
 test('tool lists: capped by count, total bytes, bytes per tool and pages, each cut said', async () => {
   const tool = (name: string, pad = 0) => ({ name, description: 'd'.repeat(pad), inputSchema: { type: 'object' } });
-  const pages = (list: unknown[], size: number) => async (cursor: string | undefined): Promise<Page> => {
-    const start = Number(cursor ?? 0);
-    return { tools: list.slice(start, start + size), ...(start + size < list.length ? { nextCursor: String(start + size) } : {}) };
-  };
+  const pages =
+    (list: unknown[], size: number) =>
+    async (cursor: string | undefined): Promise<Page> => {
+      const start = Number(cursor ?? 0);
+      return { tools: list.slice(start, start + size), ...(start + size < list.length ? { nextCursor: String(start + size) } : {}) };
+    };
   const caps = { maxTools: 10, maxBytes: 10_000, maxToolBytes: 2000, maxPages: 50 };
-  const many = await readToolList(pages(Array.from({ length: 25 }, (_, i) => tool(`t${i}`)), 7), caps);
+  const many = await readToolList(
+    pages(
+      Array.from({ length: 25 }, (_, i) => tool(`t${i}`)),
+      7,
+    ),
+    caps,
+  );
   assert.equal(many.tools.length, 10);
   assert.deepEqual(many.notes, ['it lists more than 10 tools; the first 10 are kept (proxy.maxToolsPerServer)']);
-  const heavy = await readToolList(pages(Array.from({ length: 9 }, (_, i) => tool(`h${i}`, 1500)), 3), caps);
+  const heavy = await readToolList(
+    pages(
+      Array.from({ length: 9 }, (_, i) => tool(`h${i}`, 1500)),
+      3,
+    ),
+    caps,
+  );
   assert.equal(heavy.tools.length, 6);
   assert.match(heavy.notes[0]!, /^its tool list is over 10000 bytes; the first 6 tools are kept \(proxy\.maxToolListBytes\)$/);
   const fat = await readToolList(pages([tool('a'), tool('big', 5000), tool('b'), tool('x'.repeat(100), 5000)], 10), caps);
-  assert.deepEqual(fat.tools.map((t) => (t as { name: string }).name), ['a', 'b']);
+  assert.deepEqual(
+    fat.tools.map((t) => (t as { name: string }).name),
+    ['a', 'b'],
+  );
   assert.deepEqual(fat.notes, ['2 tools were left out for being over 2000 bytes each (proxy.maxToolSchemaBytes)']);
   assert.deepEqual(fat.oversized, ['big', `${'x'.repeat(61)}...`]);
   let calls = 0;
-  const endless = await readToolList(async () => ({ tools: [tool(`p${calls++}`)], nextCursor: 'more' }), { ...caps, maxTools: 1000, maxPages: 5 });
+  const endless = await readToolList(async () => ({ tools: [tool(`p${calls++}`)], nextCursor: 'more' }), {
+    ...caps,
+    maxTools: 1000,
+    maxPages: 5,
+  });
   assert.equal(calls, 5);
   assert.deepEqual(endless.notes, ['its tool list goes on past 5 pages; the rest is not read']);
   const whole = await readToolList(pages([tool('a')], 10), caps);
@@ -175,7 +237,13 @@ test('a message over the size cap ends the connection at once: pending requests 
   const inner = new FakeTransport();
   let oversize = 0;
   let closes = 0;
-  const guarded = new GuardedTransport(inner, { maxPerSecond: 100, flow: new Flow(), onDropped: () => undefined, isOversize: isStdioOversize, onOversize: () => oversize++ });
+  const guarded = new GuardedTransport(inner, {
+    maxPerSecond: 100,
+    flow: new Flow(),
+    onDropped: () => undefined,
+    isOversize: isStdioOversize,
+    onOversize: () => oversize++,
+  });
   guarded.onclose = () => closes++;
   await guarded.start();
   inner.onerror!(new Error('ReadBuffer exceeded maximum size of 1024 bytes'));
@@ -205,14 +273,26 @@ test('HTTP bodies are cut at the cap: a JSON body whole, an event stream per eve
   const small = await limitedFetch(answering(['{"a":', '1}'], 'application/json'), limits)('http://x');
   assert.deepEqual(await small.json(), { a: 1 });
   const big = await limitedFetch(answering(['{"a":"', 'x'.repeat(80), 'x'.repeat(80), '"}'], 'application/json'), limits)('http://x');
-  await assert.rejects(big.json(), (error: Error) => error instanceof ProxyLimitError && /more than 100 bytes \(proxy\.maxResultBytes\)/.test(error.message));
+  await assert.rejects(
+    big.json(),
+    (error: Error) => error instanceof ProxyLimitError && /more than 100 bytes \(proxy\.maxResultBytes\)/.test(error.message),
+  );
   assert.equal(over, 1);
   // Many small events, far more than the cap in all, with CRLF and boundaries split over reads.
   const event = `data: ${'y'.repeat(40)}\r\n\r`;
-  const stream = await limitedFetch(answering(Array.from({ length: 20 }, () => `${event}`).map((e) => `\n${e}`), 'text/event-stream'), limits)('http://x');
+  const stream = await limitedFetch(
+    answering(
+      Array.from({ length: 20 }, () => `${event}`).map((e) => `\n${e}`),
+      'text/event-stream',
+    ),
+    limits,
+  )('http://x');
   assert.equal((await stream.text()).length, 20 * (event.length + 1));
   assert.equal(over, 1);
-  const huge = await limitedFetch(answering(['data: a\n\n', `data: ${'z'.repeat(60)}`, 'z'.repeat(60), '\n\n'], 'text/event-stream'), limits)('http://x');
+  const huge = await limitedFetch(
+    answering(['data: a\n\n', `data: ${'z'.repeat(60)}`, 'z'.repeat(60), '\n\n'], 'text/event-stream'),
+    limits,
+  )('http://x');
   await assert.rejects(huge.text(), ProxyLimitError);
   assert.equal(over, 2);
 });

@@ -21,7 +21,6 @@ import { proxyConfigSchema } from '../../src/config/schema.ts';
 import { FakeClock } from '../helpers/fake-clock.ts';
 import { until } from '../helpers/wait.ts';
 
-
 /** A bridge client that declares everything and holds every question until released (or answers at once). */
 function heldClient(immediate = false) {
   const asked: { method: string; params: unknown }[] = [];
@@ -53,7 +52,10 @@ function heldClient(immediate = false) {
   };
 }
 
-const form = (message = 'Your name?', properties: ElicitRequestFormParams['requestedSchema']['properties'] = { name: { type: 'string', title: 'Name' } }): ElicitRequestFormParams => ({
+const form = (
+  message = 'Your name?',
+  properties: ElicitRequestFormParams['requestedSchema']['properties'] = { name: { type: 'string', title: 'Name' } },
+): ElicitRequestFormParams => ({
   mode: 'form',
   message,
   requestedSchema: { type: 'object', properties },
@@ -126,7 +128,14 @@ test('refusals are grouped: one record per server and window with a count, real 
   const written: RelayEvent[] = [];
   const clock = new FakeClock();
   const groups = new RefusalGroups((e) => written.push(e), 200, clock);
-  const refusal = (server: string, run: string): RelayEvent => ({ server, method: 'sampling/createMessage', runs: [run], outcome: 'refused', waitedMs: 0, error: 'too many' });
+  const refusal = (server: string, run: string): RelayEvent => ({
+    server,
+    method: 'sampling/createMessage',
+    runs: [run],
+    outcome: 'refused',
+    waitedMs: 0,
+    error: 'too many',
+  });
   for (let i = 0; i < 100; i++) groups.refused(refusal('a', `r${i % 3}`));
   groups.refused(refusal('b', 'r9'));
   assert.equal(written.length, 2);
@@ -151,11 +160,17 @@ test('refusals are grouped: one record per server and window with a count, real 
   client.release();
   await held;
   clock.advance(1000);
-  const lines = (await readFile(join(dir, RUN_LOG_FILE), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = (await readFile(join(dir, RUN_LOG_FILE), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const relays = lines.filter((l) => l.type === 'relay');
   assert.ok(relays.length <= 3, JSON.stringify(relays));
   assert.ok(relays.some((l) => l.outcome === 'answered' && l.method === 'elicitation/create'));
-  assert.equal(relays.filter((l) => l.outcome === 'refused').reduce((n, l) => n + ((l.count as number | undefined) ?? 1), 0), 300);
+  assert.equal(
+    relays.filter((l) => l.outcome === 'refused').reduce((n, l) => n + ((l.count as number | undefined) ?? 1), 0),
+    300,
+  );
 });
 
 test('a relayed question cannot pass for the bridge confirmation: prefix on its first line, titles named and one line, reserved fields refused', async () => {
@@ -183,7 +198,10 @@ test('a relayed question cannot pass for the bridge confirmation: prefix on its 
   assert.equal(fields.bare?.description, 'lineone\nline two');
   assert.equal([...(fields.long?.title ?? '')].length, '[evil] '.length + MAX_TITLE_CHARS);
   // The confirmation's own field name is refused in a relayed form (and never asked).
-  await assert.rejects(relay.elicit(form('Confirm', { [FOR_SESSION_FIELD]: { type: 'boolean' } }), ctx('evil')), /only the bridge's own confirmation uses/);
+  await assert.rejects(
+    relay.elicit(form('Confirm', { [FOR_SESSION_FIELD]: { type: 'boolean' } }), ctx('evil')),
+    /only the bridge's own confirmation uses/,
+  );
   assert.equal(client.asked.length, 1);
   // Each line of the question is capped too.
   assert.ok(prefixedMessage('P: ', 'a'.repeat(9000), 200, 2000).split('\n')[0]!.length <= 'P: '.length + 200);
@@ -191,7 +209,10 @@ test('a relayed question cannot pass for the bridge confirmation: prefix on its 
 });
 
 test("the bridge's confirmation says it is Code Execution Mode's; a listing's title is one line, capped", () => {
-  const question = questionFor({ server: 's', tool: 'rm\nx', title: 'Remove\n\nMCP server "s" asks: hi\u202e', arguments: {}, timeoutMs: 1000 }, 'default');
+  const question = questionFor(
+    { server: 's', tool: 'rm\nx', title: 'Remove\n\nMCP server "s" asks: hi\u202e', arguments: {}, timeoutMs: 1000 },
+    'default',
+  );
   assert.ok(question.message.startsWith(CONFIRMATION_PREFIX));
   const firstLine = question.message.split('\n')[0]!;
   assert.match(firstLine, /s\.rm x \("Remove MCP server "s" asks: hi"\)/);
@@ -203,12 +224,19 @@ test('URL elicitations follow the sign-in rule; completion notices only from the
   const client = heldClient(true);
   const relay = new BridgeClientRelay(() => client.fake, { roots: [], timeoutMs: 5000 });
   const url = (u: string, id = 'e1') => ({ mode: 'url' as const, url: u, message: 'Sign in', elicitationId: id });
-  for (const bad of ['http://example.com/a', 'https://github.com@evil.example/', 'https://user:pw@example.com/', 'ftp://example.com/', 'javascript:alert(1)']) {
+  for (const bad of [
+    'http://example.com/a',
+    'https://github.com@evil.example/',
+    'https://user:pw@example.com/',
+    'ftp://example.com/',
+    'javascript:alert(1)',
+  ]) {
     await assert.rejects(relay.elicit(url(bad), ctx('a')), /must be https/, bad);
     await assert.rejects(relay.elicitUrl(url(bad), ctx('a')), /must be https/, bad);
   }
   assert.equal(client.asked.length, 0);
-  for (const good of ['https://example.com/a', 'http://127.0.0.1:8080/cb', 'http://localhost/x', 'http://[::1]/x']) await relay.elicit(url(good, good), ctx('a'));
+  for (const good of ['https://example.com/a', 'http://127.0.0.1:8080/cb', 'http://localhost/x', 'http://[::1]/x'])
+    await relay.elicit(url(good, good), ctx('a'));
   assert.equal(client.asked.length, 4);
   // Two servers, the same elicitationId: each one's notice completes its own, another's does nothing.
   await relay.elicit(url('https://example.com/b', 'same'), ctx('a'));
@@ -239,16 +267,41 @@ test("a task's end is read from its status, not from the error's wording", async
         },
       },
     } as unknown as Client;
-    await assert.rejects(callAsTask(fake, { name: 't', arguments: {} }, { signal: new AbortController().signal, timeout: 5000 }, () => {}, () => {}));
+    await assert.rejects(
+      callAsTask(
+        fake,
+        { name: 't', arguments: {} },
+        { signal: new AbortController().signal, timeout: 5000 },
+        () => {},
+        () => {},
+      ),
+    );
     return cancelled;
   };
   const working = { type: 'taskStatus' as const, task: { taskId: 'x', status: 'working' } };
   // Polling failed with a server's message that happens to say "failed": the task still runs, so it is cancelled.
   assert.deepEqual(await run([working, { type: 'error', error: new McpError(ErrorCode.InternalError, 'upstream lookup failed') }]), ['x']);
-  assert.deepEqual(await run([working, { type: 'error', error: new McpError(ErrorCode.InternalError, 'the job was cancelled by its owner') }]), ['x']);
+  assert.deepEqual(
+    await run([working, { type: 'error', error: new McpError(ErrorCode.InternalError, 'the job was cancelled by its owner') }]),
+    ['x'],
+  );
   // The task said it failed or was cancelled: over, nothing to cancel, whatever the error says.
-  assert.deepEqual(await run([working, { type: 'taskStatus', task: { taskId: 'x', status: 'failed' } }, { type: 'error', error: new McpError(ErrorCode.InternalError, 'something') }]), []);
-  assert.deepEqual(await run([working, { type: 'taskStatus', task: { taskId: 'x', status: 'cancelled' } }, { type: 'error', error: new McpError(ErrorCode.InternalError, 'x') }]), []);
+  assert.deepEqual(
+    await run([
+      working,
+      { type: 'taskStatus', task: { taskId: 'x', status: 'failed' } },
+      { type: 'error', error: new McpError(ErrorCode.InternalError, 'something') },
+    ]),
+    [],
+  );
+  assert.deepEqual(
+    await run([
+      working,
+      { type: 'taskStatus', task: { taskId: 'x', status: 'cancelled' } },
+      { type: 'error', error: new McpError(ErrorCode.InternalError, 'x') },
+    ]),
+    [],
+  );
 });
 
 test('answered roots/list requests are recorded at most once per ROOTS_RECORD_MS per server: a loop cannot flush the run log', async () => {
@@ -260,7 +313,10 @@ test('answered roots/list requests are recorded at most once per ROOTS_RECORD_MS
   relay.runLog = log;
   const answers = await Promise.all(Array.from({ length: 500 }, (_, i) => relay.listRoots(ctx(i % 2 ? 'a' : 'b', []))));
   assert.ok(answers.every((a) => a.roots[0]?.uri === 'file:///srv/data'));
-  const lines = (await readFile(join(dir, RUN_LOG_FILE), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = (await readFile(join(dir, RUN_LOG_FILE), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   const roots = lines.filter((l) => l.type === 'relay' && l.method === 'roots/list');
   assert.deepEqual(roots.map((l) => l.server).sort(), ['a', 'b'], 'one record per server');
   assert.ok(ROOTS_RECORD_MS >= 1000);

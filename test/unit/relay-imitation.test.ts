@@ -20,9 +20,22 @@ test("the reserved names are the confirmation form's own, and the fold meets eve
   for (const field of confirmationFields()) {
     const upper = field.toUpperCase();
     const fullWidth = [...field].map((c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0)).join('');
-    for (const alike of [field, field.toLowerCase(), upper, `${field}\u200b`, `\u202e${field}`, `${field.slice(0, 3)}\u00ad${field.slice(3)}`, fullWidth, ` ${field}\ufe0f`]) {
+    for (const alike of [
+      field,
+      field.toLowerCase(),
+      upper,
+      `${field}\u200b`,
+      `\u202e${field}`,
+      `${field.slice(0, 3)}\u00ad${field.slice(3)}`,
+      fullWidth,
+      ` ${field}\ufe0f`,
+    ]) {
       assert.equal(foldedName(alike), foldedName(field), JSON.stringify(alike));
-      assert.match(reservedFieldReason(['name', alike]) ?? '', new RegExp(`only the bridge's own confirmation uses \\("${field}"`), JSON.stringify(alike));
+      assert.match(
+        reservedFieldReason(['name', alike]) ?? '',
+        new RegExp(`only the bridge's own confirmation uses \\("${field}"`),
+        JSON.stringify(alike),
+      );
     }
   }
   assert.equal(foldedName('forSessıon'), 'forsession');
@@ -52,8 +65,18 @@ test("the confirmation's wording is refused in any disguise, ordinary questions 
   assert.match(confirmationWordingReason('Your name?', titled) ?? '', /"Allow this tool for the rest of this session"/);
   const described = { type: 'object', properties: { ok: { type: 'string', oneOf: [{ const: 'y', title: 'code execution mode' }] } } };
   assert.ok(confirmationWordingReason('Pick one', described));
-  for (const message of ['Your name?', 'Which code execution model?', 'decode execution modes', 'Accept the terms', 'The tool wants your email']) {
-    assert.equal(confirmationWordingReason(message, { type: 'object', properties: { name: { type: 'string', title: 'Name' } } }), undefined, message);
+  for (const message of [
+    'Your name?',
+    'Which code execution model?',
+    'decode execution modes',
+    'Accept the terms',
+    'The tool wants your email',
+  ]) {
+    assert.equal(
+      confirmationWordingReason(message, { type: 'object', properties: { name: { type: 'string', title: 'Name' } } }),
+      undefined,
+      message,
+    );
   }
   assert.equal(foldedWords('Code\u200bExecution Mode!'), ' code execution mode ');
 });
@@ -77,11 +100,29 @@ test('a relayed form using a folded field name or the wording is refused, never 
     message,
     requestedSchema: { type: 'object', properties },
   });
-  await assert.rejects(relay.elicit(form('Remember?', { forsession: { type: 'boolean' } }), ctx('a')), /field named "forsession", which only the bridge's own confirmation uses/);
-  await assert.rejects(relay.elicit(form('Remember?', { 'forSession\u200b': { type: 'boolean' } }), ctx('b')), /field named "forSession\\u\{200B\}"/);
-  await assert.rejects(relay.elicit(form(`${CONFIRMATION_PREFIX}code running in the sandbox wants to call the tool fs.delete`, { ok: { type: 'boolean' } }), ctx('c')), /reword the question/);
-  await assert.rejects(relay.elicit({ mode: 'url', message: 'Code Execution Mode: sign in', url: 'https://example.com/a', elicitationId: 'e' }, ctx('d')), /reword the question/);
-  await assert.rejects(relay.elicitUrl({ mode: 'url', message: 'Code Execution Mode: sign in', url: 'https://example.com/a', elicitationId: 'e' }, ctx('e')), /reword the question/);
+  await assert.rejects(
+    relay.elicit(form('Remember?', { forsession: { type: 'boolean' } }), ctx('a')),
+    /field named "forsession", which only the bridge's own confirmation uses/,
+  );
+  await assert.rejects(
+    relay.elicit(form('Remember?', { 'forSession\u200b': { type: 'boolean' } }), ctx('b')),
+    /field named "forSession\\u\{200B\}"/,
+  );
+  await assert.rejects(
+    relay.elicit(
+      form(`${CONFIRMATION_PREFIX}code running in the sandbox wants to call the tool fs.delete`, { ok: { type: 'boolean' } }),
+      ctx('c'),
+    ),
+    /reword the question/,
+  );
+  await assert.rejects(
+    relay.elicit({ mode: 'url', message: 'Code Execution Mode: sign in', url: 'https://example.com/a', elicitationId: 'e' }, ctx('d')),
+    /reword the question/,
+  );
+  await assert.rejects(
+    relay.elicitUrl({ mode: 'url', message: 'Code Execution Mode: sign in', url: 'https://example.com/a', elicitationId: 'e' }, ctx('e')),
+    /reword the question/,
+  );
   assert.equal(asked.length, 0);
   await relay.elicit(form('Your name?', { name: { type: 'string' } }), ctx('a'));
   assert.equal(asked.length, 1);
@@ -91,5 +132,8 @@ test('a relayed form using a folded field name or the wording is refused, never 
     .filter(Boolean)
     .map((line) => JSON.parse(line) as { type: string; outcome?: string; server?: string; error?: string })
     .filter((e) => e.type === 'relay' && e.outcome === 'refused');
-  assert.deepEqual(refused.map((e) => e.server), ['a', 'b', 'c', 'd', 'e']);
+  assert.deepEqual(
+    refused.map((e) => e.server),
+    ['a', 'b', 'c', 'd', 'e'],
+  );
 });

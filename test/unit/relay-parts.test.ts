@@ -12,7 +12,10 @@ import { configSchema, MAX_CONFIG_ROOTS, proxyConfigSchema } from '../../src/con
 import { FakeClock } from '../helpers/fake-clock.ts';
 
 test('config: roots are absolute folders or file:// URIs, at most so many; the relay has its defaults', () => {
-  assert.deepEqual(configSchema.parse({ roots: ['/srv/data', 'file:///home/ada/project'] }).roots, ['/srv/data', 'file:///home/ada/project']);
+  assert.deepEqual(configSchema.parse({ roots: ['/srv/data', 'file:///home/ada/project'] }).roots, [
+    '/srv/data',
+    'file:///home/ada/project',
+  ]);
   for (const bad of [['relative/dir'], ['https://example.com/x'], [''], Array(MAX_CONFIG_ROOTS + 1).fill('/x')]) {
     const parsed = configSchema.safeParse({ roots: bad });
     assert.equal(parsed.success, false, JSON.stringify(bad).slice(0, 80));
@@ -35,12 +38,22 @@ test('upstream clients declare what the bridge client declared (roots also from 
     new BridgeClientRelay(() => ({ getClientCapabilities: () => capabilities }) as unknown as Server, { roots, timeoutMs: 1000 });
   assert.deepEqual(relayFor(undefined).upstreamCapabilities(), {});
   assert.deepEqual(relayFor({}, ['/srv']).upstreamCapabilities(), { roots: { listChanged: true } });
-  assert.deepEqual(relayFor({ roots: {}, elicitation: {}, sampling: {} }).upstreamCapabilities(), { roots: { listChanged: true }, elicitation: { form: {} }, sampling: {} });
-  assert.deepEqual(relayFor({ elicitation: { url: {} }, sampling: { tools: {} } }).upstreamCapabilities(), { elicitation: { url: {} }, sampling: { tools: {} } });
+  assert.deepEqual(relayFor({ roots: {}, elicitation: {}, sampling: {} }).upstreamCapabilities(), {
+    roots: { listChanged: true },
+    elicitation: { form: {} },
+    sampling: {},
+  });
+  assert.deepEqual(relayFor({ elicitation: { url: {} }, sampling: { tools: {} } }).upstreamCapabilities(), {
+    elicitation: { url: {} },
+    sampling: { tools: {} },
+  });
   assert.deepEqual(relayFor({ elicitation: { form: {}, url: {} } }).upstreamCapabilities(), { elicitation: { form: {}, url: {} } });
   // A client without roots: the configured ones answer roots/list.
   const { roots } = await relayFor({}, ['/srv/a', 'file:///b']).listRoots({ server: 's', runs: [], signal: new AbortController().signal });
-  assert.deepEqual(roots, [{ uri: 'file:///srv/a', name: 'a' }, { uri: 'file:///b', name: 'b' }]);
+  assert.deepEqual(roots, [
+    { uri: 'file:///srv/a', name: 'a' },
+    { uri: 'file:///b', name: 'b' },
+  ]);
 });
 
 test('ready(): at once without a client to wait for; else at initialize, or after the bound', async () => {
@@ -66,7 +79,15 @@ test('-32042 data: only well-formed URL elicitations, at most a few, are asked',
   const one = { mode: 'url', url: 'https://example.com/a', message: 'Sign in', elicitationId: 'e1' };
   assert.deepEqual(urlElicitationsOf({ elicitations: [one] }), [one]);
   assert.deepEqual(urlElicitationsOf({ elicitations: [{ ...one, extra: 1 }] }), [one]);
-  for (const bad of [undefined, 'text', {}, { elicitations: [] }, { elicitations: [{ ...one, mode: 'form' }] }, { elicitations: [{ ...one, url: 'x'.repeat(5000) }] }, { elicitations: Array(MAX_URL_ELICITATIONS + 1).fill(one) }]) {
+  for (const bad of [
+    undefined,
+    'text',
+    {},
+    { elicitations: [] },
+    { elicitations: [{ ...one, mode: 'form' }] },
+    { elicitations: [{ ...one, url: 'x'.repeat(5000) }] },
+    { elicitations: Array(MAX_URL_ELICITATIONS + 1).fill(one) },
+  ]) {
     assert.deepEqual(urlElicitationsOf(bad), [], String(JSON.stringify(bad)).slice(0, 80));
   }
 });
@@ -80,7 +101,13 @@ test('tools that run as tasks are read from the listing; anything else is ignore
     { name: 5, execution: { taskSupport: 'required' } },
     null,
   ]);
-  assert.deepEqual([...found], [['a', 'required'], ['b', 'optional']]);
+  assert.deepEqual(
+    [...found],
+    [
+      ['a', 'required'],
+      ['b', 'optional'],
+    ],
+  );
 });
 
 test('a URL elicitation resent while open is one question, naming the server that asks; what the client lacks is refused', async () => {
@@ -105,7 +132,9 @@ test('a URL elicitation resent while open is one question, naming the server tha
   assert.deepEqual(asked[0], { ...params, message: 'MCP server "docs" asks: Sign in' });
   // Not an http(s) URL, a form to a URL-only client, sampling to a client without it: refused with -32600.
   await assert.rejects(relay.elicit({ ...params, url: 'javascript:alert(1)', elicitationId: 'e2' }, context), { code: -32600 });
-  await assert.rejects(relay.elicit({ mode: 'form', message: 'x', requestedSchema: { type: 'object', properties: {} } }, context), { code: -32600 });
+  await assert.rejects(relay.elicit({ mode: 'form', message: 'x', requestedSchema: { type: 'object', properties: {} } }, context), {
+    code: -32600,
+  });
   await assert.rejects(relay.sample({ messages: [], maxTokens: 1 }, context), { code: -32600 });
   assert.equal(asked.length, 1);
 });

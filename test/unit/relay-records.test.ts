@@ -20,15 +20,41 @@ test('a relay line goes to every run it names, once each; one naming no known ru
     log.runStarted({ run: 'b', session: 'other', code: 'await mcp_everything.y()', timeoutMs: 1000 });
     // Roots asked at connect: no run waited.
     log.relay({ server: 'fs', method: 'roots/list', runs: [], outcome: 'answered', waitedMs: 3.14159 });
-    log.relay({ server: 'everything', method: 'elicitation/create', runs: ['a', 'b', 'a'], outcome: 'answered', action: 'accept', waitedMs: 1234.5678 });
-    log.relay({ server: 'everything', method: 'sampling/createMessage', runs: ['b'], outcome: 'refused', waitedMs: 0, error: 'the client does not support sampling' });
+    log.relay({
+      server: 'everything',
+      method: 'elicitation/create',
+      runs: ['a', 'b', 'a'],
+      outcome: 'answered',
+      action: 'accept',
+      waitedMs: 1234.5678,
+    });
+    log.relay({
+      server: 'everything',
+      method: 'sampling/createMessage',
+      runs: ['b'],
+      outcome: 'refused',
+      waitedMs: 0,
+      error: 'the client does not support sampling',
+    });
     log.relay({ server: 'everything', method: 'elicitation/create', runs: ['gone'], outcome: 'timeout', waitedMs: 120_000 });
     log.close();
     const runs = parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8'));
-    assert.deepEqual(runs.map((r) => r.id), ['a', 'b']);
+    assert.deepEqual(
+      runs.map((r) => r.id),
+      ['a', 'b'],
+    );
     const [a, b] = runs;
-    assert.deepEqual(a!.relays.map((r) => [r.server, r.method, r.outcome, r.action, r.waitedMs]), [['everything', 'elicitation/create', 'answered', 'accept', 1234.6]]);
-    assert.deepEqual(b!.relays.map((r) => [r.method, r.outcome]), [['elicitation/create', 'answered'], ['sampling/createMessage', 'refused']]);
+    assert.deepEqual(
+      a!.relays.map((r) => [r.server, r.method, r.outcome, r.action, r.waitedMs]),
+      [['everything', 'elicitation/create', 'answered', 'accept', 1234.6]],
+    );
+    assert.deepEqual(
+      b!.relays.map((r) => [r.method, r.outcome]),
+      [
+        ['elicitation/create', 'answered'],
+        ['sampling/createMessage', 'refused'],
+      ],
+    );
     assert.equal(b!.relays[1]!.error, 'the client does not support sampling');
     assert.ok(!('runs' in a!.relays[0]!), 'the record does not carry the other runs');
     // The two runs' records are separate objects: one panel cannot change another's.
@@ -70,7 +96,10 @@ test('the reader follows relay lines across a rotation; a relay line alone does 
     const runs = reader.runs();
     assert.equal(runs.length, 1);
     assert.equal(runs[0]!.code, 'x');
-    assert.deepEqual(runs[0]!.relays.map((r) => r.action), ['decline']);
+    assert.deepEqual(
+      runs[0]!.relays.map((r) => r.action),
+      ['decline'],
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -78,8 +107,22 @@ test('the reader follows relay lines across a rotation; a relay line alone does 
 
 test('the panel table and the tooltip say each relay, escaped', () => {
   const relays: RelayRecord[] = [
-    { time: T(1), server: '<img src=x onerror=alert(1)>', method: 'elicitation/create', outcome: 'answered', action: 'accept', waitedMs: 1500 },
-    { time: T(2), server: 'e', method: 'sampling/createMessage', outcome: 'refused', waitedMs: 0.4, error: `"quoted" & ${'x'.repeat(3000)}` },
+    {
+      time: T(1),
+      server: '<img src=x onerror=alert(1)>',
+      method: 'elicitation/create',
+      outcome: 'answered',
+      action: 'accept',
+      waitedMs: 1500,
+    },
+    {
+      time: T(2),
+      server: 'e',
+      method: 'sampling/createMessage',
+      outcome: 'refused',
+      waitedMs: 0.4,
+      error: `"quoted" & ${'x'.repeat(3000)}`,
+    },
   ];
   const rows = relayRows(relays);
   assert.ok(!rows.includes('<img'), rows);

@@ -44,7 +44,10 @@ test('the status bar names the runtime nearest to working and what it lacks', ()
   const report: SandboxReport = { image: 'localhost/none:x', runtimes: [notInstalled(), imageMissing()] };
   assert.equal(headline(report)?.name, 'podman');
   assert.equal(statusText(report), '$(cloud-download) podman: image missing');
-  assert.equal(statusText({ image: 'i', runtimes: [{ ...imageMissing(), state: 'start-failed' }] }), '$(error) podman: sandbox does not start');
+  assert.equal(
+    statusText({ image: 'i', runtimes: [{ ...imageMissing(), state: 'start-failed' }] }),
+    '$(error) podman: sandbox does not start',
+  );
   assert.equal(statusText({ image: 'i', runtimes: [{ ...notInstalled(), state: 'daemon-down' }] }), '$(vm-outline) docker: daemon down');
   const ready = { ...imageMissing(), state: 'ready' as const };
   assert.equal(statusText({ image: 'i', chosen: ready, runtimes: [ready] }), '$(vm-active) podman: ready');
@@ -100,7 +103,11 @@ test('packages not built or stale: the status bar says so (runs go on), the pane
   const html = diagnoseHtml({ image: 'img', chosen: ready, runtimes: [ready] }, assets);
   assert.match(html, /data-check="packages" data-result="failed"/);
   assert.match(html, /data-do="build"[^>]*>Build<\/button>/);
-  assert.doesNotMatch(diagnoseHtml({ image: 'img', runtimes: [imageMissing()] }, assets), /data-check="packages"/, 'no packages row without packages');
+  assert.doesNotMatch(
+    diagnoseHtml({ image: 'img', runtimes: [imageMissing()] }, assets),
+    /data-check="packages"/,
+    'no packages row without packages',
+  );
 });
 
 test('Diagnose says how far apart sandboxes are: a namespace each, or a shared uid with its fix', () => {
@@ -108,13 +115,32 @@ test('Diagnose says how far apart sandboxes are: a namespace each, or a shared u
     ...imageMissing(),
     state: 'ready',
     problems: [],
-    checks: [...imageMissing().checks.slice(0, 3), { name: 'image', ok: true, detail: 'present' }, { name: 'start', ok: true, detail: 'ok' }, isolation],
+    checks: [
+      ...imageMissing().checks.slice(0, 3),
+      { name: 'image', ok: true, detail: 'present' },
+      { name: 'start', ok: true, detail: 'ok' },
+      isolation,
+    ],
     fixes,
   });
-  const own = ready({ name: 'isolation', ok: true, detail: 'each sandbox in its own user namespace (--userns=auto): no two share a host uid' });
-  assert.match(diagnoseHtml({ image: 'i', chosen: own, runtimes: [own] }, assets), /data-check="isolation" data-result="passed">.*sandboxes apart from each other.*each sandbox in its own user namespace/);
-  const fix = { kind: 'docs' as const, label: 'Give Podman a range of ids for sandboxes (as root)', command: 'echo containers:2147483647:2147483648 | sudo tee -a /etc/subuid /etc/subgid' };
-  const shared = ready({ name: 'isolation', ok: false, detail: 'sandboxes share uid 65534 on the host: podman cannot give each its own user namespace' }, [fix]);
+  const own = ready({
+    name: 'isolation',
+    ok: true,
+    detail: 'each sandbox in its own user namespace (--userns=auto): no two share a host uid',
+  });
+  assert.match(
+    diagnoseHtml({ image: 'i', chosen: own, runtimes: [own] }, assets),
+    /data-check="isolation" data-result="passed">.*sandboxes apart from each other.*each sandbox in its own user namespace/,
+  );
+  const fix = {
+    kind: 'docs' as const,
+    label: 'Give Podman a range of ids for sandboxes (as root)',
+    command: 'echo containers:2147483647:2147483648 | sudo tee -a /etc/subuid /etc/subgid',
+  };
+  const shared = ready(
+    { name: 'isolation', ok: false, detail: 'sandboxes share uid 65534 on the host: podman cannot give each its own user namespace' },
+    [fix],
+  );
   const html = diagnoseHtml({ image: 'i', chosen: shared, runtimes: [shared] }, assets);
   assert.match(html, /data-check="isolation" data-result="failed">.*sandboxes share uid 65534 on the host/);
   assert.match(html, /sudo tee -a \/etc\/subuid \/etc\/subgid<\/code>.*data-do="terminal"/);

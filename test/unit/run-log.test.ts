@@ -35,7 +35,7 @@ function result(run: string, overrides: Partial<RunResult> = {}): RunResult {
     coldStart: false,
     requests: 0,
     ...overrides,
-  } as RunResult;
+  };
 }
 
 function image(bytes: number): { mime: string; data: string } {
@@ -90,7 +90,10 @@ test('an unwritable state dir is a problem the bridge is told about, until it is
   log.close();
   assert.deepEqual(told.slice(1), [undefined]);
   assert.equal(log.problem, undefined);
-  assert.deepEqual(parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8')).map((r) => r.id), ['b']);
+  assert.deepEqual(
+    parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8')).map((r) => r.id),
+    ['b'],
+  );
 });
 
 test('a deleted state dir is made again at the next event, and the log goes on', async () => {
@@ -115,22 +118,35 @@ test('one run with 1,280 large tool calls does not rotate the earlier runs out o
   }
   log.runStarted({ run: 'flood', session: 's', code: 'for i in range(1280): await mcp_x.big(blob=...)', timeoutMs: 1000 });
   for (let i = 0; i < 1280; i++) {
-    log.toolCall({ run: 'flood', server: 'x', tool: i % 2 ? 'big' : 'other', arguments: { blob: 'b'.repeat(60_000) }, outcome: i % 10 ? 'ok' : 'failed', durationMs: 1 });
+    log.toolCall({
+      run: 'flood',
+      server: 'x',
+      tool: i % 2 ? 'big' : 'other',
+      arguments: { blob: 'b'.repeat(60_000) },
+      outcome: i % 10 ? 'ok' : 'failed',
+      durationMs: 1,
+    });
   }
   log.runEnded(result('flood'), { toolCalls: 1280 });
   log.close();
   const total = runLogFiles(dir).reduce((sum, f) => sum + statSync(f).size, 0);
   assert.ok(total < 3 * 1024 * 1024, `the flood took ${total} bytes`);
   const runs = new RunLogReader(dir).runs();
-  assert.deepEqual(runs.slice(0, 20).map((r) => r.id), Array.from({ length: 20 }, (_, i) => `early-${i}`));
+  assert.deepEqual(
+    runs.slice(0, 20).map((r) => r.id),
+    Array.from({ length: 20 }, (_, i) => `early-${i}`),
+  );
   const flood = runs.find((r) => r.id === 'flood')!;
   assert.ok(flood.toolCalls.length > 0 && flood.toolCalls.length <= 100, `${flood.toolCalls.length} calls in full`);
   assert.equal(flood.toolCallCount, 1280);
   assert.equal(flood.omittedToolCalls?.count, 1280 - flood.toolCalls.length);
-  const byTool = flood.omittedToolCalls!.byTool;
-  assert.equal((byTool['x.big'] ?? 0) + (byTool['x.other'] ?? 0), flood.omittedToolCalls!.count);
-  assert.equal(Object.values(flood.omittedToolCalls!.byOutcome).reduce((a, b) => a + b, 0), flood.omittedToolCalls!.count);
-  assert.ok((flood.omittedToolCalls!.byOutcome.failed ?? 0) > 0);
+  const byTool = flood.omittedToolCalls.byTool;
+  assert.equal((byTool['x.big'] ?? 0) + (byTool['x.other'] ?? 0), flood.omittedToolCalls.count);
+  assert.equal(
+    Object.values(flood.omittedToolCalls.byOutcome).reduce((a, b) => a + b, 0),
+    flood.omittedToolCalls.count,
+  );
+  assert.ok((flood.omittedToolCalls.byOutcome.failed ?? 0) > 0);
 });
 
 test('the per-run count of tool calls logged in full is a cap of its own', async () => {
@@ -145,7 +161,10 @@ test('the per-run count of tool calls logged in full is a cap of its own', async
   log.runEnded(result('q'), { toolCalls: 2 });
   log.close();
   const [r, q] = parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8'));
-  assert.deepEqual(r!.toolCalls.map((c) => (c.arguments as { i: number }).i), [0, 1, 2]);
+  assert.deepEqual(
+    r!.toolCalls.map((c) => (c.arguments as { i: number }).i),
+    [0, 1, 2],
+  );
   assert.deepEqual(r!.omittedToolCalls, { count: 7, byTool: { 'x.t': 7 }, byOutcome: { ok: 7 } });
   assert.equal(q!.toolCalls.length, 2);
   assert.equal(q!.omittedToolCalls, undefined);
@@ -202,12 +221,15 @@ test('the reader follows rotation: runs split across files, rotated files, lines
   assert.ok(runs.every((r) => r.status === 'ok'));
 });
 
-test('two writers in one state dir: each follows the other\'s rotation, nothing lands in a file nobody reads', async () => {
+test("two writers in one state dir: each follows the other's rotation, nothing lands in a file nobody reads", async () => {
   const dir = await temp('cem-two-');
   const a = new RunLog(dir, { maxFileBytes: 3_000, keepFiles: 100 });
   const b = new RunLog(dir, { maxFileBytes: 3_000, keepFiles: 100 });
   for (let i = 0; i < 40; i++) {
-    for (const [log, name] of [[a, 'a'], [b, 'b']] as const) {
+    for (const [log, name] of [
+      [a, 'a'],
+      [b, 'b'],
+    ] as const) {
       log.runStarted({ run: `${name}${i}`, session: name, code: 'c'.repeat(150), timeoutMs: 1000 });
       log.runEnded(result(`${name}${i}`), { toolCalls: 0 });
     }
@@ -225,7 +247,15 @@ test('files from /work/out are kept beside the images (0600), named in the log, 
   const log = new RunLog(dir, { maxFileBytes: 1_500, keepFiles: 1 });
   log.runStarted({ run: 'f', session: 's', code: '1', timeoutMs: 1000 });
   const data = Buffer.from('a,b\n1,2\n');
-  log.runEnded(result('f', { files: [{ path: 'data/t.csv', bytes: data.length, data: data.toString('base64') }, { path: 'big.bin', bytes: 9e6, skipped: 'size' }] }), { toolCalls: 0 });
+  log.runEnded(
+    result('f', {
+      files: [
+        { path: 'data/t.csv', bytes: data.length, data: data.toString('base64') },
+        { path: 'big.bin', bytes: 9e6, skipped: 'size' },
+      ],
+    }),
+    { toolCalls: 0 },
+  );
   const [run] = parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8'));
   assert.deepEqual(run!.files, [
     { path: 'data/t.csv', bytes: 8, file: 'images/f-out-0.dat' },
@@ -313,7 +343,12 @@ test('a request refused because its run had ended is on record as a denied call,
   log.runStarted({ run: 'r1', session: 's', code: 'start a thread', timeoutMs: 1000 });
   log.runEnded(result('r1'), { toolCalls: 0 });
   const reason = 'the call came from code of run r1 after its end; calls are served only while their run is in progress';
-  recordRefusedRequest(log, { run: 'r1', method: 'call_tool', params: { server: 'memory', tool: 'read_graph', arguments: { a: 1 } }, reason });
+  recordRefusedRequest(log, {
+    run: 'r1',
+    method: 'call_tool',
+    params: { server: 'memory', tool: 'read_graph', arguments: { a: 1 } },
+    reason,
+  });
   // Whatever the sandbox put in the request, the record holds only well-formed names.
   recordRefusedRequest(log, { run: 'r1', method: 'search_tools', params: { server: 7, query: 'x' }, reason });
   log.close();

@@ -57,11 +57,17 @@ test('run_snippet is logged with its name, folder, source hash and shortened arg
   await methods.handle('get_snippet', { name: 'greet', arguments: 'x'.repeat(3000) }, context('r1'));
   const run = runs().find((r) => r.id === 'r1')!;
   assert.equal(run.snippets.length, 3);
-  assert.deepEqual({ ...run.snippets[0], time: '' }, { time: '', name: 'greet', origin: 'user', sha256: snippetHash(GREET), arguments: "'Ada'" });
+  assert.deepEqual(
+    { ...run.snippets[0], time: '' },
+    { time: '', name: 'greet', origin: 'user', sha256: snippetHash(GREET), arguments: "'Ada'" },
+  );
   assert.equal(run.snippets[1]!.origin, 'workspace');
   assert.equal(run.snippets[1]!.arguments, undefined);
   const long = run.snippets[2]!.arguments!;
-  assert.ok(long.startsWith('x'.repeat(MAX_SNIPPET_ARGUMENT_CHARS)) && long.length < MAX_SNIPPET_ARGUMENT_CHARS + 60, `${long.length} characters logged`);
+  assert.ok(
+    long.startsWith('x'.repeat(MAX_SNIPPET_ARGUMENT_CHARS)) && long.length < MAX_SNIPPET_ARGUMENT_CHARS + 60,
+    `${long.length} characters logged`,
+  );
   assert.match(long, /2700 characters not logged/);
 });
 
@@ -77,7 +83,13 @@ test('concurrent run_snippet calls of several runs each get one whole, parseable
   const { runLog, methods, runs, dir } = await snippetSetup(t);
   for (const id of ['a', 'b', 'c']) runLog.runStarted({ run: id, session: id, code: id, timeoutMs: 1000 });
   await Promise.all(
-    Array.from({ length: 60 }, (_, i) => methods.handle('get_snippet', { name: i % 2 ? 'greet' : 'team', arguments: `${i}:${'z'.repeat(1000)}` }, context(['a', 'b', 'c'][i % 3]!))),
+    Array.from({ length: 60 }, (_, i) =>
+      methods.handle(
+        'get_snippet',
+        { name: i % 2 ? 'greet' : 'team', arguments: `${i}:${'z'.repeat(1000)}` },
+        context(['a', 'b', 'c'][i % 3]!),
+      ),
+    ),
   );
   const lines = readFileSync(join(dir, 'runs.jsonl'), 'utf8').trim().split('\n');
   assert.equal(lines.length, 63);
@@ -90,11 +102,19 @@ test('concurrent run_snippet calls of several runs each get one whole, parseable
 test('a snippet saved from a run names the run in a comment and in the log; the docstring stays first', async (t) => {
   const dir = await mkdtemp(join(tmpdir(), 'cem-saved-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const source = snippetSourceFromRun('Counts things.', 'len([1, 2])', [], { run: 'run-1\n"""evil', session: 'default\nimport os', started: '2026-01-01T00:00:00.000Z' });
+  const source = snippetSourceFromRun('Counts things.', 'len([1, 2])', [], {
+    run: 'run-1\n"""evil',
+    session: 'default\nimport os',
+    started: '2026-01-01T00:00:00.000Z',
+  });
   assert.equal(parseDocstring(source), 'Counts things.');
   const comment = source.split('\n').find((l) => l.startsWith('# Saved from sandbox run'));
   assert.ok(comment, source);
-  assert.equal(source.split('\n').filter((l) => l.includes('evil') || l.includes('import os')).length, 1, 'the values stay on the comment line');
+  assert.equal(
+    source.split('\n').filter((l) => l.includes('evil') || l.includes('import os')).length,
+    1,
+    'the values stay on the comment line',
+  );
   assert.match(comment, /run run-1__+evil \(session default_import_os, started 2026-01-01T00:00:00.000Z\)/);
   const runLog = new RunLog(dir);
   runLog.runStarted({ run: 'r9', session: 'default', code: 'len([1, 2])', timeoutMs: 1000 });
@@ -102,8 +122,14 @@ test('a snippet saved from a run names the run in a comment and in the log; the 
   // A save for a run whose start left the log makes no run of its own.
   runLog.snippetSaved({ run: 'gone', name: 'count', sha256: 'ab' });
   const runs = parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8'));
-  assert.deepEqual(runs.map((r) => r.id), ['r9']);
-  assert.deepEqual(runs[0]!.savedAsSnippets.map((s) => s.name), ['count']);
+  assert.deepEqual(
+    runs.map((r) => r.id),
+    ['r9'],
+  );
+  assert.deepEqual(
+    runs[0]!.savedAsSnippets.map((s) => s.name),
+    ['count'],
+  );
 });
 
 test('the reader drops snippet events with names or hashes that the bridge never writes', () => {
@@ -115,7 +141,10 @@ test('the reader drops snippet events with names or hashes that the bridge never
     { type: 'snippet', run: 'r', time: '2026-01-01T00:00:01.000Z', name: 'ok_name', origin: 'user', sha256: 'ab12' },
   ];
   const [run] = parseRunLog(lines.map((l) => JSON.stringify(l)).join('\n'));
-  assert.deepEqual(run!.snippets.map((s) => s.name), ['ok_name']);
+  assert.deepEqual(
+    run!.snippets.map((s) => s.name),
+    ['ok_name'],
+  );
 });
 
 function record(overrides: Partial<RunRecord>): RunRecord {
@@ -162,8 +191,14 @@ test('a Runs view row leads with state, duration and session; a running one show
 test('the output channel says "1 tool call" and "2 tool calls", and a failed run its duration', () => {
   assert.equal(plural(1, 'tool call'), '1 tool call');
   assert.equal(plural(0, 'tool call'), '0 tool calls');
-  assert.equal(runEndLine(record({ status: 'ok', durationMs: 5, toolCallCount: 1 })), 'run ok in 5 ms (session default, 1 tool call): print(1)');
-  assert.equal(runEndLine(record({ status: 'error', durationMs: 2500, toolCallCount: 2 })), 'run error in 2.5 s (session default, 2 tool calls): print(1)');
+  assert.equal(
+    runEndLine(record({ status: 'ok', durationMs: 5, toolCallCount: 1 })),
+    'run ok in 5 ms (session default, 1 tool call): print(1)',
+  );
+  assert.equal(
+    runEndLine(record({ status: 'error', durationMs: 2500, toolCallCount: 2 })),
+    'run error in 2.5 s (session default, 2 tool calls): print(1)',
+  );
   assert.equal(runEndLine(record({ status: 'error' })), 'run error (session default, 0 tool calls): print(1)');
 });
 
@@ -196,14 +231,23 @@ test('the Tools view shows the Python call with the aliases the sandbox uses', (
   const servers = serverAliases(['everything', 'my-fs', 'my_fs']);
   assert.deepEqual([...servers.values()], ['everything', 'my_fs', 'my_fs_2']);
   const tools = toolAliases(['get-sum', 'class', 'printEnv']);
-  assert.equal(pythonCall('everything', tools.get('get-sum')!, { type: 'object', properties: { a: {}, b: {} }, required: ['a', 'b'] }), 'await mcp_everything.get_sum(a=..., b=...)');
+  assert.equal(
+    pythonCall('everything', tools.get('get-sum')!, { type: 'object', properties: { a: {}, b: {} }, required: ['a', 'b'] }),
+    'await mcp_everything.get_sum(a=..., b=...)',
+  );
   assert.equal(pythonCall('everything', tools.get('class')!), 'await mcp_everything.class_()');
-  assert.equal(pythonCall('everything', tools.get('printEnv')!, { required: ['not-a-name', 7, 'ok'] }), 'await mcp_everything.printenv(ok=...)');
+  assert.equal(
+    pythonCall('everything', tools.get('printEnv')!, { required: ['not-a-name', 7, 'ok'] }),
+    'await mcp_everything.printenv(ok=...)',
+  );
 });
 
 test('walkthrough steps: the runtime and the image are done from the sandbox report', () => {
   const report = (state: string, image: boolean | null): SandboxReport =>
-    ({ image: 'x', runtimes: [{ name: 'podman', command: 'podman', state, problems: [], fixes: [], checks: [{ name: 'image', ok: image, detail: '' }] }] }) as unknown as SandboxReport;
+    ({
+      image: 'x',
+      runtimes: [{ name: 'podman', command: 'podman', state, problems: [], fixes: [], checks: [{ name: 'image', ok: image, detail: '' }] }],
+    }) as unknown as SandboxReport;
   assert.deepEqual(sandboxSteps(report('ready', true)), { runtimeReady: true, imagePresent: true });
   assert.deepEqual(sandboxSteps(report('image-missing', false)), { runtimeReady: true, imagePresent: false });
   assert.deepEqual(sandboxSteps(report('daemon-down', null)), { runtimeReady: false, imagePresent: false });
@@ -212,12 +256,20 @@ test('walkthrough steps: the runtime and the image are done from the sandbox rep
 
 test('every contributed setting has a description, and every walkthrough step a context key that completes it', () => {
   const manifest = JSON.parse(readFileSync('package.json', 'utf8')) as {
-    contributes: { configuration: { properties: Record<string, { description?: string; markdownDescription?: string }> }; walkthroughs: Array<{ steps: Array<{ id: string; completionEvents?: string[] }> }> };
+    contributes: {
+      configuration: { properties: Record<string, { description?: string; markdownDescription?: string }> };
+      walkthroughs: Array<{ steps: Array<{ id: string; completionEvents?: string[] }> }>;
+    };
   };
-  const missing = Object.entries(manifest.contributes.configuration.properties).filter(([, p]) => !p.description?.trim() && !p.markdownDescription?.trim()).map(([k]) => k);
+  const missing = Object.entries(manifest.contributes.configuration.properties)
+    .filter(([, p]) => !p.description?.trim() && !p.markdownDescription?.trim())
+    .map(([k]) => k);
   assert.deepEqual(missing, []);
   const keys = new Set<string>(Object.values(WALKTHROUGH_KEYS));
   for (const step of manifest.contributes.walkthroughs[0]!.steps) {
-    assert.ok(step.completionEvents?.some((e) => e.startsWith('onContext:') && keys.has(e.slice('onContext:'.length))), `step ${step.id}`);
+    assert.ok(
+      step.completionEvents?.some((e) => e.startsWith('onContext:') && keys.has(e.slice('onContext:'.length))),
+      `step ${step.id}`,
+    );
   }
 });

@@ -54,7 +54,10 @@ test("the query's verb picks the tool's action; a question asks to read", () => 
   ];
   assert.equal(top(tools, 'open a pull request')[0], 'github/create_pull_request');
   assert.equal(top(tools, 'list pull requests')[0], 'github/list_pull_requests');
-  const labels = [tool('github', 'create_label', 'Create a label in a repository'), tool('github', 'list_labels', 'List the labels of a repository')];
+  const labels = [
+    tool('github', 'create_label', 'Create a label in a repository'),
+    tool('github', 'list_labels', 'List the labels of a repository'),
+  ];
   assert.equal(top(labels, 'a label in a repository')[0], 'github/create_label');
   assert.equal(top(labels, 'which label exists in a repository')[0], 'github/list_labels');
 });
@@ -150,7 +153,9 @@ test('a polite opening is not the request; a state after "is" is no action; a qu
     tool('slack', 'post_message', 'Post a new message to a channel'),
     tool('slack', 'get_channel_history', 'Get recent messages from a channel'),
     tool('gh', 'create_issue', 'Create a new issue in a repository'),
-    tool('gh', 'list_issues', 'List issues in a repository with filtering options', { params: [{ name: 'state', type: 'Literal["open", "closed"]' }] }),
+    tool('gh', 'list_issues', 'List issues in a repository with filtering options', {
+      params: [{ name: 'state', type: 'Literal["open", "closed"]' }],
+    }),
     tool('gh', 'add_issue_comment', 'Add a comment to an existing issue'),
     tool('gh', 'get_pull_request_reviews', 'Get the reviews on a pull request'),
     tool('gh', 'search_users', 'Search for users on GitHub'),
@@ -183,7 +188,13 @@ test('only the first words of a long query count, and a long query stays fast', 
   // Phrases and verbs with objects everywhere, over 5,000 tools.
   const words = ['open', 'a', 'file', 'how', 'far', 'mouse', 'over', 'when', 'was', 'run', 'sql', 'the', 'issue', '42'];
   const query = Array.from({ length: 1000 }, (_, i) => `${words[i % words.length]}${i % 3 === 0 ? i : ''}`).join(' ');
-  const many = Array.from({ length: 5000 }, (_, i) => tool(`s${i % 50}`, `${['read', 'open', 'create', 'run'][i % 4]}_${['file', 'issue', 'query', 'page'][(i >> 2) % 4]}_${i}`, `Open, read or create a file, an issue or a page ${i}`));
+  const many = Array.from({ length: 5000 }, (_, i) =>
+    tool(
+      `s${i % 50}`,
+      `${['read', 'open', 'create', 'run'][i % 4]}_${['file', 'issue', 'query', 'page'][(i >> 2) % 4]}_${i}`,
+      `Open, read or create a file, an issue or a page ${i}`,
+    ),
+  );
   const ranker = new ToolRanker(many);
   ranker.rank('warm up', 5);
   // The fastest of five, generous for a busy machine: this only catches a blow-up.
@@ -206,9 +217,28 @@ test('empty and stop-word queries find nothing; limit is honoured; ties keep cat
 });
 
 test('a query over 5,000 tools stays within a few milliseconds', () => {
-  const words = ['create', 'list', 'delete', 'update', 'get', 'search', 'file', 'issue', 'message', 'channel', 'user', 'page', 'entity', 'graph'];
+  const words = [
+    'create',
+    'list',
+    'delete',
+    'update',
+    'get',
+    'search',
+    'file',
+    'issue',
+    'message',
+    'channel',
+    'user',
+    'page',
+    'entity',
+    'graph',
+  ];
   const tools = Array.from({ length: 5000 }, (_, i) =>
-    tool(`server-${i % 50}`, `${words[i % 14]}_${words[(i * 7) % 14]}_${i}`, `${words[(i * 3) % 14]} a ${words[(i * 5) % 14]} in the ${words[(i * 11) % 14]}`),
+    tool(
+      `server-${i % 50}`,
+      `${words[i % 14]}_${words[(i * 7) % 14]}_${i}`,
+      `${words[(i * 3) % 14]} a ${words[(i * 5) % 14]} in the ${words[(i * 11) % 14]}`,
+    ),
   );
   const ranker = new ToolRanker(tools);
   ranker.rank('warm up the search', 5);

@@ -27,7 +27,10 @@ test('variables: the forms of mcp.json are substituted, unknown forms are kept',
   assert.equal(substitute('${userHome}${/}x${pathSeparator}y', context), '/home/ada/x/y');
   assert.equal(substitute('${env:TOKEN_DIR}:${env:UNSET_VAR}:${env:EMPTY}.', context), '/run/tokens::.');
   assert.equal(substitute('Bearer ${input:api-key}', context), 'Bearer s3cret-value');
-  assert.equal(substitute('${config:editor.fontSize} ${command:pick} ${workspaceFolder:other} $HOME ${', context), '${config:editor.fontSize} ${command:pick} ${workspaceFolder:other} $HOME ${');
+  assert.equal(
+    substitute('${config:editor.fontSize} ${command:pick} ${workspaceFolder:other} $HOME ${', context),
+    '${config:editor.fontSize} ${command:pick} ${workspaceFolder:other} $HOME ${',
+  );
   assert.equal(substitute('plain', context), 'plain');
 });
 
@@ -39,13 +42,19 @@ test('variables: values are not substituted again, and env names ignore case onl
 });
 
 test('variables: a missing input or workspace folder is an error naming the variable', () => {
-  assert.throws(() => substitute('${input:github-token}', context), (error: unknown) => {
-    assert.ok(error instanceof VariableError);
-    assert.equal(error.inputId, 'github-token');
-    assert.equal(error.variable, '${input:github-token}');
-    return true;
-  });
-  assert.throws(() => substitute('${workspaceFolder}', { ...context, workspaceFolder: undefined }), /\$\{workspaceFolder\} is used but no workspace folder is known/);
+  assert.throws(
+    () => substitute('${input:github-token}', context),
+    (error: unknown) => {
+      assert.ok(error instanceof VariableError);
+      assert.equal(error.inputId, 'github-token');
+      assert.equal(error.variable, '${input:github-token}');
+      return true;
+    },
+  );
+  assert.throws(
+    () => substitute('${workspaceFolder}', { ...context, workspaceFolder: undefined }),
+    /\$\{workspaceFolder\} is used but no workspace folder is known/,
+  );
   assert.throws(() => substitute('${input:toString}', context), VariableError, 'inherited object keys are not inputs');
 });
 
@@ -67,7 +76,10 @@ test('variables: a stdio entry gets command, args, env and cwd substituted; secr
 });
 
 test('variables: an HTTP entry gets url and header values substituted', () => {
-  const out = substituteServer(server({ url: 'http://127.0.0.1:1/${env:TOKEN_DIR}', headers: { Authorization: 'Bearer ${input:api-key}' } }), context);
+  const out = substituteServer(
+    server({ url: 'http://127.0.0.1:1/${env:TOKEN_DIR}', headers: { Authorization: 'Bearer ${input:api-key}' } }),
+    context,
+  );
   assert.equal(out.url, 'http://127.0.0.1:1//run/tokens');
   assert.deepEqual(out.headers, { Authorization: 'Bearer s3cret-value' });
 });
@@ -114,7 +126,8 @@ test('environment: proxy and certificate variables are inherited, nothing else o
   };
   // Windows names ignore case: there https_proxy is HTTPS_PROXY.
   if (process.platform !== 'win32') assert.deepEqual(env, expected);
-  for (const name of ['NODE_OPTIONS', 'CODE_EXECUTION_MODE_SECRETS', 'AWS_SECRET_ACCESS_KEY', 'ALL_PROXY']) assert.equal(env[name], undefined, name);
+  for (const name of ['NODE_OPTIONS', 'CODE_EXECUTION_MODE_SECRETS', 'AWS_SECRET_ACCESS_KEY', 'ALL_PROXY'])
+    assert.equal(env[name], undefined, name);
   assert.ok(!(INHERITED_NETWORK_ENV as readonly string[]).includes('NODE_OPTIONS'));
 });
 
@@ -134,7 +147,6 @@ test('stderr: a secret cut by the length limit is still redacted', () => {
   const text = stderrSummary(`${secret}${'z'.repeat(560)}`, redactor([secret], []));
   assert.ok(!text.includes('SSSS'), text);
 });
-
 
 /** A wait the test ends when it chooses. */
 function held<T = void>() {
@@ -167,10 +179,7 @@ test('run clock: untimed waits, nested and concurrent, do not count; the time le
   const first = held();
   const outer = held();
   const inner = held();
-  const waits = Promise.all([
-    clock.untimed(first.promise),
-    clock.untimed(outer.promise.then(() => clock.untimed(inner.promise))),
-  ]);
+  const waits = Promise.all([clock.untimed(first.promise), clock.untimed(outer.promise.then(() => clock.untimed(inner.promise)))]);
   time.advance(50);
   outer.resolve();
   await settle();

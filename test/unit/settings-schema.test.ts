@@ -11,7 +11,11 @@ const manifestText = readFileSync('package.json', 'utf8');
 type Manifest = { contributes: { configuration: { properties: Record<string, Record<string, unknown>> } } };
 
 test('package.json holds the settings exactly as `npm run settings-schema` writes them', () => {
-  assert.equal(renderManifest(manifestText), manifestText, 'package.json differs from the configuration schema: run `npm run settings-schema`');
+  assert.equal(
+    renderManifest(manifestText),
+    manifestText,
+    'package.json differs from the configuration schema: run `npm run settings-schema`',
+  );
 });
 
 test('the generation replaces a stale range or type and keeps what a person wrote', () => {
@@ -45,9 +49,21 @@ test('every configuration key has a VS Code setting or a reason it is CLI-only, 
   ];
   const mirrored = new Set(Object.values(mirroredSettings()).map((setting) => setting.config));
   const cliOnly = cliOnlyKeys();
-  assert.deepEqual(keys.filter((key) => !mirrored.has(key) && !cliOnly[key]), [], 'keys with neither a setting nor a cliOnly reason');
-  assert.deepEqual(keys.filter((key) => mirrored.has(key) && cliOnly[key]), [], 'keys with a setting and a cliOnly reason');
-  assert.deepEqual([...mirrored].filter((key) => !keys.includes(key)), [], 'settings that mirror no key');
+  assert.deepEqual(
+    keys.filter((key) => !mirrored.has(key) && !cliOnly[key]),
+    [],
+    'keys with neither a setting nor a cliOnly reason',
+  );
+  assert.deepEqual(
+    keys.filter((key) => mirrored.has(key) && cliOnly[key]),
+    [],
+    'keys with a setting and a cliOnly reason',
+  );
+  assert.deepEqual(
+    [...mirrored].filter((key) => !keys.includes(key)),
+    [],
+    'settings that mirror no key',
+  );
 });
 
 test('each setting defaults to what the configuration defaults to', () => {

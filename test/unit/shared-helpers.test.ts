@@ -29,7 +29,8 @@ test('plural: one is singular, zero and many take the plural, an irregular plura
 });
 
 test('base64Bytes: the decoded size, padding taken off; base64Capacity: what a cap in base64 characters holds', () => {
-  for (const bytes of ['', 'a', 'ab', 'abc', 'abcd', 'abcde']) assert.equal(base64Bytes(Buffer.from(bytes).toString('base64')), bytes.length);
+  for (const bytes of ['', 'a', 'ab', 'abc', 'abcd', 'abcde'])
+    assert.equal(base64Bytes(Buffer.from(bytes).toString('base64')), bytes.length);
   assert.equal(base64Capacity(8), 6);
   assert.equal(base64Capacity(10), 7);
 });

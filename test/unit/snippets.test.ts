@@ -35,7 +35,10 @@ test('parseDocstring reads the leading string literal like Python does', () => {
 
 test('mainSignature reads def main(...) as written, across lines, plain or async', () => {
   assert.deepEqual(mainSignature('def main(a, b=2):\n  pass'), { params: 'a, b=2', isAsync: false });
-  assert.deepEqual(mainSignature('async def main(\n    query,  # what\n    limit=(1, 2),\n):\n'), { params: 'query, limit=(1, 2)', isAsync: true });
+  assert.deepEqual(mainSignature('async def main(\n    query,  # what\n    limit=(1, 2),\n):\n'), {
+    params: 'query, limit=(1, 2)',
+    isAsync: true,
+  });
   assert.deepEqual(mainSignature('def main(**kwargs): ...'), { params: '**kwargs', isAsync: false });
   assert.equal(mainSignature('def helper():\n    def main(x): pass\n'), undefined);
   assert.equal(mainSignature('x = 1'), undefined);
@@ -43,10 +46,11 @@ test('mainSignature reads def main(...) as written, across lines, plain or async
 
 test('snippet names are identifier-like', () => {
   for (const good of ['greet', '_x', 'Fetch_2', 'a'.repeat(64)]) assert.equal(snippetNameProblem(good), undefined, good);
-  for (const bad of ['', '2x', 'bad-name', 'a.b', '../etc', 'a b', 'a'.repeat(65), 'é']) assert.match(snippetNameProblem(bad)!, /not a valid snippet name/, bad);
+  for (const bad of ['', '2x', 'bad-name', 'a.b', '../etc', 'a b', 'a'.repeat(65), 'é'])
+    assert.match(snippetNameProblem(bad)!, /not a valid snippet name/, bad);
 });
 
-test('the store merges folders (the user\'s first), skips bad names and oversized files, and searches', async () => {
+test("the store merges folders (the user's first), skips bad names and oversized files, and searches", async () => {
   const root = await mkdtemp(join(tmpdir(), 'cem-snip-'));
   const [user, workspace] = snippetDirs(join(root, 'state'), join(root, 'ws'));
   assert.equal(user!.dir, join(root, 'state', 'snippets'));
@@ -54,21 +58,30 @@ test('the store merges folders (the user\'s first), skips bad names and oversize
   await mkdir(workspace!.dir, { recursive: true });
   await writeFile(join(user!.dir, 'shared.py'), '"""Mine."""\ndef main(): return 1\n');
   await writeFile(join(workspace!.dir, 'shared.py'), '"""Theirs."""\ndef main(): return 2\n');
-  await writeFile(join(workspace!.dir, 'weekly_report.py'), '"""Summarise open issues into a weekly report."""\nasync def main(repo, days=7): ...\n');
+  await writeFile(
+    join(workspace!.dir, 'weekly_report.py'),
+    '"""Summarise open issues into a weekly report."""\nasync def main(repo, days=7): ...\n',
+  );
   await writeFile(join(user!.dir, 'bad-name.py'), '"""x"""');
   await writeFile(join(user!.dir, 'huge.py'), `"""big"""\n#${'x'.repeat(MAX_SNIPPET_BYTES)}`);
   await writeFile(join(user!.dir, 'notes.txt'), 'not python');
   await symlink(join(user!.dir, 'shared.py'), join(workspace!.dir, 'linked.py'));
   const store = new SnippetStore([user!, workspace!]);
   const list = await store.list();
-  assert.deepEqual(list.map((s) => `${s.name}:${s.origin}:${s.description}`).sort(), ['shared:user:Mine.', 'weekly_report:workspace:Summarise open issues into a weekly report.']);
+  assert.deepEqual(list.map((s) => `${s.name}:${s.origin}:${s.description}`).sort(), [
+    'shared:user:Mine.',
+    'weekly_report:workspace:Summarise open issues into a weekly report.',
+  ]);
   assert.equal((await store.get('shared')).source, '"""Mine."""\ndef main(): return 1\n');
   await assert.rejects(store.get('huge'), /snippet "huge" is too large/);
   await assert.rejects(store.get('missing'), /there is no snippet "missing"/);
   await assert.rejects(store.get('../state/x'), /not a valid snippet name/);
   // Never read through a symbolic link (a repository could point one at a credentials file).
   await assert.rejects(store.get('linked'), /snippet "linked" is a symbolic link/);
-  assert.deepEqual((await store.search('weekly issue report', 5)).map((s) => s.name), ['weekly_report']);
+  assert.deepEqual(
+    (await store.search('weekly issue report', 5)).map((s) => s.name),
+    ['weekly_report'],
+  );
   assert.deepEqual(await store.search('unrelated words entirely', 5), []);
   const full = snippetDoc(await store.get('weekly_report'), 'full');
   assert.equal(full.kind, 'snippet');
@@ -80,11 +93,14 @@ test('the store merges folders (the user\'s first), skips bad names and oversize
 
 test('a run becomes a snippet: docstring, async main with the chosen parameters, last expression returned', () => {
   const source = snippetSourceFromRun('Counts "things" """ here.', 'items = await mcp_x.list()\nlen(items) + limit', ['limit']);
-  assert.equal(source, '"""Counts "things" \\"\\"\\" here."""\n\n\nasync def main(limit):\n    items = await mcp_x.list()\n    return len(items) + limit\n');
+  assert.equal(
+    source,
+    '"""Counts "things" \\"\\"\\" here."""\n\n\nasync def main(limit):\n    items = await mcp_x.list()\n    return len(items) + limit\n',
+  );
   assert.equal(parseDocstring(source), 'Counts "things" """ here.');
   assert.deepEqual(mainSignature(source), { params: 'limit', isAsync: true });
-  assert.match(snippetSourceFromRun('d', 'x = 1\nprint(x)'), /\n    print\(x\)\n$/);
-  assert.match(snippetSourceFromRun('d', 'for i in range(3):\n    i'), /\n        i\n$/);
+  assert.match(snippetSourceFromRun('d', 'x = 1\nprint(x)'), /\n {4}print\(x\)\n$/);
+  assert.match(snippetSourceFromRun('d', 'for i in range(3):\n    i'), /\n {8}i\n$/);
   assert.throws(() => snippetSourceFromRun('d', 'x', ['bad-name']), /not a Python parameter/);
   assert.throws(() => snippetSourceFromRun('d', 'x', ['a=']), /not a Python parameter/);
   assert.match(snippetSourceFromRun('d', 'x', ['query', 'limit=10']), /async def main\(query, limit=10\):/);
@@ -108,7 +124,10 @@ test('writeSnippet writes a 0600 file and does not overwrite by accident', async
 
 test('workspaceSnippetsDir is an optional config field, ~ expanded', () => {
   assert.equal(parseConfig({}).workspaceSnippetsDir, undefined);
-  assert.match(parseConfig({ workspaceSnippetsDir: '~/ws/.vscode/code-execution-mode/snippets' }).workspaceSnippetsDir!, /^\/.*\/ws\/\.vscode\/code-execution-mode\/snippets$/);
+  assert.match(
+    parseConfig({ workspaceSnippetsDir: '~/ws/.vscode/code-execution-mode/snippets' }).workspaceSnippetsDir!,
+    /^\/.*\/ws\/\.vscode\/code-execution-mode\/snippets$/,
+  );
 });
 
 test('a folder is read up to MAX_SNIPPETS_PER_DIR files, in name order', async () => {

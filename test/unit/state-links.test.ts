@@ -4,7 +4,18 @@
 // (to a file outside, or a folder outside), and a FIFO never hangs a writer or a reader.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,7 +79,7 @@ function result(run: string, overrides: Partial<RunResult> = {}): RunResult {
     coldStart: false,
     requests: 0,
     ...overrides,
-  } as RunResult;
+  };
 }
 
 test('runs.jsonl as a link to a file outside: nothing appended or tightened, and the problem is said', { skip: !posix }, async () => {
@@ -133,32 +144,42 @@ test('an image name planted as a link inside images/ is replaced, never written 
 test('the rotation and catalog locks as links: broken as stale, the target left alone', { skip: !posix }, async () => {
   const { state, outsideFile, untouched } = await setup();
   symlinkSync(outsideFile, join(state, 'runs.lock'));
-  assert.deepEqual(withLockSync(join(state, 'runs.lock'), () => 'held', { timeoutMs: 2000 }), { value: 'held' });
+  assert.deepEqual(
+    withLockSync(join(state, 'runs.lock'), () => 'held', { timeoutMs: 2000 }),
+    { value: 'held' },
+  );
   execFileSync('mkfifo', [join(state, 'catalog.lock')]);
   await saveCatalogSection(state, { s: { state: 'running' } });
   untouched();
   assert.equal(existsSync(join(state, 'runs.lock')), false);
 });
 
-test('catalog.json and image-packages.json as links: replaced by the bridge\'s own file, the target unchanged', { skip: !posix }, async () => {
-  const { state, outsideFile, untouched } = await setup();
-  symlinkSync(outsideFile, join(state, 'catalog.json'));
-  symlinkSync(outsideFile, join(state, 'image-packages.json'));
-  assert.deepEqual(await readCatalogSections(state), [], 'not read through the link');
-  await saveCatalogSection(state, { s: { state: 'running' } });
-  await rememberImagePackages(state, 'img', 'key', { names: ['numpy'], more: 0 });
-  untouched();
-  for (const name of ['catalog.json', 'image-packages.json']) {
-    const stat = lstatSync(join(state, name));
-    assert.ok(stat.isFile() && (stat.mode & 0o777) === 0o600, name);
-  }
-});
+test(
+  "catalog.json and image-packages.json as links: replaced by the bridge's own file, the target unchanged",
+  { skip: !posix },
+  async () => {
+    const { state, outsideFile, untouched } = await setup();
+    symlinkSync(outsideFile, join(state, 'catalog.json'));
+    symlinkSync(outsideFile, join(state, 'image-packages.json'));
+    assert.deepEqual(await readCatalogSections(state), [], 'not read through the link');
+    await saveCatalogSection(state, { s: { state: 'running' } });
+    await rememberImagePackages(state, 'img', 'key', { names: ['numpy'], more: 0 });
+    untouched();
+    for (const name of ['catalog.json', 'image-packages.json']) {
+      const stat = lstatSync(join(state, name));
+      assert.ok(stat.isFile() && (stat.mode & 0o777) === 0o600, name);
+    }
+  },
+);
 
 test('oauth/ as a link to a folder outside, and a token file as a link: refused, said, nothing written', { skip: !posix }, async () => {
   const { state, outsideDir, outsideFile, untouched } = await setup();
   symlinkSync(outsideDir, join(state, 'oauth'));
   const store = new TokenStore(state, 'srv', 'https://example.test/mcp', undefined);
-  await assert.rejects(store.write({ version: 1, url: 'https://example.test/mcp', tokens: { access_token: 'secret' } }), UnsafeStatePathError);
+  await assert.rejects(
+    store.write({ version: 1, url: 'https://example.test/mcp', tokens: { access_token: 'secret' } }),
+    UnsafeStatePathError,
+  );
   untouched();
 
   const other = (await setup()).state;
@@ -172,20 +193,24 @@ test('oauth/ as a link to a folder outside, and a token file as a link: refused,
   untouched();
 });
 
-test('snippets/ as a link to a folder outside: no snippet saved there; a linked snippet file is replaced only on overwrite', { skip: !posix }, async () => {
-  const { state, outsideDir, outsideFile, untouched } = await setup();
-  symlinkSync(outsideDir, join(state, 'snippets'));
-  await assert.rejects(writeSnippet(join(state, 'snippets'), 'evil', 'def main():\n    pass\n'), LINK_REFUSED);
-  untouched();
+test(
+  'snippets/ as a link to a folder outside: no snippet saved there; a linked snippet file is replaced only on overwrite',
+  { skip: !posix },
+  async () => {
+    const { state, outsideDir, outsideFile, untouched } = await setup();
+    symlinkSync(outsideDir, join(state, 'snippets'));
+    await assert.rejects(writeSnippet(join(state, 'snippets'), 'evil', 'def main():\n    pass\n'), LINK_REFUSED);
+    untouched();
 
-  const other = (await setup()).state;
-  mkdirSync(join(other, 'snippets'), { mode: 0o700 });
-  symlinkSync(outsideFile, join(other, 'snippets', 'name.py'));
-  await assert.rejects(writeSnippet(join(other, 'snippets'), 'name', 'def main():\n    pass\n'), /EEXIST/);
-  await writeSnippet(join(other, 'snippets'), 'name', 'def main():\n    pass\n', { overwrite: true });
-  untouched();
-  assert.ok(lstatSync(join(other, 'snippets', 'name.py')).isFile());
-});
+    const other = (await setup()).state;
+    mkdirSync(join(other, 'snippets'), { mode: 0o700 });
+    symlinkSync(outsideFile, join(other, 'snippets', 'name.py'));
+    await assert.rejects(writeSnippet(join(other, 'snippets'), 'name', 'def main():\n    pass\n'), /EEXIST/);
+    await writeSnippet(join(other, 'snippets'), 'name', 'def main():\n    pass\n', { overwrite: true });
+    untouched();
+    assert.ok(lstatSync(join(other, 'snippets', 'name.py')).isFile());
+  },
+);
 
 test('sign-in notices as a link: not read through, replaced when written', { skip: !posix }, async () => {
   const { state, outsideFile, untouched } = await setup();
@@ -199,18 +224,22 @@ test('sign-in notices as a link: not read through, replaced when written', { ski
   assert.ok(lstatSync(file).isFile());
 });
 
-test('a folder of the state dir that is a link is refused; the state dir itself may be a link the user made', { skip: !posix }, async () => {
-  const { state, outsideDir, untouched } = await setup();
-  symlinkSync(outsideDir, join(state, 'sub'));
-  assert.throws(() => ensurePrivateSubdir(join(state, 'sub')), LINK_REFUSED);
-  untouched();
-  writeFileSync(join(state, 'file'), '');
-  assert.throws(() => ensurePrivateSubdir(join(state, 'file')), /is not a folder/);
+test(
+  'a folder of the state dir that is a link is refused; the state dir itself may be a link the user made',
+  { skip: !posix },
+  async () => {
+    const { state, outsideDir, untouched } = await setup();
+    symlinkSync(outsideDir, join(state, 'sub'));
+    assert.throws(() => ensurePrivateSubdir(join(state, 'sub')), LINK_REFUSED);
+    untouched();
+    writeFileSync(join(state, 'file'), '');
+    assert.throws(() => ensurePrivateSubdir(join(state, 'file')), /is not a folder/);
 
-  const root = (await setup()).state;
-  const own = join(root, '..', 'linked-state');
-  symlinkSync(root, own);
-  chmodSync(root, 0o755);
-  ensurePrivateDir(own);
-  assert.equal(statSync(root).mode & 0o777, 0o700, "the user's own linked state dir is used (and kept owner-only)");
-});
+    const root = (await setup()).state;
+    const own = join(root, '..', 'linked-state');
+    symlinkSync(root, own);
+    chmodSync(root, 0o755);
+    ensurePrivateDir(own);
+    assert.equal(statSync(root).mode & 0o777, 0o700, "the user's own linked state dir is used (and kept owner-only)");
+  },
+);

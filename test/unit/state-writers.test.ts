@@ -17,10 +17,14 @@ const WRITERS = ['w1', 'w2', 'w3'];
 const RUNS = 150;
 
 function writer(dir: string, name: string): Promise<void> {
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'state-writer-child.ts'), dir, name, String(RUNS)], { stdio: ['ignore', 'inherit', 'pipe'] });
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'state-writer-child.ts'), dir, name, String(RUNS)], {
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
   let stderr = '';
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  return new Promise((resolve, reject) => child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${name} exited ${code}: ${stderr}`)))));
+  return new Promise((resolve, reject) =>
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${name} exited ${code}: ${stderr}`)))),
+  );
 }
 
 test('three processes write one run log and one catalog at once, through many rotations', async (t) => {
@@ -44,7 +48,11 @@ test('three processes write one run log and one catalog at once, through many ro
   }
   // The view's default reading depth sees the newest runs of every writer.
   const recent = new RunLogReader(dir).runs();
-  for (const name of WRITERS) assert.ok(recent.some((r) => r.id === `${name}-${RUNS - 1}`), name);
+  for (const name of WRITERS)
+    assert.ok(
+      recent.some((r) => r.id === `${name}-${RUNS - 1}`),
+      name,
+    );
 
   const sections = parseCatalogFile(readFileSync(join(dir, CATALOG_FILE), 'utf8'));
   assert.deepEqual(sections.map(([, s]) => s.owner).sort(), WRITERS);
@@ -52,11 +60,17 @@ test('three processes write one run log and one catalog at once, through many ro
     const name = section.owner!;
     assert.deepEqual(Object.keys(section.servers).sort(), [`${name}-a`, `${name}-b`]);
     assert.equal(section.servers[`${name}-b`]?.state, 'error');
-    assert.deepEqual(section.servers[`${name}-b`]?.tools?.map((t) => t.name), ['last']);
+    assert.deepEqual(
+      section.servers[`${name}-b`]?.tools?.map((t) => t.name),
+      ['last'],
+    );
   }
   // Each window sees its own bridge's states; tool lists of all writers.
   const seenBy = (owner: string) => mergeCatalog(sections, owner, () => true);
   assert.equal(seenBy('w2')['w2-b']?.state, 'error');
   assert.equal(seenBy('w2')['w1-b']?.state, 'not-started', "another window's bridge is not this window's");
-  assert.deepEqual(seenBy('w2')['w1-b']?.tools?.map((t) => t.name), ['last']);
+  assert.deepEqual(
+    seenBy('w2')['w1-b']?.tools?.map((t) => t.name),
+    ['last'],
+  );
 });

@@ -8,7 +8,9 @@ import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 
 test('user info of every URL in a text is masked, whatever the scheme or the text around it', () => {
   assert.equal(
-    redactUrlSecrets('SSE error: Request cannot be constructed from a URL that includes credentials: http://alice:S3cretPassw0rd@127.0.0.1:9/mcp'),
+    redactUrlSecrets(
+      'SSE error: Request cannot be constructed from a URL that includes credentials: http://alice:S3cretPassw0rd@127.0.0.1:9/mcp',
+    ),
     'SSE error: Request cannot be constructed from a URL that includes credentials: http://***@127.0.0.1:9/mcp',
   );
   assert.equal(redactUrlSecrets('"https://user:p@ss@host.example/x" and wss://bob@h/'), '"https://***@host.example/x" and wss://***@h/');
@@ -35,15 +37,32 @@ test('parameters named like secrets and token-like path segments are masked; the
   }
 });
 
-test("a sign-in URL stays whole: its state and PKCE challenge are not secrets and the person must open it", () => {
+test('a sign-in URL stays whole: its state and PKCE challenge are not secrets and the person must open it', () => {
   const url =
     'https://auth.example.com/authorize?response_type=code&client_id=Abc123Def456Ghi789&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256&redirect_uri=http%3A%2F%2F127.0.0.1%3A33418%2Fcallback&state=Zm9vYmFyYmF6cXV4MTIzNDU2&resource=https%3A%2F%2Fmcp.example%2Fmcp';
   assert.equal(redactUrlSecrets(`open ${url} to sign in`), `open ${url} to sign in`);
 });
 
 test('the rule: tokens by prefix or by a long mixed run of letters and digits; where a URL carries credentials', () => {
-  for (const token of ['ghp_abc', 'github_pat_11AB', 'glpat-xyz', 'sk-proj-1', 'xoxb-1-2', 'AKIAIOSFODNN7EXAMPLE', 'a1B2c3D4e5F6g7H8', '%67hp_x']) assert.ok(looksLikeToken(token), token);
-  for (const word of ['simple', 'pypi-remote', 'python3-packages-2024', '7d3f2a1c-4b5e-4f60-9a8b-1c2d3e4f5a6b', 'abcdefghijklmnopqrstuvwxyz', '12345678901234567890']) {
+  for (const token of [
+    'ghp_abc',
+    'github_pat_11AB',
+    'glpat-xyz',
+    'sk-proj-1',
+    'xoxb-1-2',
+    'AKIAIOSFODNN7EXAMPLE',
+    'a1B2c3D4e5F6g7H8',
+    '%67hp_x',
+  ])
+    assert.ok(looksLikeToken(token), token);
+  for (const word of [
+    'simple',
+    'pypi-remote',
+    'python3-packages-2024',
+    '7d3f2a1c-4b5e-4f60-9a8b-1c2d3e4f5a6b',
+    'abcdefghijklmnopqrstuvwxyz',
+    '12345678901234567890',
+  ]) {
     assert.ok(!looksLikeToken(word), word);
   }
   assert.equal(urlCredentialsIn(new URL('https://u:p@h/')), 'a user name or password');
@@ -57,7 +76,12 @@ test("a server's redactor and the catalog (catalog.json, the Tools view) hide UR
   const redact = redactor(['stored-secret-value'], []);
   assert.equal(redact('stored-secret-value at https://me:hunter2@h/mcp'), '*** at https://***@h/mcp');
   const catalog = new ToolCatalog([{ name: 'web', fingerprint: 'f' }]);
-  catalog.setState('web', 'error', 'could not start: http://alice:S3cretPassw0rd@127.0.0.1:9/mcp', 'failed: http://alice:S3cretPassw0rd@127.0.0.1:9/mcp?token=abc');
+  catalog.setState(
+    'web',
+    'error',
+    'could not start: http://alice:S3cretPassw0rd@127.0.0.1:9/mcp',
+    'failed: http://alice:S3cretPassw0rd@127.0.0.1:9/mcp?token=abc',
+  );
   const record = catalog.get('web')!;
   assert.doesNotMatch(JSON.stringify(record), /S3cretPassw0rd|token=abc/);
   assert.match(record.error ?? '', /http:\/\/\*\*\*@127\.0\.0\.1:9\/mcp/);

@@ -16,7 +16,11 @@ test('every system folder on this host is refused as the workspace, named with w
   for (const dir of folders) {
     assert.throws(
       () => resolveWorkspaceMounts(ws(dir)),
-      (error: unknown) => error instanceof WorkspaceError && /must not be a system folder or inside one/.test(error.message) && error.message.includes(dir) && /which (shows|holds)/.test(error.message),
+      (error: unknown) =>
+        error instanceof WorkspaceError &&
+        /must not be a system folder or inside one/.test(error.message) &&
+        error.message.includes(dir) &&
+        /which (shows|holds)/.test(error.message),
       dir,
     );
   }
@@ -27,11 +31,16 @@ test('folders inside a system folder, and links to them, are refused too', () =>
   try {
     symlinkSync('/etc', join(dir, 'etc-link'));
     symlinkSync('/proc/self', join(dir, 'proc-link'));
-    for (const path of ['/proc/self', '/proc/1', '/etc/ssl', '/dev/shm', join(dir, 'etc-link'), join(dir, 'proc-link')].filter((p) => existsSync(p))) {
+    for (const path of ['/proc/self', '/proc/1', '/etc/ssl', '/dev/shm', join(dir, 'etc-link'), join(dir, 'proc-link')].filter((p) =>
+      existsSync(p),
+    )) {
       assert.throws(() => resolveWorkspaceMounts(ws(path)), /must not be a system folder/, path);
     }
     // The real path is named when a link led there.
-    assert.throws(() => resolveWorkspaceMounts(ws(join(dir, 'etc-link'))), /etc-link \(\/etc\) is in \/etc, which holds the host's configuration/);
+    assert.throws(
+      () => resolveWorkspaceMounts(ws(join(dir, 'etc-link'))),
+      /etc-link \(\/etc\) is in \/etc, which holds the host's configuration/,
+    );
     // One system folder among several refuses the mount.
     assert.throws(() => resolveWorkspaceMounts(ws([dir, '/proc'])), /\/proc is in \/proc, which shows the host's processes/);
     // An ordinary folder still mounts.

@@ -19,11 +19,17 @@ test('names are made safe: no separators, option characters, dots or dashes firs
   assert.equal(safeFolderName('/'), 'folder');
   assert.equal(safeFolderName('C:\\Users\\me\\repo'.replaceAll('\\', '/')), 'repo');
   assert.equal(safeFolderName(`/x/${'n'.repeat(300)}`).length, MAX_FOLDER_NAME_CHARS);
-  for (const hostile of ['/x/a/../..', '/x/\n', '/x/ ', '/x/a\u0000b']) assert.match(safeFolderName(hostile), /^[A-Za-z0-9_][A-Za-z0-9._-]*$/);
+  for (const hostile of ['/x/a/../..', '/x/\n', '/x/ ', '/x/a\u0000b'])
+    assert.match(safeFolderName(hostile), /^[A-Za-z0-9_][A-Za-z0-9._-]*$/);
 });
 
 test('names are unique, case-insensitively, whatever the folders are called', () => {
-  assert.deepEqual(workspaceTargets(['/a/src', '/b/src', '/c/SRC', '/d/src-2']), ['/workspace/src', '/workspace/src-2', '/workspace/SRC-3', '/workspace/src-2-2']);
+  assert.deepEqual(workspaceTargets(['/a/src', '/b/src', '/c/SRC', '/d/src-2']), [
+    '/workspace/src',
+    '/workspace/src-2',
+    '/workspace/SRC-3',
+    '/workspace/src-2-2',
+  ]);
   const long = `/x/${'n'.repeat(100)}`;
   const targets = workspaceTargets([long, `${long}/`, long]);
   assert.equal(new Set(targets).size, 3);

@@ -4,7 +4,15 @@
 import type { z } from 'zod';
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import { pythonName, uniqueAliases } from './aliases.ts';
-import { cachedTools, listedToolSchema, readCatalogSections, saveCatalogSection, type CatalogServers, type ServerState, type ToolIcon } from '../../state/catalog-file.ts';
+import {
+  cachedTools,
+  listedToolSchema,
+  readCatalogSections,
+  saveCatalogSection,
+  type CatalogServers,
+  type ServerState,
+  type ToolIcon,
+} from '../../state/catalog-file.ts';
 import { ToolIndex } from './search.ts';
 import { paramsOf, returnsOf, signatureOf, type ParamDoc } from './signature.ts';
 

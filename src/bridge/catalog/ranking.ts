@@ -161,7 +161,27 @@ const READ_ACTIONS = new Set(
   [...READ_WORDS, 'query', 'retrieve', 'lookup', 'open', 'describe', 'count', 'check', 'download', 'export'].map((w) => stemmer(w)),
 );
 const DELETE_WORDS = new Set(['delete', 'remove', 'forget', 'erase', 'drop', 'destroy', 'clear']);
-const QUESTION_WORDS = new Set(['what', 'which', 'who', 'whom', 'whose', 'how', 'when', 'where', 'why', 'did', 'does', 'do', 'is', 'are', 'was', 'were', 'has', 'have', 'can']);
+const QUESTION_WORDS = new Set([
+  'what',
+  'which',
+  'who',
+  'whom',
+  'whose',
+  'how',
+  'when',
+  'where',
+  'why',
+  'did',
+  'does',
+  'do',
+  'is',
+  'are',
+  'was',
+  'were',
+  'has',
+  'have',
+  'can',
+]);
 
 /** The first sentence of a description (what the tool does), and the rest. */
 function leadAndBody(description: string): [string, string] {
@@ -251,7 +271,7 @@ const OPENINGS: ReadonlyArray<ReadonlyArray<ReadonlySet<string>>> = [
 
 function withoutOpening(words: readonly string[]): string[] {
   let start = 0;
-  for (let changed = true; changed && start < words.length; ) {
+  for (let changed = true; changed && start < words.length;) {
     changed = false;
     for (const opening of OPENINGS) {
       if (start + opening.length >= words.length) continue;
@@ -682,7 +702,11 @@ export class ToolRanker {
       for (const doc of touched) {
         if (skipServers?.has(this.docs[doc]!.server)) continue;
         const s = partsOf(doc)['total']!;
-        if (top.length === limit && (s < top[top.length - 1]!.score || (s === top[top.length - 1]!.score && doc > top[top.length - 1]!.doc))) continue;
+        if (
+          top.length === limit &&
+          (s < top[top.length - 1]!.score || (s === top[top.length - 1]!.score && doc > top[top.length - 1]!.doc))
+        )
+          continue;
         let i = top.length;
         while (i > 0 && (top[i - 1]!.score < s || (top[i - 1]!.score === s && top[i - 1]!.doc > doc))) i--;
         top.splice(i, 0, { doc, score: s });

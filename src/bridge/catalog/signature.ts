@@ -58,7 +58,10 @@ function pythonLiteral(value: unknown): string {
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'None';
   if (typeof value === 'string') return JSON.stringify(value);
   if (Array.isArray(value)) return `[${value.map(pythonLiteral).join(', ')}]`;
-  if (isSchema(value)) return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${pythonLiteral(v)}`).join(', ')}}`;
+  if (isSchema(value))
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${pythonLiteral(v)}`)
+      .join(', ')}}`;
   return 'None';
 }
 
@@ -125,13 +128,16 @@ class TypeRenderer {
   }
 
   private allOf(parts: unknown[], depth: number): string {
-    const schemas = parts.filter(isSchema).map((s) => (typeof s.$ref === 'string' ? this.resolve(s.$ref) : s)).filter(isSchema);
+    const schemas = parts
+      .filter(isSchema)
+      .map((s) => (typeof s.$ref === 'string' ? this.resolve(s.$ref) : s))
+      .filter(isSchema);
     if (schemas.length === 1) return this.render(schemas[0], depth);
     if (schemas.length > 1 && schemas.every((s) => isSchema(s.properties))) {
       const merged = {
         type: 'object',
-        properties: Object.assign({}, ...schemas.map((s) => s.properties)),
-        required: schemas.flatMap((s) => (Array.isArray(s.required) ? s.required : [])),
+        properties: Object.assign({}, ...schemas.map((s) => s.properties)) as Record<string, unknown>,
+        required: schemas.flatMap((s): unknown[] => (Array.isArray(s.required) ? (s.required as unknown[]) : [])),
       };
       return this.object(merged, depth);
     }
@@ -205,7 +211,14 @@ export function returnsOf(outputSchema: unknown): string | undefined {
 export function takesOtherKeys(inputSchema: unknown): boolean {
   if (!isSchema(inputSchema) || !isSchema(inputSchema.properties)) return true;
   const extra = inputSchema.additionalProperties;
-  return extra === true || isSchema(extra) || isSchema(inputSchema.patternProperties) || 'anyOf' in inputSchema || 'oneOf' in inputSchema || 'allOf' in inputSchema;
+  return (
+    extra === true ||
+    isSchema(extra) ||
+    isSchema(inputSchema.patternProperties) ||
+    'anyOf' in inputSchema ||
+    'oneOf' in inputSchema ||
+    'allOf' in inputSchema
+  );
 }
 
 function defaultText(param: ParamDoc): string {

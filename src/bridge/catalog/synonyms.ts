@@ -64,6 +64,9 @@ for (const [verb, objects, words] of COLLOCATIONS) {
 }
 
 /** Verbs whose sense depends on a later word of the query ("open a file" reads). */
-export function collocationTable(): ReadonlyMap<string, ReadonlyArray<{ objects: ReadonlySet<string>; meaning: ReadonlyMap<string, number> }>> {
+export function collocationTable(): ReadonlyMap<
+  string,
+  ReadonlyArray<{ objects: ReadonlySet<string>; meaning: ReadonlyMap<string, number> }>
+> {
   return COLLOCATION_TABLE;
 }

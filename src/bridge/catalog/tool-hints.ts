@@ -5,7 +5,12 @@ export type ToolHint = 'read-only' | 'destructive';
 
 /** Whether a tool's annotations set that hint to true (a malformed value counts as unset). */
 export function annotationFlag(annotations: unknown, key: 'readOnlyHint' | 'destructiveHint'): boolean {
-  return typeof annotations === 'object' && annotations !== null && !Array.isArray(annotations) && (annotations as Record<string, unknown>)[key] === true;
+  return (
+    typeof annotations === 'object' &&
+    annotations !== null &&
+    !Array.isArray(annotations) &&
+    (annotations as Record<string, unknown>)[key] === true
+  );
 }
 
 /** "read-only" wins over "destructive" (as for confirmations: a read-only tool never asks). */

@@ -6,7 +6,13 @@
 // shows the whole arguments, escaped; arguments too large to show are refused, never cut.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { ConfirmationDeclinedError, ConfirmationNeededError, noOneToAsk, tooLargeToAsk, type ConfirmationRequest } from '../proxy/confirm.ts';
+import {
+  ConfirmationDeclinedError,
+  ConfirmationNeededError,
+  noOneToAsk,
+  tooLargeToAsk,
+  type ConfirmationRequest,
+} from '../proxy/confirm.ts';
 import type { ConfirmationAnswer, RunLog } from '../../state/run-log/writer.ts';
 import { escapeUnseen, oneLine } from '../../shared/shown-text.ts';
 
@@ -54,7 +60,11 @@ export function shownArguments(args: Record<string, unknown>): string {
   return escapeUnseen(JSON.stringify(args) ?? '{}');
 }
 
-export function questionFor(request: ConfirmationRequest, session: string, shown = shownArguments(request.arguments)): ElicitRequestFormParams {
+export function questionFor(
+  request: ConfirmationRequest,
+  session: string,
+  shown = shownArguments(request.arguments),
+): ElicitRequestFormParams {
   // Name and title come from the server's listing: one line each, capped, so they cannot draw lines of their own.
   const tool = oneLine(request.tool, MAX_SHOWN_NAME_CHARS);
   const title = request.title ? oneLine(request.title, MAX_SHOWN_NAME_CHARS) : '';
@@ -113,7 +123,9 @@ export class ConfirmationGate {
     const asker = this.asker();
     if (!asker?.canAsk()) {
       this.record(request, context, 'no-client', 0);
-      throw new ConfirmationNeededError(noOneToAsk(request.server, request.tool, "the bridge's client does not support elicitation (form), so nobody can be asked"));
+      throw new ConfirmationNeededError(
+        noOneToAsk(request.server, request.tool, "the bridge's client does not support elicitation (form), so nobody can be asked"),
+      );
     }
     // One question at a time, in the order the calls came.
     const previous = this.queue;
@@ -140,27 +152,52 @@ export class ConfirmationGate {
       throw new ConfirmationNeededError(tooLargeToAsk(request.server, request.tool, shown.length, MAX_SHOWN_ARGUMENT_CHARS));
     }
     const asked = performance.now();
-    this.runLog?.confirmation({ run: context.runId, server: request.server, tool: request.tool, arguments: request.arguments, phase: 'asked' });
+    this.runLog?.confirmation({
+      run: context.runId,
+      server: request.server,
+      tool: request.tool,
+      arguments: request.arguments,
+      phase: 'asked',
+    });
     let result: ElicitResult;
     try {
       result = await asker.ask(questionFor(request, context.session, shown), { signal: context.signal, timeout: request.timeoutMs });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       const timedOut = !context.signal.aborted && (error as { code?: unknown }).code === ErrorCode.RequestTimeout;
-      this.record(request, context, context.signal.aborted ? 'stopped' : timedOut ? 'timeout' : 'failed', performance.now() - asked, message);
-      if (timedOut) throw new ConfirmationDeclinedError(`no answer to the confirmation of ${request.server}.${request.tool} within ${request.timeoutMs / 1000} s (confirmTimeoutSeconds); the call was not made`);
-      throw new ConfirmationDeclinedError(`the confirmation of ${request.server}.${request.tool} could not be asked (${message}); the call was not made`);
+      this.record(
+        request,
+        context,
+        context.signal.aborted ? 'stopped' : timedOut ? 'timeout' : 'failed',
+        performance.now() - asked,
+        message,
+      );
+      if (timedOut)
+        throw new ConfirmationDeclinedError(
+          `no answer to the confirmation of ${request.server}.${request.tool} within ${request.timeoutMs / 1000} s (confirmTimeoutSeconds); the call was not made`,
+        );
+      throw new ConfirmationDeclinedError(
+        `the confirmation of ${request.server}.${request.tool} could not be asked (${message}); the call was not made`,
+      );
     }
     if (result.action !== 'accept') {
       this.record(request, context, result.action === 'decline' ? 'declined' : 'cancelled', performance.now() - asked);
-      throw new ConfirmationDeclinedError(`the user ${result.action === 'decline' ? 'declined' : 'cancelled'} the call of ${request.server}.${request.tool}; it was not made`);
+      throw new ConfirmationDeclinedError(
+        `the user ${result.action === 'decline' ? 'declined' : 'cancelled'} the call of ${request.server}.${request.tool}; it was not made`,
+      );
     }
     const forSession = result.content?.[FOR_SESSION_FIELD] === true;
     if (forSession) this.allowedForSession.add(key);
     this.record(request, context, forSession ? 'allowed-for-session' : 'allowed-once', performance.now() - asked);
   }
 
-  private record(request: ConfirmationRequest, context: ConfirmationContext, answer: ConfirmationAnswer, waitedMs: number, error?: string): void {
+  private record(
+    request: ConfirmationRequest,
+    context: ConfirmationContext,
+    answer: ConfirmationAnswer,
+    waitedMs: number,
+    error?: string,
+  ): void {
     this.runLog?.confirmation({
       run: context.runId,
       server: request.server,

@@ -69,7 +69,12 @@ export function upstreamUri(uri: string): { server: string; uri: string } | unde
  * normalises `.../server/a/../b/x` would read server b's resource for an item server a listed.
  */
 export function hasDotSegment(item: object): boolean {
-  const uri = 'uri' in item && typeof item.uri === 'string' ? item.uri : 'uriTemplate' in item && typeof item.uriTemplate === 'string' ? item.uriTemplate : undefined;
+  const uri =
+    'uri' in item && typeof item.uri === 'string'
+      ? item.uri
+      : 'uriTemplate' in item && typeof item.uriTemplate === 'string'
+        ? item.uriTemplate
+        : undefined;
   return uri !== undefined && /(^|\/)\.\.?(\/|$)/.test(uri);
 }
 
@@ -127,7 +132,12 @@ export function exposeProxied(server: McpServer, options: ExposureOptions): Expo
   server.server.registerCapabilities({ resources: { listChanged: true }, prompts: { listChanged: true } });
 
   /** Every exposed server's items of one listing, in configuration order, within the caps. */
-  const gather = async <T extends { name: string }>(listing: Listing, schema: z.ZodType<T>, rename: (server: string, item: T) => T, signal: AbortSignal): Promise<T[]> => {
+  const gather = async <T extends { name: string }>(
+    listing: Listing,
+    schema: z.ZodType<T>,
+    rename: (server: string, item: T) => T,
+    signal: AbortSignal,
+  ): Promise<T[]> => {
     const perServer = await Promise.all(
       exposed().map(async (name) => {
         try {
@@ -140,7 +150,8 @@ export function exposeProxied(server: McpServer, options: ExposureOptions): Expo
         } catch (error) {
           // A server without the capability has nothing to list; anything else is said.
           const message = error instanceof Error ? error.message : String(error);
-          if (!/does not declare the capability/.test(message)) log(`server ${name}: its ${listing} are not listed to the client: ${message}`);
+          if (!/does not declare the capability/.test(message))
+            log(`server ${name}: its ${listing} are not listed to the client: ${message}`);
           return [];
         }
       }),
@@ -163,7 +174,9 @@ export function exposeProxied(server: McpServer, options: ExposureOptions): Expo
       items.push(item);
     }
     if (cut > 0) {
-      log(`${cut} proxied ${listing} left out of the listing to the client (proxy.maxListedItems ${options.maxListedItems}, proxy.maxResultBytes ${sizeText(maxBytes)})`);
+      log(
+        `${cut} proxied ${listing} left out of the listing to the client (proxy.maxListedItems ${options.maxListedItems}, proxy.maxResultBytes ${sizeText(maxBytes)})`,
+      );
     }
     return items;
   };
@@ -211,13 +224,21 @@ export function exposeProxied(server: McpServer, options: ExposureOptions): Expo
 
   const sizeChecked = <T>(value: T, what: string): T => {
     const bytes = jsonBytes(value);
-    if (bytes > maxBytes) throw new ProxyLimitError(`${what} is ${sizeText(bytes)}, over the ${sizeText(maxBytes)} the bridge passes on (proxy.maxResultBytes)`);
+    if (bytes > maxBytes)
+      throw new ProxyLimitError(
+        `${what} is ${sizeText(bytes)}, over the ${sizeText(maxBytes)} the bridge passes on (proxy.maxResultBytes)`,
+      );
     return value;
   };
 
   server.server.setRequestHandler(ListResourcesRequestSchema, async (_request, extra) => {
     const own: Resource[] = options.own.map((r) => ({ uri: r.uri, name: r.name, description: r.description, mimeType: r.mimeType }));
-    const proxied = await gather('resources', ResourceSchema, (name, { icons: _i, _meta: _m, ...r }) => ({ ...r, uri: exposedUri(name, r.uri), ...labels(name, r) }), extra.signal);
+    const proxied = await gather(
+      'resources',
+      ResourceSchema,
+      (name, { icons: _i, _meta: _m, ...r }) => ({ ...r, uri: exposedUri(name, r.uri), ...labels(name, r) }),
+      extra.signal,
+    );
     return { resources: [...own, ...proxied] };
   });
 
@@ -268,7 +289,10 @@ export function exposeProxied(server: McpServer, options: ExposureOptions): Expo
       if (!parsed.success) throw new Error(`server "${route.server}" sent a prompt that is not a valid prompt result`);
       const { description, messages } = parsed.data;
       return sizeChecked(
-        { ...(description !== undefined ? { description } : {}), messages: messages.map((m) => ({ ...m, content: withExposedUris(route.server, m.content) })) },
+        {
+          ...(description !== undefined ? { description } : {}),
+          messages: messages.map((m) => ({ ...m, content: withExposedUris(route.server, m.content) })),
+        },
         'the prompt',
       );
     });
@@ -339,7 +363,10 @@ function withExposedUris(server: string, content: PromptContent): PromptContent 
 }
 
 function notExposed(server: string): McpError {
-  return new McpError(ErrorCode.InvalidParams, `server "${server}" is not exposed: it is not enabled, not allowed by the user, or not proxied`);
+  return new McpError(
+    ErrorCode.InvalidParams,
+    `server "${server}" is not exposed: it is not enabled, not allowed by the user, or not proxied`,
+  );
 }
 
 /** A failure as the client gets it: a proxied server's JSON-RPC error keeps its code and data. */

@@ -31,8 +31,15 @@ export function foldedName(name: string): string {
  * that a phrase matches whole words only.
  */
 export function foldedWords(text: string): string {
-  const plain = text.replace(UNSEEN_IN_WORDS, '').normalize('NFKC').replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
-  const words = caseFolded(plain).normalize('NFKC').replace(UNSEEN_IN_WORDS, '').replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  const plain = text
+    .replace(UNSEEN_IN_WORDS, '')
+    .normalize('NFKC')
+    .replace(/(\p{Ll})(\p{Lu})/gu, '$1 $2');
+  const words = caseFolded(plain)
+    .normalize('NFKC')
+    .replace(UNSEEN_IN_WORDS, '')
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
   return ` ${words} `;
 }
 

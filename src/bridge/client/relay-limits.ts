@@ -28,13 +28,17 @@ export class RelayAdmission {
   admit(server: string, runs: readonly string[]): { release: () => void } | { refused: string } {
     const pending = this.pending.get(server) ?? 0;
     if (pending >= this.limits.maxPendingRelaysPerServer) {
-      return { refused: `server "${server}" already has ${pending} question(s) waiting for the user, the most the bridge relays at once (proxy.maxPendingRelaysPerServer); ask again once they are answered` };
+      return {
+        refused: `server "${server}" already has ${pending} question(s) waiting for the user, the most the bridge relays at once (proxy.maxPendingRelaysPerServer); ask again once they are answered`,
+      };
     }
     const keys = runs.length > 0 ? [...new Set(runs)] : [`\0${server}`];
     for (const key of keys) {
       if ((this.counted.get(key) ?? 0) >= this.limits.maxRelaysPerRun) {
         const whose = runs.length > 0 ? `run ${key}` : `server "${server}" outside any run`;
-        return { refused: `${whose} already had ${this.limits.maxRelaysPerRun} elicitation or sampling requests relayed, the most the bridge relays for one run (proxy.maxRelaysPerRun)` };
+        return {
+          refused: `${whose} already had ${this.limits.maxRelaysPerRun} elicitation or sampling requests relayed, the most the bridge relays for one run (proxy.maxRelaysPerRun)`,
+        };
       }
     }
     for (const key of keys) {

@@ -111,7 +111,9 @@ export class BridgeClientRelay implements ClientRelay {
     const clock = this.options.clock ?? realClock;
     return new Promise((resolve) => {
       const timer = clock.setTimeout(() => {
-        this.options.log?.(`the bridge's client did not initialize within ${wait / 1000} s; proxied servers start without its capabilities`);
+        this.options.log?.(
+          `the bridge's client did not initialize within ${wait / 1000} s; proxied servers start without its capabilities`,
+        );
         resolve();
       }, wait);
       this.waiters.push(() => {
@@ -168,12 +170,20 @@ export class BridgeClientRelay implements ClientRelay {
       message: relayedMessage(context.server, params.message),
       requestedSchema: { ...params.requestedSchema, properties: relayedFields(context.server, params.requestedSchema.properties) },
     };
-    return this.admitted('elicitation/create', context, () => this.timed('elicitation/create', context, (options) => this.server().elicitInput(asked, options), (r) => r.action));
+    return this.admitted('elicitation/create', context, () =>
+      this.timed(
+        'elicitation/create',
+        context,
+        (options) => this.server().elicitInput(asked, options),
+        (r) => r.action,
+      ),
+    );
   }
 
   /** A URL elicitation a proxied tool call needs (-32042), asked on the call's behalf. */
   async elicitUrl(params: ElicitRequestURLParams, context: RelayContext): Promise<ElicitResult> {
-    if (!modes(this.client()).url) this.refuse('elicitation/create (url, for a tool call)', context, "the bridge's client does not support URL elicitation");
+    if (!modes(this.client()).url)
+      this.refuse('elicitation/create (url, for a tool call)', context, "the bridge's client does not support URL elicitation");
     if (!openableSignInUrl(params.url)) this.refuse('elicitation/create (url, for a tool call)', context, URL_RULE);
     this.refuseImitation('elicitation/create (url, for a tool call)', context, params.message);
     return this.askUrl('elicitation/create (url, for a tool call)', params, context);
@@ -190,12 +200,22 @@ export class BridgeClientRelay implements ClientRelay {
     const key = `${context.server}\0${params.elicitationId}`;
     const open = this.pendingUrls.get(key);
     if (open) return open;
-    const asked: ElicitRequestURLParams = { mode: 'url', message: relayedMessage(context.server, params.message), url: params.url, elicitationId: params.elicitationId };
+    const asked: ElicitRequestURLParams = {
+      mode: 'url',
+      message: relayedMessage(context.server, params.message),
+      url: params.url,
+      elicitationId: params.elicitationId,
+    };
     const pending = this.admitted(method, context, () => {
       this.openUrls.delete(key);
       this.openUrls.add(key);
       if (this.openUrls.size > MAX_OPEN_URL_ELICITATIONS) this.openUrls.delete(this.openUrls.values().next().value!);
-      return this.timed(method, context, (options) => this.server().elicitInput(asked, options), (r) => r.action);
+      return this.timed(
+        method,
+        context,
+        (options) => this.server().elicitInput(asked, options),
+        (r) => r.action,
+      );
     }).finally(() => this.pendingUrls.delete(key));
     this.pendingUrls.set(key, pending);
     return pending;
@@ -206,7 +226,9 @@ export class BridgeClientRelay implements ClientRelay {
     if (!this.openUrls.has(key)) return;
     this.openUrls.delete(key);
     if (!modes(this.client()).url) return;
-    void this.server().createElicitationCompletionNotifier(elicitationId)().catch(() => undefined);
+    void this.server()
+      .createElicitationCompletionNotifier(elicitationId)()
+      .catch(() => undefined);
   }
 
   /** Whether URL elicitations can be asked of the bridge's client. */
@@ -220,7 +242,9 @@ export class BridgeClientRelay implements ClientRelay {
     const { task: _task, _meta: _m, includeContext: _context, tools, toolChoice, ...rest } = params;
     // includeContext would be the bridge's conversation, not the server's: never asked for.
     const withTools = own.sampling?.tools && tools ? { tools, ...(toolChoice ? { toolChoice } : {}) } : {};
-    return this.admitted('sampling/createMessage', context, () => this.timed('sampling/createMessage', context, (options) => this.server().createMessage({ ...rest, ...withTools }, options)));
+    return this.admitted('sampling/createMessage', context, () =>
+      this.timed('sampling/createMessage', context, (options) => this.server().createMessage({ ...rest, ...withTools }, options)),
+    );
   }
 
   refused(method: RelayedMethod, context: Omit<RelayContext, 'signal'>, why: string): void {
@@ -244,7 +268,12 @@ export class BridgeClientRelay implements ClientRelay {
     throw new McpError(ErrorCode.InvalidRequest, why);
   }
 
-  private async timed<T>(method: RelayedMethod, context: RelayContext, ask: (options: { timeout: number; signal: AbortSignal }) => Promise<T>, action?: (result: T) => string): Promise<T> {
+  private async timed<T>(
+    method: RelayedMethod,
+    context: RelayContext,
+    ask: (options: { timeout: number; signal: AbortSignal }) => Promise<T>,
+    action?: (result: T) => string,
+  ): Promise<T> {
     const started = performance.now();
     try {
       const result = await ask({ timeout: this.options.timeoutMs, signal: context.signal });
@@ -253,13 +282,27 @@ export class BridgeClientRelay implements ClientRelay {
     } catch (error) {
       const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout && !context.signal.aborted;
       const message = error instanceof Error ? error.message : String(error);
-      this.record(method, context, timedOut ? 'timeout' : 'failed', performance.now() - started, undefined, timedOut ? `no answer within ${this.options.timeoutMs / 1000} s (proxy.relayTimeoutSeconds)` : message);
+      this.record(
+        method,
+        context,
+        timedOut ? 'timeout' : 'failed',
+        performance.now() - started,
+        undefined,
+        timedOut ? `no answer within ${this.options.timeoutMs / 1000} s (proxy.relayTimeoutSeconds)` : message,
+      );
       if (timedOut) throw new McpError(ErrorCode.RequestTimeout, `the user did not answer within ${this.options.timeoutMs / 1000} s`);
       throw error;
     }
   }
 
-  private record(method: RelayedMethod, context: RelayContext, outcome: RelayEvent['outcome'], waitedMs: number, action?: string, error?: string): void {
+  private record(
+    method: RelayedMethod,
+    context: RelayContext,
+    outcome: RelayEvent['outcome'],
+    waitedMs: number,
+    action?: string,
+    error?: string,
+  ): void {
     // A server may ask for the roots in a loop, and each answer costs nothing: recorded at most
     // every ROOTS_RECORD_MS per server, so that it cannot push real records out of the run log.
     if (method === 'roots/list' && outcome === 'answered') {
@@ -267,7 +310,15 @@ export class BridgeClientRelay implements ClientRelay {
       if (now - (this.rootsRecorded.get(context.server) ?? -Infinity) < ROOTS_RECORD_MS) return;
       this.rootsRecorded.set(context.server, now);
     }
-    this.write({ server: context.server, method, runs: context.runs, outcome, waitedMs, ...(action ? { action } : {}), ...(error ? { error } : {}) });
+    this.write({
+      server: context.server,
+      method,
+      runs: context.runs,
+      outcome,
+      waitedMs,
+      ...(action ? { action } : {}),
+      ...(error ? { error } : {}),
+    });
   }
 
   private write(event: RelayEvent): void {

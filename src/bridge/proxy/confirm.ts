@@ -18,7 +18,10 @@ export class ConfirmationNeededError extends Error implements KindedError {
 }
 
 /** Whether a call of this tool asks the user first. */
-export function confirmationNeeded(config: Pick<ServerConfig, 'confirm' | 'confirmTools'>, entry: Pick<ToolEntry, 'tool' | 'annotations'>): boolean {
+export function confirmationNeeded(
+  config: Pick<ServerConfig, 'confirm' | 'confirmTools'>,
+  entry: Pick<ToolEntry, 'tool' | 'annotations'>,
+): boolean {
   if ((config.confirmTools ?? []).includes(entry.tool)) return true;
   if (annotationFlag(entry.annotations, 'readOnlyHint')) return false;
   const mode = config.confirm ?? 'destructive';

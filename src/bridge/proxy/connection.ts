@@ -8,7 +8,18 @@ import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdi
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { type CallToolResult, type ClientCapabilities, ErrorCode, type LoggingMessageNotification, LoggingMessageNotificationSchema, McpError, type Progress, PromptListChangedNotificationSchema, ResourceListChangedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  type CallToolResult,
+  type ClientCapabilities,
+  ErrorCode,
+  type LoggingMessageNotification,
+  LoggingMessageNotificationSchema,
+  McpError,
+  type Progress,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../../config/schema.ts';
 import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
 import { listedToolSchema } from '../../state/catalog-file.ts';
@@ -246,7 +257,13 @@ export class ServerConnection {
     );
   }
 
-  async callTool(tool: string, args: Record<string, unknown>, signal: AbortSignal, progress?: (progress: Progress) => void, context: CallContext = {}): Promise<CallToolResult> {
+  async callTool(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    progress?: (progress: Progress) => void,
+    context: CallContext = {},
+  ): Promise<CallToolResult> {
     const link = await this.ensureLink();
     // Whether the tool runs as a task is said by the listing: list once this session if not yet.
     if (!this.listed) await (context.untimed ? context.untimed(this.tools()) : this.tools()).catch(() => undefined);
@@ -259,7 +276,15 @@ export class ServerConnection {
     }
   }
 
-  private async callOnce(link: Link, tool: string, args: Record<string, unknown>, signal: AbortSignal, progress: ((progress: Progress) => void) | undefined, context: CallContext, mayRetry: boolean): Promise<CallToolResult> {
+  private async callOnce(
+    link: Link,
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal,
+    progress: ((progress: Progress) => void) | undefined,
+    context: CallContext,
+    mayRetry: boolean,
+  ): Promise<CallToolResult> {
     // A controller per call, linked to the run's signal only while the call is in flight: the SDK
     // never removes its abort listener from a request that completed, so handing it the run's
     // signal would cancel, at the end of the run, every call the run ever made.
@@ -282,7 +307,8 @@ export class ServerConnection {
               { name: tool, arguments: args },
               options,
               (status) => progress?.(status),
-              (taskId, answer) => this.log(this.detail(`server ${this.name}: task ${taskId} of ${tool} cancelled (tasks/cancel); ${answer}`)),
+              (taskId, answer) =>
+                this.log(this.detail(`server ${this.name}: task ${taskId} of ${tool} cancelled (tasks/cancel); ${answer}`)),
             )
           : await link.client.callTool({ name: tool, arguments: args }, undefined, options);
       this.failures = 0;
@@ -293,7 +319,13 @@ export class ServerConnection {
       signal.removeEventListener('abort', abort);
     }
     // A URL elicitation is what the call needs (-32042): asked of the bridge's client, then the call is made once more.
-    if (mayRetry && !signal.aborted && failure instanceof McpError && failure.code === ErrorCode.UrlElicitationRequired && this.relay?.relay.canElicitUrl()) {
+    if (
+      mayRetry &&
+      !signal.aborted &&
+      failure instanceof McpError &&
+      failure.code === ErrorCode.UrlElicitationRequired &&
+      this.relay?.relay.canElicitUrl()
+    ) {
       const elicitations = urlElicitationsOf(failure.data);
       if (elicitations.length > 0) {
         const runs = context.runId ? [context.runId] : [];
@@ -306,7 +338,12 @@ export class ServerConnection {
         }
         if (accepted) return this.callOnce(link, tool, args, signal, progress, context, false);
         const explained = this.explain(failure, `calling ${tool}`, link);
-        if (explained instanceof ServerError) throw new ServerError(`${explained.message} (the user was asked to open the URL and did not accept)`, explained.code, explained.data);
+        if (explained instanceof ServerError)
+          throw new ServerError(
+            `${explained.message} (the user was asked to open the URL and did not accept)`,
+            explained.code,
+            explained.data,
+          );
         throw explained;
       }
     }
@@ -326,7 +363,12 @@ export class ServerConnection {
    * signal; `capability` is what the server must declare, or the request is not sent. The SDK is
    * used here only, with the tool calls above: the one place to change for another SDK.
    */
-  async request<T>(capability: 'resources' | 'prompts', doing: string, send: (client: Client, options: RequestOptions) => Promise<T>, signal: AbortSignal): Promise<T> {
+  async request<T>(
+    capability: 'resources' | 'prompts',
+    doing: string,
+    send: (client: Client, options: RequestOptions) => Promise<T>,
+    signal: AbortSignal,
+  ): Promise<T> {
     const link = await this.ensureLink();
     if (!link.client.getServerCapabilities()?.[capability]) {
       throw new ServerUnavailableError(`server "${this.name}" offers no ${capability} (it does not declare the capability)`);
@@ -358,7 +400,10 @@ export class ServerConnection {
     // A Streamable HTTP session is ended (DELETE), briefly: a server that does not answer delays no one.
     if (link?.state.terminate && !link.state.reason) {
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([link.state.terminate().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, TERMINATE_MS)))]);
+      await Promise.race([
+        link.state.terminate().catch(() => undefined),
+        new Promise((resolve) => (timer = setTimeout(resolve, TERMINATE_MS))),
+      ]);
       clearTimeout(timer);
     }
     await link?.client.close().catch(() => undefined);
@@ -450,7 +495,10 @@ export class ServerConnection {
   /** Waits for the sign-in a 401 began (off the connect timeout); why it failed, or undefined once signed in. */
   private async signIn(oauth: ServerOAuth, again: boolean, error: unknown): Promise<ServerUnavailableError | undefined> {
     const message = oauth.message();
-    if (again || !message) return new ServerUnavailableError(message ?? `server "${this.name}" asks for a sign-in that could not start: ${(error as Error).message}`);
+    if (again || !message)
+      return new ServerUnavailableError(
+        message ?? `server "${this.name}" asks for a sign-in that could not start: ${(error as Error).message}`,
+      );
     this.catalog.setState(this.name, 'starting', message);
     try {
       await oauth.waitForSignIn();
@@ -482,17 +530,25 @@ export class ServerConnection {
         // Only the tail is kept: decode no more of a big chunk than that.
         this.stderrTail = (this.stderrTail + chunk.subarray(-STDERR_TAIL).toString('utf8')).slice(-STDERR_TAIL);
       });
-      transport = new GuardedTransport(inner, { ...guard, isOversize: isStdioOversize, onStarted: () => this.watchProcess(inner, state, flow) });
+      transport = new GuardedTransport(inner, {
+        ...guard,
+        isOversize: isStdioOversize,
+        onStarted: () => this.watchProcess(inner, state, flow),
+      });
     } else {
-      const inner: Transport = httpTransport(config, kind === 'sse' ? 'sse' : 'streamable', {}, (base) =>
-        limitedFetch(base, {
-          maxBytes: this.limits.maxResultBytes,
-          flow,
-          onOversize: () => {
-            state.oversize = true;
-            transport.end();
-          },
-        }),
+      const inner: Transport = httpTransport(
+        config,
+        kind === 'sse' ? 'sse' : 'streamable',
+        {},
+        (base) =>
+          limitedFetch(base, {
+            maxBytes: this.limits.maxResultBytes,
+            flow,
+            onOversize: () => {
+              state.oversize = true;
+              transport.end();
+            },
+          }),
         this.start.oauth,
       );
       transport = new GuardedTransport(inner, guard);
@@ -539,9 +595,14 @@ export class ServerConnection {
   private startError(error: unknown, exit: ExitInfo | undefined, command: string | undefined): ServerUnavailableError {
     const reason = startReason(error, exit, this.timeouts.connectMs, command);
     const timedOut = reason.startsWith('did not finish');
-    const cause = timedOut ? reason : `failed to start: ${error instanceof Error ? error.message : String(error)}${exit ? ` (${exitText(exit)})` : ''}`;
+    const cause = timedOut
+      ? reason
+      : `failed to start: ${error instanceof Error ? error.message : String(error)}${exit ? ` (${exitText(exit)})` : ''}`;
     // The command is the user's, not the server's; still, it may hold a substituted secret.
-    return new ServerUnavailableError(this.redact(`server "${this.name}" ${reason}${this.seeLog()}`), this.detail(`server "${this.name}" ${cause}${this.stderrNote()}`));
+    return new ServerUnavailableError(
+      this.redact(`server "${this.name}" ${reason}${this.seeLog()}`),
+      this.detail(`server "${this.name}" ${cause}${this.stderrNote()}`),
+    );
   }
 
   /** " (its error output is in the ... log)" when the server wrote anything on stderr. */
@@ -563,7 +624,11 @@ export class ServerConnection {
   private onClosed(link: Link): void {
     const { state } = link;
     // Set before the SDK fails the pending requests, which explain() then words with it.
-    state.reason = state.oversize ? oversizeReason(this.limits.maxResultBytes) : state.exit ? exitText(state.exit) : 'its connection closed';
+    state.reason = state.oversize
+      ? oversizeReason(this.limits.maxResultBytes)
+      : state.exit
+        ? exitText(state.exit)
+        : 'its connection closed';
     if (this.link !== link) return;
     this.link = undefined;
     clearTimeout(this.relistTimer);
@@ -620,7 +685,11 @@ export class ServerConnection {
     const window = this.logWindow;
     if (now - window.start >= 1000) {
       if (window.dropped > 0) {
-        this.serverLog({ level: 'warning', logger: 'code-execution-mode', data: `${window.dropped} log messages of server ${this.name} dropped (more than ${MAX_SERVER_LOGS_PER_SECOND} a second)` });
+        this.serverLog({
+          level: 'warning',
+          logger: 'code-execution-mode',
+          data: `${window.dropped} log messages of server ${this.name} dropped (more than ${MAX_SERVER_LOGS_PER_SECOND} a second)`,
+        });
       }
       this.logWindow = { start: now, count: 0, dropped: 0 };
     }
@@ -659,7 +728,10 @@ export class ServerConnection {
     );
     this.taskTools = taskSupportOf(listed.tools);
     const invalid = listed.tools.filter((t) => !listedToolSchema.safeParse(t).success).length;
-    const notes = [...listed.notes, ...(invalid > 0 ? [`${invalid} ${invalid === 1 ? 'tool was' : 'tools were'} left out for not being valid tool descriptions`] : [])];
+    const notes = [
+      ...listed.notes,
+      ...(invalid > 0 ? [`${invalid} ${invalid === 1 ? 'tool was' : 'tools were'} left out for not being valid tool descriptions`] : []),
+    ];
     const warning = notes.join('; ');
     this.catalog.setTools(this.name, listed.tools, warning || undefined);
     this.listed = true;
@@ -680,7 +752,8 @@ export class ServerConnection {
       return undefined;
     }
     const redacted = this.redact(json);
-    if (Buffer.byteLength(redacted, 'utf8') > MAX_ERROR_DATA_BYTES) return { truncated: true, note: `the error's data was over ${MAX_ERROR_DATA_BYTES} bytes as JSON`, start: redacted.slice(0, 1000) };
+    if (Buffer.byteLength(redacted, 'utf8') > MAX_ERROR_DATA_BYTES)
+      return { truncated: true, note: `the error's data was over ${MAX_ERROR_DATA_BYTES} bytes as JSON`, start: redacted.slice(0, 1000) };
     try {
       return JSON.parse(redacted);
     } catch {
@@ -694,7 +767,9 @@ export class ServerConnection {
     const signIn = this.start.oauth && ServerOAuth.isSignInError(error) ? this.start.oauth.message() : undefined;
     if (signIn) return new ServerUnavailableError(signIn);
     if (link.state.oversize) {
-      return new ProxyLimitError(`server "${this.name}" failed ${doing}: ${oversizeReason(this.limits.maxResultBytes)}; it is started again on next use`);
+      return new ProxyLimitError(
+        `server "${this.name}" failed ${doing}: ${oversizeReason(this.limits.maxResultBytes)}; it is started again on next use`,
+      );
     }
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && link.state.reason) {
       return new ServerUnavailableError(`server "${this.name}" failed ${doing}: ${link.state.reason}${this.seeLog()}`);
@@ -702,7 +777,11 @@ export class ServerConnection {
     // The SDK's own codes (timeout, closed connection) are not the server's answer.
     if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
       const message = clip(this.redact(bareErrorMessage(error.message)), 2000);
-      return new ServerError(`server "${this.name}" failed ${doing}: MCP error ${error.code}: ${message}`, error.code, this.cappedData(error.data));
+      return new ServerError(
+        `server "${this.name}" failed ${doing}: MCP error ${error.code}: ${message}`,
+        error.code,
+        this.cappedData(error.data),
+      );
     }
     return new ServerUnavailableError(this.redact(`server "${this.name}" failed ${doing}: ${callReason(error)}`));
   }

@@ -46,14 +46,19 @@ function causeText(error: unknown, command: string | undefined): string {
   if (error instanceof ProxyLimitError) return error.message;
   const code = errorCode(error);
   if (code === 'ENOENT') return command ? `the command "${command}" was not found` : 'its command was not found';
-  if (code === 'EACCES' || code === 'EPERM') return command ? `the command "${command}" could not be run (permission denied)` : 'its command could not be run';
+  if (code === 'EACCES' || code === 'EPERM')
+    return command ? `the command "${command}" could not be run (permission denied)` : 'its command could not be run';
   if (error instanceof StreamableHTTPError || error instanceof SseError) {
     const status = typeof error.code === 'number' ? error.code : undefined;
-    return status !== undefined && status >= 100 ? `its URL answered with HTTP status ${status}` : 'its URL did not answer as an MCP server';
+    return status !== undefined && status >= 100
+      ? `its URL answered with HTTP status ${status}`
+      : 'its URL did not answer as an MCP server';
   }
   if (typeof code === 'string' && /^E[A-Z_]+$/.test(code)) return `its URL could not be reached (${code})`;
   if (error instanceof McpError) {
-    return error.code === ErrorCode.ConnectionClosed ? 'its connection closed before it was ready' : `it refused to start a session (MCP error ${error.code})`;
+    return error.code === ErrorCode.ConnectionClosed
+      ? 'its connection closed before it was ready'
+      : `it refused to start a session (MCP error ${error.code})`;
   }
   if (error instanceof Error && error.message.startsWith("Server's protocol version is not supported")) {
     return 'it speaks a version of MCP this bridge does not support';
@@ -73,7 +78,8 @@ export function callReason(error: unknown): string {
   if (error instanceof StreamableHTTPError || error instanceof SseError) return causeText(error, undefined);
   if (typeof errorCode(error) === 'string') return causeText(error, undefined);
   // V8 quotes the text it failed to parse; zod may quote values.
-  if (error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError')) return 'it answered with something that is not a valid MCP message';
+  if (error instanceof SyntaxError || (error instanceof Error && error.name === 'ZodError'))
+    return 'it answered with something that is not a valid MCP message';
   return clip(error instanceof Error ? error.message : String(error), 500);
 }
 
@@ -85,4 +91,3 @@ function errorCode(error: unknown): string | undefined {
   }
   return undefined;
 }
-

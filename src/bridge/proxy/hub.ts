@@ -55,7 +55,11 @@ export interface HubOptions {
 }
 
 /** The parts of the configuration the hub reads; `secrets` as applySecrets leaves it. */
-export type HubConfig = Pick<Config, 'servers' | 'proxy' | 'consent'> & { workspaceFolder?: string | undefined; secrets?: Secrets | undefined; tokenKey?: Buffer | undefined };
+export type HubConfig = Pick<Config, 'servers' | 'proxy' | 'consent'> & {
+  workspaceFolder?: string | undefined;
+  secrets?: Secrets | undefined;
+  tokenKey?: Buffer | undefined;
+};
 
 /** How long search and discovery wait, in all, for servers whose tools are not known yet. */
 export const DISCOVERY_WAIT_MS = 1500;
@@ -109,7 +113,9 @@ export class ProxyHub {
     };
     this.limits = config.proxy;
     options.relay?.relay.limit(config.proxy);
-    this.oauth = options.stateDir ? new HubOAuth(options.stateDir, config.tokenKey, this.log, undefined, options.interactiveSignIn ?? true) : undefined;
+    this.oauth = options.stateDir
+      ? new HubOAuth(options.stateDir, config.tokenKey, this.log, undefined, options.interactiveSignIn ?? true)
+      : undefined;
     const own = options.env ?? process.env;
     const nested = nestedRefusal(own);
     const { [SECRETS_ENV]: _secrets, ...env } = process.env;
@@ -178,7 +184,8 @@ export class ProxyHub {
    * started and revoked between two checks). The next allowed use starts it afresh.
    */
   private async enforceConsent(name: string, state: ConsentState, changed: boolean): Promise<void> {
-    if (changed) this.log(`server "${name}": ${state === 'allowed' ? 'the user allowed it' : `not allowed (${state}); stopped if it was running`}`);
+    if (changed)
+      this.log(`server "${name}": ${state === 'allowed' ? 'the user allowed it' : `not allowed (${state}); stopped if it was running`}`);
     const make = this.connectionMakers.get(name);
     const old = this.connections.get(name);
     if (state === 'allowed' || !make || !old?.started || this.closed) return;
@@ -205,9 +212,7 @@ export class ProxyHub {
     const config = record && this.configs.get(record.name);
     if (!record || !connection || !config) {
       const known = this.catalog.names();
-      throw new UnknownServerError(
-        `no enabled server "${name}"; available: ${known.length > 0 ? known.join(', ') : 'none configured'}`,
-      );
+      throw new UnknownServerError(`no enabled server "${name}"; available: ${known.length > 0 ? known.join(', ') : 'none configured'}`);
     }
     return { name: record.name, connection, config };
   }
@@ -380,7 +385,9 @@ function startContext(server: ServerConfig, secret: ServerSecret | undefined, va
   const stored = (isStdio(server) ? secret?.env : secret?.headers) ?? {};
   // Names whose value is the stored secret (applySecrets merged it): never substituted into.
   const secretKeys = new Set(Object.keys(stored).filter((key) => own[key] === stored[key]));
-  const secretValues = secret ? [...Object.values(secret.env), ...Object.values(secret.headers), ...Object.values(secret.inputs ?? {})] : [];
+  const secretValues = secret
+    ? [...Object.values(secret.env), ...Object.values(secret.headers), ...Object.values(secret.inputs ?? {})]
+    : [];
   return { variables: { ...variables, inputs: secret?.inputs ?? {} }, secretKeys, secretValues };
 }
 

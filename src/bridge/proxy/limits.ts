@@ -16,7 +16,6 @@ export class ProxyLimitError extends Error implements KindedError {
   readonly kind = 'too-large';
 }
 
-
 /** Bytes of a value as JSON (UTF-8), as it goes over the wire. */
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');

@@ -67,7 +67,14 @@ export interface ClientRelay {
 }
 
 /** Installs the relay on one upstream client (before it connects). */
-export function installRelay(client: Client, server: string, relay: ClientRelay, declared: ClientCapabilities, calls: () => Iterable<CallContext>, maxBytes: number): void {
+export function installRelay(
+  client: Client,
+  server: string,
+  relay: ClientRelay,
+  declared: ClientCapabilities,
+  calls: () => Iterable<CallContext>,
+  maxBytes: number,
+): void {
   const runsOf = (): { runs: string[]; pause: <T>(work: Promise<T>) => Promise<T> } => {
     const active = [...calls()];
     const runs = [...new Set(active.flatMap((c) => (c.runId ? [c.runId] : [])))];
@@ -81,7 +88,13 @@ export function installRelay(client: Client, server: string, relay: ClientRelay,
   };
   const checkSize = (method: RelayedMethod, params: unknown, runs: string[]) => {
     const bytes = jsonBytes(params ?? {});
-    if (bytes > maxBytes) refuse(method, runs, `the request is ${sizeText(bytes)} as JSON, over the ${sizeText(maxBytes)} the bridge relays (proxy.maxRelayBytes)`, ErrorCode.InvalidParams);
+    if (bytes > maxBytes)
+      refuse(
+        method,
+        runs,
+        `the request is ${sizeText(bytes)} as JSON, over the ${sizeText(maxBytes)} the bridge relays (proxy.maxRelayBytes)`,
+        ErrorCode.InvalidParams,
+      );
   };
   if (declared.roots) {
     client.setRequestHandler(ListRootsRequestSchema, async (_request, extra) => {
@@ -96,13 +109,21 @@ export function installRelay(client: Client, server: string, relay: ClientRelay,
       const params = request.params;
       if (params.mode !== 'url') {
         const fields = Object.keys(params.requestedSchema.properties).length;
-        if (fields > MAX_ELICITATION_FIELDS) refuse('elicitation/create', runs, `the form asks for ${fields} fields, over the ${MAX_ELICITATION_FIELDS} the bridge relays`, ErrorCode.InvalidParams);
+        if (fields > MAX_ELICITATION_FIELDS)
+          refuse(
+            'elicitation/create',
+            runs,
+            `the form asks for ${fields} fields, over the ${MAX_ELICITATION_FIELDS} the bridge relays`,
+            ErrorCode.InvalidParams,
+          );
       }
       return pause(relay.elicit(params, { server, runs, signal: extra.signal }));
     });
   }
   if (declared.elicitation?.url) {
-    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) => relay.elicitationComplete(server, notification.params.elicitationId));
+    client.setNotificationHandler(ElicitationCompleteNotificationSchema, (notification) =>
+      relay.elicitationComplete(server, notification.params.elicitationId),
+    );
   }
   if (declared.sampling) {
     client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
@@ -112,10 +133,16 @@ export function installRelay(client: Client, server: string, relay: ClientRelay,
     });
   }
   // What the bridge's client did not declare: said and recorded, not a Method-not-found by accident.
-  client.fallbackRequestHandler = async (request) => {
+  client.fallbackRequestHandler = (request) => {
     const method = RELAYED_METHODS.find((m) => m === request.method);
-    if (!method) throw new McpError(ErrorCode.MethodNotFound, 'Method not found');
+    if (!method) return Promise.reject(new McpError(ErrorCode.MethodNotFound, 'Method not found'));
     const capability = method === 'roots/list' ? 'roots' : method === 'elicitation/create' ? 'elicitation' : 'sampling';
-    return refuse(method, runsOf().runs, `the client does not support ${capability}: the bridge's client (code-execution-mode relays to it) did not declare it`);
+    return Promise.resolve(
+      refuse(
+        method,
+        runsOf().runs,
+        `the client does not support ${capability}: the bridge's client (code-execution-mode relays to it) did not declare it`,
+      ),
+    );
   };
 }

@@ -4,7 +4,15 @@
 // call timeout; when the run stops (timeout, cancel) or the bound hits, the server is asked to
 // cancel the task (tasks/cancel), so its work does not go on for nobody.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CallToolResultSchema, ErrorCode, McpError, type CallToolRequest, type CallToolResult, type Progress, type Task } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  type CallToolRequest,
+  type CallToolResult,
+  type Progress,
+  type Task,
+} from '@modelcontextprotocol/sdk/types.js';
 
 export type TaskSupport = 'required' | 'optional';
 
@@ -46,7 +54,11 @@ export async function callAsTask(
   const onAbort = () => stop.abort(options.signal.reason);
   if (options.signal.aborted) onAbort();
   else options.signal.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => stop.abort(new McpError(ErrorCode.RequestTimeout, `Request timed out (the task did not finish within ${options.timeout / 1000} s)`)), options.timeout);
+  const timer = setTimeout(
+    () =>
+      stop.abort(new McpError(ErrorCode.RequestTimeout, `Request timed out (the task did not finish within ${options.timeout / 1000} s)`)),
+    options.timeout,
+  );
   const stream = client.experimental.tasks.callToolStream(params, CallToolResultSchema, {
     task: {},
     signal: stop.signal,
@@ -55,7 +67,8 @@ export async function callAsTask(
   });
   // The SDK notices a stop only between polls (after the server's pollInterval): raced here.
   const stopped = new Promise<never>((_resolve, reject) => {
-    const fail = () => reject(stop.signal.reason instanceof Error ? stop.signal.reason : new McpError(ErrorCode.RequestTimeout, 'the call was stopped'));
+    const fail = () =>
+      reject(stop.signal.reason instanceof Error ? stop.signal.reason : new McpError(ErrorCode.RequestTimeout, 'the call was stopped'));
     if (stop.signal.aborted) fail();
     else stop.signal.addEventListener('abort', fail, { once: true });
   });
@@ -80,7 +93,7 @@ export async function callAsTask(
         tell(message.task);
       } else if (message.type === 'result') {
         taskId = undefined;
-        return message.result as CallToolResult;
+        return message.result;
       } else {
         // Whether the task still runs is its last status, never the error's wording (the server's text).
         throw message.error;

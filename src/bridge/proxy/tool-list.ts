@@ -53,10 +53,14 @@ export async function readToolList(page: (cursor: string | undefined) => Promise
   } while (!cut && cursor && pages < caps.maxPages);
 
   const notes: string[] = [];
-  if (cut === 'count') notes.push(`it lists more than ${caps.maxTools} tools; the first ${tools.length} are kept (proxy.maxToolsPerServer)`);
-  if (cut === 'bytes') notes.push(`its tool list is over ${sizeText(caps.maxBytes)}; the first ${tools.length} tools are kept (proxy.maxToolListBytes)`);
+  if (cut === 'count')
+    notes.push(`it lists more than ${caps.maxTools} tools; the first ${tools.length} are kept (proxy.maxToolsPerServer)`);
+  if (cut === 'bytes')
+    notes.push(`its tool list is over ${sizeText(caps.maxBytes)}; the first ${tools.length} tools are kept (proxy.maxToolListBytes)`);
   if (oversized.length > 0) {
-    notes.push(`${oversized.length} ${oversized.length === 1 ? 'tool was' : 'tools were'} left out for being over ${sizeText(caps.maxToolBytes)} each (proxy.maxToolSchemaBytes)`);
+    notes.push(
+      `${oversized.length} ${oversized.length === 1 ? 'tool was' : 'tools were'} left out for being over ${sizeText(caps.maxToolBytes)} each (proxy.maxToolSchemaBytes)`,
+    );
   }
   if (!cut && cursor) notes.push(`its tool list goes on past ${caps.maxPages} pages; the rest is not read`);
   return { tools, notes, oversized: oversized.slice(0, 5) };

@@ -58,7 +58,11 @@ export function serverEnvironment(own: Record<string, string>, host: NodeJS.Proc
  * `maxBufferSize` caps the bytes the SDK buffers of one unfinished message (plus at most one
  * read from the pipe): over it, the transport reports an error and closes.
  */
-export function stdioTransport(config: StdioServerConfig, extraEnv: Record<string, string> = {}, maxBufferSize?: number): StdioClientTransport {
+export function stdioTransport(
+  config: StdioServerConfig,
+  extraEnv: Record<string, string> = {},
+  maxBufferSize?: number,
+): StdioClientTransport {
   return new StdioClientTransport({
     command: config.command,
     args: config.args,
@@ -91,7 +95,13 @@ export interface HttpAuth {
 }
 
 /** `fetch` (when given) wraps every request, to cap and pace response bodies; `oauth` answers a 401. */
-export function httpTransport(config: HttpServerConfig, kind: 'streamable' | 'sse', extraHeaders: Record<string, string> = {}, wrap: (f: FetchLike) => FetchLike = (f) => f, oauth?: HttpAuth): Transport {
+export function httpTransport(
+  config: HttpServerConfig,
+  kind: 'streamable' | 'sse',
+  extraHeaders: Record<string, string> = {},
+  wrap: (f: FetchLike) => FetchLike = (f) => f,
+  oauth?: HttpAuth,
+): Transport {
   const url = new URL(config.url);
   const headers = { ...config.headers, ...extraHeaders };
   const plain: FetchLike = (u, init) => fetch(u, init);
@@ -102,7 +112,9 @@ export function httpTransport(config: HttpServerConfig, kind: 'streamable' | 'ss
         ...auth,
         requestInit: { headers },
         fetch: wrap(base),
-        eventSourceInit: { fetch: wrap((u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } })) },
+        eventSourceInit: {
+          fetch: wrap((u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } })),
+        },
       })
     : new StreamableHTTPClientTransport(url, { ...auth, requestInit: { headers }, fetch: wrap(base) });
 }

@@ -36,7 +36,8 @@ export function sha256(data: string): string {
 export function sniffImage(data: string): string | undefined {
   for (const [prefix, mime] of MAGIC) if (data.startsWith(prefix)) return mime;
   // RIFF....WEBP
-  if (data.startsWith('UklGR') && Buffer.from(data.slice(0, 16), 'base64').subarray(8, 12).toString('latin1') === 'WEBP') return 'image/webp';
+  if (data.startsWith('UklGR') && Buffer.from(data.slice(0, 16), 'base64').subarray(8, 12).toString('latin1') === 'WEBP')
+    return 'image/webp';
   return undefined;
 }
 

@@ -98,4 +98,3 @@ export function cutToJson(text: string, budget: number, earlier?: { marker: stri
     keep = Math.max(0, keep - over);
   }
 }
-

@@ -3,7 +3,15 @@
 // (empty, null and default fields left out), one budget of characters for the output, no
 // base64 as text, and each image once. The full record goes to the run log instead.
 import { z } from 'zod';
-import { MAX_IMAGE_BASE64_CHARS, MAX_IMAGES_PER_RUN, MAX_OUT_FILE_BYTES, MAX_OUT_FILES, MAX_OUT_TOTAL_BYTES, type RunResult, type SessionChange } from '../../sandbox/index.ts';
+import {
+  MAX_IMAGE_BASE64_CHARS,
+  MAX_IMAGES_PER_RUN,
+  MAX_OUT_FILE_BYTES,
+  MAX_OUT_FILES,
+  MAX_OUT_TOTAL_BYTES,
+  type RunResult,
+  type SessionChange,
+} from '../../sandbox/index.ts';
 import { KnownImages, replaceBase64, type Base64Kind, type FoundImage } from './base64-text.ts';
 import { base64Bytes, base64Capacity, sizeText } from '../../shared/byte-size.ts';
 import { cutToJson, jsonLength, shareBudget } from './budget.ts';
@@ -34,7 +42,17 @@ export const runViewShape = {
    * Files the code wrote under /work/out: small UTF-8 text inline (`text`), others attached as
    * embedded resources (`attached`), or named with why not (`note`).
    */
-  files: z.array(z.object({ path: z.string(), bytes: z.number(), text: z.string().optional(), attached: z.boolean().optional(), note: z.string().optional() })).optional(),
+  files: z
+    .array(
+      z.object({
+        path: z.string(),
+        bytes: z.number(),
+        text: z.string().optional(),
+        attached: z.boolean().optional(),
+        note: z.string().optional(),
+      }),
+    )
+    .optional(),
   /** What was cut or left out, with what to do about it. */
   notes: z.array(z.string()).optional(),
   truncated: z.boolean().optional(),
@@ -94,10 +112,23 @@ const FILE_SKIPS: Record<string, string> = {
   listing: 'not returned: too many entries in /work/out',
 };
 const MIMES: Record<string, string> = {
-  txt: 'text/plain', md: 'text/markdown', csv: 'text/csv', json: 'application/json', html: 'text/html', xml: 'application/xml',
+  txt: 'text/plain',
+  md: 'text/markdown',
+  csv: 'text/csv',
+  json: 'application/json',
+  html: 'text/html',
+  xml: 'application/xml',
   // An SVG comes back as its text, never labelled as an image a client might render (and run).
-  svg: 'text/plain', png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp',
-  pdf: 'application/pdf', zip: 'application/zip', parquet: 'application/vnd.apache.parquet', xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  svg: 'text/plain',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  pdf: 'application/pdf',
+  zip: 'application/zip',
+  parquet: 'application/vnd.apache.parquet',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
 };
 
 function outFileMime(path: string): string {
@@ -166,7 +197,10 @@ export function shapeRun(input: ShapeInput): ShapedRun {
     const kept = fitted.reduce((n, f) => n + f.text.length, 0);
     notes.push(`output cut to ${fmt(kept)} of about ${fmt(total)} characters, head and tail kept: ${CUT_HINT}`);
   }
-  if (result.omitted.images > 0) notes.push(`${plural(result.omitted.images, 'image')} not kept: at most ${MAX_IMAGES_PER_RUN} per run, ${sizeText(base64Capacity(MAX_IMAGE_BASE64_CHARS))} each`);
+  if (result.omitted.images > 0)
+    notes.push(
+      `${plural(result.omitted.images, 'image')} not kept: at most ${MAX_IMAGES_PER_RUN} per run, ${sizeText(base64Capacity(MAX_IMAGE_BASE64_CHARS))} each`,
+    );
 
   // Files from /work/out: small text inline, the rest attached within what the images left of the budget.
   const fileBudget = Math.max(0, (input.imageBudget ?? RESULT_IMAGE_BYTES) - images.attached.reduce((n, i) => n + base64Bytes(i.data), 0));
@@ -200,7 +234,9 @@ export function shapeRun(input: ShapeInput): ShapedRun {
   const build = (): { view: RunView; text: string } => {
     const allNotes = [...notes];
     if (images.dropped > 0) {
-      allNotes.push(`${plural(images.dropped, 'image')} not attached: over the ${images.budgetText()} image budget of a result; emit fewer or smaller images`);
+      allNotes.push(
+        `${plural(images.dropped, 'image')} not attached: over the ${images.budgetText()} image budget of a result; emit fewer or smaller images`,
+      );
     }
     if (images.refused > 0) allNotes.push(`${plural(images.refused, 'image')} not attached: ${ACTIVE_IMAGE_REASON}`);
     const view: RunView = { status: result.status };
@@ -272,7 +308,10 @@ export function renderText(view: RunView, errorHasHeadline = false): string {
   if (lines.length === 0) lines.push('(no output)');
   if (view.status !== 'ok' && !view.error) lines.push(`[${view.status}]`);
   for (const note of view.notes ?? []) lines.push(`[${note}]`);
-  const facts = [view.images ? `${plural(view.images, 'image')} attached` : '', view.toolCalls ? plural(view.toolCalls, 'tool call') : ''].filter(Boolean);
+  const facts = [
+    view.images ? `${plural(view.images, 'image')} attached` : '',
+    view.toolCalls ? plural(view.toolCalls, 'tool call') : '',
+  ].filter(Boolean);
   if (facts.length > 0) lines.push(`[${facts.join('; ')}]`);
   if (view.auditLog) lines.push(`[${view.auditLog}]`);
   return lines.join('\n');

@@ -95,7 +95,12 @@ export function toSandboxResult(result: CallToolResult, raw = false): SandboxToo
       isError: result.isError === true,
       ...(result._meta !== undefined ? { _meta: result._meta } : {}),
     };
-    return { isError: false, value, images, ...(result.isError ? { errorText: texts.join('\n').slice(0, 4000) || 'the tool reported an error' } : {}) };
+    return {
+      isError: false,
+      value,
+      images,
+      ...(result.isError ? { errorText: texts.join('\n').slice(0, 4000) || 'the tool reported an error' } : {}),
+    };
   }
   if (result.isError) {
     return {

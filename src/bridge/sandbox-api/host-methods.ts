@@ -21,13 +21,21 @@ const detail = z.enum(['summary', 'full']).default('summary');
 const name = z.string().min(1).max(256);
 
 const schemas = {
-  call_tool: z.object({ server: name, tool: name, arguments: z.record(z.string(), z.unknown()).default({}), raw: z.boolean().default(false) }),
+  call_tool: z.object({
+    server: name,
+    tool: name,
+    arguments: z.record(z.string(), z.unknown()).default({}),
+    raw: z.boolean().default(false),
+  }),
   list_servers: z.object({}).default({}),
   list_tools: z.object({ server: name }),
   search_tools: z.object({ query: z.string().max(2000), limit: z.number().int().min(1).max(100).default(5), detail }),
   query_tools: z.object({ server: name, tool: name.nullable().optional(), detail }),
   // `arguments`: the call's arguments as the sandbox shows them (a shortened repr), for the run log only.
-  get_snippet: z.object({ name: z.string().regex(SNIPPET_NAME, 'must be a snippet name (letters, digits and _)'), arguments: z.string().max(4000).optional() }),
+  get_snippet: z.object({
+    name: z.string().regex(SNIPPET_NAME, 'must be a snippet name (letters, digits and _)'),
+    arguments: z.string().max(4000).optional(),
+  }),
   list_resources: z.object({ server: name }),
   list_resource_templates: z.object({ server: name }),
   read_resource: z.object({ server: name, uri: z.string().min(1).max(8192) }),
@@ -108,7 +116,12 @@ const newScope = (keep: boolean): RunScope => ({ keep, calls: 0, images: [], ima
 export type ToolProgressSink = (server: string, tool: string, progress: Progress) => void;
 
 /** What a refused request is recorded by: the server and tool it named, if it named them well. */
-const refusedShape = z.object({ server: name.optional(), tool: name.nullable().optional(), name: name.optional(), arguments: z.unknown().optional() });
+const refusedShape = z.object({
+  server: name.optional(),
+  tool: name.nullable().optional(),
+  name: name.optional(),
+  arguments: z.unknown().optional(),
+});
 
 /**
  * A request the sandbox made after its run had ended, refused unserved (sandbox/sessions/run.ts refuseRequest):
@@ -133,7 +146,12 @@ export function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
   return outcomeOfKind(kindOf(error));
 }
 
-export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, snippets?: SnippetStore, confirmations?: ConfirmationGate): HostMethods {
+export function createHostMethods(
+  hub: ProxyHub,
+  runLog: RunLog | undefined,
+  snippets?: SnippetStore,
+  confirmations?: ConfirmationGate,
+): HostMethods {
   const keepImages = (scope: RunScope, found: ResultImage[]) => {
     if (!scope.keep) return;
     for (const image of found) {
@@ -143,7 +161,9 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
       scope.imageChars += image.data.length;
     }
   };
-  const handlers: { [M in HostMethod]: (params: z.infer<(typeof schemas)[M]>, context: RequestContext, scope: RunScope) => Promise<unknown> } = {
+  const handlers: {
+    [M in HostMethod]: (params: z.infer<(typeof schemas)[M]>, context: RequestContext, scope: RunScope) => Promise<unknown>;
+  } = {
     async call_tool(params, context, scope) {
       context.describe(`${params.server}.${params.tool}`);
       const started = performance.now();
@@ -160,7 +180,14 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
         });
         const { images: found, ...converted } = toSandboxResult(result, params.raw);
         keepImages(scope, found);
-        runLog?.toolCall({ ...record, server, tool, outcome: converted.isError ? 'tool-error' : 'ok', durationMs: performance.now() - started, ...(converted.errorText ? { error: converted.errorText } : {}) });
+        runLog?.toolCall({
+          ...record,
+          server,
+          tool,
+          outcome: converted.isError ? 'tool-error' : 'ok',
+          durationMs: performance.now() - started,
+          ...(converted.errorText ? { error: converted.errorText } : {}),
+        });
         return converted;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
@@ -243,18 +270,33 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
     },
     async read_resource(params, context) {
       context.describe(`${params.server}: read_resource(${params.uri.slice(0, 200)})`);
-      return serverUse(context, params.server, `read_resource ${params.uri}`, async (wait) => (await readResource(hub, params.server, params.uri, wait)).contents);
+      return serverUse(
+        context,
+        params.server,
+        `read_resource ${params.uri}`,
+        async (wait) => (await readResource(hub, params.server, params.uri, wait)).contents,
+      );
     },
     async list_prompts(params, context) {
       return listing(params.server, 'prompts', context);
     },
     async get_prompt(params, context) {
       context.describe(`${params.server}: get_prompt(${params.name})`);
-      return serverUse(context, params.server, `get_prompt ${params.name}`, async (wait) => (await getPrompt(hub, params.server, params.name, params.arguments, wait)).prompt);
+      return serverUse(
+        context,
+        params.server,
+        `get_prompt ${params.name}`,
+        async (wait) => (await getPrompt(hub, params.server, params.name, params.arguments, wait)).prompt,
+      );
     },
   };
   /** A resource or prompt request, in the run log like a tool call. */
-  const serverUse = async <T>(context: RequestContext, server: string, what: string, work: (wait: { signal: AbortSignal; untimed: RequestContext['untimed'] }) => Promise<T>): Promise<T> => {
+  const serverUse = async <T>(
+    context: RequestContext,
+    server: string,
+    what: string,
+    work: (wait: { signal: AbortSignal; untimed: RequestContext['untimed'] }) => Promise<T>,
+  ): Promise<T> => {
     const started = performance.now();
     const record = { run: context.runId, server, tool: what, arguments: {} };
     try {
@@ -276,15 +318,17 @@ export function createHostMethods(hub: ProxyHub, runLog: RunLog | undefined, sni
     });
   };
 
-  const handlerIn = (scope: RunScope): RequestHandler => async (method, params, context) => {
-    if (!Object.hasOwn(schemas, method)) throw new Error(`unknown host method "${method}"`);
-    const key = method as HostMethod;
-    const parsed = schemas[key].safeParse(params ?? {});
-    if (!parsed.success) {
-      throw new Error(`bad parameters for ${method}: ${describeIssues(parsed.error, '', { whole: 'params', separator: '; ' })}`);
-    }
-    return (handlers[key] as (p: unknown, c: RequestContext, s: RunScope) => Promise<unknown>)(parsed.data, context, scope);
-  };
+  const handlerIn =
+    (scope: RunScope): RequestHandler =>
+    async (method, params, context) => {
+      if (!Object.hasOwn(schemas, method)) throw new Error(`unknown host method "${method}"`);
+      const key = method as HostMethod;
+      const parsed = schemas[key].safeParse(params ?? {});
+      if (!parsed.success) {
+        throw new Error(`bad parameters for ${method}: ${describeIssues(parsed.error, '', { whole: 'params', separator: '; ' })}`);
+      }
+      return (handlers[key] as (p: unknown, c: RequestContext, s: RunScope) => Promise<unknown>)(parsed.data, context, scope);
+    };
   return {
     handle: handlerIn(newScope(false)),
     forRun: () => {

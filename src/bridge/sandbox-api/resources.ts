@@ -15,7 +15,12 @@ export type Listing = 'resources' | 'resourceTemplates' | 'prompts';
 type Wait = WaitOptions & { signal: AbortSignal };
 
 /** Every item of a listing (up to the caps); `note` says what was left out. */
-export async function listAll(hub: ProxyHub, server: string, listing: Listing, wait: Wait): Promise<{ server: string; items: unknown[]; note?: string }> {
+export async function listAll(
+  hub: ProxyHub,
+  server: string,
+  listing: Listing,
+  wait: Wait,
+): Promise<{ server: string; items: unknown[]; note?: string }> {
   const maxBytes = hub.proxyLimits.maxResultBytes;
   const capability = listing === 'prompts' ? 'prompts' : 'resources';
   const items: unknown[] = [];
@@ -45,7 +50,8 @@ export async function listAll(hub: ProxyHub, server: string, listing: Listing, w
     name = resolved;
     for (const item of result.items) {
       bytes += jsonBytes(item);
-      if (bytes > maxBytes) return { server: name, items, note: `cut at ${sizeText(maxBytes)} (proxy.maxResultBytes): ${items.length} shown` };
+      if (bytes > maxBytes)
+        return { server: name, items, note: `cut at ${sizeText(maxBytes)} (proxy.maxResultBytes): ${items.length} shown` };
       items.push(item);
     }
     cursor = result.nextCursor;
@@ -55,17 +61,36 @@ export async function listAll(hub: ProxyHub, server: string, listing: Listing, w
 }
 
 /** The contents of one resource: `[{uri, mimeType?, text}]` or `[{uri, mimeType?, blob (base64)}]`. */
-export async function readResource(hub: ProxyHub, server: string, uri: string, wait: Wait): Promise<{ server: string; contents: unknown[] }> {
-  const { server: name, result } = await hub.serverRequest(server, 'resources', `reading ${uri}`, (client, options) => client.readResource({ uri }, options), wait);
+export async function readResource(
+  hub: ProxyHub,
+  server: string,
+  uri: string,
+  wait: Wait,
+): Promise<{ server: string; contents: unknown[] }> {
+  const { server: name, result } = await hub.serverRequest(
+    server,
+    'resources',
+    `reading ${uri}`,
+    (client, options) => client.readResource({ uri }, options),
+    wait,
+  );
   return { server: name, contents: result.contents };
 }
 
 /** A prompt filled in: `{description?, messages: [{role, content}]}`. */
-export async function getPrompt(hub: ProxyHub, server: string, prompt: string, args: Record<string, string>, wait: Wait): Promise<{ server: string; prompt: unknown }> {
+export async function getPrompt(
+  hub: ProxyHub,
+  server: string,
+  prompt: string,
+  args: Record<string, string>,
+  wait: Wait,
+): Promise<{ server: string; prompt: unknown }> {
   const bytes = jsonBytes(args);
   const max = hub.proxyLimits.maxArgumentBytes;
   if (bytes > max) {
-    throw new ProxyLimitError(`the arguments are ${sizeText(bytes)} as JSON, over the ${sizeText(max)} a call may send (proxy.maxArgumentBytes)`);
+    throw new ProxyLimitError(
+      `the arguments are ${sizeText(bytes)} as JSON, over the ${sizeText(max)} a call may send (proxy.maxArgumentBytes)`,
+    );
   }
   const { server: name, result } = await hub.serverRequest(
     server,

@@ -3,7 +3,15 @@
 // listing is fixed when the bridge starts, so the state is looked up then: two or three CLI
 // calls, only when packages are configured.
 import type { SandboxConfig } from '../../config/schema.ts';
-import { candidates, distributionsText, type ImageDistributions, locateRuntime, packagesState, type PackagesState, packagesSummary } from '../../sandbox/index.ts';
+import {
+  candidates,
+  distributionsText,
+  type ImageDistributions,
+  locateRuntime,
+  packagesState,
+  type PackagesState,
+  packagesSummary,
+} from '../../sandbox/index.ts';
 
 const START_CHECK_TIMEOUT_MS = 10_000;
 
@@ -28,10 +36,11 @@ export function installedNames(state: PackagesState | undefined): string[] {
 /** The capabilities resource's paragraph about packages. */
 export function packagesText(state: PackagesState | undefined, buildHint: string): string {
   if (!state) {
-    return 'Python packages: the standard library and what the image has; there is no pip. More packages are the user\'s to add (sandbox.packages, then a build of the sandbox image).';
+    return "Python packages: the standard library and what the image has; there is no pip. More packages are the user's to add (sandbox.packages, then a build of the sandbox image).";
   }
   const list = packagesSummary(state.packages, 30);
-  if (state.state === 'built') return `Python packages installed (sandbox.packages): ${list}. There is no pip: other packages are the user's to add to sandbox.packages.`;
+  if (state.state === 'built')
+    return `Python packages installed (sandbox.packages): ${list}. There is no pip: other packages are the user's to add to sandbox.packages.`;
   return `sandbox.packages lists ${list}, but the sandbox image with them is not built${state.state === 'missing' && state.stale.length > 0 ? ' for the current list' : ''}: runs use ${'the base image'} without them. ${buildHint}`;
 }
 

@@ -12,7 +12,11 @@ export function progressMessage(seconds: number, toolCalls: number, line: string
 }
 
 /** A proxied tool's progress as the run's progress message: "server.tool: message (3/10)". */
-export function toolProgressMessage(server: string, tool: string, progress: { progress: number; total?: number | undefined; message?: string | undefined }): string {
+export function toolProgressMessage(
+  server: string,
+  tool: string,
+  progress: { progress: number; total?: number | undefined; message?: string | undefined },
+): string {
   const count = `${progress.progress}${progress.total !== undefined ? `/${progress.total}` : ''}`;
   const said = progress.message ? progress.message.replace(/\s+/g, ' ').trim() : '';
   const text = `${server}.${tool}: ${said ? `${said} (${count})` : count}`;

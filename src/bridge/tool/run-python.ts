@@ -122,10 +122,17 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
       const refused = started.findIndex((s) => s.status === 'rejected');
       if (refused >= 0) {
         const reason = (started[refused] as PromiseRejectedResult).reason as unknown;
-        return failed('ServerUnavailable', `Could not start server "${args.servers![refused]}": ${reason instanceof Error ? reason.message : String(reason)}`);
+        return failed(
+          'ServerUnavailable',
+          `Could not start server "${args.servers![refused]}": ${reason instanceof Error ? reason.message : String(reason)}`,
+        );
       }
       const requests = deps.requests.forRun();
-      const progress = startProgress(extra, () => requests.toolCalls(), requests.watchProgress && ((sink) => requests.watchProgress!(sink)));
+      const progress = startProgress(
+        extra,
+        () => requests.toolCalls(),
+        requests.watchProgress && ((sink) => requests.watchProgress!(sink)),
+      );
       deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
       try {
         const result = await deps.sandbox.execute(args.code, {
@@ -173,11 +180,22 @@ function callResult(shaped: ShapedRun): CallToolResult {
   const content: CallToolResult['content'] = [{ type: 'text', text: shaped.text }];
   for (const image of shaped.images) {
     // Audio a tool returned is attached like its images (and within the same budget).
-    content.push(image.mime.startsWith('audio/') ? { type: 'audio', data: image.data, mimeType: image.mime } : { type: 'image', data: image.data, mimeType: image.mime });
+    content.push(
+      image.mime.startsWith('audio/')
+        ? { type: 'audio', data: image.data, mimeType: image.mime }
+        : { type: 'image', data: image.data, mimeType: image.mime },
+    );
   }
   for (const file of shaped.files) {
     // Files the code left in /work/out: embedded resources, named by their path in the sandbox.
-    content.push({ type: 'resource', resource: { uri: `sandbox:///work/out/${file.path.split('/').map(encodeURIComponent).join('/')}`, mimeType: file.mime, blob: file.data } });
+    content.push({
+      type: 'resource',
+      resource: {
+        uri: `sandbox:///work/out/${file.path.split('/').map(encodeURIComponent).join('/')}`,
+        mimeType: file.mime,
+        blob: file.data,
+      },
+    });
   }
   return { content, structuredContent: shaped.view, isError: shaped.view.status !== 'ok' };
 }
@@ -202,7 +220,9 @@ function startProgress(extra: Extra, toolCalls: () => number, watchTools?: (sink
   let sent = 0;
   const send = (value: number, message: string) => {
     sent = Math.max(value, Math.round((sent + 0.001) * 1000) / 1000);
-    void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token!, progress: sent, message } }).catch(() => undefined);
+    void extra
+      .sendNotification({ method: 'notifications/progress', params: { progressToken: token!, progress: sent, message } })
+      .catch(() => undefined);
   };
   const timer =
     token === undefined

@@ -32,7 +32,9 @@ export async function buildWithProgress(sandbox: SandboxConfig, log: vscode.LogO
           { signal: abort.signal },
         );
         void vscode.window.showInformationMessage(
-          outcome.reused ? `The sandbox image with ${outcome.packages.length} packages is already built.` : `The sandbox image with ${outcome.packages.length} packages is built (${(outcome.durationMs / 1000).toFixed(0)} s); new sandbox sessions use it.`,
+          outcome.reused
+            ? `The sandbox image with ${outcome.packages.length} packages is already built.`
+            : `The sandbox image with ${outcome.packages.length} packages is built (${(outcome.durationMs / 1000).toFixed(0)} s); new sandbox sessions use it.`,
         );
         return 'built';
       } catch (error) {

@@ -32,7 +32,9 @@ export async function pullWithProgress(sandbox: SandboxConfig, log: vscode.LogOu
         }
         const message = error instanceof Error ? error.message : String(error);
         log.error(message);
-        void vscode.window.showErrorMessage(message, 'Diagnose').then((choice) => choice && vscode.commands.executeCommand('codeExecutionMode.diagnoseRuntime'));
+        void vscode.window
+          .showErrorMessage(message, 'Diagnose')
+          .then((choice) => choice && vscode.commands.executeCommand('codeExecutionMode.diagnoseRuntime'));
         return 'failed';
       } finally {
         cancel.dispose();

@@ -12,7 +12,7 @@ import type { SecretKind, ServerSecrets } from '../settings/secrets.ts';
 import { SECTION, writeServer } from '../settings/settings.ts';
 
 function entries(): Record<string, Record<string, unknown>> {
-  return (vscode.workspace.getConfiguration(SECTION).get<Record<string, Record<string, unknown>>>('servers') ?? {});
+  return vscode.workspace.getConfiguration(SECTION).get<Record<string, Record<string, unknown>>>('servers') ?? {};
 }
 
 /** The ids of the `${input:ID}` variables an entry uses, in order of first use. */
@@ -40,12 +40,17 @@ async function askName(initial = ''): Promise<string | undefined> {
     prompt: 'Becomes mcp_<name> in Python',
     value: initial,
     validateInput: (value) =>
-      !SERVER_NAME.test(value) ? 'Letters, digits, "_", "-" and "."; start with a letter or digit' : taken.has(value) && value !== initial ? 'A server with this name exists' : undefined,
+      !SERVER_NAME.test(value)
+        ? 'Letters, digits, "_", "-" and "."; start with a letter or digit'
+        : taken.has(value) && value !== initial
+          ? 'A server with this name exists'
+          : undefined,
   });
 }
 
 export function registerServerCommands(context: vscode.ExtensionContext, secrets: ServerSecrets): void {
-  const register = (id: string, fn: (...args: unknown[]) => Promise<unknown>) => context.subscriptions.push(vscode.commands.registerCommand(`codeExecutionMode.${id}`, fn));
+  const register = (id: string, fn: (...args: unknown[]) => Promise<unknown>) =>
+    context.subscriptions.push(vscode.commands.registerCommand(`codeExecutionMode.${id}`, fn));
 
   register('addServer', async () => {
     const kind = await vscode.window.showQuickPick(
@@ -58,7 +63,11 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
     if (!kind) return;
     let entry: Record<string, unknown>;
     if (kind.value === 'stdio') {
-      const line = await vscode.window.showInputBox({ title: 'Add MCP server (2/3): command', prompt: 'e.g. npx -y @modelcontextprotocol/server-memory', validateInput: (v) => (v.trim() ? undefined : 'Enter a command') });
+      const line = await vscode.window.showInputBox({
+        title: 'Add MCP server (2/3): command',
+        prompt: 'e.g. npx -y @modelcontextprotocol/server-memory',
+        validateInput: (v) => (v.trim() ? undefined : 'Enter a command'),
+      });
       if (!line) return;
       const [command, ...args] = splitCommandLine(line);
       entry = { command, args };
@@ -77,7 +86,10 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
     }
     const name = await askName();
     if (!name) return;
-    const description = await vscode.window.showInputBox({ title: 'Add MCP server (3/3): description (optional)', prompt: 'Tells the agent what the server is for' });
+    const description = await vscode.window.showInputBox({
+      title: 'Add MCP server (3/3): description (optional)',
+      prompt: 'Tells the agent what the server is for',
+    });
     if (description) entry.description = description;
     await writeServer(name, entry);
     const secret = await vscode.window.showInformationMessage(`Server "${name}" added.`, 'Add a Secret (token, API key)');
@@ -132,11 +144,26 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
     // An entry with `${input:ID}` (as imported from mcp.json) needs those values first.
     const inputs = inputIds(entry);
     if (inputs.length > 0) {
-      const stored = new Set(secrets.names(name).filter((e) => e.kind === 'inputs').map((e) => e.name));
+      const stored = new Set(
+        secrets
+          .names(name)
+          .filter((e) => e.kind === 'inputs')
+          .map((e) => e.name),
+      );
       const pick = await vscode.window.showQuickPick(
         [
-          ...inputs.map((id) => ({ label: `\${input:${id}}`, description: stored.has(id) ? 'stored (replace)' : 'no value yet', secret: 'inputs' as SecretKind, id })),
-          { label: isHttp ? 'An HTTP header' : 'An environment variable', description: isHttp ? 'e.g. Authorization' : 'e.g. GITHUB_PERSONAL_ACCESS_TOKEN', secret: plain, id: undefined },
+          ...inputs.map((id) => ({
+            label: `\${input:${id}}`,
+            description: stored.has(id) ? 'stored (replace)' : 'no value yet',
+            secret: 'inputs' as SecretKind,
+            id,
+          })),
+          {
+            label: isHttp ? 'An HTTP header' : 'An environment variable',
+            description: isHttp ? 'e.g. Authorization' : 'e.g. GITHUB_PERSONAL_ACCESS_TOKEN',
+            secret: plain,
+            id: undefined,
+          },
         ],
         { title: `Secret for "${name}"`, placeHolder: 'A value the entry refers to, or a new variable' },
       );
@@ -152,7 +179,11 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
     });
     if (!key) return;
     const shown = kind === 'inputs' ? `\${input:${key}}` : key;
-    const value = await vscode.window.showInputBox({ title: `Value of ${shown}`, password: true, prompt: 'Kept in VS Code\'s secret storage, given only to this server' });
+    const value = await vscode.window.showInputBox({
+      title: `Value of ${shown}`,
+      password: true,
+      prompt: "Kept in VS Code's secret storage, given only to this server",
+    });
     if (value === undefined) return;
     await secrets.set(name, kind, key, value);
     void vscode.window.showInformationMessage(`Secret ${shown} stored for "${name}".`);
@@ -171,16 +202,24 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
       } catch {
         continue;
       }
-      const servers = (parsed && typeof parsed === 'object' && 'servers' in parsed ? parsed.servers : undefined) as Record<string, Record<string, unknown>> | undefined;
+      const servers = (parsed && typeof parsed === 'object' && 'servers' in parsed ? parsed.servers : undefined) as
+        Record<string, Record<string, unknown>> | undefined;
       for (const [name, entry] of Object.entries(servers ?? {})) {
         const valid = serverSchema.safeParse(entry);
         if (!valid.success || startsThisBridge(valid.data) || !SERVER_NAME.test(name)) continue;
         const usesInputs = JSON.stringify(entry).includes('${input:');
-        found.push({ label: name, description: file, detail: usesInputs ? 'uses ${input:...} values: set them as secrets after import' : undefined, name, entry, picked: !(name in entries()) });
+        found.push({
+          label: name,
+          description: file,
+          detail: usesInputs ? 'uses ${input:...} values: set them as secrets after import' : undefined,
+          name,
+          entry,
+          picked: !(name in entries()),
+        });
       }
     }
     if (found.length === 0) {
-      void vscode.window.showInformationMessage('No servers found in the workspace\'s or your mcp.json.');
+      void vscode.window.showInformationMessage("No servers found in the workspace's or your mcp.json.");
       return;
     }
     const chosen = await vscode.window.showQuickPick(found, { canPickMany: true, title: 'Servers to put behind Code Execution Mode' });
@@ -189,7 +228,10 @@ export function registerServerCommands(context: vscode.ExtensionContext, secrets
     const needInputs = chosen.find((item) => inputIds(item.entry).length > 0);
     const done = `Imported ${chosen.length} server(s). You may now remove them from mcp.json so the agent sees only run_python.`;
     if (!needInputs) return void vscode.window.showInformationMessage(done);
-    const set = await vscode.window.showInformationMessage(`${done} "${needInputs.name}" uses \${input:...} values: store them as secrets.`, 'Set Values');
+    const set = await vscode.window.showInformationMessage(
+      `${done} "${needInputs.name}" uses \${input:...} values: store them as secrets.`,
+      'Set Values',
+    );
     if (set) await vscode.commands.executeCommand('codeExecutionMode.setServerSecret', needInputs.name);
   });
 }

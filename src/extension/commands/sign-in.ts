@@ -39,7 +39,9 @@ export class SignInPrompts implements vscode.Disposable {
     );
     if (choice !== 'Sign In') return;
     if (request.expiresAt < Date.now()) {
-      void vscode.window.showWarningMessage(`The sign-in to ${request.server} has expired; it is asked again when the server is next used.`);
+      void vscode.window.showWarningMessage(
+        `The sign-in to ${request.server} has expired; it is asked again when the server is next used.`,
+      );
       return;
     }
     // Given as the string: VS Code opens it as written, where a parsed Uri would re-encode the query.
@@ -52,11 +54,19 @@ export class SignInPrompts implements vscode.Disposable {
 }
 
 /** "Sign Out of Server": deletes the server's tokens; `restart` then stops the sessions opened with them. */
-export async function signOutCommand(stateDir: string, servers: readonly string[], arg: unknown, restart: () => Promise<void>): Promise<void> {
-  const given = typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'name' in arg && typeof arg.name === 'string' ? arg.name : undefined;
+export async function signOutCommand(
+  stateDir: string,
+  servers: readonly string[],
+  arg: unknown,
+  restart: () => Promise<void>,
+): Promise<void> {
+  const given =
+    typeof arg === 'string' ? arg : arg && typeof arg === 'object' && 'name' in arg && typeof arg.name === 'string' ? arg.name : undefined;
   const server = given ?? (await vscode.window.showQuickPick([...servers], { placeHolder: 'Sign out of which server?' }));
   if (!server) return;
   const existed = await signOut(stateDir, server);
   await restart();
-  void vscode.window.showInformationMessage(existed ? `Signed out of ${server}: its tokens are deleted.` : `No sign-in is stored for ${server}.`);
+  void vscode.window.showInformationMessage(
+    existed ? `Signed out of ${server}: its tokens are deleted.` : `No sign-in is stored for ${server}.`,
+  );
 }

@@ -8,7 +8,15 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import type { RunRecord } from '../../state/run-log/reader.ts';
 import { RunLog } from '../../state/run-log/writer.ts';
-import { SnippetStore, snippetDirs, snippetHash, snippetNameProblem, snippetSourceFromRun, writeSnippet, type Snippet } from '../../state/snippets.ts';
+import {
+  SnippetStore,
+  snippetDirs,
+  snippetHash,
+  snippetNameProblem,
+  snippetSourceFromRun,
+  writeSnippet,
+  type Snippet,
+} from '../../state/snippets.ts';
 import type { ToolsView } from '../views/tools-view.ts';
 
 export interface SnippetCommandsOptions {
@@ -22,7 +30,12 @@ export interface SnippetCommandsOptions {
 /** A name suggested from the run's code: its first comment, else empty. */
 function suggestedSnippetName(code: string): string {
   const comment = /^\s*#\s*(.+)$/m.exec(code)?.[1] ?? '';
-  const name = comment.toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '').slice(0, 40).replace(/^(\d)/, '_$1');
+  const name = comment
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 40)
+    .replace(/^(\d)/, '_$1');
   return name && !snippetNameProblem(name) ? name : '';
 }
 
@@ -46,44 +59,68 @@ export function registerSnippetCommands(context: vscode.ExtensionContext, option
     void refresh();
   };
   watch();
-  context.subscriptions.push({ dispose: () => watchers.forEach((w) => w.dispose()) }, vscode.workspace.onDidGrantWorkspaceTrust(watch), vscode.workspace.onDidChangeWorkspaceFolders(watch));
+  context.subscriptions.push(
+    {
+      dispose: () => {
+        for (const w of watchers) w.dispose();
+      },
+    },
+    vscode.workspace.onDidGrantWorkspaceTrust(watch),
+    vscode.workspace.onDidChangeWorkspaceFolders(watch),
+  );
 
   context.subscriptions.push(
     // `preset` (for scripts and tests): answers that skip their question, checked the same way.
     vscode.commands.registerCommand('codeExecutionMode.saveRunAsSnippet', async (arg: unknown, preset: SnippetPreset = {}) => {
       const run = options.findRun(arg);
-      if (!run) return void vscode.window.showWarningMessage('Code Execution Mode: pick a run in the Sandbox Runs view to save as a snippet.');
+      if (!run)
+        return void vscode.window.showWarningMessage('Code Execution Mode: pick a run in the Sandbox Runs view to save as a snippet.');
       const existing = new Set((await store().list()).filter((s) => s.origin === 'user').map((s) => s.name));
-      const name = preset.name ?? await vscode.window.showInputBox({
-        title: 'Save Run as Snippet (1/3): name',
-        prompt: 'The model runs it with await run_snippet("NAME", **kwargs)',
-        value: suggestedSnippetName(run.code),
-        validateInput: (value) => snippetNameProblem(value) ?? (existing.has(value) ? { message: `"${value}" exists: saving replaces it`, severity: vscode.InputBoxValidationSeverity.Warning } : undefined),
-      });
+      const name =
+        preset.name ??
+        (await vscode.window.showInputBox({
+          title: 'Save Run as Snippet (1/3): name',
+          prompt: 'The model runs it with await run_snippet("NAME", **kwargs)',
+          value: suggestedSnippetName(run.code),
+          validateInput: (value) =>
+            snippetNameProblem(value) ??
+            (existing.has(value)
+              ? { message: `"${value}" exists: saving replaces it`, severity: vscode.InputBoxValidationSeverity.Warning }
+              : undefined),
+        }));
       if (name === undefined) return;
       const badName = snippetNameProblem(name);
       if (badName) return void vscode.window.showErrorMessage(badName);
-      const description = preset.description ?? await vscode.window.showInputBox({
-        title: 'Save Run as Snippet (2/3): description',
-        prompt: 'What it does (its docstring; this is what search_tool_docs matches)',
-        validateInput: (value) => (value.trim() ? undefined : 'Say what the snippet does: the model finds it by this text'),
-      });
+      const description =
+        preset.description ??
+        (await vscode.window.showInputBox({
+          title: 'Save Run as Snippet (2/3): description',
+          prompt: 'What it does (its docstring; this is what search_tool_docs matches)',
+          validateInput: (value) => (value.trim() ? undefined : 'Say what the snippet does: the model finds it by this text'),
+        }));
       if (description === undefined) return;
-      const paramsText = preset.params ?? await vscode.window.showInputBox({
-        title: 'Save Run as Snippet (3/3): parameters of main (optional)',
-        prompt: 'Comma-separated, e.g. "query, limit=10". A name the code sets on one top-level line (query = "...") takes that value as its default',
-        validateInput: (value) => {
-          try {
-            snippetSourceFromRun('x', '', parseParams(value));
-            return undefined;
-          } catch (error) {
-            return (error as Error).message;
-          }
-        },
-      });
+      const paramsText =
+        preset.params ??
+        (await vscode.window.showInputBox({
+          title: 'Save Run as Snippet (3/3): parameters of main (optional)',
+          prompt:
+            'Comma-separated, e.g. "query, limit=10". A name the code sets on one top-level line (query = "...") takes that value as its default',
+          validateInput: (value) => {
+            try {
+              snippetSourceFromRun('x', '', parseParams(value));
+              return undefined;
+            } catch (error) {
+              return (error as Error).message;
+            }
+          },
+        }));
       if (paramsText === undefined) return;
       try {
-        const source = snippetSourceFromRun(description, run.code, parseParams(paramsText), { run: run.id, session: run.session, started: run.started });
+        const source = snippetSourceFromRun(description, run.code, parseParams(paramsText), {
+          run: run.id,
+          session: run.session,
+          started: run.started,
+        });
         const path = await writeSnippet(userDir, name, source, { overwrite: existing.has(name) });
         // The audit record says which run the snippet came from (the file says so too, in a comment).
         const runLog = new RunLog(options.stateDir);
@@ -91,7 +128,9 @@ export function registerSnippetCommands(context: vscode.ExtensionContext, option
         runLog.close();
         await refresh();
         await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: false });
-        void vscode.window.showInformationMessage(`Snippet "${name}" saved: review it, then the model can run it with await run_snippet("${name}", ...).`);
+        void vscode.window.showInformationMessage(
+          `Snippet "${name}" saved: review it, then the model can run it with await run_snippet("${name}", ...).`,
+        );
         return path;
       } catch (error) {
         void vscode.window.showErrorMessage(`Could not save snippet "${name}": ${(error as Error).message}`);
@@ -104,7 +143,11 @@ export function registerSnippetCommands(context: vscode.ExtensionContext, option
     vscode.commands.registerCommand('codeExecutionMode.deleteSnippet', async (arg: unknown) => {
       const snippet = snippetOf(arg);
       if (!snippet || snippet.origin !== 'user') return;
-      const answer = await vscode.window.showWarningMessage(`Delete snippet "${snippet.name}"?`, { modal: true, detail: snippet.path }, 'Delete');
+      const answer = await vscode.window.showWarningMessage(
+        `Delete snippet "${snippet.name}"?`,
+        { modal: true, detail: snippet.path },
+        'Delete',
+      );
       if (answer !== 'Delete') return;
       await rm(snippet.path, { force: true });
       await refresh();

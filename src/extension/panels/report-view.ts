@@ -2,7 +2,15 @@
 // panel's HTML. Pure (no `vscode`), so the unit tests read exactly what a person sees. The
 // panel lists every check by name (passed, failed, or not reached because an earlier one
 // failed) and one button per fix; buttons name a fix by position, never carry a command.
-import { checkLabel, type CheckName, type Fix, type RuntimeStatus, type SandboxReport, stateLabel, tierWords } from '../../sandbox/index.ts';
+import {
+  checkLabel,
+  type CheckName,
+  type Fix,
+  type RuntimeStatus,
+  type SandboxReport,
+  stateLabel,
+  tierWords,
+} from '../../sandbox/index.ts';
 import { escapeHtml as escape } from './html.ts';
 
 const ICONS: Record<RuntimeStatus['state'], string> = {
@@ -21,7 +29,14 @@ const SHORT: Partial<Record<RuntimeStatus['state'], string>> = {
 };
 
 /** How close each state is to running a sandbox: when none can, the closest one is shown. */
-const CLOSENESS: RuntimeStatus['state'][] = ['ready', 'limits-not-enforced', 'image-missing', 'start-failed', 'daemon-down', 'not-installed'];
+const CLOSENESS: RuntimeStatus['state'][] = [
+  'ready',
+  'limits-not-enforced',
+  'image-missing',
+  'start-failed',
+  'daemon-down',
+  'not-installed',
+];
 
 const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'oci-runtime', 'image', 'packages', 'workspace', 'start', 'isolation'];
 
@@ -67,17 +82,21 @@ export interface PanelAssets {
 
 function checkRows(status: RuntimeStatus): string {
   // The workspace, packages and OCI runtime rows only when their setting asks for the check.
-  return CHECK_ORDER.filter((name) => !['workspace', 'packages', 'oci-runtime'].includes(name) || status.checks.some((c) => c.name === name)).map((name) => {
-    const check = status.checks.find((c) => c.name === name);
-    const result = check?.ok === true ? 'passed' : check?.ok === false ? 'failed' : 'not reached';
-    const mark = check?.ok === true ? '✓' : check?.ok === false ? '✗' : '–';
-    const detail = check && check.ok !== null ? check.detail : check?.detail || 'an earlier check failed';
-    return (
-      `<tr class="check ${result.replace(' ', '-')}" data-check="${name}" data-result="${result}">` +
-      `<td class="mark" aria-hidden="true">${mark}</td><th scope="row">${escape(checkLabel(name))}</th>` +
-      `<td class="result">${result}</td><td class="detail">${escape(detail)}</td></tr>`
-    );
-  }).join('');
+  return CHECK_ORDER.filter(
+    (name) => !['workspace', 'packages', 'oci-runtime'].includes(name) || status.checks.some((c) => c.name === name),
+  )
+    .map((name) => {
+      const check = status.checks.find((c) => c.name === name);
+      const result = check?.ok === true ? 'passed' : check?.ok === false ? 'failed' : 'not reached';
+      const mark = check?.ok === true ? '✓' : check?.ok === false ? '✗' : '–';
+      const detail = check && check.ok !== null ? check.detail : check?.detail || 'an earlier check failed';
+      return (
+        `<tr class="check ${result.replace(' ', '-')}" data-check="${name}" data-result="${result}">` +
+        `<td class="mark" aria-hidden="true">${mark}</td><th scope="row">${escape(checkLabel(name))}</th>` +
+        `<td class="result">${result}</td><td class="detail">${escape(detail)}</td></tr>`
+      );
+    })
+    .join('');
 }
 
 function fixButtons(fix: Fix, runtime: number, index: number, disabled: string): string {
@@ -90,12 +109,17 @@ function fixButtons(fix: Fix, runtime: number, index: number, disabled: string):
   if (fix.command) buttons.push(button('copy', 'Copy command'));
   if (fix.setting) buttons.push(button('setting', 'Open setting', true));
   if (fix.url) buttons.push(button('docs', 'Open docs', !fix.setting && !fix.command));
-  const what = fix.command ? `<code>${escape(fix.command)}</code>` : fix.setting ? `<code>codeExecutionMode.${escape(fix.setting)}</code>` : '';
+  const what = fix.command
+    ? `<code>${escape(fix.command)}</code>`
+    : fix.setting
+      ? `<code>codeExecutionMode.${escape(fix.setting)}</code>`
+      : '';
   return `<li class="fix" data-kind="${fix.kind}"><span class="fix-label">${escape(fix.label)}</span> ${what}<span class="fix-actions">${buttons.join('')}</span></li>`;
 }
 
 function runtimeSection(status: RuntimeStatus, index: number, chosen: boolean, disabled: string): string {
-  const tone = status.state === 'ready' ? 'ok' : status.state === 'limits-not-enforced' || status.state === 'image-missing' ? 'warn' : 'bad';
+  const tone =
+    status.state === 'ready' ? 'ok' : status.state === 'limits-not-enforced' || status.state === 'image-missing' ? 'warn' : 'bad';
   const facts = [
     status.command,
     status.version,
@@ -103,8 +127,12 @@ function runtimeSection(status: RuntimeStatus, index: number, chosen: boolean, d
     status.cgroupVersion ? `cgroups ${status.cgroupVersion}` : '',
     status.python ? `Python ${status.python} in the image` : '',
   ].filter((fact): fact is string => Boolean(fact));
-  const problems = status.problems.length ? `<h3>Problems</h3><ul class="problems">${status.problems.map((p) => `<li>${escape(p)}</li>`).join('')}</ul>` : '';
-  const fixes = status.fixes.length ? `<h3>Fixes</h3><ul class="fixes">${status.fixes.map((f, i) => fixButtons(f, index, i, disabled)).join('')}</ul>` : '';
+  const problems = status.problems.length
+    ? `<h3>Problems</h3><ul class="problems">${status.problems.map((p) => `<li>${escape(p)}</li>`).join('')}</ul>`
+    : '';
+  const fixes = status.fixes.length
+    ? `<h3>Fixes</h3><ul class="fixes">${status.fixes.map((f, i) => fixButtons(f, index, i, disabled)).join('')}</ul>`
+    : '';
   return (
     `<section class="runtime" data-runtime="${status.name}" data-state="${status.state}">` +
     `<h2>${status.name} <span class="state ${tone}">${escape(stateLabel(status.state))}</span>${chosen ? ' <span class="in-use">in use</span>' : ''}</h2>` +

@@ -15,7 +15,9 @@ const NO_IMAGES = new KnownImages([]);
 /** The text with each run of base64 replaced by what it is ("<image image/png, 12 KB>"). */
 export function withoutBase64(text: string): string {
   return replaceBase64(text, NO_IMAGES, (found) =>
-    found.kind === 'image' ? `<${found.image.mime} image, ${sizeText(base64Bytes(found.image.data))}: base64 not shown>` : `<base64 data, ${sizeText(found.bytes)}: not shown>`,
+    found.kind === 'image'
+      ? `<${found.image.mime} image, ${sizeText(base64Bytes(found.image.data))}: base64 not shown>`
+      : `<base64 data, ${sizeText(found.bytes)}: not shown>`,
   );
 }
 
@@ -41,5 +43,8 @@ export function outputBlock(stream: string, text: string, cls = ''): string {
 
 /** The page's data: the full texts by stream, as JSON that cannot end the script element. */
 export function streamsJson(streams: Record<string, string>): string {
-  return JSON.stringify(streams).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(streams)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }

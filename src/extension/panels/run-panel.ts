@@ -49,23 +49,32 @@ export class RunPanel implements vscode.Disposable {
     this.run = run;
     this.extensionUri = extensionUri;
     this.stateDir = stateDir;
-    this.panel = vscode.window.createWebviewPanel('codeExecutionMode.run', 'Sandbox Run', { viewColumn: vscode.ViewColumn.Active, preserveFocus: true }, {
-      enableScripts: true,
-      // VS Code's own find (Ctrl+F) over what the page shows; the page's search covers folded output too.
-      enableFindWidget: true,
-      localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.file(join(stateDir, 'images'))],
-    });
+    this.panel = vscode.window.createWebviewPanel(
+      'codeExecutionMode.run',
+      'Sandbox Run',
+      { viewColumn: vscode.ViewColumn.Active, preserveFocus: true },
+      {
+        enableScripts: true,
+        // VS Code's own find (Ctrl+F) over what the page shows; the page's search covers folded output too.
+        enableFindWidget: true,
+        localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.file(join(stateDir, 'images'))],
+      },
+    );
     this.panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'sandbox.svg');
     this.panel.onDidDispose(() => this.dispose(), undefined, this.disposables);
-    this.panel.webview.onDidReceiveMessage((message: { type?: string; index?: unknown; stream?: unknown }) => {
-      if (message?.type === 'openText' && typeof message.stream === 'string') void this.openText(message.stream);
-      if (message?.type === 'openImage' && typeof message.index === 'number') void this.openImage(message.index);
-      if (message?.type === 'saveFile' && typeof message.index === 'number') void this.saveFile(message.index);
-      if (message?.type === 'openFile' && typeof message.index === 'number') void this.openFile(message.index);
-      if (message?.type === 'export') void this.exportJson();
-      if (message?.type === 'copy') void vscode.env.clipboard.writeText(this.run.code);
-      if (message?.type === 'saveSnippet') void vscode.commands.executeCommand('codeExecutionMode.saveRunAsSnippet', this.run.id);
-    }, undefined, this.disposables);
+    this.panel.webview.onDidReceiveMessage(
+      (message: { type?: string; index?: unknown; stream?: unknown }) => {
+        if (message?.type === 'openText' && typeof message.stream === 'string') void this.openText(message.stream);
+        if (message?.type === 'openImage' && typeof message.index === 'number') void this.openImage(message.index);
+        if (message?.type === 'saveFile' && typeof message.index === 'number') void this.saveFile(message.index);
+        if (message?.type === 'openFile' && typeof message.index === 'number') void this.openFile(message.index);
+        if (message?.type === 'export') void this.exportJson();
+        if (message?.type === 'copy') void vscode.env.clipboard.writeText(this.run.code);
+        if (message?.type === 'saveSnippet') void vscode.commands.executeCommand('codeExecutionMode.saveRunAsSnippet', this.run.id);
+      },
+      undefined,
+      this.disposables,
+    );
     this.update(run);
   }
 
@@ -137,7 +146,10 @@ export class RunPanel implements vscode.Disposable {
     if (!file) return;
     const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
     const name = basename(file.path);
-    const target = await vscode.window.showSaveDialog({ ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, name) } : {}), title: `Save ${file.path} As` });
+    const target = await vscode.window.showSaveDialog({
+      ...(folder ? { defaultUri: vscode.Uri.joinPath(folder, name) } : {}),
+      title: `Save ${file.path} As`,
+    });
     if (!target) return;
     await vscode.workspace.fs.writeFile(target, await readFile(file.stored));
     void vscode.window.showInformationMessage(`Saved ${file.path} to ${target.fsPath}`);
@@ -160,7 +172,7 @@ export class RunPanel implements vscode.Disposable {
   private html(run: RunRecord): string {
     const webview = this.panel.webview;
     const nonce = randomBytes(16).toString('base64');
-    const media = (file: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', file));
+    const media = (file: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', file)).toString();
     const code = hljs.highlight(run.code, { language: 'python' }).value;
     const section = (title: string, body: string) => `<section><h2>${title}</h2>${body}</section>`;
     const streams = this.streams(run);
@@ -175,41 +187,50 @@ export class RunPanel implements vscode.Disposable {
       run.truncated ? 'output truncated' : '',
       run.sessionLost ? 'session state lost' : '',
       run.sessionChange ? `started fresh: session ${escape(run.sessionChange.kind)} (${escape(run.sessionChange.reason)})` : '',
-      run.sandbox ? `${escape(run.sandbox.runtime)}, ${run.sandbox.isolation === 'gVisor' ? 'gVisor' : `container${run.sandbox.ociRuntime ? ` (${escape(run.sandbox.ociRuntime)})` : ''}`}` : '',
+      run.sandbox
+        ? `${escape(run.sandbox.runtime)}, ${run.sandbox.isolation === 'gVisor' ? 'gVisor' : `container${run.sandbox.ociRuntime ? ` (${escape(run.sandbox.ociRuntime)})` : ''}`}`
+        : '',
       ...run.savedAsSnippets.map((s) => `saved as snippet <code>${escape(s.name)}</code>`),
     ].filter(Boolean);
     // Which snippets the run ran: name, folder, the hash of the source it got, and the arguments.
     const snippets = run.snippets
       .map(
-        (s) => `<tr><td><code>${escape(s.name)}</code></td><td>${escape(s.origin)}</td><td><code title="SHA-256 of the source, first digits">${escape(s.sha256)}</code></td>` +
+        (s) =>
+          `<tr><td><code>${escape(s.name)}</code></td><td>${escape(s.origin)}</td><td><code title="SHA-256 of the source, first digits">${escape(s.sha256)}</code></td>` +
           `<td><pre>${escape(s.arguments ?? '')}</pre></td><td>${escape(new Date(s.time).toLocaleTimeString())}</td></tr>`,
       )
       .join('');
     // Each question asked of the user: when, about which call, and the answer (absent while waiting).
     const confirmations = (run.confirmations ?? [])
       .map(
-        (c) => `<tr class="${c.answer === undefined || c.answer.startsWith('allowed') ? '' : 'bad'}"><td><code>${escape(c.server)}.${escape(c.tool)}</code></td>` +
+        (c) =>
+          `<tr class="${c.answer === undefined || c.answer.startsWith('allowed') ? '' : 'bad'}"><td><code>${escape(c.server)}.${escape(c.tool)}</code></td>` +
           `<td>${escape(c.answer ?? 'waiting')}</td><td>${escape(new Date(c.asked).toLocaleTimeString())}${c.waitedMs !== undefined ? ` (${escape(formatDuration(c.waitedMs))})` : ''}</td>` +
           `<td><pre>${escape(JSON.stringify(c.arguments, null, 2))}</pre>${c.error ? `<div class="error">${escape(c.error)}</div>` : ''}</td></tr>`,
       )
       .join('');
     const calls = run.toolCalls
       .map(
-        (c) => `<tr class="${c.outcome === 'ok' ? '' : 'bad'}"><td><code>${escape(c.server)}.${escape(c.tool)}</code></td><td>${escape(c.outcome)}</td>` +
+        (c) =>
+          `<tr class="${c.outcome === 'ok' ? '' : 'bad'}"><td><code>${escape(c.server)}.${escape(c.tool)}</code></td><td>${escape(c.outcome)}</td>` +
           `<td>${escape(formatDuration(c.durationMs))}</td><td><pre>${escape(JSON.stringify(c.arguments, null, 2))}</pre>${c.error ? `<div class="error">${escape(c.error)}</div>` : ''}</td></tr>`,
       )
       .join('');
     const omitted = run.omittedToolCalls;
     const omittedNote = omitted
       ? `<p class="note">${plural(omitted.count, 'more tool call', 'more tool calls')} not logged one by one (the run's budget in the log): ` +
-        `${Object.entries(omitted.byTool).map(([tool, n]) => `<code>${escape(tool)}</code> &times;${n}`).join(', ')}; ` +
-        `${Object.entries(omitted.byOutcome).map(([outcome, n]) => `${escape(outcome)} ${n}`).join(', ')}.</p>`
+        `${Object.entries(omitted.byTool)
+          .map(([tool, n]) => `<code>${escape(tool)}</code> &times;${n}`)
+          .join(', ')}; ` +
+        `${Object.entries(omitted.byOutcome)
+          .map(([outcome, n]) => `${escape(outcome)} ${n}`)
+          .join(', ')}.</p>`
       : '';
     // Images beyond a run's budget were never stored; old ones are pruned with the log.
     const images = run.images
       .map((image, i) =>
         image.file && existsSync(join(this.stateDir, image.file))
-          ? `<figure><img class="zoomable" title="Click to zoom" alt="image ${i + 1} emitted by the run" src="${webview.asWebviewUri(vscode.Uri.file(join(this.stateDir, image.file)))}">` +
+          ? `<figure><img class="zoomable" title="Click to zoom" alt="image ${i + 1} emitted by the run" src="${webview.asWebviewUri(vscode.Uri.file(join(this.stateDir, image.file))).toString()}">` +
             `<figcaption>${escape(image.mime)}, ${image.bytes} bytes <button class="open-image" data-index="${i}">Open Full Size</button></figcaption></figure>`
           : `<p>${escape(image.mime)}, ${image.bytes} bytes (${escape(image.file ? 'pruned from the state folder' : (image.skipped ?? 'not stored'))})</p>`,
       )
@@ -218,7 +239,9 @@ export class RunPanel implements vscode.Disposable {
       .map((file, i) => {
         const stored = file.file && existsSync(join(this.stateDir, file.file));
         const state = stored ? '' : ` (${escape(file.file ? 'pruned from the state folder' : (file.skipped ?? 'not stored'))})`;
-        const buttons = stored ? ` <button class="save-file" data-index="${i}">Save As…</button> <button class="open-file" data-index="${i}">Open</button>` : '';
+        const buttons = stored
+          ? ` <button class="save-file" data-index="${i}">Save As…</button> <button class="open-file" data-index="${i}">Open</button>`
+          : '';
         return `<li><code>/work/out/${escape(file.path)}</code>, ${file.bytes} bytes${state}${buttons}</li>`;
       })
       .join('');

@@ -11,7 +11,13 @@ import type { ConsentDecisions } from '../../state/consent.ts';
 import { escapeUnseen } from '../../shared/shown-text.ts';
 import { plural } from '../../shared/plural.ts';
 import { looksLikeToken, redactUrlSecrets, secretParameterName, URL_SECRET_MASK } from '../../config/url-secrets.ts';
-import { CONSENT_SANDBOX_KEYS, settingValue, workspaceScope, type InspectedSetting, type SANDBOX_SETTING_KEYS } from './trusted-settings.ts';
+import {
+  CONSENT_SANDBOX_KEYS,
+  settingValue,
+  workspaceScope,
+  type InspectedSetting,
+  type SANDBOX_SETTING_KEYS,
+} from './trusted-settings.ts';
 
 export type ConsentKind = 'server' | 'sandbox';
 export type Decision = 'allowed' | 'denied';
@@ -96,7 +102,9 @@ function shellWord(word: string): string {
  * `${input:...}`, a credential scheme or token-like (the rules URLs follow, config/url-secrets.ts).
  */
 function secret(name: string, value: string): boolean {
-  return secretParameterName(name) || value.includes('${input:') || /^(bearer|basic|token|digest)\s+\S/i.test(value) || looksLikeToken(value);
+  return (
+    secretParameterName(name) || value.includes('${input:') || /^(bearer|basic|token|digest)\s+\S/i.test(value) || looksLikeToken(value)
+  );
 }
 
 /** A URL with its credentials masked (user info, secret parameters, token-like path segments). */
@@ -125,7 +133,9 @@ export function serverFacts(entry: Record<string, unknown>): string[] {
     facts.push(cut(`URL: ${shownUrl(entry.url)}`, LINE_CHARS));
     facts.push(...namedValues(entry.headers, ': ', 'header'));
   } else {
-    facts.push(cut(`command: ${shellWord(String(entry.command ?? ''))}`, LINE_CHARS));
+    facts.push(
+      cut(`command: ${shellWord(typeof entry.command === 'string' ? entry.command : JSON.stringify(entry.command ?? ''))}`, LINE_CHARS),
+    );
     const args = Array.isArray(entry.args) ? entry.args.map((a) => shellWord(String(a))) : [];
     if (args.length > 0) facts.push(cut(`arguments: ${args.join(' ')}`, LINE_CHARS));
     facts.push(...namedValues(entry.env, '=', 'env'));
@@ -138,7 +148,12 @@ export function serverFacts(entry: Record<string, unknown>): string[] {
 }
 
 /** A server entry a workspace defines (or changes). `workspaceFolder` is what `${workspaceFolder}` means. */
-export function serverConsentItem(name: string, entry: Record<string, unknown>, location: ConsentLocation, workspaceFolder: string | undefined): ConsentItem {
+export function serverConsentItem(
+  name: string,
+  entry: Record<string, unknown>,
+  location: ConsentLocation,
+  workspaceFolder: string | undefined,
+): ConsentItem {
   const definition = Object.fromEntries(Object.entries(entry).filter(([key]) => !NOT_HASHED.has(key)));
   return {
     hash: consentHash({ v: 1, kind: 'server', name, definition, location: location.id, workspaceFolder: workspaceFolder ?? null }),
@@ -152,7 +167,8 @@ export function serverConsentItem(name: string, entry: Record<string, unknown>, 
 /** A sandbox setting's value as the question shows it. */
 function shownSetting(value: unknown): string {
   if (Array.isArray(value)) return value.length === 0 ? '(none)' : value.map((v) => shellWord(String(v))).join(' ');
-  if (typeof value === 'string') return /^[a-z]+:\/\//i.test(value) ? shownUrl(value) : `"${escapeUnseen(value.replace(/[\\"]/g, '\\$&'))}"`;
+  if (typeof value === 'string')
+    return /^[a-z]+:\/\//i.test(value) ? shownUrl(value) : `"${escapeUnseen(value.replace(/[\\"]/g, '\\$&'))}"`;
   return escapeUnseen(JSON.stringify(value) ?? 'null');
 }
 

@@ -8,7 +8,15 @@ import { basename, dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { consentRequestSchema } from '../../state/consent.ts';
 import { ensurePrivateDir, ensurePrivateDirAsync, writePrivateFile } from '../../state/private-files.ts';
-import { decisionsFileOf, decisionStoreSchema, notAllowed, questionText, type ConsentItem, type Decision, type DecisionStore } from './consent-items.ts';
+import {
+  decisionsFileOf,
+  decisionStoreSchema,
+  notAllowed,
+  questionText,
+  type ConsentItem,
+  type Decision,
+  type DecisionStore,
+} from './consent-items.ts';
 import { DirWatcher } from '../dir-watcher.ts';
 import { plural } from '../../shared/plural.ts';
 import type { ConsentView } from '../views/tools-view.ts';
@@ -79,10 +87,17 @@ export class WorkspaceConsent implements vscode.Disposable {
     const pending = this.pending();
     const declined = (item: ConsentItem) => this.decision(item.hash) === 'denied';
     return {
-      servers: Object.fromEntries(pending.filter((i) => i.kind === 'server').map((i) => [i.name, declined(i) ? ('declined' as const) : ('awaiting-consent' as const)])),
+      servers: Object.fromEntries(
+        pending
+          .filter((i) => i.kind === 'server')
+          .map((i) => [i.name, declined(i) ? ('declined' as const) : ('awaiting-consent' as const)]),
+      ),
       notes: pending
         .filter((i) => i.kind === 'sandbox')
-        .map((i) => `The workspace's codeExecutionMode.${i.name} ${declined(i) ? 'is not allowed' : 'awaits your consent'}: your own value is used. Review…`),
+        .map(
+          (i) =>
+            `The workspace's codeExecutionMode.${i.name} ${declined(i) ? 'is not allowed' : 'awaits your consent'}: your own value is used. Review…`,
+        ),
     };
   }
 
@@ -100,7 +115,9 @@ export class WorkspaceConsent implements vscode.Disposable {
   async review(name?: string): Promise<void> {
     const items = this.pending().filter((item) => name === undefined || item.name === name);
     if (items.length === 0) {
-      void vscode.window.showInformationMessage(name ? `Nothing about "${name}" awaits your consent.` : 'Nothing from this workspace awaits your consent.');
+      void vscode.window.showInformationMessage(
+        name ? `Nothing about "${name}" awaits your consent.` : 'Nothing from this workspace awaits your consent.',
+      );
       return;
     }
     await this.ask(items);
@@ -121,7 +138,9 @@ export class WorkspaceConsent implements vscode.Disposable {
     const decisions = Object.entries(this.store()).sort(([, a], [, b]) => (a.at < b.at ? 1 : -1));
     const pending = this.pending();
     const picks: Pick[] = [
-      ...(pending.length > 0 ? [{ label: `$(shield) Review ${plural(pending.length, 'item')} awaiting your consent…`, review: true as const }] : []),
+      ...(pending.length > 0
+        ? [{ label: `$(shield) Review ${plural(pending.length, 'item')} awaiting your consent…`, review: true as const }]
+        : []),
       ...decisions.map(([hash, r]) => ({
         label: `${r.decision === 'allowed' ? '$(pass)' : '$(circle-slash)'} ${r.kind === 'server' ? r.name : `codeExecutionMode.${r.name}`}`,
         description: `${r.decision}${current.has(hash) ? ' · this workspace' : ''} · ${r.at.slice(0, 10)}`,
@@ -130,13 +149,19 @@ export class WorkspaceConsent implements vscode.Disposable {
       })),
     ];
     if (picks.length === 0) {
-      void vscode.window.showInformationMessage('No consent decisions yet: servers from a workspace\'s settings are asked about when they are first needed.');
+      void vscode.window.showInformationMessage(
+        "No consent decisions yet: servers from a workspace's settings are asked about when they are first needed.",
+      );
       return;
     }
     const chosen = await vscode.window.showQuickPick(picks, { title: 'Server consent: pick a decision to revoke it', matchOnDetail: true });
     if (chosen?.review) return this.review();
     if (!chosen?.hash) return;
-    const sure = await vscode.window.showWarningMessage(`Revoke this decision? ${chosen.label.replace(/^\$\([^)]*\) /, '')} will be asked about again, and is not used until allowed.`, { modal: true }, 'Revoke');
+    const sure = await vscode.window.showWarningMessage(
+      `Revoke this decision? ${chosen.label.replace(/^\$\([^)]*\) /, '')} will be asked about again, and is not used until allowed.`,
+      { modal: true },
+      'Revoke',
+    );
     if (sure === 'Revoke') await this.revoke([chosen.hash]);
   }
 
@@ -166,7 +191,9 @@ export class WorkspaceConsent implements vscode.Disposable {
 
   private async askRequested(): Promise<void> {
     if (this.asking) return;
-    const items = this.pending().filter((i) => this.requested.has(i.hash) && !this.dismissed.has(i.hash) && this.decision(i.hash) === undefined);
+    const items = this.pending().filter(
+      (i) => this.requested.has(i.hash) && !this.dismissed.has(i.hash) && this.decision(i.hash) === undefined,
+    );
     if (items.length > 0) await this.ask(items);
   }
 
@@ -221,7 +248,12 @@ async function showQuestion(question: ConsentQuestion): Promise<ConsentAnswer> {
   if (choice === "Don't Allow") return 'deny';
   if (choice !== 'Choose…') return 'dismiss';
   const picks = await vscode.window.showQuickPick(
-    question.items.map((item) => ({ label: item.kind === 'server' ? item.name : `codeExecutionMode.${item.name}`, description: item.where, detail: item.facts.join(' · '), hash: item.hash })),
+    question.items.map((item) => ({
+      label: item.kind === 'server' ? item.name : `codeExecutionMode.${item.name}`,
+      description: item.where,
+      detail: item.facts.join(' · '),
+      hash: item.hash,
+    })),
     { canPickMany: true, title: 'Allow the checked items; the others are not allowed', matchOnDetail: true },
   );
   return picks ? { allow: picks.map((p) => p.hash) } : 'dismiss';

@@ -44,8 +44,10 @@ export function mirroredSettings(): Record<string, MirroredSetting> {
         ? { config: 'sandbox.workspace', schema: sandboxConfigSchema.shape.workspace.unwrap().shape.access }
         : { config: `sandbox.${key}`, schema: sandboxConfigSchema.shape[key] };
   }
-  for (const key of PROXY_SETTING_KEYS) settings[`${SECTION}.proxy.${key}`] = { config: `proxy.${key}`, schema: proxyConfigSchema.shape[key] };
-  for (const key of RUN_LOG_SETTING_KEYS) settings[`${SECTION}.runLog.${key}`] = { config: `runLog.${key}`, schema: runLogConfigSchema.shape[key] };
+  for (const key of PROXY_SETTING_KEYS)
+    settings[`${SECTION}.proxy.${key}`] = { config: `proxy.${key}`, schema: proxyConfigSchema.shape[key] };
+  for (const key of RUN_LOG_SETTING_KEYS)
+    settings[`${SECTION}.runLog.${key}`] = { config: `runLog.${key}`, schema: runLogConfigSchema.shape[key] };
   return settings;
 }
 
@@ -81,15 +83,17 @@ export function renderManifest(text: string): string {
   const written = manifest.contributes.configuration.properties;
   const mirrored = mirroredSettings();
   const unknown = Object.keys(written).filter((name) => !Object.hasOwn(mirrored, name));
-  if (unknown.length > 0) throw new Error(`package.json: these settings mirror no configuration key (see manifest-settings.ts): ${unknown.join(', ')}`);
+  if (unknown.length > 0)
+    throw new Error(`package.json: these settings mirror no configuration key (see manifest-settings.ts): ${unknown.join(', ')}`);
   const missing = Object.keys(mirrored).filter((name) => !Object.hasOwn(written, name));
-  if (missing.length > 0) throw new Error(`package.json: add these settings, each with its description, where they belong: ${missing.join(', ')}`);
+  if (missing.length > 0)
+    throw new Error(`package.json: add these settings, each with its description, where they belong: ${missing.join(', ')}`);
   const properties: Record<string, JsonSchema> = {};
   for (const [name, entry] of Object.entries(written)) {
     try {
       properties[name] = entryOf(mirrored[name]!, entry);
     } catch (error) {
-      throw new Error(`package.json: ${name} ${(error as Error).message}`);
+      throw new Error(`package.json: ${name} ${(error as Error).message}`, { cause: error });
     }
   }
   manifest.contributes.configuration.properties = properties;

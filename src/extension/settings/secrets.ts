@@ -53,7 +53,10 @@ export class ServerSecrets {
 
   async removeServer(server: string): Promise<void> {
     for (const entry of this.names(server)) await this.context.secrets.delete(this.key(entry));
-    await this.context.globalState.update(INDEX_KEY, this.index().filter((e) => e.server !== server));
+    await this.context.globalState.update(
+      INDEX_KEY,
+      this.index().filter((e) => e.server !== server),
+    );
     this.changed.fire();
   }
 

@@ -10,7 +10,16 @@ import type { z } from 'zod';
 import { escapeUnseen } from '../../shared/shown-text.ts';
 import { WORKSPACE_SNIPPETS_PATH } from '../../state/snippets.ts';
 import { describeIssues } from '../../config/load.ts';
-import { MAX_WORKSPACE_FOLDERS, proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serverSchema, SERVER_NAME, type Config, type ServerConfig } from '../../config/schema.ts';
+import {
+  MAX_WORKSPACE_FOLDERS,
+  proxyConfigSchema,
+  runLogConfigSchema,
+  sandboxConfigSchema,
+  serverSchema,
+  SERVER_NAME,
+  type Config,
+  type ServerConfig,
+} from '../../config/schema.ts';
 import { workspaceTargets } from '../../sandbox/index.ts';
 import { NOT_HASHED, sandboxSetting, serverConsentItem, type ConsentItem, type ConsentLocation, type Decision } from './consent-items.ts';
 import { entryScope, PROXY_SETTING_KEYS, RUN_LOG_SETTING_KEYS, SANDBOX_SETTING_KEYS, SECTION, settingValue } from './trusted-settings.ts';
@@ -42,7 +51,13 @@ function locationOf(scope: ConsentLocation['scope']): ConsentLocation {
   }
   const folder = vscode.workspace.workspaceFolders?.[0];
   const settings = folder && vscode.Uri.joinPath(folder.uri, '.vscode', 'settings.json');
-  return { scope, id: settings?.toString() ?? scope, label: settings ? `the folder settings ${settings.scheme === 'file' ? settings.fsPath : settings.toString()}` : 'the workspace settings' };
+  return {
+    scope,
+    id: settings?.toString() ?? scope,
+    label: settings
+      ? `the folder settings ${settings.scheme === 'file' ? settings.fsPath : settings.toString()}`
+      : 'the workspace settings',
+  };
 }
 
 /** What `${workspaceFolder}` means for the servers: the first folder, when it is on disk. */
@@ -67,7 +82,7 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
     if (set) ignored.push(key);
     return value;
   };
-  const entries = (read<Record<string, unknown>>('servers') ?? {}) as Record<string, unknown>;
+  const entries = read<Record<string, unknown>>('servers') ?? {};
   const servers: Record<string, ServerConfig> = {};
   const items: ConsentItem[] = [];
   const gated: Record<string, string> = {};
@@ -90,7 +105,12 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
     if (scope && parsed.data.enabled) {
       const location = locationOf(scope);
       const overUser = inspectedServers?.globalValue !== undefined && Object.hasOwn(inspectedServers.globalValue, name);
-      const item = serverConsentItem(name, raw as Record<string, unknown>, overUser ? { ...location, label: `${location.label} (over your user settings' entry)` } : location, folder);
+      const item = serverConsentItem(
+        name,
+        raw as Record<string, unknown>,
+        overUser ? { ...location, label: `${location.label} (over your user settings' entry)` } : location,
+        folder,
+      );
       items.push(item);
       gated[name] = item.hash;
     }
@@ -98,13 +118,20 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
   const rawSandbox: Record<string, unknown> = {};
   for (const key of SANDBOX_SETTING_KEYS) {
     const resolved = settings.get(`sandbox.${key}`);
-    const setting = sandboxSetting(key, settings.inspect(`sandbox.${key}`), trusted, resolved, locationOf, (hash) => consent.decision(hash));
+    const setting = sandboxSetting(key, settings.inspect(`sandbox.${key}`), trusted, resolved, locationOf, (hash) =>
+      consent.decision(hash),
+    );
     if (setting.ignored) ignored.push(`sandbox.${key}`);
     const { value, item } = setting;
     if (item) {
-      if (key === 'workspaceAccess' && resolved === 'read-only' && mountable.length > 0) item.facts.push(`sandboxed code can read ${mountable.map((dir, i) => `${escapeUnseen(dir)} (at ${targets[i]})`).join(', ')}`);
-      if (key === 'ociRuntime') item.facts.push('the OCI runtime is a program that starts every sandbox container, with the container engine\'s privileges');
-      if (key === 'packages' || key === 'pipIndexUrl') item.facts.push('packages are downloaded and installed into the sandbox image when you build it: their install scripts run during the build, with a network (this machine\'s, for an index on this machine), and their code then runs in the sandbox');
+      if (key === 'workspaceAccess' && resolved === 'read-only' && mountable.length > 0)
+        item.facts.push(`sandboxed code can read ${mountable.map((dir, i) => `${escapeUnseen(dir)} (at ${targets[i]})`).join(', ')}`);
+      if (key === 'ociRuntime')
+        item.facts.push("the OCI runtime is a program that starts every sandbox container, with the container engine's privileges");
+      if (key === 'packages' || key === 'pipIndexUrl')
+        item.facts.push(
+          "packages are downloaded and installed into the sandbox image when you build it: their install scripts run during the build, with a network (this machine's, for an index on this machine), and their code then runs in the sandbox",
+        );
       items.push(item);
     }
     // An empty path setting means "find it": on PATH, then in the usual install folders.
@@ -115,15 +142,22 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
   const access = rawSandbox.workspaceAccess;
   delete rawSandbox.workspaceAccess;
   if (access === 'read-only') {
-    if (!trusted) problems.push('This workspace is not trusted: it is not mounted in the sandbox (codeExecutionMode.sandbox.workspaceAccess). Trust the workspace to use it.');
-    else if (mountable.length === 0) problems.push('codeExecutionMode.sandbox.workspaceAccess: there is no workspace folder on disk to mount.');
+    if (!trusted)
+      problems.push(
+        'This workspace is not trusted: it is not mounted in the sandbox (codeExecutionMode.sandbox.workspaceAccess). Trust the workspace to use it.',
+      );
+    else if (mountable.length === 0)
+      problems.push('codeExecutionMode.sandbox.workspaceAccess: there is no workspace folder on disk to mount.');
     else {
       rawSandbox.workspace = { path: mountable.length === 1 ? mountable[0] : mountable, access: 'read-only' };
       const total = foldersOnDisk().length;
-      if (total > mountable.length) problems.push(`codeExecutionMode.sandbox.workspaceAccess: the sandbox mounts at most ${MAX_WORKSPACE_FOLDERS} folders; the other ${total - mountable.length} are left out.`);
+      if (total > mountable.length)
+        problems.push(
+          `codeExecutionMode.sandbox.workspaceAccess: the sandbox mounts at most ${MAX_WORKSPACE_FOLDERS} folders; the other ${total - mountable.length} are left out.`,
+        );
     }
   } else if (access !== undefined && access !== 'none') {
-    problems.push(`codeExecutionMode.sandbox.workspaceAccess: "${String(access)}" is not "none" or "read-only"; nothing is mounted.`);
+    problems.push(`codeExecutionMode.sandbox.workspaceAccess: ${JSON.stringify(access)} is not "none" or "read-only"; nothing is mounted.`);
   }
   let sandbox = sandboxConfigSchema.safeParse(rawSandbox);
   if (!sandbox.success) {
@@ -137,11 +171,15 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
   }
   const sandboxIgnored = ignored.filter((key) => key.startsWith('sandbox.'));
   if (sandboxIgnored.length > 0) {
-    problems.push(`This workspace is not trusted: its sandbox settings are ignored (${sandboxIgnored.map((k) => `${SECTION}.${k}`).join(', ')}). Trust the workspace to use them.`);
+    problems.push(
+      `This workspace is not trusted: its sandbox settings are ignored (${sandboxIgnored.map((k) => `${SECTION}.${k}`).join(', ')}). Trust the workspace to use them.`,
+    );
   }
   const limitsIgnored = ignored.filter((key) => key.startsWith('proxy.') || key.startsWith('runLog.'));
   if (limitsIgnored.length > 0) {
-    problems.push(`This workspace is not trusted: its settings ${limitsIgnored.map((k) => `${SECTION}.${k}`).join(', ')} are ignored. They are machine settings: set them in your user settings.`);
+    problems.push(
+      `This workspace is not trusted: its settings ${limitsIgnored.map((k) => `${SECTION}.${k}`).join(', ')} are ignored. They are machine settings: set them in your user settings.`,
+    );
   }
   return {
     config: {
@@ -165,8 +203,16 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
  * The proxy's or the run log's limits from their settings (`<group>.<key>`, machine settings):
  * an invalid value is reported and the defaults are used, as for the sandbox settings.
  */
-function limitSettings<T>(group: string, keys: readonly string[], read: <V>(key: string) => V | undefined, schema: z.ZodType<T>, problems: string[]): T {
-  const raw = Object.fromEntries(keys.map((key) => [key, read<unknown>(`${group}.${key}`)]).filter(([, value]) => value !== undefined));
+function limitSettings<T>(
+  group: string,
+  keys: readonly string[],
+  read: <V>(key: string) => V | undefined,
+  schema: z.ZodType<T>,
+  problems: string[],
+): T {
+  const raw = Object.fromEntries(
+    keys.map((key): [string, unknown] => [key, read<unknown>(`${group}.${key}`)]).filter(([, value]) => value !== undefined),
+  );
   const parsed = schema.safeParse(raw);
   if (parsed.success) return parsed.data;
   problems.push(`${SECTION}.${group} settings are invalid, defaults are used:\n${describeIssues(parsed.error, `${SECTION}.${group}`)}`);

@@ -21,7 +21,9 @@ export function tokenKey(secrets: KeySecrets, warn: (message: string) => void): 
     key = loadKey(secrets).catch((error: unknown) => {
       // Not kept: the next start tries SecretStorage again.
       keys.delete(secrets);
-      warn(`OAuth token files are not sealed: the key could not be kept in SecretStorage (${error instanceof Error ? error.message : String(error)}); they stay owner-only (0600) files`);
+      warn(
+        `OAuth token files are not sealed: the key could not be kept in SecretStorage (${error instanceof Error ? error.message : String(error)}); they stay owner-only (0600) files`,
+      );
       return undefined;
     });
     keys.set(secrets, key);

@@ -63,7 +63,11 @@ export interface InspectedSetting<T> {
  * A setting's value: what VS Code resolved when the workspace is trusted; otherwise the user's
  * value, else the default, and whether a workspace value was set aside.
  */
-export function settingValue<T>(inspected: InspectedSetting<T> | undefined, trusted: boolean, resolved: T | undefined): { value: T | undefined; ignored: boolean } {
+export function settingValue<T>(
+  inspected: InspectedSetting<T> | undefined,
+  trusted: boolean,
+  resolved: T | undefined,
+): { value: T | undefined; ignored: boolean } {
   if (trusted) return { value: resolved, ignored: false };
   const ignored = inspected?.workspaceValue !== undefined || inspected?.workspaceFolderValue !== undefined;
   return { value: inspected?.globalValue ?? inspected?.defaultValue, ignored };

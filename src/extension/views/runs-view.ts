@@ -23,7 +23,6 @@ const STATUS_ICONS: Record<string, [string, string]> = {
   lost: ['question', 'disabledForeground'],
 };
 
-
 export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
   readonly onDidChangeTreeData = this.changed.event;
@@ -85,7 +84,10 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
       return item;
     }
     const { run } = node;
-    const item = new vscode.TreeItem(runHeadline(run), run.toolCalls.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      runHeadline(run),
+      run.toolCalls.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
     const status = displayStatus(run);
     const state = runState(run);
     // A run whose tool call waits for the user's answer says so (live: the question is in the log).

@@ -91,9 +91,15 @@ export class RuntimeStatusBar implements vscode.Disposable {
     this.item.text = statusText(report);
     const packagesMissing = shown?.packages?.state === 'missing';
     const warn = shown?.state === 'limits-not-enforced' || shown?.state === 'image-missing' || packagesMissing;
-    this.item.backgroundColor = shown?.state === 'ready' && !packagesMissing ? undefined : new vscode.ThemeColor(warn ? 'statusBarItem.warningBackground' : 'statusBarItem.errorBackground');
-    const md = new vscode.MarkdownString(`**Sandbox** (image \`${report.image}\`): ${report.chosen ? `runs with ${report.chosen.name}` : 'cannot run yet'}\n\n`);
-    for (const s of report.runtimes) md.appendMarkdown(`- ${s.name}: ${stateLabel(s.state)}${s.version ? ` (${s.version}${s.rootless ? ', rootless' : ''})` : ''}\n`);
+    this.item.backgroundColor =
+      shown?.state === 'ready' && !packagesMissing
+        ? undefined
+        : new vscode.ThemeColor(warn ? 'statusBarItem.warningBackground' : 'statusBarItem.errorBackground');
+    const md = new vscode.MarkdownString(
+      `**Sandbox** (image \`${report.image}\`): ${report.chosen ? `runs with ${report.chosen.name}` : 'cannot run yet'}\n\n`,
+    );
+    for (const s of report.runtimes)
+      md.appendMarkdown(`- ${s.name}: ${stateLabel(s.state)}${s.version ? ` (${s.version}${s.rootless ? ', rootless' : ''})` : ''}\n`);
     for (const problem of shown?.problems ?? []) md.appendText(`\n${problem}\n`);
     md.appendMarkdown('\nClick for the full report.');
     this.item.tooltip = md;

@@ -19,7 +19,9 @@ function requiredParams(inputSchema: unknown): string[] {
   if (!inputSchema || typeof inputSchema !== 'object') return [];
   const required = (inputSchema as { required?: unknown }).required;
   if (!Array.isArray(required)) return [];
-  return required.filter((p): p is string => typeof p === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(p) && pythonName(p) === p.toLowerCase()).slice(0, 20);
+  return required
+    .filter((p): p is string => typeof p === 'string' && /^[A-Za-z_][A-Za-z0-9_]*$/.test(p) && pythonName(p) === p.toLowerCase())
+    .slice(0, 20);
 }
 
 /** `await mcp_fs.read_file(path=...)`: `...` marks each required argument to fill in. */

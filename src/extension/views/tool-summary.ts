@@ -10,7 +10,12 @@ export interface ToolSummary {
 }
 
 /** A cached tool (untrusted: from its server) as the view shows it. */
-export function toolSummary(tool: { name: string; title?: string | undefined; description?: string | undefined; annotations?: unknown }): ToolSummary {
+export function toolSummary(tool: {
+  name: string;
+  title?: string | undefined;
+  description?: string | undefined;
+  annotations?: unknown;
+}): ToolSummary {
   const hint = toolHint(tool.annotations);
   return {
     name: tool.name,

@@ -105,7 +105,15 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       const enabled = entry.enabled !== false;
       // Not allowed: its state is the question, and tools cached from before are not shown.
       const consent = enabled ? this.consent.servers[name] : undefined;
-      if (consent) return { kind: 'server' as const, name, alias, enabled, state: consent, ...(entry.description ? { description: entry.description } : {}) };
+      if (consent)
+        return {
+          kind: 'server' as const,
+          name,
+          alias,
+          enabled,
+          state: consent,
+          ...(entry.description ? { description: entry.description } : {}),
+        };
       const toolAlias = toolAliases((cached?.tools ?? []).map((t) => t.name));
       return {
         kind: 'server' as const,
@@ -117,14 +125,19 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
         ...(cached?.error && enabled ? { error: redactUrlSecrets(cached.error) } : {}),
         ...(cached?.warning && enabled ? { warning: redactUrlSecrets(cached.warning) } : {}),
         ...(entry.description ? { description: entry.description } : {}),
-        ...(cached?.tools ? { tools: cached.tools.map((t) => ({ ...toolSummary(t), call: pythonCall(alias, toolAlias.get(t.name)!, t.inputSchema) })) } : {}),
+        ...(cached?.tools
+          ? { tools: cached.tools.map((t) => ({ ...toolSummary(t), call: pythonCall(alias, toolAlias.get(t.name)!, t.inputSchema) })) }
+          : {}),
       };
     });
   }
 
   getChildren(node?: Node): Node[] {
     if (!node) {
-      const notes = [...this.problems.map((text) => ({ kind: 'note' as const, text })), ...this.consent.notes.map((text) => ({ kind: 'note' as const, text, review: true }))];
+      const notes = [
+        ...this.problems.map((text) => ({ kind: 'note' as const, text })),
+        ...this.consent.notes.map((text) => ({ kind: 'note' as const, text, review: true })),
+      ];
       return [...notes, ...this.servers(), ...(this.snippets.length > 0 ? [{ kind: 'snippets' as const }] : [])];
     }
     if (node.kind === 'snippets') return this.snippets.map((snippet) => ({ kind: 'snippet' as const, snippet }));
@@ -148,7 +161,8 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       const item = new vscode.TreeItem('Snippets', vscode.TreeItemCollapsibleState.Collapsed);
       item.description = `${this.snippets.length} saved · run_snippet(name, **kwargs)`;
       item.iconPath = new vscode.ThemeIcon('symbol-snippet');
-      item.tooltip = 'Python you saved from runs. The model finds them with search_tool_docs and runs them with await run_snippet(name, **kwargs).';
+      item.tooltip =
+        'Python you saved from runs. The model finds them with search_tool_docs and runs them with await run_snippet(name, **kwargs).';
       item.contextValue = 'snippets';
       item.id = 'snippets';
       return item;
@@ -158,9 +172,9 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       const item = new vscode.TreeItem(snippet.name);
       item.iconPath = new vscode.ThemeIcon('symbol-snippet');
       item.description = `${snippet.origin === 'workspace' ? 'workspace · ' : ''}${snippet.description.split('\n')[0]?.slice(0, 80) ?? ''}`;
-      item.tooltip = new vscode.MarkdownString(`**await run_snippet(${JSON.stringify(snippet.name)}${snippet.params ? `, ${snippet.params}` : ''})**\n\n`).appendText(
-        `${snippet.description || '(no docstring)'}\n\n${snippet.path}`,
-      );
+      item.tooltip = new vscode.MarkdownString(
+        `**await run_snippet(${JSON.stringify(snippet.name)}${snippet.params ? `, ${snippet.params}` : ''})**\n\n`,
+      ).appendText(`${snippet.description || '(no docstring)'}\n\n${snippet.path}`);
       item.command = { command: 'vscode.open', title: 'Open Snippet', arguments: [vscode.Uri.file(snippet.path)] };
       item.contextValue = `snippet.${snippet.origin}`;
       item.id = `snippet:${snippet.origin}:${snippet.name}`;
@@ -186,11 +200,16 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
     const count = node.tools ? `${node.tools.length} tools` : 'tools not listed yet';
     // "not-started" with known tools: listed earlier (cached); it starts on first use.
     const state = node.state === 'not-started' && node.tools ? 'idle' : node.state;
-    const item = new vscode.TreeItem(node.name, node.tools?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+    const item = new vscode.TreeItem(
+      node.name,
+      node.tools?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+    );
     item.description = node.state === 'error' ? `error: ${node.error ?? ''}` : `${state} · ${count}`;
     const icon = { running: 'vm-running', error: 'error', disabled: 'circle-slash', starting: 'loading~spin' }[node.state] ?? 'server';
     item.iconPath = new vscode.ThemeIcon(icon);
-    item.tooltip = new vscode.MarkdownString(`\`mcp_${node.alias}\` · `).appendText(`${node.name} · ${state}\n\n${node.description ?? ''}${node.error ? `\n\n${node.error}` : ''}`);
+    item.tooltip = new vscode.MarkdownString(`\`mcp_${node.alias}\` · `).appendText(
+      `${node.name} · ${state}\n\n${node.description ?? ''}${node.error ? `\n\n${node.error}` : ''}`,
+    );
     if (node.warning) item.tooltip.appendText(`\n\n${node.warning}`);
     item.contextValue = `server.${!node.enabled ? 'disabled' : node.state === 'error' ? 'error' : 'enabled'}`;
     item.id = `server:${node.name}`;
@@ -217,4 +236,3 @@ function consentItem(node: ServerNode): vscode.TreeItem {
   item.id = `server:${node.name}`;
   return item;
 }
-

@@ -14,7 +14,10 @@ const labelsSchema = z.record(z.string(), z.string()).nullable();
 /** IDs of every container with our label, running or not. */
 export async function listOwnedContainers(command: string): Promise<string[]> {
   const { stdout } = await runCli(command, listOwnedArgs(), { timeoutMs: 20_000 });
-  return stdout.split('\n').map((s) => s.trim()).filter(Boolean);
+  return stdout
+    .split('\n')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 /** Removes our containers whose owning process on this host has gone. Returns how many. */
@@ -28,7 +31,14 @@ export async function removeOrphans(runtime: RuntimeRef): Promise<number> {
   const lines = await runCli(runtime.command, labelsArgs(ids), { timeoutMs: 20_000 }).then(
     (out) => out.stdout.split('\n'),
     async () => {
-      const each = await Promise.all(ids.map((id) => runCli(runtime.command, labelsArgs([id]), { timeoutMs: 20_000 }).then((o) => o.stdout, () => '')));
+      const each = await Promise.all(
+        ids.map((id) =>
+          runCli(runtime.command, labelsArgs([id]), { timeoutMs: 20_000 }).then(
+            (o) => o.stdout,
+            () => '',
+          ),
+        ),
+      );
       return each.flatMap((text) => text.split('\n'));
     },
   );

@@ -119,7 +119,18 @@ export class KernelContainer {
     this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
     // The derived image with sandbox.packages, when the runtime check found it built.
     const image = runtime.image ? { ...config, image: runtime.image } : config;
-    this.process = execa(runtime.command, runArgs(runtime.name, image, { name: this.name, owner: OWNER, session, ...workspace, ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}), ownUserNamespace: runtime.ownUserNamespace === true }), SPAWN_OPTIONS);
+    this.process = execa(
+      runtime.command,
+      runArgs(runtime.name, image, {
+        name: this.name,
+        owner: OWNER,
+        session,
+        ...workspace,
+        ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
+        ownUserNamespace: runtime.ownUserNamespace === true,
+      }),
+      SPAWN_OPTIONS,
+    );
     this.process.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     this.process.stderr.on('data', (chunk: Buffer) => this.listeners.stderr?.(chunk.toString('utf8')));
     // A write after the kernel died must not crash the host; exit handling reports it.
@@ -232,10 +243,7 @@ export class KernelContainer {
         const hint = usernsStartHint(stderr);
         reject(new SandboxStartError(`${why}${stderr.trim() ? `\n${stderr.trim()}` : ''}${hint ? `\n${hint}` : ''}`));
       };
-      const timer = setTimeout(
-        () => fail(`The sandbox did not start within ${Math.round(timeoutMs / 1000)} s.`),
-        timeoutMs,
-      );
+      const timer = setTimeout(() => fail(`The sandbox did not start within ${Math.round(timeoutMs / 1000)} s.`), timeoutMs);
       this.listeners = {
         message: (message) => {
           if (message.t !== 'ready') return fail(`The sandbox kernel sent "${message.t}" before it was ready.`);
@@ -272,7 +280,9 @@ export class KernelContainer {
       try {
         parsed = kernelMessageSchema.parse(JSON.parse(body));
       } catch (error) {
-        return this.protocolFailure(`sandbox sent an invalid frame (${error instanceof Error ? error.message.slice(0, 200) : 'unparseable'})`);
+        return this.protocolFailure(
+          `sandbox sent an invalid frame (${error instanceof Error ? error.message.slice(0, 200) : 'unparseable'})`,
+        );
       }
       // Again by the parsed type: a frame that did not start as the kernel writes it was not checked by type.
       try {

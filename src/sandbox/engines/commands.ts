@@ -27,8 +27,7 @@ export const USERNS_IDS = 65536;
  * Reads the kernel source from stdin and runs it. The length comes first on its own line so
  * that the kernel, not a read-ahead buffer, owns every byte after the source.
  */
-export const BOOTSTRAP =
-  "import sys;exec(compile(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())),'<kernel>','exec'))";
+export const BOOTSTRAP = "import sys;exec(compile(sys.stdin.buffer.read(int(sys.stdin.buffer.readline())),'<kernel>','exec'))";
 
 const PROXY_VARIABLES = ['HTTP_PROXY', 'HTTPS_PROXY', 'FTP_PROXY', 'NO_PROXY', 'ALL_PROXY'].flatMap((n) => [n, n.toLowerCase()]);
 

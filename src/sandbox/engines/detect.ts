@@ -13,17 +13,17 @@ import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMoun
 import { locateRuntime } from './locate.ts';
 import { OWNER } from '../container/kernel-container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
-import { checkDockerOciRuntime, checkPodmanOciRuntime, dockerRegistration, gvisorNetworkFailure, type OciRuntimeFinding } from './oci-runtime.ts';
+import {
+  checkDockerOciRuntime,
+  checkPodmanOciRuntime,
+  dockerRegistration,
+  gvisorNetworkFailure,
+  type OciRuntimeFinding,
+} from './oci-runtime.ts';
 import { hostHardLimits, rlimitFailure, sandboxUlimits } from './ulimits.ts';
 import { dockerIsolation, ISOLATED, podmanUsernsUnavailable, rootlessIsolation, USERNS_FAILURE, type Isolation } from './isolation.ts';
 
-export type RuntimeState =
-  | 'ready'
-  | 'limits-not-enforced'
-  | 'image-missing'
-  | 'start-failed'
-  | 'daemon-down'
-  | 'not-installed';
+export type RuntimeState = 'ready' | 'limits-not-enforced' | 'image-missing' | 'start-failed' | 'daemon-down' | 'not-installed';
 
 export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'oci-runtime' | 'start' | 'isolation';
 
@@ -90,7 +90,9 @@ const podmanInfoSchema = z.object({
   host: z.object({
     cgroupVersion: z.string().optional(),
     security: z.object({ rootless: z.boolean().optional() }).optional(),
-    idMappings: z.object({ uidmap: z.array(idMappingSchema).nullable().optional(), gidmap: z.array(idMappingSchema).nullable().optional() }).optional(),
+    idMappings: z
+      .object({ uidmap: z.array(idMappingSchema).nullable().optional(), gidmap: z.array(idMappingSchema).nullable().optional() })
+      .optional(),
     ociRuntime: z.object({ name: z.string() }).optional(),
   }),
   version: z.object({ Version: z.string() }).optional(),
@@ -139,7 +141,9 @@ export async function probeRuntime(
   sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath' | 'maxSessions' | 'prewarm'>>,
 ): Promise<RuntimeStatus> {
   const located = locateRuntime(name, {
-    ...((options.commands?.[name] ?? configuredPath(name, sandbox)) ? { configured: options.commands?.[name] ?? configuredPath(name, sandbox) } : {}),
+    ...((options.commands?.[name] ?? configuredPath(name, sandbox))
+      ? { configured: options.commands?.[name] ?? configuredPath(name, sandbox) }
+      : {}),
     ...(options.searchDirs ? { searchDirs: options.searchDirs } : {}),
   });
   const command = located.command;
@@ -175,7 +179,11 @@ export async function probeRuntime(
     status.checks.push({ name: 'daemon', ok: false, detail });
     if (name === 'docker') {
       status.problems.push(`The Docker daemon does not answer: start Docker (or Docker Desktop). ${detail}`);
-      status.fixes.push({ kind: 'start', label: 'Start Docker', command: process.platform === 'linux' ? 'sudo systemctl start docker' : 'open -a Docker' });
+      status.fixes.push({
+        kind: 'start',
+        label: 'Start Docker',
+        command: process.platform === 'linux' ? 'sudo systemctl start docker' : 'open -a Docker',
+      });
     } else {
       status.problems.push(`Podman does not answer: on macOS and Windows start its machine with \`podman machine start\`. ${detail}`);
       status.fixes.push({ kind: 'start', label: 'Start the Podman machine', command: 'podman machine start' });
@@ -202,7 +210,11 @@ function readPodmanInfo(raw: unknown, status: RuntimeStatus, sandboxes: number |
   if (info.host.ociRuntime) status.defaultOciRuntime = info.host.ociRuntime.name;
   status.state = 'ready';
   const oci = status.defaultOciRuntime ? `; OCI runtime ${status.defaultOciRuntime}` : '';
-  status.checks.push({ name: 'daemon', ok: true, detail: `podman ${status.version ?? ''} answers (${status.rootless ? 'rootless' : 'rootful'}${oci})`.replace('  ', ' ') });
+  status.checks.push({
+    name: 'daemon',
+    ok: true,
+    detail: `podman ${status.version ?? ''} answers (${status.rootless ? 'rootless' : 'rootful'}${oci})`.replace('  ', ' '),
+  });
   if (status.rootless && status.cgroupVersion === 'v1') {
     status.state = 'limits-not-enforced';
     const why =
@@ -271,7 +283,11 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     } else {
       // Not a blocker: runs go on in the base image, and say the packages are not there.
       const what = packages.state === 'missing' && packages.stale.length > 0 ? 'stale (the list or the base image changed)' : 'not built';
-      status.checks.push({ name: 'packages', ok: false, detail: `${packagesSummary(packages.packages)}: ${what}; runs use ${sandbox.image} without them` });
+      status.checks.push({
+        name: 'packages',
+        ok: false,
+        detail: `${packagesSummary(packages.packages)}: ${what}; runs use ${sandbox.image} without them`,
+      });
       status.problems.push(`The sandbox image with sandbox.packages (${packagesSummary(packages.packages)}) is ${what}: build it once.`);
       status.fixes.push({ kind: 'build', label: 'Build the sandbox image with its packages', command: 'code-execution-mode build-image' });
     }
@@ -285,8 +301,14 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   if (workspaceRequested(sandbox)) {
     const remote = remoteRuntimeHost(name, options.env ?? process.env);
     if (remote) {
-      status.checks.push({ name: 'workspace', ok: false, detail: `not mounted: ${name} runs on another machine (${remote}), which cannot mount local folders` });
-      status.problems.push(`sandbox.workspace is set, but ${name} talks to a remote engine (${remote}): it cannot mount this machine's folders, so /workspace is left out.`);
+      status.checks.push({
+        name: 'workspace',
+        ok: false,
+        detail: `not mounted: ${name} runs on another machine (${remote}), which cannot mount local folders`,
+      });
+      status.problems.push(
+        `sandbox.workspace is set, but ${name} talks to a remote engine (${remote}): it cannot mount this machine's folders, so /workspace is left out.`,
+      );
     } else {
       try {
         const mounts = resolveWorkspaceMounts(sandbox, forbiddenMountDirs(options.stateDir));
@@ -305,7 +327,10 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   try {
     const image = status.image ? { ...sandbox, image: status.image } : sandbox;
     const out = await probeIsolated(status, (own) =>
-      runCli(status.command, probeArgs(name, image, { ...spec, ownUserNamespace: own }), { ...cli, timeoutMs: options.timeoutMs ?? 60_000 }),
+      runCli(status.command, probeArgs(name, image, { ...spec, ownUserNamespace: own }), {
+        ...cli,
+        timeoutMs: options.timeoutMs ?? 60_000,
+      }),
     );
     const words = out.stdout.trim().split(/\s+/);
     if (words[0] !== PROBE_MARKER) throw new CliError(status.command, ['run'], 0, `unexpected output: ${out.stdout.slice(0, 200)}`, false);
@@ -319,14 +344,22 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     if (explainStartFailure(status, sandbox, stderr, tail)) return status;
     status.state = 'start-failed';
     const noPython = /python3.*(not found|no such file)|executable file not found/i.test(stderr);
-    status.checks.push({ name: 'start', ok: false, detail: noPython ? `${sandbox.image} has no python3` : tail || 'the container did not start' });
+    status.checks.push({
+      name: 'start',
+      ok: false,
+      detail: noPython ? `${sandbox.image} has no python3` : tail || 'the container did not start',
+    });
     status.problems.push(
       noPython
         ? `The image ${sandbox.image} has no python3: set sandbox.image to an image with Python 3.9 or newer.`
         : `A hardened sandbox container does not start with ${name}: ${tail || 'no error output'}. ` +
-            'Check sandbox.extraRunArgs and the runtime\'s own configuration.',
+            "Check sandbox.extraRunArgs and the runtime's own configuration.",
     );
-    status.fixes.push({ kind: 'setting', label: noPython ? 'Change the sandbox image' : 'Review extra run arguments', setting: noPython ? 'sandbox.image' : 'sandbox.extraRunArgs' });
+    status.fixes.push({
+      kind: 'setting',
+      label: noPython ? 'Change the sandbox image' : 'Review extra run arguments',
+      setting: noPython ? 'sandbox.image' : 'sandbox.extraRunArgs',
+    });
   }
   return status;
 }
@@ -361,9 +394,15 @@ function noteIsolation(status: RuntimeStatus): void {
 }
 
 /** Checks sandbox.ociRuntime with the runtime (a failed check is reported with its fix); true when found. */
-async function ociRuntimeFound(status: RuntimeStatus, ociRuntime: string, cli: { timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<boolean> {
+async function ociRuntimeFound(
+  status: RuntimeStatus,
+  ociRuntime: string,
+  cli: { timeoutMs: number; env?: NodeJS.ProcessEnv },
+): Promise<boolean> {
   const found: OciRuntimeFinding =
-    status.name === 'podman' ? await checkPodmanOciRuntime(status.command, ociRuntime, cli) : checkDockerOciRuntime(status.registeredOciRuntimes, ociRuntime);
+    status.name === 'podman'
+      ? await checkPodmanOciRuntime(status.command, ociRuntime, cli)
+      : checkDockerOciRuntime(status.registeredOciRuntimes, ociRuntime);
   status.checks.push({ name: 'oci-runtime', ok: found.ok, detail: found.detail });
   if (found.ok) {
     if (found.argument) status.ociRuntime = found.argument;
@@ -372,7 +411,9 @@ async function ociRuntimeFound(status: RuntimeStatus, ociRuntime: string, cli: {
   status.state = 'start-failed';
   if (found.problem) status.problems.push(found.problem);
   status.fixes.push(
-    found.fix?.command ? { kind: 'install', label: found.fix.label, command: found.fix.command } : { kind: 'setting', label: found.fix?.label ?? 'Change the OCI runtime', setting: 'sandbox.ociRuntime' },
+    found.fix?.command
+      ? { kind: 'install', label: found.fix.label, command: found.fix.command }
+      : { kind: 'setting', label: found.fix?.label ?? 'Change the OCI runtime', setting: 'sandbox.ociRuntime' },
   );
   return false;
 }
@@ -385,7 +426,12 @@ function explainStartFailure(status: RuntimeStatus, sandbox: SandboxConfig, stde
   const limit = rlimitFailure(stderr);
   if (limit) {
     const wanted = sandboxUlimits(sandbox, hostHardLimits());
-    const which = limit === 'nofile' ? `open files (nofile ${wanted.nofile})` : limit === 'nproc' ? `processes (nproc ${wanted.nproc})` : 'open files or processes';
+    const which =
+      limit === 'nofile'
+        ? `open files (nofile ${wanted.nofile})`
+        : limit === 'nproc'
+          ? `processes (nproc ${wanted.nproc})`
+          : 'open files or processes';
     status.state = 'start-failed';
     status.checks.push({ name: 'start', ok: false, detail: `${status.name} may not set the sandbox's limit of ${which}: ${tail}` });
     status.problems.push(
@@ -393,7 +439,7 @@ function explainStartFailure(status: RuntimeStatus, sandbox: SandboxConfig, stde
         `Raise that hard limit (\`ulimit -H\`, LimitNOFILE=/LimitNPROC= of the service), or set a lower one in sandbox.extraRunArgs (e.g. ["--ulimit", "nofile=256:256"]), ` +
         'which the sandbox then uses instead of its own.',
     );
-    status.fixes.push({ kind: 'setting', label: 'Set the sandbox\'s limits', setting: 'sandbox.extraRunArgs' });
+    status.fixes.push({ kind: 'setting', label: "Set the sandbox's limits", setting: 'sandbox.extraRunArgs' });
     return true;
   }
   if (status.name === 'docker' && sandbox.ociRuntime !== undefined && gvisorNetworkFailure(stderr)) {
@@ -403,7 +449,11 @@ function explainStartFailure(status: RuntimeStatus, sandbox: SandboxConfig, stde
       `gVisor does not start under docker with its network on: register it with its network off in daemon.json (${dockerRegistration(sandbox.ociRuntime)}), ` +
         'then reload the daemon (`sudo systemctl reload docker`).',
     );
-    status.fixes.push({ kind: 'docs', label: 'Register gVisor with the docker daemon', url: 'https://gvisor.dev/docs/user_guide/quick_start/docker/' });
+    status.fixes.push({
+      kind: 'docs',
+      label: 'Register gVisor with the docker daemon',
+      url: 'https://gvisor.dev/docs/user_guide/quick_start/docker/',
+    });
     return true;
   }
   return false;

@@ -28,7 +28,7 @@ export const ISOLATED: Isolation = {
   detail: 'each sandbox in its own user namespace (--userns=auto): no two share a host uid',
 };
 
-const RISK = 'so one that reaches another\'s processes (through a /proc mount, say) could read their environment or signal them';
+const RISK = "so one that reaches another's processes (through a /proc mount, say) could read their environment or signal them";
 
 /** One entry of `podman info`'s host.idMappings. */
 export interface IdMapping {
@@ -68,7 +68,10 @@ export function rootlessIsolation(uidmap: readonly IdMapping[], gidmap: readonly
       `Sandboxes share one host uid, ${RISK}. Podman runs each in its own user namespace (--userns=auto) when your user has ` +
       `at least ${needed} subordinate ids: add a range no other user has in /etc/subuid and /etc/subgid ` +
       `(\`sudo usermod --add-subuids FROM-TO --add-subgids FROM-TO $USER\`), then run \`podman system migrate\`.`,
-    fix: { label: `Give your user at least ${needed} subordinate ids (usermod --add-subuids/--add-subgids, then podman system migrate)`, url: USERNS_DOCS },
+    fix: {
+      label: `Give your user at least ${needed} subordinate ids (usermod --add-subuids/--add-subgids, then podman system migrate)`,
+      url: USERNS_DOCS,
+    },
   };
 }
 
@@ -95,7 +98,11 @@ export function podmanUsernsUnavailable(rootless: boolean, error: string): Isola
     problem:
       `Sandboxes share uid ${SANDBOX_UID} on the host, ${RISK}. Rootful Podman runs each in its own user namespace ` +
       `(--userns=auto) once the user \`containers\` has subordinate ids: add \`${CONTAINERS_RANGE}\` to /etc/subuid and /etc/subgid.`,
-    fix: { label: 'Give Podman a range of ids for sandboxes (as root)', command: `echo ${CONTAINERS_RANGE} | sudo tee -a /etc/subuid /etc/subgid`, url: USERNS_DOCS },
+    fix: {
+      label: 'Give Podman a range of ids for sandboxes (as root)',
+      command: `echo ${CONTAINERS_RANGE} | sudo tee -a /etc/subuid /etc/subgid`,
+      url: USERNS_DOCS,
+    },
   };
 }
 

@@ -44,7 +44,15 @@ function wellKnownDirs(platform: NodeJS.Platform = process.platform, home = home
       join(home, 'AppData', 'Local', 'Programs', 'Rancher Desktop', 'resources', 'resources', 'win32', 'bin'),
     ];
   }
-  return ['/usr/local/bin', '/usr/bin', '/bin', '/snap/bin', join(home, '.local', 'bin'), '/home/linuxbrew/.linuxbrew/bin', join(home, '.rd', 'bin')];
+  return [
+    '/usr/local/bin',
+    '/usr/bin',
+    '/bin',
+    '/snap/bin',
+    join(home, '.local', 'bin'),
+    '/home/linuxbrew/.linuxbrew/bin',
+    join(home, '.rd', 'bin'),
+  ];
 }
 
 function executable(file: string): boolean {

@@ -46,28 +46,43 @@ export interface OciRuntimeFinding {
   fix?: { label: string; command?: string };
 }
 
-const podmanRuntimeSchema = z.object({ host: z.object({ ociRuntime: z.object({ name: z.string(), path: z.string().optional(), version: z.string().optional() }) }) });
-const dockerRuntimesSchema = z.record(z.string(), z.object({ path: z.string().optional(), runtimeArgs: z.array(z.string()).nullable().optional() }));
+const podmanRuntimeSchema = z.object({
+  host: z.object({ ociRuntime: z.object({ name: z.string(), path: z.string().optional(), version: z.string().optional() }) }),
+});
+const dockerRuntimesSchema = z.record(
+  z.string(),
+  z.object({ path: z.string().optional(), runtimeArgs: z.array(z.string()).nullable().optional() }),
+);
 
 const INSTALL_HINT = 'Debian/Ubuntu: `sudo apt-get install runsc`; elsewhere see https://gvisor.dev/docs/user_guide/install/';
 
 /** Podman: asks it which runtime the name resolves to (`podman --runtime X info`). */
-export async function checkPodmanOciRuntime(command: string, ociRuntime: string, cli: { timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<OciRuntimeFinding> {
+export async function checkPodmanOciRuntime(
+  command: string,
+  ociRuntime: string,
+  cli: { timeoutMs: number; env?: NodeJS.ProcessEnv },
+): Promise<OciRuntimeFinding> {
   try {
     const out = await runCli(command, ['--runtime', ociRuntime, 'info', '--format', 'json'], cli);
     const found = podmanRuntimeSchema.parse(JSON.parse(out.stdout)).host.ociRuntime;
     const version = found.version?.split('\n')[0]?.trim();
-    return { ok: true, argument: ociRuntime, detail: `${found.path ?? found.name}${version ? ` (${version})` : ''}${isGvisor(ociRuntime) ? ': gVisor, a user-space kernel' : ''}` };
+    return {
+      ok: true,
+      argument: ociRuntime,
+      detail: `${found.path ?? found.name}${version ? ` (${version})` : ''}${isGvisor(ociRuntime) ? ': gVisor, a user-space kernel' : ''}`,
+    };
   } catch (error) {
-    const why = error instanceof CliError ? error.stderr.trim().split('\n').pop() ?? '' : String(error);
+    const why = error instanceof CliError ? (error.stderr.trim().split('\n').pop() ?? '') : String(error);
     return {
       ok: false,
       detail: `podman cannot find the OCI runtime "${ociRuntime}"${why ? ` (${why.slice(0, 300)})` : ''}`,
       problem:
         `sandbox.ociRuntime is "${ociRuntime}", but podman cannot find it: install it` +
         (isGvisor(ociRuntime) ? ` (${INSTALL_HINT})` : '') +
-        ', set sandbox.ociRuntime to its full path, or clear the setting to use podman\'s default runtime.',
-      ...(isGvisor(ociRuntime) ? { fix: { label: 'Install gVisor (runsc)', command: 'sudo apt-get install runsc' } } : { fix: { label: 'Change the OCI runtime' } }),
+        ", set sandbox.ociRuntime to its full path, or clear the setting to use podman's default runtime.",
+      ...(isGvisor(ociRuntime)
+        ? { fix: { label: 'Install gVisor (runsc)', command: 'sudo apt-get install runsc' } }
+        : { fix: { label: 'Change the OCI runtime' } }),
     };
   }
 }
@@ -81,7 +96,11 @@ export function checkDockerOciRuntime(runtimes: unknown, ociRuntime: string): Oc
   const name = byName ?? byPath;
   if (name) {
     const entry = registered[name];
-    return { ok: true, argument: name, detail: `registered as "${name}"${entry?.path ? ` (${entry.path})` : ''}${isGvisor(ociRuntime) ? ': gVisor, a user-space kernel' : ''}` };
+    return {
+      ok: true,
+      argument: name,
+      detail: `registered as "${name}"${entry?.path ? ` (${entry.path})` : ''}${isGvisor(ociRuntime) ? ': gVisor, a user-space kernel' : ''}`,
+    };
   }
   const shown = posix.basename(ociRuntime);
   return {

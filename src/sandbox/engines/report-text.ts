@@ -34,7 +34,11 @@ export function checkLabel(name: Check['name']): string {
 
 export function reportLines(report: SandboxReport): string[] {
   const lines: string[] = [];
-  lines.push(report.chosen ? `Sandbox: ready with ${report.chosen.name}${tierWords(report.chosen)} (image ${report.image})` : `Sandbox: NOT ready (image ${report.image})`);
+  lines.push(
+    report.chosen
+      ? `Sandbox: ready with ${report.chosen.name}${tierWords(report.chosen)} (image ${report.image})`
+      : `Sandbox: NOT ready (image ${report.image})`,
+  );
   for (const status of report.runtimes) {
     lines.push(`${status.name}: ${stateLabel(status.state)}${status.command !== status.name ? ` [${status.command}]` : ''}`);
     for (const check of status.checks) {

@@ -81,7 +81,9 @@ function ulimitsInExtraArgs(extraRunArgs: readonly string[]): Set<string> {
  */
 export function ulimitArgs(config: Pick<SandboxConfig, 'pids' | 'maxSessions' | 'extraRunArgs'>, host: HostLimits): string[] {
   const own = ulimitsInExtraArgs(config.extraRunArgs);
-  return Object.entries(sandboxUlimits(config, host)).flatMap(([name, value]) => (own.has(name) ? [] : ['--ulimit', `${name}=${value}:${value}`]));
+  return Object.entries(sandboxUlimits(config, host)).flatMap(([name, value]) =>
+    own.has(name) ? [] : ['--ulimit', `${name}=${value}:${value}`],
+  );
 }
 
 /** Which limit a failed start could not set, from the OCI runtime's error (runc, crun, runsc). */

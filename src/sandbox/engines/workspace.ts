@@ -78,10 +78,12 @@ function checkedFolder(given: string, forbidden: readonly string[]): string {
       `sandbox.workspace.path must not be a system folder or inside one: ${given}${given === real ? '' : ` (${real})`} is in ${system.dir}, ${system.why}; give the project folder that holds the files the code needs`,
     );
   }
-  if (/[,:"\n\r]/.test(real.replace(/^[A-Za-z]:/, ''))) throw new WorkspaceError(`sandbox.workspace.path resolves to a path with ",", ":" or quotes: ${real}`);
+  if (/[,:"\n\r]/.test(real.replace(/^[A-Za-z]:/, '')))
+    throw new WorkspaceError(`sandbox.workspace.path resolves to a path with ",", ":" or quotes: ${real}`);
   for (const dir of forbidden) {
     const other = safeReal(dir);
-    if (inside(other, real) || inside(real, other)) throw new WorkspaceError(`sandbox.workspace.path must not hold or be inside the bridge's state folder (${dir})`);
+    if (inside(other, real) || inside(real, other))
+      throw new WorkspaceError(`sandbox.workspace.path must not hold or be inside the bridge's state folder (${dir})`);
   }
   return real;
 }
@@ -155,7 +157,12 @@ export function forbiddenMountDirs(stateDir?: string): string[] {
  * What a container start adds to its RunSpec: the resolved folders, or nothing when none is asked
  * for or the runtime is remote (the sandbox check says so; the mount is not attempted).
  */
-export function workspaceSpec(runtime: RuntimeName, config: SandboxConfig, env: NodeJS.ProcessEnv = process.env, stateDir?: string): { workspace?: WorkspaceMount[] } {
+export function workspaceSpec(
+  runtime: RuntimeName,
+  config: SandboxConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  stateDir?: string,
+): { workspace?: WorkspaceMount[] } {
   if (!workspaceRequested(config) || remoteRuntimeHost(runtime, env)) return {};
   const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
   return mounts.length > 0 ? { workspace: mounts } : {};

@@ -25,10 +25,14 @@ export class PackageBuildError extends SandboxError {
   }
 }
 
-const UNREACHABLE = /NewConnectionError|Failed to establish a new connection|Connection refused|Name or service not known|Temporary failure in name resolution|ConnectTimeout|Read timed out|Network is unreachable|ProxyError|SSLError|connection broken by/i;
+const UNREACHABLE =
+  /NewConnectionError|Failed to establish a new connection|Connection refused|Name or service not known|Temporary failure in name resolution|ConnectTimeout|Read timed out|Network is unreachable|ProxyError|SSLError|connection broken by/i;
 
 /** Why a build failed, from the lines it printed: the kind, pip's own words, and the fix. */
-export function describeBuildFailure(lines: readonly string[], spec: Pick<DerivedSpec, 'base' | 'index' | 'packages'>): { kind: BuildFailureKind; message: string } {
+export function describeBuildFailure(
+  lines: readonly string[],
+  spec: Pick<DerivedSpec, 'base' | 'index' | 'packages'>,
+): { kind: BuildFailureKind; message: string } {
   const text = lines.join('\n');
   const pipWords = lines.filter((l) => /^(ERROR|error):/.test(l.trim()) || /No module named pip/.test(l)).map((l) => l.trim());
   const said = (pipWords.length > 0 ? pipWords : lines.slice(-3).map((l) => l.trim())).join(' | ');

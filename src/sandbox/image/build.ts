@@ -7,7 +7,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import type { SandboxConfig } from '../../config/schema.ts';
-import { BUILD_LABEL, DERIVED_REPOSITORY, buildArgs, buildEnv, containerfile, derivedSpec, packagesState, packagesSummary, plainId, type DerivedSpec } from './derived.ts';
+import {
+  BUILD_LABEL,
+  DERIVED_REPOSITORY,
+  buildArgs,
+  buildEnv,
+  containerfile,
+  derivedSpec,
+  packagesState,
+  packagesSummary,
+  plainId,
+  type DerivedSpec,
+} from './derived.ts';
 import { describeBuildFailure, PackageBuildError, progressLine } from './build-output.ts';
 export { PackageBuildError } from './build-output.ts';
 import { runCli } from '../engines/cli.ts';
@@ -41,9 +52,16 @@ export interface BuildOptions {
 const inFlight = new Map<string, { promise: Promise<BuildOutcome>; listeners: Set<(line: string) => void> }>();
 
 /** Builds the derived image for sandbox.packages, or says it is already there. */
-export async function buildPackagesImage(sandbox: SandboxConfig, onProgress: (line: string) => void, options: BuildOptions = {}): Promise<BuildOutcome> {
+export async function buildPackagesImage(
+  sandbox: SandboxConfig,
+  onProgress: (line: string) => void,
+  options: BuildOptions = {},
+): Promise<BuildOutcome> {
   if (sandbox.packages.length === 0) {
-    throw new PackageBuildError('no-packages', 'sandbox.packages is empty: there is nothing to build. List the packages the sandbox needs, e.g. ["numpy", "pandas>=2"].');
+    throw new PackageBuildError(
+      'no-packages',
+      'sandbox.packages is empty: there is nothing to build. List the packages the sandbox needs, e.g. ["numpy", "pandas>=2"].',
+    );
   }
   const runtime = await runtimeForPull(sandbox, options.detect);
   const cli = { ...(options.detect?.env ? { env: options.detect.env } : {}) };
@@ -101,7 +119,9 @@ async function runBuild(
     const file = join(dir, 'Containerfile');
     await writeFile(file, containerfile(spec), { mode: 0o600 });
     const buildersBefore = runtimeName === 'podman' ? await podmanBuildContainers(command, spec.baseId) : new Set<string>();
-    emit(`Building ${spec.tag} from ${spec.base} with ${runtimeName}: ${packagesSummary(spec.packages)}${spec.index ? ` (index ${spec.index})` : ''}`);
+    emit(
+      `Building ${spec.tag} from ${spec.base} with ${runtimeName}: ${packagesSummary(spec.packages)}${spec.index ? ` (index ${spec.index})` : ''}`,
+    );
     const child = execa(command, buildArgs(runtimeName, spec, file, dir), {
       reject: false,
       all: true,
@@ -125,7 +145,11 @@ async function runBuild(
     const result = await child;
     if (result.failed) await removeLeftovers(runtimeName, command, spec, buildersBefore);
     if (result.isCanceled) throw new PackageBuildError('build-failed', `The build of ${spec.tag} was cancelled.`);
-    if (result.timedOut) throw new PackageBuildError('build-failed', `The build of ${spec.tag} took longer than ${Math.round((options.timeoutMs ?? DEFAULT_BUILD_TIMEOUT_MS) / 1000)} s and was stopped.`);
+    if (result.timedOut)
+      throw new PackageBuildError(
+        'build-failed',
+        `The build of ${spec.tag} took longer than ${Math.round((options.timeoutMs ?? DEFAULT_BUILD_TIMEOUT_MS) / 1000)} s and was stopped.`,
+      );
     if (result.failed) {
       const { kind, message } = describeBuildFailure(tail, spec);
       throw new PackageBuildError(kind, message);
@@ -134,7 +158,10 @@ async function runBuild(
     emit(`Built ${spec.tag} in ${(durationMs / 1000).toFixed(1)} s. Runs use it from the next session on.`);
     const { removed, left } = await removeOlderImages(command, spec, stale, options.detect?.env);
     if (removed.length > 0) emit(`Removed older package images of ${spec.base}: ${removed.join(', ')}.`);
-    if (left.length > 0) emit(`Older package images of ${spec.base} still in use, left: ${left.join(', ')} (\`${runtimeName} rmi\` removes them once unused).`);
+    if (left.length > 0)
+      emit(
+        `Older package images of ${spec.base} still in use, left: ${left.join(', ')} (\`${runtimeName} rmi\` removes them once unused).`,
+      );
     return { runtime: runtimeName, tag: spec.tag, packages: spec.packages, reused: false, durationMs, stale: left, removed };
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -150,13 +177,20 @@ export const KEEP_OLDER_IMAGES = 2;
  * same base keeps its image): only in our repository, never the new tag, and never forced, so an
  * image a container still runs (another bridge's session) stays and is named.
  */
-async function removeOlderImages(command: string, spec: DerivedSpec, stale: readonly string[], env: NodeJS.ProcessEnv | undefined): Promise<{ removed: string[]; left: string[] }> {
+async function removeOlderImages(
+  command: string,
+  spec: DerivedSpec,
+  stale: readonly string[],
+  env: NodeJS.ProcessEnv | undefined,
+): Promise<{ removed: string[]; left: string[] }> {
   const removed: string[] = [];
   const left: string[] = [];
   const ours = stale.filter((tag) => tag !== spec.tag && tag.startsWith(`${DERIVED_REPOSITORY}:`));
   const created = await Promise.all(
     ours.map(async (tag) => {
-      const out = await runCli(command, ['image', 'inspect', '--format', '{{.Created}}', tag], env ? { env } : {}).catch(() => ({ stdout: '' }));
+      const out = await runCli(command, ['image', 'inspect', '--format', '{{.Created}}', tag], env ? { env } : {}).catch(() => ({
+        stdout: '',
+      }));
       return { tag, at: createdAt(out.stdout.trim()) };
     }),
   );
@@ -181,7 +215,9 @@ export function createdAt(text: string): number {
 
 /** Podman's build containers (`<image>-working-container`) from the base image. */
 async function podmanBuildContainers(command: string, baseId: string): Promise<Set<string>> {
-  const out = await runCli(command, ['ps', '--all', '--external', '--no-trunc', '--format', '{{.ID}}|{{.Names}}|{{.ImageID}}']).catch(() => ({ stdout: '' }));
+  const out = await runCli(command, ['ps', '--all', '--external', '--no-trunc', '--format', '{{.ID}}|{{.Names}}|{{.ImageID}}']).catch(
+    () => ({ stdout: '' }),
+  );
   const ids = out.stdout
     .split('\n')
     .map((line) => line.trim().split('|'))
@@ -194,7 +230,12 @@ async function podmanBuildContainers(command: string, baseId: string): Promise<S
  * What a failed build leaves: podman's build container when the build was stopped (it removes
  * it itself otherwise), docker's images of the steps before the one that failed.
  */
-async function removeLeftovers(runtime: 'podman' | 'docker', command: string, spec: DerivedSpec, buildersBefore: Set<string>): Promise<void> {
+async function removeLeftovers(
+  runtime: 'podman' | 'docker',
+  command: string,
+  spec: DerivedSpec,
+  buildersBefore: Set<string>,
+): Promise<void> {
   if (runtime === 'podman') {
     const left = [...(await podmanBuildContainers(command, spec.baseId))].filter((id) => !buildersBefore.has(id));
     if (left.length > 0) await runCli(command, ['rm', '--force', ...left]).catch(() => undefined);
@@ -203,8 +244,18 @@ async function removeLeftovers(runtime: 'podman' | 'docker', command: string, sp
   // A stopped build's step container may still be going in the daemon for a moment, holding
   // its parent images: try again until they are gone, for a few seconds.
   for (let attempt = 0; attempt < LEFTOVER_ATTEMPTS; attempt++) {
-    const images = await runCli(command, ['images', '--all', '--quiet', '--no-trunc', '--filter', `label=${BUILD_LABEL}=${spec.tag}`]).catch(() => ({ stdout: '' }));
-    const ids = images.stdout.split('\n').map((l) => l.trim()).filter(Boolean);
+    const images = await runCli(command, [
+      'images',
+      '--all',
+      '--quiet',
+      '--no-trunc',
+      '--filter',
+      `label=${BUILD_LABEL}=${spec.tag}`,
+    ]).catch(() => ({ stdout: '' }));
+    const ids = images.stdout
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
     if (ids.length === 0) return;
     // Newest first: each goes before its parent.
     for (const id of ids) await runCli(command, ['rmi', id]).catch(() => undefined);

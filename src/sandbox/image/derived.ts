@@ -42,7 +42,10 @@ export function derivedSpec(sandbox: PackagesConfig, baseId: string): DerivedSpe
   const packages = normalizePackages(sandbox.packages);
   const index = sandbox.pipIndexUrl ?? '';
   const id = plainId(baseId);
-  const hash = createHash('sha256').update(JSON.stringify({ base: id, packages, index })).digest('hex').slice(0, 20);
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ base: id, packages, index }))
+    .digest('hex')
+    .slice(0, 20);
   return { base: sandbox.image, baseId: id, packages, index, tag: `${DERIVED_REPOSITORY}:${hash}` };
 }
 
@@ -144,8 +147,16 @@ export async function packagesState(command: string, sandbox: PackagesConfig, cl
   const expected = derivedLabels(spec);
   // The tag is a hash, but anything can be tagged so: the labels must say the same.
   if (labels && Object.entries(expected).every(([key, value]) => labels[key] === value)) return { state: 'built', tag: spec.tag, packages };
-  const stale = await runCli(command, ['images', '--filter', `label=${DERIVED_LABELS.base}=${sandbox.image}`, '--format', '{{.Repository}}:{{.Tag}}'], cli).then(
-    (out) => out.stdout.split('\n').map((l) => l.trim()).filter((l) => l && l !== spec.tag),
+  const stale = await runCli(
+    command,
+    ['images', '--filter', `label=${DERIVED_LABELS.base}=${sandbox.image}`, '--format', '{{.Repository}}:{{.Tag}}'],
+    cli,
+  ).then(
+    (out) =>
+      out.stdout
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l && l !== spec.tag),
     () => [],
   );
   return { state: 'missing', tag: spec.tag, packages, stale };

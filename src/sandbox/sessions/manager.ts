@@ -115,7 +115,9 @@ export class SessionManager implements Sandbox {
   private async withBuiltPackages(status: RuntimeStatus): Promise<RuntimeStatus> {
     if (status.packages?.state !== 'missing' || Date.now() - this.packagesCheckedAt < PACKAGES_RECHECK_MS) return status;
     this.packagesCheckedAt = Date.now();
-    const state = await packagesState(status.command, this.config, this.options.detect?.env ? { env: this.options.detect.env } : {}).catch(() => undefined);
+    const state = await packagesState(status.command, this.config, this.options.detect?.env ? { env: this.options.detect.env } : {}).catch(
+      () => undefined,
+    );
     if (state?.state !== 'built') return status;
     const next: RuntimeStatus = { ...status, image: state.tag, packages: state };
     if (this.runtimePromise) this.runtimePromise = Promise.resolve(next);
@@ -239,7 +241,11 @@ export class SessionManager implements Sandbox {
   prewarm(): Promise<void> {
     if (!this.config.prewarm || this.closed) return Promise.resolve();
     this.prewarming = true;
-    if (this.spare) return this.spare.then(() => undefined, () => undefined);
+    if (this.spare)
+      return this.spare.then(
+        () => undefined,
+        () => undefined,
+      );
     const spare = (async () => {
       const runtime = await this.check();
       this.runtimeRef = runtime;
@@ -259,7 +265,10 @@ export class SessionManager implements Sandbox {
         if (this.spare === spare) this.spare = undefined;
       },
     );
-    return spare.then(() => undefined, () => undefined);
+    return spare.then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   private async takeSpare(): Promise<KernelContainer | undefined> {
@@ -313,7 +322,15 @@ export class SessionManager implements Sandbox {
     }
     const change = this.retired.get(name);
     this.retired.delete(name);
-    const session = new Session(name, runtime, this.config, this.options.prelude, () => this.takeSpare(), change, (container) => this.learn(container));
+    const session = new Session(
+      name,
+      runtime,
+      this.config,
+      this.options.prelude,
+      () => this.takeSpare(),
+      change,
+      (container) => this.learn(container),
+    );
     this.sessions.set(name, session);
     return session;
   }

@@ -78,7 +78,7 @@ export interface RequestContext {
    * (a proxied server starting), each bounded by its own timeout. Nested and concurrent waits
    * share one pause; the time left is kept, not reset. The signal still stops the run.
    */
-  untimed<T>(work: Promise<T>): Promise<T>;
+  untimed: <T>(work: Promise<T>) => Promise<T>;
   /** Names what this request waits for (e.g. "memory.read_graph"), for a timeout's message. */
   describe(what: string): void;
 }
@@ -100,8 +100,18 @@ export interface RefusedRequest {
  * a thread the code left behind, say), so that its caller gets an error instead of waiting for
  * ever, and tells `onRefused` so the refusal is on record.
  */
-export function refuseRequest(container: KernelContainer, message: Extract<KernelMessage, { t: 'req' }>, refused: RefusedRequest, onRefused?: (refused: RefusedRequest) => void): void {
-  container.send({ t: 'res', id: message.id, ok: false, error: { type: 'RunEnded', kind: 'run-ended', message: `Refused: ${refused.reason}.` } });
+export function refuseRequest(
+  container: KernelContainer,
+  message: Extract<KernelMessage, { t: 'req' }>,
+  refused: RefusedRequest,
+  onRefused?: (refused: RefusedRequest) => void,
+): void {
+  container.send({
+    t: 'res',
+    id: message.id,
+    ok: false,
+    error: { type: 'RunEnded', kind: 'run-ended', message: `Refused: ${refused.reason}.` },
+  });
   onRefused?.(refused);
 }
 
@@ -120,7 +130,12 @@ export interface RunOptions {
  * What a container hears between runs: a request is refused (its run has ended) and put on
  * record; a `done` means the run before forged its end and its code may still be running.
  */
-export function watchBetweenRuns(container: KernelContainer, lastRun: string, onRefused: RunOptions['onRefusedRequest'], onForgedEnd: (run: string) => void): void {
+export function watchBetweenRuns(
+  container: KernelContainer,
+  lastRun: string,
+  onRefused: RunOptions['onRefusedRequest'],
+  onForgedEnd: (run: string) => void,
+): void {
   if (!container.alive) return;
   container.on({
     message: (message) => {
@@ -249,7 +264,12 @@ class RunTracker {
       case 'req':
         if (message.run !== this.runId) {
           const reason = `the call came from code of an earlier run (${message.run}), which has ended; calls are served only while their run is in progress`;
-          return refuseRequest(this.container, message, { run: this.runId, method: message.method, params: message.params, reason }, this.options.onRefusedRequest);
+          return refuseRequest(
+            this.container,
+            message,
+            { run: this.runId, method: message.method, params: message.params, reason },
+            this.options.onRefusedRequest,
+          );
         }
         void this.onRequest(message.id, message.method, message.params);
         return;
@@ -269,7 +289,13 @@ class RunTracker {
         if (this.stopping && message.leftoverThreads) {
           const threads = message.leftoverThreads === 1 ? '1 thread it started was' : `${message.leftoverThreads} threads it started were`;
           const error = this.stopError(message.error);
-          this.finish(this.stopping, null, { ...error, message: `${error.message} ${threads} still running after the interrupt` }, true, true);
+          this.finish(
+            this.stopping,
+            null,
+            { ...error, message: `${error.message} ${threads} still running after the interrupt` },
+            true,
+            true,
+          );
         } else if (message.status === 'interrupted' && this.stopping) {
           this.finish(this.stopping, null, this.stopError(message.error), false);
         } else if (message.status === 'interrupted') {
@@ -326,10 +352,18 @@ class RunTracker {
       this.container.send(message);
     };
     if (this.stopping || !this.options.onRequest) {
-      return reply(false, { type: 'HostError', kind: 'failed', message: this.stopping ? 'the run is stopping' : `no host method "${method}"` });
+      return reply(false, {
+        type: 'HostError',
+        kind: 'failed',
+        message: this.stopping ? 'the run is stopping' : `no host method "${method}"`,
+      });
     }
     if (this.inFlight >= MAX_REQUESTS_IN_FLIGHT) {
-      return reply(false, { type: 'HostError', kind: 'too-large', message: `too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})` });
+      return reply(false, {
+        type: 'HostError',
+        kind: 'too-large',
+        message: `too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})`,
+      });
     }
     this.requests++;
     this.inFlight++;
@@ -375,13 +409,20 @@ class RunTracker {
     this.timers.push(
       setTimeout(() => {
         const error = this.stopError(null);
-        this.finish(why, null, { ...error, message: `${error.message} It did not stop within ${this.config.interruptGraceSeconds} s` }, true, true);
+        this.finish(
+          why,
+          null,
+          { ...error, message: `${error.message} It did not stop within ${this.config.interruptGraceSeconds} s` },
+          true,
+          true,
+        );
       }, graceMs),
     );
   }
 
   private stopError(kernelError: KernelError | null): KernelError {
-    const uncounted = this.clock.untimedMs >= 100 ? ` (not counting ${(this.clock.untimedMs / 1000).toFixed(1)} s spent waiting for servers to start)` : '';
+    const uncounted =
+      this.clock.untimedMs >= 100 ? ` (not counting ${(this.clock.untimedMs / 1000).toFixed(1)} s spent waiting for servers to start)` : '';
     const message =
       this.stopping === 'timeout'
         ? `The code did not finish within ${Math.round(this.options.timeoutMs / 100) / 10} s${uncounted} and was interrupted${this.waitingText()}.`

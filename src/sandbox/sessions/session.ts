@@ -180,7 +180,17 @@ export class Session {
     this.pendingChange = undefined;
     this.runs++;
     const onForgedEnd = (run: string) => (this.forgedEnd ??= run);
-    const { result, restart } = await runOnContainer({ container, runId, session: this.name, config: this.config, options, cold, started, code, onForgedEnd });
+    const { result, restart } = await runOnContainer({
+      container,
+      runId,
+      session: this.name,
+      config: this.config,
+      options,
+      cold,
+      started,
+      code,
+      onForgedEnd,
+    });
     if (restart && result.error) {
       const restarted = await this.restartInterpreter();
       result.error.message += restarted
@@ -233,7 +243,12 @@ export async function startKernel(runtime: RuntimeRef, config: SandboxConfig, se
  * Replaces the container's interpreter with a fresh one and runs the prelude in it (about as
  * long as a Python start); kills the container and resolves false when either fails.
  */
-export async function restartKernel(container: KernelContainer, config: SandboxConfig, session: string, prelude?: string): Promise<boolean> {
+export async function restartKernel(
+  container: KernelContainer,
+  config: SandboxConfig,
+  session: string,
+  prelude?: string,
+): Promise<boolean> {
   if (!(await container.restart())) return false;
   if (!(await runPrelude(container, config, session, prelude))) return true;
   await container.kill('prelude failed after a restart');
@@ -241,7 +256,12 @@ export async function restartKernel(container: KernelContainer, config: SandboxC
 }
 
 /** Runs the prelude in a new interpreter; the failure in words, or undefined. */
-async function runPrelude(container: KernelContainer, config: SandboxConfig, session: string, prelude?: string): Promise<string | undefined> {
+async function runPrelude(
+  container: KernelContainer,
+  config: SandboxConfig,
+  session: string,
+  prelude?: string,
+): Promise<string | undefined> {
   if (prelude === undefined) return undefined;
   const { result } = await runOnContainer({
     container,

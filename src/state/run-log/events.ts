@@ -8,7 +8,17 @@ import { outFilePath } from '../../shared/out-names.ts';
 
 export const TOOL_CALL_OUTCOMES = ['ok', 'tool-error', 'denied', 'declined', 'failed'] as const;
 /** How a confirmation ended (see bridge/client/confirmations.ts). */
-export const CONFIRMATION_ANSWERS = ['allowed-once', 'allowed-for-session', 'declined', 'cancelled', 'timeout', 'no-client', 'too-large', 'stopped', 'failed'] as const;
+export const CONFIRMATION_ANSWERS = [
+  'allowed-once',
+  'allowed-for-session',
+  'declined',
+  'cancelled',
+  'timeout',
+  'no-client',
+  'too-large',
+  'stopped',
+  'failed',
+] as const;
 export const RELAY_OUTCOMES = ['answered', 'refused', 'failed', 'timeout'] as const;
 
 // As the bridge writes them (snippets.ts): anything else in these fields is not from a bridge.
@@ -60,7 +70,11 @@ export const snippetSavedEventSchema = z.object({ run: z.string(), name: snippet
 export type SnippetSavedEvent = z.infer<typeof snippetSavedEventSchema>;
 
 /** Where a run ran: the container runtime and the isolation tier (gVisor, or a plain container under the OCI runtime named). */
-export const sandboxTierSchema = z.object({ runtime: z.string(), isolation: z.enum(['gVisor', 'container']), ociRuntime: z.string().optional() });
+export const sandboxTierSchema = z.object({
+  runtime: z.string(),
+  isolation: z.enum(['gVisor', 'container']),
+  ociRuntime: z.string().optional(),
+});
 export type SandboxTier = z.infer<typeof sandboxTierSchema>;
 
 /**
@@ -99,7 +113,10 @@ const errorSchema = z.object({ type: z.string(), message: z.string(), traceback:
 const imageSchema = z.object({
   mime: z.string(),
   bytes: z.number(),
-  file: z.string().regex(/^images\/[A-Za-z0-9-]+\.(png|jpg|gif|webp)$/).optional(),
+  file: z
+    .string()
+    .regex(/^images\/[A-Za-z0-9-]+\.(png|jpg|gif|webp)$/)
+    .optional(),
   skipped: z.string().optional(),
 });
 
@@ -108,7 +125,10 @@ const outFileSchema = z.object({
   // Cleaned again: a log written before names were cleaned may hold a forged or escaping one.
   path: z.string().transform(outFilePath),
   bytes: z.number(),
-  file: z.string().regex(/^images\/[A-Za-z0-9-]+-out-[0-9]+\.dat$/).optional(),
+  file: z
+    .string()
+    .regex(/^images\/[A-Za-z0-9-]+-out-[0-9]+\.dat$/)
+    .optional(),
   skipped: z.string().optional(),
 });
 

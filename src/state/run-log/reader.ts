@@ -185,7 +185,10 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
       run.toolCalls.push(call);
     } else if (event.type === 'confirmation') {
       // An answer closes the oldest open question about the same tool; one without it stands alone.
-      const open = event.phase === 'answered' ? run.confirmations.find((c) => c.answer === undefined && c.server === event.server && c.tool === event.tool) : undefined;
+      const open =
+        event.phase === 'answered'
+          ? run.confirmations.find((c) => c.answer === undefined && c.server === event.server && c.tool === event.tool)
+          : undefined;
       const record: ConfirmationRecord = open ?? { asked: event.time, server: event.server, tool: event.tool, arguments: event.arguments };
       if (event.phase === 'answered') {
         record.answer = event.answer ?? 'unknown';

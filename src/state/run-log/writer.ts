@@ -12,28 +12,42 @@
 // One run cannot push the others out: its tool calls are logged in full up to a count and a
 // byte budget, the rest summed up in one `tool-calls-omitted` line. Images go beside the log,
 // within a per-run and a total budget (oldest pruned first), and leave with their run's line.
-import {
-  closeSync,
-  existsSync,
-  fstatSync,
-  readdirSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, existsSync, fstatSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { runLogConfigSchema, type RunLogConfig } from '../../config/schema.ts';
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import type { RunResult } from '../../sandbox/index.ts';
-import { ensurePrivateDir, ensurePrivateSubdir, isRealDir, openPrivateFileSync, readPrivateFileSync, writePrivateFileSync } from '../private-files.ts';
+import {
+  ensurePrivateDir,
+  ensurePrivateSubdir,
+  isRealDir,
+  openPrivateFileSync,
+  readPrivateFileSync,
+  writePrivateFileSync,
+} from '../private-files.ts';
 import { outFilePath } from '../../shared/out-names.ts';
-import type { ConfirmationEvent, RelayEvent, RunStartEvent, SandboxTier, SnippetSavedEvent, SnippetUseEvent, ToolCallEvent } from './events.ts';
+import type {
+  ConfirmationEvent,
+  RelayEvent,
+  RunStartEvent,
+  SandboxTier,
+  SnippetSavedEvent,
+  SnippetUseEvent,
+  ToolCallEvent,
+} from './events.ts';
 import { IMAGES_DIR, RUN_LOG_FILE, RUN_LOG_LOCK, rotatedLogName } from './files.ts';
 import { withLockSync } from '../lock.ts';
 
 export { IMAGES_DIR, RUN_LOG_FILE } from './files.ts';
-export type { ConfirmationAnswer, ConfirmationEvent, RelayEvent, SandboxTier, SnippetSavedEvent, SnippetUseEvent, ToolCallEvent } from './events.ts';
+export type {
+  ConfirmationAnswer,
+  ConfirmationEvent,
+  RelayEvent,
+  SandboxTier,
+  SnippetSavedEvent,
+  SnippetUseEvent,
+  ToolCallEvent,
+} from './events.ts';
 
 const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
 // Images, and the files a run left in /work/out (`<run>-out-<i>.dat`, pruned with the images).
@@ -177,7 +191,14 @@ export class RunLog {
   /** A run_snippet call; logged in full (its arguments are shortened), outside the tool-call budget. */
   snippetUsed(event: SnippetUseEvent): void {
     const args = event.arguments === undefined ? {} : { arguments: cap(event.arguments, MAX_SNIPPET_ARGUMENT_CHARS) };
-    this.write({ type: 'snippet', time: new Date().toISOString(), ...event, name: event.name.slice(0, 64), sha256: event.sha256.slice(0, 64), ...args });
+    this.write({
+      type: 'snippet',
+      time: new Date().toISOString(),
+      ...event,
+      name: event.name.slice(0, 64),
+      sha256: event.sha256.slice(0, 64),
+      ...args,
+    });
   }
 
   /** A run's code saved as a snippet: the run log says which run the snippet came from. */
@@ -187,7 +208,15 @@ export class RunLog {
 
   /** A relayed request of a proxied server: always logged (each may be a question to the user). */
   relay(event: RelayEvent): void {
-    this.append(this.line({ type: 'relay', time: new Date().toISOString(), ...event, waitedMs: round(event.waitedMs), ...(event.error ? { error: cap(redactUrlSecrets(event.error), 2000) } : {}) }));
+    this.append(
+      this.line({
+        type: 'relay',
+        time: new Date().toISOString(),
+        ...event,
+        waitedMs: round(event.waitedMs),
+        ...(event.error ? { error: cap(redactUrlSecrets(event.error), 2000) } : {}),
+      }),
+    );
   }
 
   runEnded(result: RunResult, extra: { toolCalls: number; sandbox?: SandboxTier }): void {
@@ -272,7 +301,8 @@ export class RunLog {
       ? result.files.map((out, i): BesideEntry => {
           // Logged by the name the result showed (cleaned: the sandbox chose it); saved under a name of ours.
           const path = outFilePath(out.path);
-          if (out.data === undefined) return { path, bytes: out.bytes, ...(out.skipped ? { skipped: `not returned: ${out.skipped}` } : {}) };
+          if (out.data === undefined)
+            return { path, bytes: out.bytes, ...(out.skipped ? { skipped: `not returned: ${out.skipped}` } : {}) };
           return { path, ...this.saveOne(result.runId, `out-${i}.dat`, Buffer.from(out.data, 'base64'), budget) };
         })
       : undefined;
@@ -280,9 +310,15 @@ export class RunLog {
     return files ? { images, files } : { images };
   }
 
-  private saveOne(runId: string, suffix: string, bytes: Buffer, budget: { used: number; saved: boolean }): { bytes: number; file?: string; skipped?: string } {
+  private saveOne(
+    runId: string,
+    suffix: string,
+    bytes: Buffer,
+    budget: { used: number; saved: boolean },
+  ): { bytes: number; file?: string; skipped?: string } {
     if (!/^[A-Za-z0-9-]+$/.test(runId)) return { bytes: bytes.length };
-    if (budget.used + bytes.length > this.options.maxImageBytesPerRun) return { bytes: bytes.length, skipped: 'over the per-run image budget (images and /work/out files together)' };
+    if (budget.used + bytes.length > this.options.maxImageBytesPerRun)
+      return { bytes: bytes.length, skipped: 'over the per-run image budget (images and /work/out files together)' };
     try {
       const dir = join(this.dir, IMAGES_DIR);
       ensurePrivateSubdir(dir);
@@ -409,7 +445,9 @@ export class RunLog {
     let text: string;
     try {
       // A link or FIFO rotated in is not read, and no image is removed through a linked images/.
-      const bytes = isRealDir(join(this.dir, IMAGES_DIR)) ? readPrivateFileSync(file, this.options.maxFileBytes + 64 * 1024 * 1024) : undefined;
+      const bytes = isRealDir(join(this.dir, IMAGES_DIR))
+        ? readPrivateFileSync(file, this.options.maxFileBytes + 64 * 1024 * 1024)
+        : undefined;
       if (!bytes) return;
       text = bytes.toString('utf8');
     } catch {

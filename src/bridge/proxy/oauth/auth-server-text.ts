@@ -12,7 +12,13 @@ export const MAX_AUTH_TEXT = 300;
 /** The error as "<error code>: <description>" (an OAuth error) or its message, cleaned and capped. */
 export function authServerText(error: unknown): string {
   const raw =
-    error instanceof OAuthError ? (error.message ? `${error.errorCode}: ${error.message}` : error.errorCode) : error instanceof Error ? error.message : String(error);
+    error instanceof OAuthError
+      ? error.message
+        ? `${error.errorCode}: ${error.message}`
+        : error.errorCode
+      : error instanceof Error
+        ? error.message
+        : String(error);
   // Escapes only lengthen the text: a few times the cap is all that can be kept of it.
   return oneLine(escapeUnseen(raw.slice(0, MAX_AUTH_TEXT * 4).replace(/\s+/g, ' ')), MAX_AUTH_TEXT);
 }

@@ -19,12 +19,19 @@ export interface CallbackListener {
   close(): void;
 }
 
-const PAGE_OK = '<!doctype html><meta charset="utf-8"><title>Signed in</title><p>Signed in. You can close this tab and return to your editor.</p>';
-const PAGE_FAILED = '<!doctype html><meta charset="utf-8"><title>Sign-in failed</title><p>The sign-in did not complete. Return to your editor to try again.</p>';
-const PAGE_REFUSED = '<!doctype html><meta charset="utf-8"><title>Refused</title><p>This sign-in response does not belong to a sign-in in progress.</p>';
+const PAGE_OK =
+  '<!doctype html><meta charset="utf-8"><title>Signed in</title><p>Signed in. You can close this tab and return to your editor.</p>';
+const PAGE_FAILED =
+  '<!doctype html><meta charset="utf-8"><title>Sign-in failed</title><p>The sign-in did not complete. Return to your editor to try again.</p>';
+const PAGE_REFUSED =
+  '<!doctype html><meta charset="utf-8"><title>Refused</title><p>This sign-in response does not belong to a sign-in in progress.</p>';
 
 /** Listens on 127.0.0.1:`port` (0: any free port) for the callback carrying `state`, for at most `timeoutMs`. */
-export async function listenForCallback(port: number, expectedState: () => string | undefined, timeoutMs: number): Promise<CallbackListener> {
+export async function listenForCallback(
+  port: number,
+  expectedState: () => string | undefined,
+  timeoutMs: number,
+): Promise<CallbackListener> {
   const server: Server = createServer();
   let settle: { resolve: (code: string) => void; reject: (error: Error) => void } | undefined;
   const code = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
@@ -43,7 +50,11 @@ export async function listenForCallback(port: number, expectedState: () => strin
   server.on('request', (req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const send = (status: number, page: string) => {
-      res.writeHead(status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'content-security-policy': "default-src 'none'" });
+      res.writeHead(status, {
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'content-security-policy': "default-src 'none'",
+      });
       res.end(page);
     };
     if (req.method !== 'GET' || url.pathname !== CALLBACK_PATH) return send(404, PAGE_REFUSED);
@@ -55,7 +66,9 @@ export async function listenForCallback(port: number, expectedState: () => strin
     if (error || !got) {
       send(400, PAGE_FAILED);
       // The authorization server's words are short codes; anything else is cut.
-      finish(new SignInError(`the sign-in was not completed: ${(error ?? 'no code in the response').replace(/[^\w.-]/g, '').slice(0, 64)}`));
+      finish(
+        new SignInError(`the sign-in was not completed: ${(error ?? 'no code in the response').replace(/[^\w.-]/g, '').slice(0, 64)}`),
+      );
       return;
     }
     send(200, PAGE_OK);

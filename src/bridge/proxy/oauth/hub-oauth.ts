@@ -27,7 +27,13 @@ export class HubOAuth {
   private readonly context: OAuthContext;
   private readonly flows: ServerOAuth[] = [];
 
-  constructor(stateDir: string, key: Buffer | undefined, log: (message: string) => void, owner: string | undefined = process.env[OWNER_ENV], interactive = true) {
+  constructor(
+    stateDir: string,
+    key: Buffer | undefined,
+    log: (message: string) => void,
+    owner: string | undefined = process.env[OWNER_ENV],
+    interactive = true,
+  ) {
     this.context = { stateDir, key, board: new SignInBoard(stateDir, owner), log, interactive };
   }
 
@@ -52,7 +58,7 @@ const AUTH_REQUEST_MS = 30_000;
 
 function usesOAuth(server: ServerConfig): server is HttpServerConfig {
   if (isStdio(server)) return false;
-  const http = server as HttpServerConfig;
+  const http = server;
   if (http.oauth === false) return false;
   return !Object.keys(http.headers).some((name) => name.toLowerCase() === 'authorization');
 }
@@ -62,7 +68,13 @@ function usesOAuth(server: ServerConfig): server is HttpServerConfig {
  * resolved client secret, for redaction. A reference that cannot be resolved is said when the
  * server starts.
  */
-function serverOAuth(name: string, server: ServerConfig, context: OAuthContext, variables: VariableContext, secretValues: string[]): ServerOAuth | undefined {
+function serverOAuth(
+  name: string,
+  server: ServerConfig,
+  context: OAuthContext,
+  variables: VariableContext,
+  secretValues: string[],
+): ServerOAuth | undefined {
   if (!usesOAuth(server)) return undefined;
   const settings = server.oauth || undefined;
   let clientSecret: string | undefined;
@@ -89,7 +101,14 @@ function serverOAuth(name: string, server: ServerConfig, context: OAuthContext, 
     url,
     store,
     { clientId: settings?.clientId, clientSecret, scopes: settings?.scopes ?? [], callbackPort: settings?.callbackPort },
-    { timeoutMs: (settings?.signInTimeoutSeconds ?? 300) * 1000, log: context.log, board: context.board, fetch: authFetch(), interactive: context.interactive ?? true, ...(problem ? { problem } : {}) },
+    {
+      timeoutMs: (settings?.signInTimeoutSeconds ?? 300) * 1000,
+      log: context.log,
+      board: context.board,
+      fetch: authFetch(),
+      interactive: context.interactive ?? true,
+      ...(problem ? { problem } : {}),
+    },
   );
 }
 

@@ -141,14 +141,18 @@ export class ServerOAuth {
 
   private async start(url: URL, state: string | undefined): Promise<void> {
     if (this.closed) throw new SignInError(`server "${this.name}" is shut down`);
-    if (this.options.interactive === false) throw new SignInError(`server "${this.name}" needs a sign-in; it is asked when the agent uses the server (run_python)`);
+    if (this.options.interactive === false)
+      throw new SignInError(`server "${this.name}" needs a sign-in; it is asked when the agent uses the server (run_python)`);
     // The URL comes from the server's metadata: only https (or loopback http) is shown or opened.
-    if (!openableSignInUrl(url.href)) throw new SignInError(`server "${this.name}" gave an authorization URL that is neither https nor loopback; not opened`);
+    if (!openableSignInUrl(url.href))
+      throw new SignInError(`server "${this.name}" gave an authorization URL that is neither https nor loopback; not opened`);
     if (!state) throw new SignInError('no state for the sign-in');
     const now = Date.now();
     this.starts = this.starts.filter((at) => now - at < SIGN_IN_WINDOW_MS);
     if (this.starts.length >= (this.options.maxSignIns ?? MAX_SIGN_INS)) {
-      throw new SignInError(`server "${this.name}" asked for ${this.starts.length} sign-ins within ${SIGN_IN_WINDOW_MS / 1000} s; no new one is asked before ${Math.ceil((this.starts[0]! + SIGN_IN_WINDOW_MS - now) / 1000)} s`);
+      throw new SignInError(
+        `server "${this.name}" asked for ${this.starts.length} sign-ins within ${SIGN_IN_WINDOW_MS / 1000} s; no new one is asked before ${Math.ceil((this.starts[0]! + SIGN_IN_WINDOW_MS - now) / 1000)} s`,
+      );
     }
     const port = this.provider.port;
     let listener: CallbackListener;
@@ -156,7 +160,10 @@ export class ServerOAuth {
       listener = await listenForCallback(port, () => state, this.options.timeoutMs);
     } catch (error) {
       // Another bridge (a second window) waits on it for the same sign-in: its registration stays.
-      if (await isOurCallback(port)) throw new SignInError(`server "${this.name}": a sign-in to it is in progress in another window; finish it there, then use the server again`);
+      if (await isOurCallback(port))
+        throw new SignInError(
+          `server "${this.name}": a sign-in to it is in progress in another window; finish it there, then use the server again`,
+        );
       // The registered port is taken by something else: register again on another one next time.
       await this.provider.dropPort().catch(() => undefined);
       throw new SignInError(`the sign-in callback port ${port} cannot be used (${(error as Error).message}); try again`);
@@ -167,7 +174,11 @@ export class ServerOAuth {
     }
     this.starts.push(now);
     const done = listener.code.then(async (code) => {
-      const result = await auth(this.provider, { serverUrl: this.serverUrl, authorizationCode: code, ...(this.options.fetch ? { fetchFn: this.options.fetch } : {}) });
+      const result = await auth(this.provider, {
+        serverUrl: this.serverUrl,
+        authorizationCode: code,
+        ...(this.options.fetch ? { fetchFn: this.options.fetch } : {}),
+      });
       if (result !== 'AUTHORIZED') throw new SignInError('the authorization server did not issue tokens');
       this.options.log(`server ${this.name}: signed in`);
     });
@@ -186,6 +197,11 @@ export class ServerOAuth {
         this.options.board.set(this.name, undefined);
       });
     this.options.log(`server ${this.name}: sign-in needed; open this URL in a browser: ${url.href}`);
-    this.options.board.set(this.name, { id: randomUUID(), server: this.name, url: url.href, expiresAt: Date.now() + this.options.timeoutMs });
+    this.options.board.set(this.name, {
+      id: randomUUID(),
+      server: this.name,
+      url: url.href,
+      expiresAt: Date.now() + this.options.timeoutMs,
+    });
   }
 }

@@ -99,7 +99,9 @@ export class FrameDecoder {
    */
   private checkType(): boolean {
     const first = this.chunks[0];
-    const head = (first && first.length >= PEEK_BYTES ? first : Buffer.concat(this.chunks)).subarray(0, Math.min(PEEK_BYTES, this.expected)).toString('latin1');
+    const head = (first && first.length >= PEEK_BYTES ? first : Buffer.concat(this.chunks))
+      .subarray(0, Math.min(PEEK_BYTES, this.expected))
+      .toString('latin1');
     const type = TYPE_PREFIX.exec(head)?.[1];
     if (type === undefined && head.length < Math.min(PEEK_BYTES, this.expected)) return false;
     this.typed = true;

@@ -41,7 +41,10 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
     t: z.literal('image'),
     run: runId,
     mime: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml']),
-    data: z.string().max(MAX_TEXT).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
+    data: z
+      .string()
+      .max(MAX_TEXT)
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64'),
   }),
   z.object({
     t: z.literal('file'),
@@ -50,7 +53,11 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
     path: z.string().min(1).max(500),
     bytes: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
     /** The content, base64; absent when the file was over a cap (`skipped` says which). */
-    data: z.string().max(MAX_TEXT).regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64').optional(),
+    data: z
+      .string()
+      .max(MAX_TEXT)
+      .regex(/^[A-Za-z0-9+/]*={0,2}$/, 'must be base64')
+      .optional(),
     skipped: z.enum(['count', 'size', 'total', 'listing']).optional(),
   }),
   z.object({
