@@ -10,6 +10,7 @@ import { RunLog } from '../../src/state/run-log/writer.ts';
 import { displayStatus, parseRunLog } from '../../src/state/run-log/reader.ts';
 import { toSandboxResult } from '../../src/bridge/results/tool-results.ts';
 import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import { runResult } from '../helpers/run-result.ts';
 
 const server = (raw: unknown) => parseConfig({ servers: { s: raw } }).servers.s!;
 
@@ -55,23 +56,7 @@ test('tool results: structured content wins, text otherwise, a list for several 
 });
 
 function result(overrides: Partial<RunResult>): RunResult {
-  return {
-    runId: 'r',
-    session: 'default',
-    status: 'ok',
-    stdout: '',
-    stderr: '',
-    value: null,
-    error: null,
-    images: [],
-    durationMs: 1,
-    omitted: { stdout: 0, stderr: 0, images: 0 },
-    truncated: false,
-    sessionLost: false,
-    coldStart: false,
-    requests: 0,
-    ...overrides,
-  };
+  return runResult(overrides);
 }
 
 test('the run log appends JSON lines and rotates by size', async () => {

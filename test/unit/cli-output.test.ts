@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resultJson, runOutput, terminalJson, terminalText, writeRunResult, type TextSink } from '../../src/cli/output.ts';
 import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import { runResult } from '../helpers/run-result.ts';
 
 const CLIPBOARD = '\x1b]52;c;ZWNobyBwd25lZA==\x07';
 const CLEAR = '\x1b[2J\x1b[H';
@@ -47,23 +48,7 @@ test('the escaping is applied to each stream that is a terminal, and --raw turns
   assert.equal(mixed.escapesStdout, false);
 });
 
-const run = (overrides: Partial<RunResult>): RunResult => ({
-  runId: 'r',
-  session: 'default',
-  status: 'error',
-  stdout: '',
-  stderr: '',
-  value: null,
-  error: null,
-  images: [],
-  durationMs: 1,
-  omitted: { stdout: 0, stderr: 0, images: 0 },
-  truncated: false,
-  sessionLost: false,
-  coldStart: false,
-  requests: 0,
-  ...overrides,
-});
+const run = (overrides: Partial<RunResult>): RunResult => runResult({ status: 'error', ...overrides });
 
 test('the result written after a run (rest of the output, value, error) goes through the same escaping', () => {
   const tty = { stdout: sink(true), stderr: sink(true) };

@@ -10,25 +10,10 @@ import { plural } from '../../src/shared/plural.ts';
 import { LastLine, progressMessage } from '../../src/bridge/tool/progress.ts';
 import type { RunResult } from '../../src/sandbox/sessions/session.ts';
 import { noisePng } from '../fixtures/png.ts';
+import { runResult } from '../helpers/run-result.ts';
 
 function result(overrides: Partial<RunResult> = {}): RunResult {
-  return {
-    runId: 'r',
-    session: 'default',
-    status: 'ok',
-    stdout: '',
-    stderr: '',
-    value: null,
-    error: null,
-    images: [],
-    durationMs: 12.345,
-    omitted: { stdout: 0, stderr: 0, images: 0 },
-    truncated: false,
-    sessionLost: false,
-    coldStart: false,
-    requests: 0,
-    ...overrides,
-  };
+  return runResult({ durationMs: 12.345, ...overrides });
 }
 
 const png = (kb: number, seed = 1) => noisePng(kb, seed).toString('base64');

@@ -11,6 +11,7 @@ import { MAX_OUT_NAME_CHARS, outFilePath } from '../../src/shared/out-names.ts';
 import { RunLogReader } from '../../src/state/run-log/reader.ts';
 import { RUN_LOG_FILE, RunLog } from '../../src/state/run-log/writer.ts';
 import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import { runResult } from '../helpers/run-result.ts';
 
 /** Every name an attack sent: terminal escapes, OSC 8 links, line breaks, RTL, forged paths. */
 const HOSTILE = [
@@ -59,23 +60,7 @@ test('each hostile name is cleaned: percent escapes for what would not show, no 
 });
 
 function runWith(files: NonNullable<RunResult['files']>): RunResult {
-  return {
-    runId: 'r-out-names',
-    session: 'default',
-    status: 'ok',
-    stdout: '',
-    stderr: '',
-    value: null,
-    error: null,
-    images: [],
-    files,
-    durationMs: 5,
-    omitted: { stdout: 0, stderr: 0, images: 0 },
-    truncated: false,
-    sessionLost: false,
-    coldStart: false,
-    requests: 0,
-  };
+  return runResult({ runId: 'r-out-names', durationMs: 5, files });
 }
 
 test('the result text, its view and the attached files name them cleaned; the run log keeps the cleaned name', () => {

@@ -13,29 +13,14 @@ import { recordRefusedRequest } from '../../src/bridge/sandbox-api/host-methods.
 import { parseRunLog, RunLogReader } from '../../src/state/run-log/reader.ts';
 import { runLogFiles } from '../../src/state/run-log/files.ts';
 import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import { runResult } from '../helpers/run-result.ts';
 
 const posix = process.platform !== 'win32';
 const mode = (path: string) => statSync(path).mode & 0o777;
 const PNG = Buffer.from('89504e470d0a1a0a', 'hex');
 
 function result(run: string, overrides: Partial<RunResult> = {}): RunResult {
-  return {
-    runId: run,
-    session: 's',
-    status: 'ok',
-    stdout: '',
-    stderr: '',
-    value: null,
-    error: null,
-    images: [],
-    durationMs: 5,
-    omitted: { stdout: 0, stderr: 0, images: 0 },
-    truncated: false,
-    sessionLost: false,
-    coldStart: false,
-    requests: 0,
-    ...overrides,
-  };
+  return runResult({ runId: run, session: 's', durationMs: 5, ...overrides });
 }
 
 function image(bytes: number): { mime: string; data: string } {

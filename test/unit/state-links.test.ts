@@ -30,6 +30,7 @@ import { RunLogReader } from '../../src/state/run-log/reader.ts';
 import { writeSnippet } from '../../src/state/snippets.ts';
 import { withLockSync } from '../../src/state/lock.ts';
 import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import { runResult } from '../helpers/run-result.ts';
 
 const posix = process.platform !== 'win32';
 const PNG = Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), Buffer.alloc(56, 7)]).toString('base64');
@@ -63,23 +64,7 @@ async function setup(): Promise<{ state: string; outsideFile: string; outsideDir
 }
 
 function result(run: string, overrides: Partial<RunResult> = {}): RunResult {
-  return {
-    runId: run,
-    session: 's',
-    status: 'ok',
-    stdout: 'out',
-    stderr: '',
-    value: null,
-    error: null,
-    images: [],
-    durationMs: 5,
-    omitted: { stdout: 0, stderr: 0, images: 0 },
-    truncated: false,
-    sessionLost: false,
-    coldStart: false,
-    requests: 0,
-    ...overrides,
-  };
+  return runResult({ runId: run, session: 's', stdout: 'out', durationMs: 5, ...overrides });
 }
 
 test('runs.jsonl as a link to a file outside: nothing appended or tightened, and the problem is said', { skip: !posix }, async () => {
