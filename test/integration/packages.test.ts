@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, test as nodeTest } from 'node:test';
 import { execa } from 'execa';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RuntimeName } from '../../src/config/schema.ts';
@@ -48,7 +48,18 @@ async function buildLeftovers(runtime: RuntimeName, tag: string): Promise<string
   return [...images.stdout.split('\n'), ...builders.stdout.split('\n').filter((n) => n.endsWith('-working-container'))].filter(Boolean);
 }
 
-for (const runtime of testRuntimes()) {
+// Builds are slow: the first runtime runs every case; the others run the smoke cases (a build a
+// run uses, and a failed build that leaves nothing), since each runtime builds its own way.
+const SMOKE = new Set([
+  'build-image builds it with progress; a run imports the package; the listing and capabilities name it',
+  'no such package: named, with the fix, nothing left',
+]);
+
+for (const [order, runtime] of testRuntimes().entries()) {
+  const test = (name: string, fn: () => Promise<void>): void => {
+    if (order === 0 || SMOKE.has(name)) void nodeTest(name, fn);
+    else void nodeTest.skip(`${name} (built on ${testRuntimes()[0]} only)`, fn);
+  };
   describe(`packages on ${runtime}`, () => {
     let index: PipIndex;
     const built = new Set<string>();
