@@ -172,16 +172,21 @@ for (const runtime of testRuntimes()) {
     });
 
     test('requests in flight are capped per run', async () => {
+      // The held requests are released once the code saw the ones over the cap refused (its
+      // print), so the cap is hit however slowly the requests are sent.
       let release!: () => void;
       const gate = new Promise<void>((resolve) => (release = resolve));
       const sandbox = manager({}, { onRequest: async () => gate.then(() => 'done') });
-      setTimeout(() => release(), 1500);
       const result = await sandbox.execute(
         [
           'import asyncio, sandbox_host',
-          `results = await asyncio.gather(*[sandbox_host.request("wait") for _ in range(${MAX_REQUESTS_IN_FLIGHT + 6})], return_exceptions=True)`,
+          `tasks = [asyncio.ensure_future(sandbox_host.request("wait")) for _ in range(${MAX_REQUESTS_IN_FLIGHT + 6})]`,
+          'while sum(t.done() for t in tasks) < 6: await asyncio.sleep(0.01)',
+          'print("refused", flush=True)',
+          'results = await asyncio.gather(*tasks, return_exceptions=True)',
           '(sum(r == "done" for r in results), sorted({str(r) for r in results if not isinstance(r, str)}))',
         ].join('\n'),
+        { onOutput: (_stream, text) => text.includes('refused') && release() },
       );
       assert.equal(result.value, `(${MAX_REQUESTS_IN_FLIGHT}, ['too many requests in flight (limit ${MAX_REQUESTS_IN_FLIGHT})'])`);
     });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkFrameSize, encodeFrame, FrameDecoder, frameLimit, FrameTooLargeError } from '../../src/sandbox/container/protocol/codec.ts';
+import { checkFrameSize, encodeFrame, FrameDecoder, frameLimit, FrameTooLargeError } from '../../src/sandbox/protocol/codec.ts';
 
 test('frames round-trip whole and split into single bytes', () => {
   const messages = [{ t: 'out', data: 'héllo \u0000 \n' }, { t: 'done', n: 1 }, { big: 'x'.repeat(100_000) }];

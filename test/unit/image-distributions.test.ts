@@ -26,7 +26,7 @@ import {
   MAX_DISTRIBUTIONS,
   MAX_DISTRIBUTIONS_TEXT_CHARS,
 } from '../../src/sandbox/image/distributions.ts';
-import { kernelMessageSchema } from '../../src/sandbox/container/protocol/messages.ts';
+import { kernelMessageSchema } from '../../src/sandbox/protocol/messages.ts';
 
 const ready = (extra: Record<string, unknown>) => ({ t: 'ready', python: '3.11.2', pid: 7, seccomp: 'installed', ...extra });
 

@@ -1,63 +1,19 @@
-// One sandbox container with a live kernel: starts it hardened, feeds the kernel over stdin,
-// decodes and validates frames from stdout, restarts its interpreter in place, and kills it.
+// One sandbox container with a live kernel: a kernel process (protocol/kernel-process.ts) whose
+// process is the runtime's `run -i` client of a hardened container, ended by the runtime's kill.
 // Knows nothing of runs or sessions.
 import { randomBytes } from 'node:crypto';
-import { hostname, tmpdir } from 'node:os';
-import { execa, type ResultPromise } from 'execa';
+import { hostname } from 'node:os';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
-import { ProtocolError, SandboxStartError } from '../errors.ts';
-import { imageDistributions, imageKey, type ImageDistributions } from '../image/distributions.ts';
+import { SandboxStartError } from '../errors.ts';
+import { imageKey } from '../image/distributions.ts';
+import { KernelProcess } from '../protocol/kernel-process.ts';
 import { kernelSource } from './kernel/source.ts';
-import { checkFrameSize, encodeFrame, FrameDecoder, type FrameLimits } from './protocol/codec.ts';
-import { kernelMessageSchema, type HostMessage, type KernelMessage } from './protocol/messages.ts';
 import { runCli } from '../engines/cli.ts';
 import { killArgs, removeArgs, runArgs } from '../engines/commands.ts';
 import { workspaceSpec } from '../engines/workspace.ts';
 import { usernsStartHint } from '../engines/isolation.ts';
 
-/**
- * The largest frame (UTF-8 JSON bytes) each kind of kernel message can need, with a margin; a
- * bigger one ends the session, refused from its first bytes when it comes as the kernel writes
- * it, so forged frames cost the bridge no more memory than a real one. JSON escapes take up to
- * 6 bytes a character.
- */
-export const KERNEL_FRAME_LIMITS = {
-  /** Up to 500 distribution names of 100 characters. */
-  ready: 1024 * 1024,
-  /** 64K characters of output. */
-  out: 1024 * 1024,
-  /** An image of 8 MiB, as base64 (11.2 MB). */
-  image: 12 * 1024 * 1024,
-  /** A /work/out file of 4 MiB, as base64 (5.6 MB). */
-  file: 6 * 1024 * 1024,
-  /** A value of 1M characters, and the error's message and traceback. */
-  done: 8 * 1024 * 1024,
-  /** A host call: a proxied server's MCP stdio transport takes no message over 10 MiB either. */
-  req: 10 * 1024 * 1024,
-} as const;
-/** Frames from the kernel larger than this end the session: the largest frame of any kind. */
-export const MAX_KERNEL_FRAME_BYTES = Math.max(...Object.values(KERNEL_FRAME_LIMITS));
-const FRAME_LIMITS: FrameLimits = { max: MAX_KERNEL_FRAME_BYTES, byType: KERNEL_FRAME_LIMITS };
-const MAX_START_STDERR = 8 * 1024;
-/** A restarted interpreter says `ready` within this, or the container is killed. */
-export const RESTART_TIMEOUT_MS = 3_000;
-
 export const OWNER = `${hostname()}/${process.pid}`;
-
-export interface ContainerEvents {
-  message(message: KernelMessage): void;
-  /** Raw bytes the container wrote to stderr (subprocesses, os.write(1), crashes). */
-  stderr(text: string): void;
-  exit(info: ExitInfo): void;
-}
-
-export interface ExitInfo {
-  code: number | undefined;
-  /** True when the host killed it (timeout without interrupt, shutdown, protocol error). */
-  killedByHost: boolean;
-  /** Why the host ended it, when it did. */
-  reason?: string;
-}
 
 /** Which runtime to drive, and the command that runs its CLI. */
 export interface RuntimeRef {
@@ -77,73 +33,37 @@ export interface RuntimeRef {
 
 let counter = 0;
 
-const SPAWN_OPTIONS = {
-  stdin: 'pipe',
-  stdout: 'pipe',
-  stderr: 'pipe',
-  buffer: false,
-  encoding: 'buffer',
-  reject: false,
-  cleanup: true,
-  // Podman's conmon writes a file named "oom" into its working directory when a container is
-  // OOM-killed: never into the bridge's (which may be the user's workspace).
-  cwd: tmpdir(),
-} as const;
-
-export class KernelContainer {
-  readonly name: string;
-  pythonVersion = '';
-  /** "installed", or why the kernel's own seccomp filter is not (an architecture without one). */
-  seccomp = '';
-  /** What the container's PID 1 is: the kernel's own reaper, or why not. */
-  init = '';
-  /** Counts interpreters: a restart starts the next one (replies to the old one are dropped). */
-  generation = 0;
-  /** The image's distributions, as its first interpreter reported them (never a restarted one's). */
-  distributions: ImageDistributions | undefined;
-  /** What the image is known by (image/distributions.ts imageKey). */
-  readonly imageKey: string;
-  private onReady: (() => void) | undefined;
-  private readonly process: ResultPromise<typeof SPAWN_OPTIONS>;
-  private readonly decoder = new FrameDecoder(FRAME_LIMITS);
-  private killReason: string | undefined;
-  private exitInfo: ExitInfo | undefined;
-  private readonly exitPromise: Promise<ExitInfo>;
-  private listeners: Partial<ContainerEvents> = {};
-
+export class KernelContainer extends KernelProcess {
   readonly runtime: RuntimeRef;
 
   private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string, workspace: ReturnType<typeof workspaceSpec>) {
-    this.runtime = runtime;
-    this.imageKey = imageKey(runtime, config.image);
-    this.name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
+    const name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
     // The derived image with sandbox.packages, when the runtime check found it built.
     const image = runtime.image ? { ...config, image: runtime.image } : config;
-    this.process = execa(
-      runtime.command,
-      runArgs(runtime.name, image, {
-        name: this.name,
-        owner: OWNER,
-        session,
-        ...workspace,
-        ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
-        ownUserNamespace: runtime.ownUserNamespace === true,
-      }),
-      SPAWN_OPTIONS,
+    super(
+      {
+        name,
+        command: runtime.command,
+        args: runArgs(runtime.name, image, {
+          name,
+          owner: OWNER,
+          session,
+          ...workspace,
+          ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
+          ownUserNamespace: runtime.ownUserNamespace === true,
+        }),
+        source: kernelSource,
+        imageKey: imageKey(runtime, config.image),
+        ...(runtime.image ? { derivedImage: runtime.image } : {}),
+        startHint: usernsStartHint,
+        stop: () => this.stopContainer(),
+        what: 'sandbox container',
+      },
+      // The runtime's client needs the user's environment (its socket, configuration, PATH);
+      // the container gets none of it (runArgs passes no variables through).
+      process.env as Record<string, string>,
     );
-    this.process.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
-    this.process.stderr.on('data', (chunk: Buffer) => this.listeners.stderr?.(chunk.toString('utf8')));
-    // A write after the kernel died must not crash the host; exit handling reports it.
-    this.process.stdin.on('error', () => {});
-    this.exitPromise = this.process.then((result) => {
-      this.exitInfo = {
-        code: result.exitCode,
-        killedByHost: this.killReason !== undefined,
-        ...(this.killReason !== undefined ? { reason: this.killReason } : {}),
-      };
-      this.listeners.exit?.(this.exitInfo);
-      return this.exitInfo;
-    });
+    this.runtime = runtime;
   }
 
   /** Starts a container and resolves once its kernel says it is ready. */
@@ -155,152 +75,13 @@ export class KernelContainer {
     } catch (error) {
       throw new SandboxStartError(error instanceof Error ? error.message : String(error));
     }
-    const container = new KernelContainer(runtime, config, session, workspace);
-    await container.waitReady(startTimeoutMs);
-    return container;
+    return KernelProcess.launch(new KernelContainer(runtime, config, session, workspace), startTimeoutMs);
   }
 
-  get alive(): boolean {
-    return this.exitInfo === undefined;
-  }
-
-  get exited(): Promise<ExitInfo> {
-    return this.exitPromise;
-  }
-
-  /** How the container ended, once it has. */
-  get exitStatus(): ExitInfo | undefined {
-    return this.exitInfo;
-  }
-
-  on(listeners: Partial<ContainerEvents>): void {
-    this.listeners = listeners;
-  }
-
-  send(message: HostMessage): void {
-    if (!this.alive || this.process.stdin.destroyed) return;
-    this.process.stdin.write(encodeFrame(message));
-  }
-
-  /**
-   * Replaces the kernel's interpreter with a fresh one in the same container (every other
-   * process in it ends): resolves true once it is ready. If it does not say so within
-   * `timeoutMs` (code that holds the interpreter's lock, say), the container is killed and
-   * this resolves false. Frames of the old interpreter still in flight reach the listeners.
-   */
-  async restart(timeoutMs = RESTART_TIMEOUT_MS): Promise<boolean> {
-    if (!this.alive) return false;
-    this.generation++;
-    const ready = new Promise<boolean>((resolve) => {
-      const settle = (ok: boolean) => {
-        clearTimeout(timer);
-        this.onReady = undefined;
-        resolve(ok);
-      };
-      const timer = setTimeout(() => settle(false), timeoutMs);
-      this.onReady = () => settle(true);
-      void this.exitPromise.then(() => settle(false));
-    });
-    this.send({ t: 'restart', source: kernelSource().toString('utf8') });
-    if (await ready) return true;
-    await this.kill(`its interpreter did not restart within ${timeoutMs / 1000} s`);
-    return false;
-  }
-
-  /** Kills the container (not just the CLI client, which would leave it running). */
-  async kill(reason: string): Promise<void> {
-    if (!this.alive) return;
-    this.killReason ??= reason;
-    this.process.stdin.end();
+  /** Kills the container, not just the CLI client (which would leave it running). */
+  private async stopContainer(): Promise<void> {
     await runCli(this.runtime.command, killArgs(this.name), { timeoutMs: 15_000 }).catch(() => undefined);
     // Docker and Podman remove a killed --rm container themselves; make sure, quietly.
     await runCli(this.runtime.command, removeArgs(this.runtime.name, [this.name]), { timeoutMs: 15_000 }).catch(() => undefined);
-    const timer = setTimeout(() => this.process.kill('SIGKILL'), 5_000);
-    timer.unref();
-    await this.exitPromise;
-    clearTimeout(timer);
-  }
-
-  /** Ends stdin; the kernel exits on end-of-file and --rm removes the container. */
-  async close(graceMs = 3_000): Promise<void> {
-    if (!this.alive) return;
-    this.process.stdin.end();
-    const timer = setTimeout(() => void this.kill('closed'), graceMs);
-    timer.unref();
-    await this.exitPromise;
-    clearTimeout(timer);
-  }
-
-  private waitReady(timeoutMs: number): Promise<void> {
-    const source = kernelSource();
-    this.process.stdin.write(`${source.length}\n`);
-    this.process.stdin.write(source);
-    let stderr = '';
-    return new Promise<void>((resolve, reject) => {
-      const fail = (why: string) => {
-        clearTimeout(timer);
-        void this.kill('start failed');
-        const hint = usernsStartHint(stderr);
-        reject(new SandboxStartError(`${why}${stderr.trim() ? `\n${stderr.trim()}` : ''}${hint ? `\n${hint}` : ''}`));
-      };
-      const timer = setTimeout(() => fail(`The sandbox did not start within ${Math.round(timeoutMs / 1000)} s.`), timeoutMs);
-      this.listeners = {
-        message: (message) => {
-          if (message.t !== 'ready') return fail(`The sandbox kernel sent "${message.t}" before it was ready.`);
-          clearTimeout(timer);
-          this.noteReady(message);
-          this.distributions = imageDistributions(message.dists, message.distsMore);
-          this.listeners = {};
-          resolve();
-        },
-        stderr: (text) => {
-          if (stderr.length < MAX_START_STDERR) stderr += text.slice(0, MAX_START_STDERR - stderr.length);
-        },
-        exit: (info) => fail(`The sandbox container exited while starting (exit code ${info.code ?? 'none'}).`),
-      };
-    });
-  }
-
-  private noteReady(ready: Extract<KernelMessage, { t: 'ready' }>): void {
-    this.pythonVersion = ready.python;
-    this.seccomp = ready.seccomp ?? 'not reported';
-    this.init = ready.init ?? 'not reported';
-  }
-
-  private onStdout(chunk: Buffer): void {
-    if (!this.alive || this.killReason !== undefined) return;
-    let bodies: string[];
-    try {
-      bodies = this.decoder.push(chunk);
-    } catch (error) {
-      return this.protocolFailure(error instanceof Error ? error.message : String(error));
-    }
-    for (const body of bodies) {
-      let parsed: KernelMessage;
-      try {
-        parsed = kernelMessageSchema.parse(JSON.parse(body));
-      } catch (error) {
-        return this.protocolFailure(
-          `sandbox sent an invalid frame (${error instanceof Error ? error.message.slice(0, 200) : 'unparseable'})`,
-        );
-      }
-      // Again by the parsed type: a frame that did not start as the kernel writes it was not checked by type.
-      try {
-        checkFrameSize(FRAME_LIMITS, parsed.t, body);
-      } catch (error) {
-        return this.protocolFailure((error as Error).message);
-      }
-      // Only a `ready` that is awaited counts: user code can send frames of its own.
-      if (parsed.t === 'ready' && this.onReady) {
-        this.noteReady(parsed);
-        this.onReady();
-      }
-      this.listeners.message?.(parsed);
-    }
-  }
-
-  private protocolFailure(why: string): void {
-    const error = new ProtocolError(why);
-    void this.kill(`protocol error: ${error.message}`);
   }
 }

@@ -3,8 +3,8 @@
 // typed only, since the host writes them. The kernel caps every field where it makes it, well
 // below these limits, so that nothing user code prints or raises ends its session.
 import { z } from 'zod';
-import { MAX_DISTRIBUTION_NAME_CHARS, MAX_DISTRIBUTIONS } from '../../image/distributions.ts';
-import type { ErrorKind } from '../../../shared/error-kinds.ts';
+import { MAX_DISTRIBUTION_NAME_CHARS, MAX_DISTRIBUTIONS } from '../image/distributions.ts';
+import type { ErrorKind } from '../../shared/error-kinds.ts';
 
 const runId = z.string().min(1).max(64);
 

@@ -7,9 +7,18 @@ import { pullImage } from '../image/image.ts';
 import { selectRuntime, type DetectOptions, type RuntimeStatus } from '../engines/detect.ts';
 import { isGvisor } from '../engines/oci-runtime.ts';
 import { packagesState, type PackagesState } from '../image/derived.ts';
-import type { KernelContainer } from '../container/kernel-container.ts';
+import { KernelContainer } from '../container/kernel-container.ts';
+import type { Kernel } from '../protocol/kernel-process.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
-import { Session, startKernel, type RefusedRequest, type RequestHandler, type RunResult, type SessionChange } from './session.ts';
+import {
+  Session,
+  startKernel,
+  type StartKernel,
+  type RefusedRequest,
+  type RequestHandler,
+  type RunResult,
+  type SessionChange,
+} from './session.ts';
 import type { Sandbox, SandboxTier } from '../sandbox.ts';
 
 export interface ExecuteOptions {
@@ -76,10 +85,10 @@ export class SessionManager implements Sandbox {
   private closed = false;
   /** The runtime once known, for synchronous clean-up at exit. */
   private runtimeRef: RuntimeStatus | undefined;
-  private spare: Promise<KernelContainer> | undefined;
+  private spare: Promise<Kernel> | undefined;
   private spareName: string | undefined;
   private spareIdle: NodeJS.Timeout | undefined;
-  private readonly dropped = new WeakSet<Promise<KernelContainer>>();
+  private readonly dropped = new WeakSet<Promise<Kernel>>();
   /** Set by the first prewarm(): from then on each spare taken is replaced. */
   private prewarming = false;
   private readonly exitHandler = () => this.removeAllNow();
@@ -188,10 +197,10 @@ export class SessionManager implements Sandbox {
   }
 
   /** Remembers what a fresh container reported, once per image: later containers change nothing. */
-  private learn(container: KernelContainer): void {
+  private learn(container: Kernel): void {
     const found = container.distributions;
     if (!found || !this.learned.learn(container.imageKey, found)) return;
-    this.options.onImageDistributions?.(container.imageKey, found, container.runtime.image !== undefined);
+    this.options.onImageDistributions?.(container.imageKey, found, container.derivedImage !== undefined);
   }
 
   /** The runtime and isolation tier runs use (for the run log); undefined before the first run. */
@@ -249,7 +258,7 @@ export class SessionManager implements Sandbox {
     const spare = (async () => {
       const runtime = await this.check();
       this.runtimeRef = runtime;
-      return startKernel(runtime, this.config, 'spare', this.options.prelude);
+      return startKernel(this.starter(runtime), this.config, 'spare', this.options.prelude);
     })();
     this.spare = spare;
     spare.then(
@@ -271,7 +280,7 @@ export class SessionManager implements Sandbox {
     );
   }
 
-  private async takeSpare(): Promise<KernelContainer | undefined> {
+  private async takeSpare(): Promise<Kernel | undefined> {
     const spare = this.spare;
     this.spare = undefined;
     this.spareName = undefined;
@@ -279,7 +288,7 @@ export class SessionManager implements Sandbox {
     const container = await spare?.catch(() => undefined);
     if (this.prewarming) setImmediate(() => void this.prewarm());
     // Started before the packages image was built: a new session gets a container of the new image.
-    if (container && container.runtime.image !== this.runtimeRef?.image) {
+    if (container && container.derivedImage !== this.runtimeRef?.image) {
       void container.close();
       return undefined;
     }
@@ -324,7 +333,7 @@ export class SessionManager implements Sandbox {
     this.retired.delete(name);
     const session = new Session(
       name,
-      runtime,
+      this.starter(runtime),
       this.config,
       this.options.prelude,
       () => this.takeSpare(),
@@ -333,6 +342,11 @@ export class SessionManager implements Sandbox {
     );
     this.sessions.set(name, session);
     return session;
+  }
+
+  /** How kernels of this runtime start. */
+  private starter(runtime: RuntimeStatus): StartKernel {
+    return (session) => KernelContainer.start(runtime, this.config, session);
   }
 
   private armIdle(name: string, session: Session): void {

@@ -4,10 +4,10 @@
 // restart a run asks for.
 import { randomBytes } from 'node:crypto';
 import type { SandboxConfig } from '../../config/schema.ts';
-import type { ExitInfo, KernelContainer } from '../container/kernel-container.ts';
+import type { ExitInfo, Kernel } from '../protocol/kernel-process.ts';
 import { CappedText } from './capped-text.ts';
 import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
-import type { KernelError, KernelMessage } from '../container/protocol/messages.ts';
+import type { KernelError, KernelMessage } from '../protocol/messages.ts';
 import { kindOf, type ErrorKind } from '../../shared/error-kinds.ts';
 import { base64Bytes } from '../../shared/byte-size.ts';
 
@@ -101,7 +101,7 @@ export interface RefusedRequest {
  * ever, and tells `onRefused` so the refusal is on record.
  */
 export function refuseRequest(
-  container: KernelContainer,
+  container: Kernel,
   message: Extract<KernelMessage, { t: 'req' }>,
   refused: RefusedRequest,
   onRefused?: (refused: RefusedRequest) => void,
@@ -131,7 +131,7 @@ export interface RunOptions {
  * record; a `done` means the run before forged its end and its code may still be running.
  */
 export function watchBetweenRuns(
-  container: KernelContainer,
+  container: Kernel,
   lastRun: string,
   onRefused: RunOptions['onRefusedRequest'],
   onForgedEnd: (run: string) => void,
@@ -167,7 +167,7 @@ export interface TrackedRun {
 }
 
 export interface RunSpec {
-  container: KernelContainer;
+  container: Kernel;
   runId: string;
   session: string;
   config: SandboxConfig;
@@ -207,7 +207,7 @@ class RunTracker {
   private readonly token = randomBytes(16).toString('hex');
   private readonly generation: number;
 
-  private readonly container: KernelContainer;
+  private readonly container: Kernel;
   private readonly runId: string;
   private readonly session: string;
   private readonly config: SandboxConfig;

@@ -6,7 +6,7 @@
 // `reset` uses the same restart.
 import { randomUUID } from 'node:crypto';
 import type { SandboxConfig } from '../../config/schema.ts';
-import { KernelContainer, type RuntimeRef } from '../container/kernel-container.ts';
+import type { Kernel } from '../protocol/kernel-process.ts';
 import { SandboxStartError } from '../errors.ts';
 import { runOnContainer, watchBetweenRuns, type RunOptions, type RunResult, type RunStatus, type SessionChange } from './run.ts';
 
@@ -29,8 +29,8 @@ export {
 let useCounter = 0;
 
 export class Session {
-  private container: KernelContainer | undefined;
-  private starting: Promise<KernelContainer> | undefined;
+  private container: Kernel | undefined;
+  private starting: Promise<Kernel> | undefined;
   private queue: Promise<unknown> = Promise.resolve();
   private busyCount = 0;
   lastUsed = Date.now();
@@ -47,12 +47,12 @@ export class Session {
   private forgedEnd: string | undefined;
 
   readonly name: string;
-  private readonly runtime: RuntimeRef;
+  private readonly start: StartKernel;
   private readonly config: SandboxConfig;
 
   private readonly prelude: string | undefined;
-  private readonly takeSpare: (() => Promise<KernelContainer | undefined>) | undefined;
-  private readonly onStarted: ((container: KernelContainer) => void) | undefined;
+  private readonly takeSpare: (() => Promise<Kernel | undefined>) | undefined;
+  private readonly onStarted: ((container: Kernel) => void) | undefined;
 
   /**
    * `prelude` runs in every new interpreter of this session before its first run;
@@ -62,17 +62,17 @@ export class Session {
    */
   constructor(
     name: string,
-    runtime: RuntimeRef,
+    start: StartKernel,
     config: SandboxConfig,
     prelude?: string,
-    takeSpare?: () => Promise<KernelContainer | undefined>,
+    takeSpare?: () => Promise<Kernel | undefined>,
     change?: SessionChange,
-    onStarted?: (container: KernelContainer) => void,
+    onStarted?: (container: Kernel) => void,
   ) {
     this.name = name;
     this.onStarted = onStarted;
     this.pendingChange = change;
-    this.runtime = runtime;
+    this.start = start;
     this.prelude = prelude;
     this.takeSpare = takeSpare;
     this.config = config;
@@ -131,12 +131,12 @@ export class Session {
     return restartKernel(container, this.config, this.name, this.prelude);
   }
 
-  private async ensureContainer(): Promise<{ container: KernelContainer; cold: boolean }> {
+  private async ensureContainer(): Promise<{ container: Kernel; cold: boolean }> {
     if (this.container?.alive) return { container: this.container, cold: false };
     // A pre-started spare (never used by anyone) makes the first run of a session warm.
     const spare = await this.takeSpare?.();
     if (spare?.alive) return { container: this.adopt(spare), cold: false };
-    this.starting ??= startKernel(this.runtime, this.config, this.name, this.prelude);
+    this.starting ??= startKernel(this.start, this.config, this.name, this.prelude);
     try {
       const started = this.adopt(await this.starting);
       this.onStarted?.(started);
@@ -147,7 +147,7 @@ export class Session {
   }
 
   /** Keeps a container that finished starting, unless the session was closed meanwhile. */
-  private adopt(container: KernelContainer): KernelContainer {
+  private adopt(container: Kernel): Kernel {
     if (this.closed) {
       void container.close();
       throw new SandboxStartError(`Session "${this.name}" was closed while its sandbox started.`);
@@ -228,9 +228,12 @@ export class Session {
   }
 }
 
-/** Starts a container and runs the prelude in it; a failing prelude is a start failure. */
-export async function startKernel(runtime: RuntimeRef, config: SandboxConfig, session: string, prelude?: string): Promise<KernelContainer> {
-  const container = await KernelContainer.start(runtime, config, session);
+/** How a kind of sandbox starts a kernel for a session (resolves once it is ready). */
+export type StartKernel = (session: string) => Promise<Kernel>;
+
+/** Starts a kernel and runs the prelude in it; a failing prelude is a start failure. */
+export async function startKernel(start: StartKernel, config: SandboxConfig, session: string, prelude?: string): Promise<Kernel> {
+  const container = await start(session);
   const failure = await runPrelude(container, config, session, prelude);
   if (failure) {
     await container.kill('prelude failed');
@@ -243,12 +246,7 @@ export async function startKernel(runtime: RuntimeRef, config: SandboxConfig, se
  * Replaces the container's interpreter with a fresh one and runs the prelude in it (about as
  * long as a Python start); kills the container and resolves false when either fails.
  */
-export async function restartKernel(
-  container: KernelContainer,
-  config: SandboxConfig,
-  session: string,
-  prelude?: string,
-): Promise<boolean> {
+export async function restartKernel(container: Kernel, config: SandboxConfig, session: string, prelude?: string): Promise<boolean> {
   if (!(await container.restart())) return false;
   if (!(await runPrelude(container, config, session, prelude))) return true;
   await container.kill('prelude failed after a restart');
@@ -256,12 +254,7 @@ export async function restartKernel(
 }
 
 /** Runs the prelude in a new interpreter; the failure in words, or undefined. */
-async function runPrelude(
-  container: KernelContainer,
-  config: SandboxConfig,
-  session: string,
-  prelude?: string,
-): Promise<string | undefined> {
+async function runPrelude(container: Kernel, config: SandboxConfig, session: string, prelude?: string): Promise<string | undefined> {
   if (prelude === undefined) return undefined;
   const { result } = await runOnContainer({
     container,
