@@ -29,6 +29,8 @@ const USAGE = `Usage:
 
 Options:
   --config FILE     JSON configuration (servers, sandbox, stateDir)
+  --backend NAME    auto | container | wasm: where code runs (auto: a container
+                    when one can run here, else WebAssembly)
   --runtime NAME    auto | podman | docker
   --image IMAGE     sandbox image (must have python3)
   --pull            pull the sandbox image on first use when it is missing
@@ -52,6 +54,7 @@ Exit status of run: 0 ok, 1 error in the code, 124 timeout, 130 cancelled,
 
 const options = {
   config: { type: 'string' },
+  backend: { type: 'string' },
   runtime: { type: 'string' },
   image: { type: 'string' },
   pull: { type: 'boolean' },
@@ -105,6 +108,7 @@ async function main(argv: string[]): Promise<number> {
 
 async function configFrom(values: {
   config?: string;
+  backend?: string;
   runtime?: string;
   image?: string;
   pull?: boolean;
@@ -114,6 +118,7 @@ async function configFrom(values: {
   const loaded: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
   const base = { ...applySecrets(loaded, takeSecrets(process.env)), tokenKey: takeTokenKey(process.env) };
   const sandbox: Record<string, unknown> = { ...base.sandbox };
+  if (values.backend) sandbox.backend = values.backend;
   if (values.runtime) sandbox.runtime = values.runtime;
   if (values.image) sandbox.image = values.image;
   if (values.pull) sandbox.pull = 'missing';

@@ -56,8 +56,13 @@ export const MAX_WORKSPACE_FOLDERS = 16;
 export const RUNTIME_NAMES = ['podman', 'docker'] as const;
 export type RuntimeName = (typeof RUNTIME_NAMES)[number];
 
+export const SANDBOX_BACKENDS = ['auto', 'container', 'wasm'] as const;
+export type SandboxBackend = (typeof SANDBOX_BACKENDS)[number];
+
 export const sandboxConfigSchema = z
   .object({
+    /** Where code runs: a container ("container"), WebAssembly ("wasm"), or a container when one can run here, else WebAssembly ("auto"). */
+    backend: z.enum(SANDBOX_BACKENDS).default('auto'),
     runtime: z.enum(['auto', ...RUNTIME_NAMES]).default('auto'),
     /** Order tried by `auto`. */
     runtimeOrder: z.array(z.enum(RUNTIME_NAMES)).min(1).default(['podman', 'docker']),

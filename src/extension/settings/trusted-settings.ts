@@ -10,6 +10,7 @@ export const SECTION = 'codeExecutionMode';
 
 // `pull` is not a setting: in VS Code the image is pulled when the person clicks "Pull".
 export const SANDBOX_SETTING_KEYS = [
+  'backend',
   'runtime',
   'runtimeOrder',
   'image',
