@@ -1,0 +1,78 @@
+// How to start the WebAssembly kernel (deno-kernel/host.ts) as a process that speaks the
+// container kernel's protocol: the Deno binary the `deno` package installed for this platform,
+// the Pyodide folder of the `pyodide` package, and the only permission the process gets,
+// reading those two folders. The Deno programs and Python files sit in deno-kernel/ beside
+// this module in src/ and beside the bundle in dist/, so the same relative URL works in both.
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The default cap on a session's WebAssembly memory (Python's heap), as sandbox.memory's default. */
+export const DEFAULT_WASM_MEMORY_MB = 512;
+/** The cap on each V8 heap of the process (JavaScript objects, which Python code can make too). */
+export const WASM_JS_HEAP_MB = 256;
+
+export interface WasmKernelCommand {
+  command: string;
+  args: string[];
+  /** Variables for Deno itself (the program reads none): no update check, no package.json. */
+  env: Record<string, string>;
+}
+
+const require = createRequire(import.meta.url);
+
+/** The package that carries Deno's binary for this platform (the `deno` package's optional dependencies). */
+export function denoPackage(platform: NodeJS.Platform = process.platform, arch: string = process.arch): string {
+  const target = platform === 'linux' ? `linux-${arch}-glibc` : `${platform}-${arch}`;
+  return `@deno/${target}`;
+}
+
+export function denoBinary(): string {
+  const name = denoPackage();
+  try {
+    return join(dirname(require.resolve(`${name}/package.json`)), process.platform === 'win32' ? 'deno.exe' : 'deno');
+  } catch {
+    throw new Error(
+      `The WebAssembly sandbox needs Deno's binary for ${process.platform}-${process.arch} (npm package ${name}), and it is not installed: ` +
+        'run npm install where Code Execution Mode is installed, or use the container sandbox (sandbox.backend "container").',
+    );
+  }
+}
+
+export function pyodideDir(): string {
+  return dirname(require.resolve('pyodide/package.json'));
+}
+
+/** The folder of the kernel's Deno programs and Python files. */
+export function kernelDir(): string {
+  return fileURLToPath(new URL('./deno-kernel/', import.meta.url));
+}
+
+/**
+ * The command line of one WebAssembly kernel process. Its stdin and stdout carry the container
+ * kernel's bootstrap and frames; its stderr says why it could not start or why an interpreter ended.
+ */
+export function wasmKernelCommand(options: { memoryMb?: number } = {}): WasmKernelCommand {
+  const pyodide = pyodideDir();
+  const kernel = kernelDir();
+  return {
+    command: denoBinary(),
+    args: [
+      'run',
+      // No permission is ever asked for: what is not granted here is refused.
+      '--no-prompt',
+      // Read the two folders, nothing else (no --allow-net, -env, -run, -write, -ffi, -sys, -import).
+      `--allow-read=${pyodide},${kernel}`,
+      // The worker gets its own permissions, so it can drop even these reads once Python is loaded.
+      '--unstable-worker-options',
+      `--v8-flags=--max-old-space-size=${WASM_JS_HEAP_MB}`,
+      // Never a deno.json or lock file of the folder it runs in.
+      '--no-config',
+      '--no-lock',
+      join(kernel, 'host.ts'),
+      `--pyodide=${pyodide}`,
+      `--memory-mb=${options.memoryMb ?? DEFAULT_WASM_MEMORY_MB}`,
+    ],
+    env: { DENO_NO_UPDATE_CHECK: '1', DENO_NO_PACKAGE_JSON: '1' },
+  };
+}

@@ -1,0 +1,344 @@
+// The WebAssembly kernel: a Deno program that speaks the container kernel's protocol on its
+// stdin and stdout (see src/sandbox/container/protocol), so the sessions layer can run it in
+// place of a container. Python is Pyodide, run in a worker (worker.ts); this main thread reads
+// frames, passes execs, interrupts and replies to the worker, and alone writes frames.
+//
+// Started with no permission but reading the Pyodide folder and this one (no network, no
+// environment, no processes, no writes, no FFI, no system information); the worker drops even
+// those reads before any Python runs. See docs/wasm.md.
+//
+//   deno run --no-prompt --allow-read=<pyodide>,<this folder> host.ts --pyodide=<pyodide> [--memory-mb=512]
+//
+// Like the container kernel it first reads `<length>\n` and that many bytes (the container
+// kernel's source, which has no use here and is skipped), then frames: a 4-byte big-endian
+// length and UTF-8 JSON.
+import type { FromWorker, ToWorker, WorkerInit } from './channel.ts';
+import { CONTROL, CONTROL_SLOTS, MAX_SYNC_REPLY_BYTES } from './channel.ts';
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/** Host frames over this are refused (the host writes them: a cap only against mistakes). */
+const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
+const DEFAULT_MEMORY_MB = 512;
+
+interface Options {
+  pyodideUrl: string;
+  memoryBytes: number;
+}
+
+function parseOptions(args: readonly string[]): Options {
+  let pyodide: string | undefined;
+  let memoryMb = DEFAULT_MEMORY_MB;
+  for (const arg of args) {
+    if (arg.startsWith('--pyodide=')) pyodide = arg.slice('--pyodide='.length);
+    else if (arg.startsWith('--memory-mb=')) memoryMb = Number(arg.slice('--memory-mb='.length));
+    else throw new Error(`unknown argument ${arg}: expected --pyodide=DIR and --memory-mb=N`);
+  }
+  if (!pyodide) throw new Error('--pyodide=DIR is required: the folder of the pyodide npm package');
+  if (!Number.isInteger(memoryMb) || memoryMb < 64 || memoryMb > 4096) throw new Error('--memory-mb must be an integer from 64 to 4096');
+  const url = pyodide.startsWith('file:') ? pyodide : `file://${pyodide}`;
+  return { pyodideUrl: url.endsWith('/') ? url : `${url}/`, memoryBytes: memoryMb * 1024 * 1024 };
+}
+
+// ---- frames out: one writer, whole frames, in order ----
+
+let writing: Promise<void> = Promise.resolve();
+
+function sendFrame(message: object, outboxChars = 0): void {
+  const body = encoder.encode(JSON.stringify(message));
+  const frame = new Uint8Array(4 + body.length);
+  new DataView(frame.buffer).setUint32(0, body.length);
+  frame.set(body, 4);
+  writing = writing.then(async () => {
+    try {
+      for (let view = frame; view.length > 0;) view = view.subarray(await Deno.stdout.write(view));
+    } catch {
+      Deno.exit(0); // the host is gone
+    }
+    if (outboxChars && kernel) {
+      Atomics.sub(kernel.control, CONTROL.outboxBytes, outboxChars);
+      Atomics.notify(kernel.control, CONTROL.outboxBytes);
+    }
+  });
+}
+
+// ---- the worker: one Python interpreter ----
+
+interface Run {
+  run: string;
+  token: string | null;
+}
+
+interface Kernel {
+  worker: Worker;
+  port: MessagePort;
+  control: Int32Array;
+  interrupt: Uint8Array;
+  reply: SharedArrayBuffer;
+  /** Execs passed to the worker and not done yet, oldest first (the first runs). */
+  runs: Run[];
+  lastRun: string;
+  announce: boolean;
+}
+
+let kernel: Kernel | undefined;
+
+/** `announce`: say `ready` when it is (not after a restart nobody asked for). */
+function startKernel(options: Options, announce = true): void {
+  const control = new SharedArrayBuffer(CONTROL_SLOTS * 4);
+  const interrupt = new SharedArrayBuffer(1);
+  const reply = new SharedArrayBuffer(64 * 1024, { maxByteLength: MAX_SYNC_REPLY_BYTES });
+  const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', deno: { permissions: workerPermissions(options) } });
+  const channel = new MessageChannel();
+  const init: WorkerInit = {
+    port: channel.port2,
+    pyodideUrl: options.pyodideUrl,
+    control,
+    interrupt,
+    reply,
+    memoryBytes: options.memoryBytes,
+  };
+  worker.postMessage(init, [channel.port2]);
+  // Only the private port counts: the worker's global channel is reachable by its code.
+  worker.onmessage = () => {};
+  const current: Kernel = {
+    announce,
+    worker,
+    port: channel.port1,
+    control: new Int32Array(control),
+    interrupt: new Uint8Array(interrupt),
+    reply,
+    runs: [],
+    lastRun: 'none',
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    if (kernel !== current) return;
+    // A worker that died (its heap exhausted, say) cannot finish its runs: say so, and start afresh.
+    console.error(`sandbox kernel: the interpreter ended: ${event.message}`);
+    for (const run of current.runs)
+      sendFrame(
+        doneFrame(run, 'error', null, {
+          type: 'KernelDied',
+          message: `the interpreter ended: ${event.message}; the session's state is lost`,
+          traceback: '',
+        }),
+      );
+    current.runs = [];
+    startKernel(options, false);
+  };
+  channel.port1.onmessage = (event: MessageEvent<FromWorker>) => {
+    if (kernel === current) fromWorker(current, event.data);
+  };
+  kernel = current;
+}
+
+/**
+ * The worker's own permissions (--unstable-worker-options): reading Pyodide and this folder,
+ * nothing else. Its own, so that the worker can drop even these once Python is loaded while
+ * this thread keeps them to start the next interpreter.
+ */
+function workerPermissions(options: Options): Deno.PermissionOptionsObject {
+  return {
+    read: [decodeURIComponent(new URL(options.pyodideUrl).pathname), decodeURIComponent(new URL('.', import.meta.url).pathname)],
+    write: false,
+    net: false,
+    env: false,
+    run: false,
+    ffi: false,
+    sys: false,
+    import: false,
+  };
+}
+
+function doneFrame(run: Run, status: string, value: string | null, error: object | null): object {
+  return { t: 'done', run: run.run, token: run.token, status, value, error };
+}
+
+function runOf(current: Kernel): string {
+  return current.runs[0]?.run ?? current.lastRun;
+}
+
+function fromWorker(current: Kernel, message: FromWorker): void {
+  switch (message.k) {
+    case 'ready':
+      if (current.announce)
+        sendFrame({
+          t: 'ready',
+          python: message.python,
+          pid: Deno.pid,
+          isolation: 'wasm',
+          seccomp: 'not used: WebAssembly sandbox',
+          init: 'not used: WebAssembly sandbox',
+        });
+      return;
+    case 'failed':
+      console.error(`sandbox kernel: Python did not start: ${message.message}`);
+      Deno.exit(3);
+      return;
+    case 'out':
+      sendFrame({ t: 'out', run: runOf(current), stream: message.stream, data: message.data }, message.data.length);
+      return;
+    case 'image':
+      sendFrame({ t: 'image', run: runOf(current), mime: message.mime, data: message.data }, message.data.length);
+      return;
+    case 'file':
+      sendFrame({ t: 'file', run: runOf(current), ...(JSON.parse(message.frame) as object) }, message.frame.length);
+      return;
+    case 'req':
+      onRequest(current, message);
+      return;
+    case 'done': {
+      const run = current.runs.shift();
+      if (!run) return;
+      current.lastRun = run.run;
+      const outcome = JSON.parse(message.outcome) as { status: string; value: string | null; error: object | null };
+      sendFrame(doneFrame(run, outcome.status, outcome.value, outcome.error));
+      return;
+    }
+  }
+}
+
+function onRequest(current: Kernel, message: Extract<FromWorker, { k: 'req' }>): void {
+  let params: unknown;
+  try {
+    params = JSON.parse(message.params);
+  } catch {
+    return replyToWorker(current, message.id, message.sync, {
+      ok: false,
+      error: { type: 'HostError', kind: 'failed', message: 'the request parameters are not JSON' },
+    });
+  }
+  if (message.sync) syncWaits.add(message.id);
+  sendFrame({ t: 'req', id: message.id, run: runOf(current), method: message.method, params });
+}
+
+/** Ids of synchronous requests whose replies go to the shared buffer. */
+const syncWaits = new Set<number>();
+
+function replyToWorker(current: Kernel, id: number, sync: boolean, reply: object): void {
+  const text = JSON.stringify(reply);
+  if (!sync) return post(current, { k: 'res', id, text });
+  // The worker gave up on this one (interrupted): a late reply is dropped.
+  if (Atomics.load(current.control, CONTROL.syncId) !== id) return;
+  let bytes = encoder.encode(text);
+  if (bytes.length > MAX_SYNC_REPLY_BYTES) {
+    bytes = encoder.encode(
+      JSON.stringify({
+        ok: false,
+        error: {
+          type: 'HostError',
+          kind: 'too-large',
+          message: `the reply is ${bytes.length} bytes; the limit is ${MAX_SYNC_REPLY_BYTES}`,
+        },
+      }),
+    );
+  }
+  if (current.reply.byteLength < bytes.length) current.reply.grow(bytes.length);
+  new Uint8Array(current.reply, 0, bytes.length).set(bytes);
+  Atomics.store(current.control, CONTROL.replyLength, bytes.length);
+  Atomics.store(current.control, CONTROL.replyId, id);
+  Atomics.store(current.control, CONTROL.replyState, 1);
+  Atomics.notify(current.control, CONTROL.replyState);
+}
+
+function post(current: Kernel, message: ToWorker): void {
+  current.port.postMessage(message);
+}
+
+// ---- frames in ----
+
+interface HostMessage {
+  t?: unknown;
+  run?: unknown;
+  code?: unknown;
+  token?: unknown;
+  id?: unknown;
+}
+
+function onHostMessage(message: HostMessage, options: Options): void {
+  const current = kernel;
+  if (!current) return;
+  switch (message.t) {
+    case 'exec': {
+      const run = { run: String(message.run), token: typeof message.token === 'string' ? message.token : null };
+      if (current.runs.length === 0) resetInterrupt(current);
+      current.runs.push(run);
+      post(current, { k: 'exec', code: String(message.code ?? '') });
+      return;
+    }
+    case 'interrupt':
+      if (current.runs[0] && current.runs[0].run === message.run) {
+        Atomics.store(current.control, CONTROL.interrupted, 1);
+        Atomics.store(current.interrupt, 0, 2); // SIGINT
+        post(current, { k: 'interrupt' });
+      }
+      return;
+    case 'res': {
+      const id = Number(message.id);
+      const sync = syncWaits.delete(id);
+      const { t: _t, id: _id, ...reply } = message;
+      replyToWorker(current, id, sync, reply);
+      return;
+    }
+    case 'restart':
+      // A fresh interpreter: the old worker and everything it ran end now.
+      kernel = undefined;
+      current.worker.terminate();
+      syncWaits.clear();
+      startKernel(options);
+      return;
+  }
+}
+
+function resetInterrupt(current: Kernel): void {
+  Atomics.store(current.control, CONTROL.interrupted, 0);
+  Atomics.store(current.interrupt, 0, 0);
+}
+
+/** Reads the bootstrap, then frames, until stdin ends; then the process ends. */
+async function readStdin(options: Options): Promise<void> {
+  const reader = Deno.stdin.readable.getReader();
+  let buffered = new Uint8Array(0);
+  const take = (n: number) => {
+    const out = buffered.subarray(0, n);
+    buffered = buffered.subarray(n);
+    return out;
+  };
+  let skip = -1; // bootstrap bytes still to skip; -1 while its length line is incomplete
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    const joined = new Uint8Array(buffered.length + value.length);
+    joined.set(buffered);
+    joined.set(value, buffered.length);
+    buffered = joined;
+    if (skip < 0) {
+      const newline = buffered.indexOf(10);
+      if (newline < 0) continue;
+      skip = Number(decoder.decode(take(newline + 1)).trim());
+      if (!Number.isSafeInteger(skip) || skip < 0) throw new Error('stdin must start with the bootstrap: <length>\\n<that many bytes>');
+    }
+    if (skip > 0) skip -= take(Math.min(skip, buffered.length)).length;
+    if (skip > 0) continue;
+    while (buffered.length >= 4) {
+      const size = new DataView(buffered.buffer, buffered.byteOffset, 4).getUint32(0);
+      if (size > MAX_HOST_FRAME_BYTES) throw new Error(`a host frame of ${size} bytes is over the limit`);
+      if (buffered.length < 4 + size) break;
+      take(4);
+      onHostMessage(JSON.parse(decoder.decode(take(size))) as HostMessage, options);
+    }
+    buffered = buffered.slice(); // let go of the chunks already read
+  }
+}
+
+const options = parseOptions(Deno.args);
+startKernel(options);
+try {
+  await readStdin(options);
+} catch (error) {
+  console.error(`sandbox kernel: ${error instanceof Error ? error.message : String(error)}`);
+}
+// Stdin closed: the host is gone or done. Stop at once, even mid-run.
+Deno.exit(0);

@@ -1,0 +1,363 @@
+# Code Execution Mode's WebAssembly kernel: the Python side, run by Pyodide inside the Deno
+# worker (worker.ts) after helpers.py, in one namespace. The worker hands it `bridge`, a few
+# JavaScript functions that carry frames to the host: output, images, files and requests. It
+# owns no descriptor and no thread: the worker's JavaScript sends `done`, and the main thread
+# of the Deno process alone writes frames, so code here can neither forge a run's end nor write
+# protocol bytes. Interrupts arrive as Pyodide's interrupt buffer (KeyboardInterrupt in running
+# code) and, for code that awaits, as a cancel of the run's task.
+import asyncio
+import base64
+import builtins
+import codecs
+import io
+import itertools
+import json
+import linecache
+import os
+import stat as _stat
+import sys
+import time
+
+_CHUNK_CHARS = 64 * 1024
+_FLUSH_SECONDS = 0.1
+_MAX_METHOD_CHARS = 64
+# The host's cap on a request frame (kernel-container.ts KERNEL_FRAME_LIMITS.req).
+_MAX_REQUEST_BYTES = 10 * 1024 * 1024
+_IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
+_MAX_IMAGE_BYTES = 8 * 1024 * 1024
+_OUT_DIR = "/work/out"
+_MAX_OUT_FILES = 20
+_MAX_OUT_FILE_BYTES = 4 * 1024 * 1024
+_MAX_OUT_TOTAL_BYTES = 8 * 1024 * 1024
+_MAX_OUT_LISTED = 200
+
+
+class _Kernel:
+    bridge = None  # the worker's functions (see worker.ts KernelBridge)
+    task = None  # the run in progress, as an asyncio task
+    cancelled = False  # that task was cancelled by an interrupt
+
+
+_kernel = _Kernel()
+
+
+# ---- output ----
+
+
+class _StreamWriter(io.TextIOBase):
+    """sys.stdout / sys.stderr: buffers text and sends it to the host in chunks."""
+
+    def __init__(self, name):
+        super().__init__()
+        self._name = name
+        self._parts = []
+        self._size = 0
+        self._last_flush = time.monotonic()
+        self._buffer = None
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    @property
+    def errors(self):
+        return "replace"
+
+    @property
+    def buffer(self):
+        if self._buffer is None:
+            self._buffer = _StreamBuffer(self)
+        return self._buffer
+
+    def writable(self):
+        return True
+
+    def isatty(self):
+        return False
+
+    def write(self, text):
+        if not isinstance(text, str):
+            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
+        if not text:
+            return 0
+        self._parts.append(text)
+        self._size += len(text)
+        if self._size >= _CHUNK_CHARS or time.monotonic() - self._last_flush >= _FLUSH_SECONDS:
+            self.flush()
+        return len(text)
+
+    def restart_clock(self):
+        """A run's first print waits for company, as later ones do."""
+        self._last_flush = time.monotonic()
+
+    def flush(self):
+        if not self._parts:
+            return
+        data = "".join(self._parts)
+        self._parts = []
+        self._size = 0
+        self._last_flush = time.monotonic()
+        for start in range(0, len(data), _CHUNK_CHARS):
+            # False: interrupted while the host was behind; the rest is dropped.
+            if not _kernel.bridge.out(self._name, data[start:start + _CHUNK_CHARS]):
+                return
+
+
+class _StreamBuffer(io.BufferedIOBase):
+    """sys.stdout.buffer: decodes UTF-8 as it comes."""
+
+    def __init__(self, text):
+        super().__init__()
+        self._text = text
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        data = bytes(memoryview(data))
+        self._text.write(self._decoder.decode(data))
+        return len(data)
+
+    def flush(self):
+        self._text.flush()
+
+
+_stdout = _StreamWriter("stdout")
+_stderr = _StreamWriter("stderr")
+
+
+def emit_image(data, mime="image/png"):
+    """Send image bytes (PNG by default) back with the run's result."""
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    if not isinstance(data, bytes):
+        raise TypeError("emit_image() takes bytes, not %s" % type(data).__name__)
+    if mime not in _IMAGE_MIMES:
+        raise ValueError("emit_image(): mime must be one of %s, not %r" % (", ".join(_IMAGE_MIMES), mime))
+    if len(data) > _MAX_IMAGE_BYTES:
+        raise ValueError("emit_image(): the image is %d bytes; the limit is %d" % (len(data), _MAX_IMAGE_BYTES))
+    _stdout.flush()
+    _kernel.bridge.image(mime, base64.b64encode(data).decode("ascii"))
+
+
+def emit_figures(strict=True):
+    """matplotlib is not in the WebAssembly sandbox: nothing to emit."""
+    return 0
+
+
+# ---- requests to the host ----
+
+_ids = itertools.count(1)
+
+
+class HostError(Exception):
+    """The host refused or failed a request; `kind` says why, `type` names the host-side error."""
+
+    def __init__(self, type_, message, details=None, kind="failed"):
+        super().__init__(message)
+        self.type = type_
+        self.kind = kind
+        self.details = details if isinstance(details, dict) else {}
+
+
+def _request_body(method, params):
+    if not isinstance(method, str) or not 0 < len(method) <= _MAX_METHOD_CHARS:
+        raise ValueError("method must be a string of 1 to %d characters" % _MAX_METHOD_CHARS)
+    body = json.dumps(params, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    size = len(body.encode("utf-8", "replace"))
+    if size > _MAX_REQUEST_BYTES - 1024:
+        raise ValueError("the request is %d bytes; the limit is %d" % (size, _MAX_REQUEST_BYTES))
+    return body
+
+
+def _reply_value(text):
+    message = json.loads(text)
+    if message.get("ok"):
+        return message.get("result")
+    error = message.get("error") or {}
+    raise HostError(str(error.get("type", "HostError")), str(error.get("message", "")), error.get("details"), str(error.get("kind", "failed")))
+
+
+def request_sync(method, params=None):
+    """Like request(), for code that cannot await: blocks until the host replies."""
+    body = _request_body(method, params)
+    _stdout.flush()
+    reply = _kernel.bridge.request_sync(next(_ids), method, body)
+    if reply is None:
+        raise KeyboardInterrupt
+    return _reply_value(reply)
+
+
+async def request(method, params=None):
+    """Ask the host to do `method` with JSON-serialisable `params`; returns its JSON result."""
+    body = _request_body(method, params)
+    _stdout.flush()
+    reply = await _kernel.bridge.request_async(next(_ids), method, body)
+    return _reply_value(reply)
+
+
+# ---- files out: what the code leaves under /work/out comes back with the result ----
+
+
+def _collect_out():
+    import shutil
+
+    try:
+        if not os.listdir(_OUT_DIR):
+            return
+    except OSError:
+        os.makedirs(_OUT_DIR, exist_ok=True)
+        return
+    found = []
+    for root, dirs, files in os.walk(_OUT_DIR, followlinks=False):
+        dirs.sort()
+        found += [os.path.join(root, name) for name in sorted(files)]
+        if len(found) >= _MAX_OUT_LISTED:
+            break
+    cut_listing = len(found) > _MAX_OUT_LISTED
+    sent = total = 0
+    for path in sorted(found[:_MAX_OUT_LISTED]):
+        frame = {"path": os.path.relpath(path, _OUT_DIR)[:500]}
+        try:
+            info = os.lstat(path)
+        except OSError:
+            continue
+        if not _stat.S_ISREG(info.st_mode):
+            continue
+        frame["bytes"] = info.st_size
+        if info.st_size > _MAX_OUT_FILE_BYTES:
+            frame["skipped"] = "size"
+        elif sent >= _MAX_OUT_FILES:
+            frame["skipped"] = "count"
+        elif total + info.st_size > _MAX_OUT_TOTAL_BYTES:
+            frame["skipped"] = "total"
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+            frame["data"] = base64.b64encode(data).decode("ascii")
+            sent += 1
+            total += len(data)
+        _kernel.bridge.file(json.dumps(frame))
+    if cut_listing:
+        _kernel.bridge.file(json.dumps({"path": "...", "bytes": 0, "skipped": "listing"}))
+    for name in os.listdir(_OUT_DIR):
+        path = os.path.join(_OUT_DIR, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            os.unlink(path)
+
+
+# ---- executing code ----
+
+_namespace = {"__name__": "__main__", "__builtins__": builtins, "emit_image": emit_image}
+_run_count = [0]
+
+
+async def _evaluate(code_object):
+    result = eval(code_object, _namespace)
+    if code_object.co_flags & 0x80:  # CO_COROUTINE: the code used top-level await
+        result = await result
+    return result
+
+
+def _cancel_leftover_tasks():
+    """Tasks the interrupted code started: cancelled, so that nothing of it runs on."""
+    for task in asyncio.all_tasks():
+        if task is not _kernel.task and not task.done():
+            task.cancel()
+
+
+async def _run_code(code):
+    """One run: (status, value text or None, error or None)."""
+    _run_count[0] += 1
+    filename = "<run-%d>" % _run_count[0]
+    linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+    try:
+        body, expr = compile_run(code, filename)
+    except SyntaxError as exc:
+        return "error", None, error_of(exc)
+    try:
+        await _evaluate(body)
+        value = await _evaluate(expr) if expr is not None else None
+        if value is None:
+            return "ok", None, None
+        _namespace["_"] = value
+        return "ok", value_text(value), None
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+        _cancel_leftover_tasks()
+        if isinstance(exc, asyncio.CancelledError) and _kernel.cancelled:
+            exc = KeyboardInterrupt()
+        return ("interrupted" if _kernel.bridge.interrupted() else "error"), None, error_of(exc)
+    except BaseException as exc:  # SystemExit too: user code must not end the kernel
+        return "error", None, error_of(exc)
+
+
+async def _execute(code):
+    try:
+        status, value, error = await _run_code(code)
+    except BaseException as exc:  # an interrupt on the kernel's own lines: the run still reports
+        status, value, error = ("interrupted" if _kernel.bridge.interrupted() else "error"), None, error_of(exc)
+    try:
+        _stdout.flush()
+        _stderr.flush()
+        _collect_out()
+    except BaseException as exc:
+        try:
+            _kernel.bridge.out("stderr", "[sandbox] output after the run was lost: %s\n" % type(exc).__name__)
+        except BaseException:
+            pass
+    return json.dumps({"status": status, "value": value, "error": error}, ensure_ascii=False)
+
+
+def execute(code):
+    """Called by the worker for each `exec`: a task whose result is the outcome as JSON."""
+    _kernel.cancelled = False
+    _stdout.restart_clock()
+    _stderr.restart_clock()
+    _kernel.task = asyncio.ensure_future(_execute(str(code)))
+    return _kernel.task
+
+
+def interrupt():
+    """Called by the worker when the host interrupts: code that awaits is cancelled (code that
+    runs meets the interrupt buffer instead)."""
+    task = _kernel.task
+    if task is not None and not task.done():
+        _kernel.cancelled = True
+        task.cancel()
+
+
+def _no_processes(name):
+    def refuse(*args, **kwargs):
+        raise OSError(38, "%s is not available in the WebAssembly sandbox: it runs no processes" % name)
+
+    return refuse
+
+
+def start(bridge):
+    """Installs the kernel: streams, the sandbox_host module, the out folder. Returns the version."""
+    import types
+
+    _kernel.bridge = bridge
+    sys.stdout = _stdout
+    sys.stderr = _stderr
+    sys.stdin = io.StringIO("")
+    host = types.ModuleType("sandbox_host")
+    host.request = request
+    host.request_sync = request_sync
+    host.emit_image = emit_image
+    host.emit_figures = emit_figures
+    host.HostError = HostError
+    host.add_error_hint = add_error_hint
+    host.hide_frames = hide_frames
+    sys.modules["sandbox_host"] = host
+    import posix
+
+    for name in ("system", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve"):
+        for module in (os, posix):
+            if hasattr(module, name):
+                setattr(module, name, _no_processes("os." + name))
+    os.makedirs(_OUT_DIR, exist_ok=True)
+    return "%d.%d.%d" % sys.version_info[:3]

@@ -1,0 +1,474 @@
+// The WebAssembly kernel as a process (src/sandbox/wasm/deno-kernel/host.ts, Pyodide in Deno),
+// driven as the host drives a container's kernel: the same bootstrap on stdin, then frames
+// through the real codec, every frame from the kernel checked with the real schemas. Covers
+// what the protocol carries (output, errors, state, top-level await, requests, interrupts,
+// restart) and an attack battery: each attack is contained and the process keeps answering.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { preludeCode } from '../../src/bridge/sandbox-api/prelude.ts';
+import { KERNEL_FRAME_LIMITS, MAX_KERNEL_FRAME_BYTES } from '../../src/sandbox/container/kernel-container.ts';
+import { kernelSource } from '../../src/sandbox/container/kernel/source.ts';
+import { encodeFrame, FrameDecoder } from '../../src/sandbox/container/protocol/codec.ts';
+import { kernelMessageSchema, type HostMessage, type KernelMessage } from '../../src/sandbox/container/protocol/messages.ts';
+import { kernelDir, wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
+import { quietFor, until } from '../helpers/wait.ts';
+
+const SECRET = `cem-wasm-secret-${randomBytes(6).toString('hex')}`;
+const START_MS = 180_000;
+const RUN_MS = 120_000;
+
+type Done = Extract<KernelMessage, { t: 'done' }>;
+type Request = Extract<KernelMessage, { t: 'req' }>;
+type Reply = { ok: true; result: unknown } | { ok: false; error: { type: string; kind: 'failed'; message: string } };
+
+interface RunOptions {
+  /** The reply to a request (default: its params echoed), or a promise of it. */
+  reply?: (request: Request) => Reply | Promise<Reply> | undefined;
+  /** Called with each piece of output as it comes. */
+  onOutput?: (text: string, run: string) => void;
+}
+
+interface RunResult {
+  stdout: string;
+  stderr: string;
+  done: Done;
+  requests: Request[];
+  /** Every frame of the run, in order. */
+  frames: KernelMessage[];
+}
+
+/** One kernel process and what it has said. */
+class WasmKernel {
+  readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
+  readonly frames: KernelMessage[] = [];
+  readonly rawReady: Record<string, unknown>[] = [];
+  readonly invalid: string[] = [];
+  stderr = '';
+  exitCode: number | null | undefined;
+  private readonly decoder = new FrameDecoder({ max: MAX_KERNEL_FRAME_BYTES, byType: KERNEL_FRAME_LIMITS });
+  private listeners = new Set<(message: KernelMessage) => void>();
+  private runs = 0;
+
+  constructor(env: NodeJS.ProcessEnv = {}) {
+    const command = wasmKernelCommand();
+    this.child = spawn(command.command, command.args, { env: { ...process.env, ...command.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stdin.on('error', () => {});
+    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
+    this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
+    this.child.on('exit', (code) => (this.exitCode = code));
+    // The container's bootstrap, as kernel-container.ts writes it: read and skipped.
+    const source = kernelSource();
+    this.child.stdin.write(`${source.length}\n`);
+    this.child.stdin.write(source);
+  }
+
+  send(message: HostMessage): void {
+    this.child.stdin.write(encodeFrame(message));
+  }
+
+  /** Resolves with the first frame from now on that `match` accepts. */
+  next(match: (message: KernelMessage) => boolean, ms = RUN_MS): Promise<KernelMessage> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.listeners.delete(listener);
+        reject(new Error(`no such frame within ${ms} ms; stderr: ${this.stderr.slice(-2000)}`));
+      }, ms);
+      const listener = (message: KernelMessage) => {
+        if (!match(message)) return;
+        clearTimeout(timer);
+        this.listeners.delete(listener);
+        resolve(message);
+      };
+      this.listeners.add(listener);
+    });
+  }
+
+  async ready(ms = START_MS): Promise<Extract<KernelMessage, { t: 'ready' }>> {
+    const ready = this.frames.find((m) => m.t === 'ready') ?? (await this.next((m) => m.t === 'ready', ms));
+    assert.equal(ready.t, 'ready');
+    return ready;
+  }
+
+  /** Runs `code` as the host runs a run: exec, output, requests answered, until its `done`. */
+  async run(code: string, options: RunOptions = {}): Promise<RunResult> {
+    const run = `run-${++this.runs}`;
+    const token = randomBytes(8).toString('hex');
+    const result: Omit<RunResult, 'done'> = { stdout: '', stderr: '', requests: [], frames: [] };
+    const collect = (message: KernelMessage) => {
+      if ('run' in message && message.run === run) result.frames.push(message);
+      if (message.t === 'out' && message.run === run) {
+        if (message.stream === 'stdout') result.stdout += message.data;
+        else result.stderr += message.data;
+        options.onOutput?.(message.data, run);
+      }
+      if (message.t === 'req' && message.run === run) {
+        result.requests.push(message);
+        void Promise.resolve((options.reply ?? echo)(message)).then((reply) => {
+          if (reply) this.send({ t: 'res', id: message.id, ...reply });
+        });
+      }
+    };
+    this.listeners.add(collect);
+    try {
+      const ended = this.next((m) => m.t === 'done' && m.run === run && m.token === token);
+      this.send({ t: 'exec', run, code, token });
+      const done = (await ended) as Done;
+      return { ...result, done };
+    } finally {
+      this.listeners.delete(collect);
+    }
+  }
+
+  get lastRun(): string {
+    return `run-${this.runs}`;
+  }
+
+  async close(): Promise<void> {
+    if (this.exitCode !== undefined) return;
+    const exited = new Promise((resolve) => this.child.once('exit', resolve));
+    this.child.stdin.end();
+    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private onData(chunk: Buffer): void {
+    for (const body of this.decoder.push(chunk)) {
+      const parsed = kernelMessageSchema.safeParse(JSON.parse(body));
+      if (!parsed.success) {
+        this.invalid.push(body.slice(0, 300));
+        continue;
+      }
+      if (parsed.data.t === 'ready') this.rawReady.push(JSON.parse(body) as Record<string, unknown>);
+      this.frames.push(parsed.data);
+      for (const listener of [...this.listeners]) listener(parsed.data);
+    }
+  }
+}
+
+const echo = (request: Request): Reply => ({ ok: true, result: { echo: request.params } });
+
+/** A run that must end well: its value. */
+async function value(kernel: WasmKernel, code: string, options?: RunOptions): Promise<string | null> {
+  const { done, stderr } = await kernel.run(code, options);
+  assert.equal(done.status, 'ok', `${JSON.stringify(done.error)}\n${stderr}`);
+  return done.value;
+}
+
+/** A run that must fail: its error. */
+async function failure(kernel: WasmKernel, code: string): Promise<NonNullable<Done['error']>> {
+  const { done } = await kernel.run(code);
+  assert.equal(done.status, 'error', `expected an error, got ${done.value}`);
+  assert.ok(done.error);
+  return done.error;
+}
+
+/** The process still answers, with its state. */
+async function stillAnswers(kernel: WasmKernel): Promise<void> {
+  assert.equal(await value(kernel, 'kept'), "'state'");
+  assert.deepEqual(kernel.invalid, [], 'every frame the kernel sent was valid');
+}
+
+describe('the WebAssembly kernel process', () => {
+  let kernel: WasmKernel;
+  let scratch: string;
+  before(async () => {
+    scratch = mkdtempSync(join(tmpdir(), 'cem-wasm-'));
+    kernel = new WasmKernel({ CEM_TEST_SECRET: SECRET });
+    await kernel.ready();
+    await value(kernel, 'kept = "state"');
+  });
+  after(async () => {
+    await kernel?.close();
+    rmSync(scratch, { recursive: true, force: true });
+  });
+
+  test('its Deno programs pass deno check', () => {
+    const command = wasmKernelCommand();
+    const checked = spawnSync(command.command, ['check', '--no-config', '--no-lock', '--unstable-worker-options', 'host.ts', 'worker.ts'], {
+      cwd: kernelDir(),
+      env: { ...process.env, ...command.env, NO_COLOR: '1' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    assert.equal(checked.status, 0, checked.stderr);
+  });
+
+  test('says ready with its Python version and its isolation', async () => {
+    const ready = await kernel.ready();
+    assert.match(ready.python, /^3\.1[3-9]\.\d+$/);
+    assert.equal(kernel.rawReady[0]?.isolation, 'wasm');
+  });
+
+  test('print comes back as stdout, and the run ends ok', async () => {
+    const { stdout, done } = await kernel.run('print("hello", 1)\nprint("to stderr", file=__import__("sys").stderr)');
+    assert.equal(stdout, 'hello 1\n');
+    assert.equal(done.status, 'ok');
+    assert.equal(done.value, null);
+    assert.equal(done.error, null);
+  });
+
+  test('an error comes back with its type, message and a traceback of the code only', async () => {
+    const error = await failure(kernel, 'def f():\n    return 1 / 0\nf()');
+    assert.equal(error.type, 'ZeroDivisionError');
+    assert.equal(error.message, 'division by zero');
+    assert.match(error.traceback, /File "<run-\d+>", line 2, in f/);
+    assert.doesNotMatch(error.traceback, /<kernel>|worker\.ts|file:\/\//);
+    const syntax = await failure(kernel, 'def (');
+    assert.equal(syntax.type, 'SyntaxError');
+  });
+
+  test('state is kept between runs, and the last expression is the value', async () => {
+    await value(kernel, 'counter = 41');
+    assert.equal(await value(kernel, 'counter + 1'), '42');
+  });
+
+  test('top-level await', async () => {
+    assert.equal(await value(kernel, 'import asyncio\nawait asyncio.sleep(0.05)\n"awaited"'), "'awaited'");
+  });
+
+  test('the standard library agent code needs is there', async () => {
+    const code = [
+      'import json, re, datetime, csv, sqlite3, zlib, hashlib, asyncio, dataclasses, statistics, decimal, zoneinfo',
+      'db = sqlite3.connect(":memory:")',
+      'db.execute("create table t (x)"); db.executemany("insert into t values (?)", [(1,), (2,)])',
+      '(db.execute("select sum(x) from t").fetchone()[0], statistics.mean([1, 2, 3]), len(zlib.compress(b"x" * 100)) < 100)',
+    ].join('\n');
+    assert.equal(await value(kernel, code), '(3, 2, True)');
+  });
+
+  test('requests: synchronous and awaited ones reach the host and bring back its reply', async () => {
+    const { done, requests } = await kernel.run(
+      'import sandbox_host\n(sandbox_host.request_sync("sync_method", {"a": 1}), await sandbox_host.request("async_method", [2]))',
+    );
+    assert.equal(done.status, 'ok', JSON.stringify(done.error));
+    assert.equal(done.value, "({'echo': {'a': 1}}, {'echo': [2]})");
+    assert.deepEqual(
+      requests.map((r) => [r.method, r.params]),
+      [
+        ['sync_method', { a: 1 }],
+        ['async_method', [2]],
+      ],
+    );
+    const refused = await kernel.run('import sandbox_host\nsandbox_host.request_sync("nope")', {
+      reply: () => ({ ok: false, error: { type: 'HostError', kind: 'failed', message: 'no host method "nope"' } }),
+    });
+    assert.equal(refused.done.error?.type, 'HostError');
+    assert.match(refused.done.error?.message ?? '', /no host method "nope"/);
+  });
+
+  test('asyncio.gather of three 1 s requests runs them at once', async () => {
+    const code = [
+      'import asyncio, sandbox_host, time',
+      'started = time.monotonic()',
+      'replies = await asyncio.gather(*(sandbox_host.request("slow", i) for i in range(3)))',
+      '(replies, round(time.monotonic() - started, 1))',
+    ].join('\n');
+    const { done } = await kernel.run(code, {
+      reply: (request) => new Promise((resolve) => setTimeout(() => resolve(echo(request)), 1000)),
+    });
+    assert.equal(done.status, 'ok', JSON.stringify(done.error));
+    const [, seconds] = /, ([\d.]+)\)$/.exec(done.value ?? '') ?? [];
+    assert.ok(Number(seconds) < 1.6, `three 1 s calls took ${seconds} s`);
+  });
+
+  test('the MCP runtime loads as the prelude, and its calls reach the host', async () => {
+    assert.equal(await value(kernel, preludeCode([{ name: 'demo', alias: 'mcp_demo', description: 'A demo server' }])), null);
+    const { done, requests } = await kernel.run('await call_tool("demo", "echo", {"text": "hi"})', {
+      reply: () => ({ ok: true, result: { value: 'hi back' } }),
+    });
+    assert.equal(done.status, 'ok', JSON.stringify(done.error));
+    assert.equal(done.value, "'hi back'");
+    assert.deepEqual(requests[0]?.params, { server: 'demo', tool: 'echo', arguments: { text: 'hi' } });
+    const servers = await kernel.run('discovered_servers()', { reply: () => ({ ok: true, result: [{ name: 'demo' }] }) });
+    assert.equal(servers.requests[0]?.method, 'list_servers');
+    assert.equal(servers.done.status, 'ok', JSON.stringify(servers.done.error));
+  });
+
+  test('an interrupt stops an endless loop (KeyboardInterrupt), and the process answers after', async () => {
+    const { done } = await kernel.run('print("looping", flush=True)\nwhile True:\n    pass', {
+      onOutput: (text, run) => {
+        if (text.includes('looping')) kernel.send({ t: 'interrupt', run });
+      },
+    });
+    assert.equal(done.status, 'interrupted');
+    assert.equal(done.error?.type, 'KeyboardInterrupt');
+    await stillAnswers(kernel);
+  });
+
+  test('an interrupt stops code that waits for a reply, awaited or not', async () => {
+    for (const call of ['await sandbox_host.request("never")', 'sandbox_host.request_sync("never")']) {
+      const { done } = await kernel.run(`import sandbox_host\n${call}`, {
+        reply: (request) => {
+          kernel.send({ t: 'interrupt', run: request.run });
+          return undefined; // never answered
+        },
+      });
+      assert.equal(done.status, 'interrupted', `${call}: ${JSON.stringify(done.error)}`);
+      assert.equal(done.error?.type, 'KeyboardInterrupt');
+    }
+    await stillAnswers(kernel);
+  });
+
+  test('files the code writes to /work/out come back', async () => {
+    const { done, frames } = await kernel.run('open("/work/out/result.txt", "w").write("made in wasm")');
+    assert.equal(done.status, 'ok');
+    const file = frames.find((f) => f.t === 'file');
+    assert.ok(file && file.t === 'file');
+    assert.equal(file.path, 'result.txt');
+    assert.equal(Buffer.from(file.data ?? '', 'base64').toString(), 'made in wasm');
+  });
+
+  describe('attacks', () => {
+    test("host objects: Deno, the worker's global scope and JavaScript's Function are out of reach", async () => {
+      const code = [
+        'import js, pyodide_js',
+        'found = {',
+        '  "Deno": getattr(js, "Deno", None),',
+        '  "fetch": getattr(js, "fetch", None),',
+        '  "process": getattr(js, "process", None),',
+        '  "constructor": js.setTimeout.constructor,',
+        '  "pyodide constructor": pyodide_js.runPython.constructor,',
+        '}',
+        '{name: str(thing) for name, thing in found.items() if thing is not None}',
+      ].join('\n');
+      assert.equal(await value(kernel, code), '{}');
+      const string = await failure(kernel, 'import js\njs.setTimeout("globalThis.x = 1", 0)');
+      assert.match(string.message, /a timer takes a function/);
+      await stillAnswers(kernel);
+    });
+
+    test('host files: neither /etc/passwd nor a file the test made outside can be read', async () => {
+      const outside = join(scratch, 'outside.txt');
+      writeFileSync(outside, SECRET);
+      for (const code of [
+        'open("/etc/passwd").read()',
+        `open(${JSON.stringify(outside)}).read()`,
+        `import pyodide_js\npyodide_js.mountNodeFS("/mnt", ${JSON.stringify(scratch)})\nopen("/mnt/outside.txt").read()`,
+        `import pyodide_js\nFS = pyodide_js._module.FS\nFS.mkdirTree("/host")\nFS.mount(FS.filesystems.NODEFS, pyodide_js.ffi.to_js({"root": ${JSON.stringify(scratch)}}, dict_converter=__import__("js").Object.fromEntries), "/host")\nopen("/host/outside.txt").read()`,
+      ]) {
+        const { done } = await kernel.run(code);
+        assert.equal(done.status, 'error', `${code} read: ${done.value}`);
+        assert.doesNotMatch(JSON.stringify(done), new RegExp(SECRET));
+      }
+      await stillAnswers(kernel);
+    });
+
+    test('host files: a write lands in the sandbox memory only', async () => {
+      const target = join(scratch, 'written.txt');
+      const code = `import os\nos.makedirs(${JSON.stringify(scratch)}, exist_ok=True)\nopen(${JSON.stringify(target)}, "w").write("x")`;
+      assert.equal(await value(kernel, code), '1');
+      assert.equal(existsSync(target), false, 'nothing reached the host');
+      await stillAnswers(kernel);
+    });
+
+    test('the environment: the secret the process was started with is not visible', async () => {
+      const { done, stdout } = await kernel.run('import os\nprint(dict(os.environ))\nprint(os.environ.get("CEM_TEST_SECRET"))');
+      assert.equal(done.status, 'ok');
+      assert.doesNotMatch(stdout, new RegExp(SECRET));
+      assert.match(stdout, /None\n$/);
+      await stillAnswers(kernel);
+    });
+
+    test('processes: os.system and subprocess fail with an error that says what to use instead', async () => {
+      const system = await failure(kernel, 'import os\nos.system("touch /tmp/cem-wasm-pwned")');
+      assert.equal(system.type, 'OSError');
+      assert.match(system.message, /not available in the WebAssembly sandbox[\s\S]*container sandbox/);
+      const subprocess = await failure(kernel, 'import subprocess\nsubprocess.run(["id"])');
+      assert.equal(subprocess.type, 'OSError');
+      assert.match(subprocess.message, /container sandbox/);
+      const thread = await kernel.run('import threading\nt = threading.Thread(target=print)\nt.start()');
+      assert.notEqual(thread.done.status, 'interrupted');
+      await stillAnswers(kernel);
+    });
+
+    test('the network: no connection reaches a loopback listener', async () => {
+      let connections = 0;
+      const server: Server = createServer((socket) => {
+        connections++;
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as { port: number };
+      try {
+        const socket = await failure(kernel, `import socket\ns = socket.create_connection(("127.0.0.1", ${port}), timeout=5)`);
+        assert.match(socket.message, /no network/);
+        await failure(kernel, `import urllib.request\nurllib.request.urlopen("http://127.0.0.1:${port}/", timeout=5).read()`);
+        await failure(kernel, `from pyodide.http import pyfetch\nawait pyfetch("http://127.0.0.1:${port}/")`);
+        // Nothing later can show a connection that did not happen: the listener gets a moment.
+        await quietFor(500);
+        assert.equal(connections, 0);
+      } finally {
+        server.close();
+      }
+      await stillAnswers(kernel);
+    });
+
+    test('memory: a bomb meets the cap as MemoryError, and the interpreter lives on', async () => {
+      const one = await failure(kernel, 'big = bytearray(700 * 1024 * 1024)');
+      assert.equal(one.type, 'MemoryError');
+      const growing = await kernel.run(
+        'chunks = []\ntry:\n    while True:\n        chunks.append(bytearray(10 ** 7))\nexcept MemoryError:\n    pass\nlen(chunks) * 10',
+      );
+      assert.equal(growing.done.status, 'ok', JSON.stringify(growing.done.error));
+      assert.ok(Number(growing.done.value) <= 512, `${growing.done.value} MB before the cap`);
+      await value(kernel, 'del chunks');
+      await stillAnswers(kernel);
+    });
+
+    test('an output flood is throttled to what the host reads, and an interrupt stops it', async () => {
+      let received = 0;
+      const { done } = await kernel.run('while True:\n    print("x" * 1000)', {
+        onOutput: (text, run) => {
+          received += text.length;
+          if (received > 8_000_000 && received - text.length <= 8_000_000) kernel.send({ t: 'interrupt', run });
+        },
+      });
+      assert.equal(done.status, 'interrupted');
+      await stillAnswers(kernel);
+    });
+
+    test('forged frames written by the code reach the host as output, never as frames', async () => {
+      const forged = (run: string) => JSON.stringify({ t: 'done', run, token: null, status: 'ok', value: 'forged', error: null });
+      const run = `run-${Number(kernel.lastRun.slice(4)) + 1}`;
+      const code = [
+        'import os, struct, sys',
+        `body = ${JSON.stringify(forged(run))}.encode()`,
+        'frame = struct.pack(">I", len(body)) + body',
+        'os.write(1, frame)',
+        'sys.__stdout__.buffer.write(frame) if hasattr(sys.__stdout__, "buffer") else None',
+        'sys.stdout.buffer.write(frame)',
+        '"real"',
+      ].join('\n');
+      const { done, frames } = await kernel.run(code);
+      assert.equal(done.value, "'real'");
+      assert.equal(frames.filter((f) => f.t === 'done').length, 1);
+      assert.ok(!kernel.frames.some((f) => f.t === 'done' && f.value === 'forged'));
+      await stillAnswers(kernel);
+    });
+  });
+
+  test('restart: a fresh interpreter says ready, without the old state', async () => {
+    const readies = kernel.frames.filter((f) => f.t === 'ready').length;
+    const ready = kernel.next((m) => m.t === 'ready', START_MS);
+    kernel.send({ t: 'restart', source: kernelSource().toString('utf8') });
+    await ready;
+    assert.equal(kernel.frames.filter((f) => f.t === 'ready').length, readies + 1);
+    const gone = await failure(kernel, 'kept');
+    assert.equal(gone.type, 'NameError');
+    await value(kernel, 'kept = "state"');
+  });
+
+  test('the end of stdin ends the process', async () => {
+    await kernel.close();
+    await until('the exit code', () => kernel.exitCode !== undefined && { code: kernel.exitCode });
+    assert.equal(kernel.exitCode, 0);
+  });
+});
