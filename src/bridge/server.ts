@@ -175,6 +175,12 @@ export async function createBridge(
     onRefusedRequest: (refused) => recordRefusedRequest(runLog, refused),
     onPackagesBuilt: packagesBuilt,
     onImageDistributions: imageDistributions,
+    // "auto" settled on WebAssembly: said in the log, and in the listing from now on.
+    onEngine: (engine) => {
+      if (engine.kind !== 'wasm') return;
+      if (engine.whyNotContainer) log(`sandbox: WebAssembly, since no container can run here: ${engine.whyNotContainer}`);
+      refreshListing?.();
+    },
     detect: { stateDir: config.stateDir },
     prelude,
     onPullProgress: log,
@@ -233,9 +239,15 @@ export async function createBridge(
   });
   // Updated (and the client told) only when the text or the sandbox.packages names change: the
   // distributions of each new container's image change nothing once the listing says "with packages".
-  let listedKey = `${runPythonDescription(config.sandbox, [...listedPackages, ...imageNames()])}\n${listedPackages.join(',')}`;
+  const listedDescription = () =>
+    runPythonDescription(
+      config.sandbox,
+      [...listedPackages, ...imageNames()],
+      sandbox.tier()?.isolation === 'wasm' || config.sandbox.backend === 'wasm',
+    );
+  let listedKey = `${listedDescription()}\n${listedPackages.join(',')}`;
   refreshListing = () => {
-    const description = runPythonDescription(config.sandbox, [...listedPackages, ...imageNames()]);
+    const description = listedDescription();
     const key = `${description}\n${listedPackages.join(',')}`;
     if (key === listedKey) return;
     listedKey = key;

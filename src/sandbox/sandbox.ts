@@ -14,10 +14,17 @@ import type { RunResult } from './sessions/session.ts';
 
 /** Which sandbox runs the code, for the run log, the listing and the views. */
 export interface SandboxTier {
-  runtime: RuntimeName;
-  isolation: 'gVisor' | 'container';
+  /** The container runtime, or "deno" for the WebAssembly sandbox. */
+  runtime: RuntimeName | 'deno';
+  isolation: 'gVisor' | 'container' | 'wasm';
   ociRuntime?: string;
 }
+
+/**
+ * What runs the code, once chosen (sandbox.backend): a container runtime, or WebAssembly, with
+ * why no container was used when the choice was "auto".
+ */
+export type SandboxEngine = { kind: 'container'; runtime: RuntimeStatus } | { kind: 'wasm'; whyNotContainer?: string };
 
 export interface Sandbox {
   /**
@@ -32,8 +39,8 @@ export interface Sandbox {
   closeSession(name: string): Promise<boolean>;
   /** Ends every session and everything that ran them. */
   close(): Promise<void>;
-  /** Whether a sandbox can run here, and how (the checks doctor shows); checked once. */
-  check(): Promise<RuntimeStatus>;
+  /** Which sandbox runs code here, and how (the checks doctor shows); chosen once. */
+  check(): Promise<SandboxEngine>;
   list(): SessionInfo[];
   /** The sandbox in use, once a run has started one. */
   tier(): SandboxTier | undefined;

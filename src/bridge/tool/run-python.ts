@@ -49,10 +49,12 @@ export function workspaceNote(sandbox: SandboxConfig): string {
  * The listing's description: the fixed text, plus where the workspace is when one is mounted.
  * When the image with sandbox.packages is built, or the image turns out to have third-party
  * distributions of its own, it says "with packages" (no longer than what it replaces: the
- * listing is at its token budget); their names are in the capabilities resource.
+ * listing is at its token budget); their names are in the capabilities resource. In the
+ * WebAssembly sandbox it says so, and that there are no subprocesses (and no workspace).
  */
-export function runPythonDescription(sandbox: SandboxConfig, installed: readonly string[] = []): string {
+export function runPythonDescription(sandbox: SandboxConfig, installed: readonly string[] = [], wasm = sandbox.backend === 'wasm'): string {
   let text = installed.length > 0 ? RUN_PYTHON_DESCRIPTION.replace('standard library only', 'with packages') : RUN_PYTHON_DESCRIPTION;
+  if (wasm) return text.replace('Python 3 sandbox', 'Python 3 WebAssembly sandbox').replace('no network)', 'no network, no subprocesses)');
   // The isolation tier, when it is not the runtime's default: code may behave differently there.
   if (isGvisor(sandbox.ociRuntime)) text = text.replace('Python 3 sandbox', 'Python 3 gVisor sandbox');
   return text + workspaceNote(sandbox);

@@ -187,9 +187,7 @@ export class RunPanel implements vscode.Disposable {
       run.truncated ? 'output truncated' : '',
       run.sessionLost ? 'session state lost' : '',
       run.sessionChange ? `started fresh: session ${escape(run.sessionChange.kind)} (${escape(run.sessionChange.reason)})` : '',
-      run.sandbox
-        ? `${escape(run.sandbox.runtime)}, ${run.sandbox.isolation === 'gVisor' ? 'gVisor' : `container${run.sandbox.ociRuntime ? ` (${escape(run.sandbox.ociRuntime)})` : ''}`}`
-        : '',
+      run.sandbox ? sandboxWords(run.sandbox) : '',
       ...run.savedAsSnippets.map((s) => `saved as snippet <code>${escape(s.name)}</code>`),
     ].filter(Boolean);
     // Which snippets the run ran: name, folder, the hash of the source it got, and the arguments.
@@ -278,4 +276,11 @@ ${run.relays.length > 0 ? section('Requests from servers', relayTable(run.relays
     this.panel.dispose();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** Where a run ran, as the panel says it. */
+function sandboxWords(sandbox: { runtime: string; isolation: string; ociRuntime?: string | undefined }): string {
+  if (sandbox.isolation === 'wasm') return 'WebAssembly sandbox';
+  const tier = sandbox.isolation === 'gVisor' ? 'gVisor' : `container${sandbox.ociRuntime ? ` (${escape(sandbox.ociRuntime)})` : ''}`;
+  return `${escape(sandbox.runtime)}, ${tier}`;
 }

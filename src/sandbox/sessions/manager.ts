@@ -2,7 +2,7 @@
 // an idle time, capped in number. Also the lazy, cached choice of runtime and image check.
 import type { SandboxConfig } from '../../config/schema.ts';
 import { removeNow, removeOrphans } from '../container/cleanup.ts';
-import { ImageMissingError, SessionLimitError } from '../errors.ts';
+import { ImageMissingError, RuntimeUnavailableError, SessionLimitError } from '../errors.ts';
 import { pullImage } from '../image/image.ts';
 import { selectRuntime, type DetectOptions, type RuntimeStatus } from '../engines/detect.ts';
 import { isGvisor } from '../engines/oci-runtime.ts';
@@ -19,7 +19,8 @@ import {
   type RunResult,
   type SessionChange,
 } from './session.ts';
-import type { Sandbox, SandboxTier } from '../sandbox.ts';
+import type { Sandbox, SandboxEngine, SandboxTier } from '../sandbox.ts';
+import { WASM_IMAGE_KEY, WasmKernel } from '../wasm/wasm-kernel.ts';
 
 export interface ExecuteOptions {
   runId?: string;
@@ -56,6 +57,8 @@ export interface SessionManagerOptions {
   onPullProgress?: (line: string) => void;
   /** Told when a look again finds the packages image built (runs use it from the next session on). */
   onPackagesBuilt?: (state: PackagesState) => void;
+  /** Told once, when the sandbox runs use is chosen (sandbox.backend). */
+  onEngine?: (engine: SandboxEngine) => void;
   /** Told once per image of the distributions its first container reported (`derived`: the sandbox.packages image). */
   onImageDistributions?: (image: string, found: ImageDistributions, derived: boolean) => void;
 }
@@ -77,6 +80,9 @@ export function spokenSeconds(seconds: number): string {
 
 export class SessionManager implements Sandbox {
   private runtimePromise: Promise<RuntimeStatus> | undefined;
+  /** The engine once chosen: a run never moves between kinds of sandbox. */
+  private enginePromise: Promise<SandboxEngine> | undefined;
+  private engine: SandboxEngine | undefined;
   private orphanSweep: Promise<number> | undefined;
   private readonly sessions = new Map<string, Session>();
   private readonly idleTimers = new Map<string, NodeJS.Timeout>();
@@ -105,12 +111,39 @@ export class SessionManager implements Sandbox {
   }
 
   /**
-   * The runtime in use; checked once, on first need (installed, answering, image present, a
-   * hardened container starts). Rejects with RuntimeUnavailableError or ImageMissingError.
+   * The sandbox runs use, chosen once by sandbox.backend: "container" checks the runtimes
+   * (installed, answering, image present, a hardened container starts) and rejects with
+   * RuntimeUnavailableError or ImageMissingError; "wasm" needs nothing more; "auto" takes a
+   * container when one can run, else WebAssembly (saying why).
    */
-  check(): Promise<RuntimeStatus> {
+  check(): Promise<SandboxEngine> {
+    this.enginePromise ??= this.chooseEngine();
+    // A failed check is retried next time (the user may have started the daemon).
+    this.enginePromise.catch(() => (this.enginePromise = undefined));
+    return this.enginePromise.then(async (engine) => {
+      const next: SandboxEngine = engine.kind === 'container' ? { kind: 'container', runtime: await this.checkRuntime() } : engine;
+      const first = !this.engine;
+      this.engine = next;
+      if (next.kind === 'container') this.runtimeRef = next.runtime;
+      if (first) this.options.onEngine?.(next);
+      return next;
+    });
+  }
+
+  private async chooseEngine(): Promise<SandboxEngine> {
+    const backend = this.config.backend;
+    if (backend === 'wasm') return { kind: 'wasm' };
+    try {
+      return { kind: 'container', runtime: await this.checkRuntime() };
+    } catch (error) {
+      if (backend === 'container' || !(error instanceof RuntimeUnavailableError || error instanceof ImageMissingError)) throw error;
+      return { kind: 'wasm', whyNotContainer: error.message };
+    }
+  }
+
+  /** The container runtime in use; checked once, on first need (a failure is checked again next time). */
+  private checkRuntime(): Promise<RuntimeStatus> {
     this.runtimePromise ??= this.selectRuntime();
-    // A failed detection is retried next time (the user may have started the daemon).
     this.runtimePromise.catch(() => (this.runtimePromise = undefined));
     return this.runtimePromise.then((status) => this.withBuiltPackages(status));
   }
@@ -163,13 +196,12 @@ export class SessionManager implements Sandbox {
     if (!SESSION_NAME.test(name)) {
       throw new RangeError('session must be 1-64 characters of letters, digits, "_", "-" or "."');
     }
-    const runtime = await this.check();
-    this.runtimeRef = runtime;
-    this.orphanSweep ??= removeOrphans(runtime).catch(() => 0);
+    const engine = await this.check();
+    if (engine.kind === 'container') this.orphanSweep ??= removeOrphans(engine.runtime).catch(() => 0);
     if (this.closed) throw new Error('The sandbox is shutting down.');
     // From here to session.execute() nothing awaits: the slot is taken (the session is busy)
     // before any other run can look, so maxSessions holds under any concurrency.
-    const session = this.claimSession(name, runtime);
+    const session = this.claimSession(name, engine);
     this.clearIdle(name);
     const run = session.execute(
       code,
@@ -192,6 +224,7 @@ export class SessionManager implements Sandbox {
 
   /** The distributions of the image new sessions use, once a container of it started; undefined before. */
   imageDistributions(): ImageDistributions | undefined {
+    if (this.engine?.kind === 'wasm') return this.learned.get(WASM_IMAGE_KEY);
     const runtime = this.runtimeRef;
     return runtime ? this.learned.get(imageKey(runtime, this.config.image)) : undefined;
   }
@@ -205,6 +238,7 @@ export class SessionManager implements Sandbox {
 
   /** The runtime and isolation tier runs use (for the run log); undefined before the first run. */
   tier(): SandboxTier | undefined {
+    if (this.engine?.kind === 'wasm') return { runtime: 'deno', isolation: 'wasm' };
     const runtime = this.runtimeRef;
     if (!runtime) return undefined;
     const oci = runtime.ociRuntime ?? runtime.defaultOciRuntime;
@@ -255,11 +289,7 @@ export class SessionManager implements Sandbox {
         () => undefined,
         () => undefined,
       );
-    const spare = (async () => {
-      const runtime = await this.check();
-      this.runtimeRef = runtime;
-      return startKernel(this.starter(runtime), this.config, 'spare', this.options.prelude);
-    })();
+    const spare = (async () => startKernel(this.starter(await this.check()), this.config, 'spare', this.options.prelude))();
     this.spare = spare;
     spare.then(
       (container) => {
@@ -311,7 +341,7 @@ export class SessionManager implements Sandbox {
   }
 
   /** The named session, or a new one in a free slot (closing the least recently used idle one). Synchronous. */
-  private claimSession(name: string, runtime: RuntimeStatus): Session {
+  private claimSession(name: string, engine: SandboxEngine): Session {
     const existing = this.sessions.get(name);
     if (existing) return existing;
     if (this.sessions.size >= this.config.maxSessions) {
@@ -333,7 +363,7 @@ export class SessionManager implements Sandbox {
     this.retired.delete(name);
     const session = new Session(
       name,
-      this.starter(runtime),
+      this.starter(engine),
       this.config,
       this.options.prelude,
       () => this.takeSpare(),
@@ -344,9 +374,10 @@ export class SessionManager implements Sandbox {
     return session;
   }
 
-  /** How kernels of this runtime start. */
-  private starter(runtime: RuntimeStatus): StartKernel {
-    return (session) => KernelContainer.start(runtime, this.config, session);
+  /** How kernels of this engine start. */
+  private starter(engine: SandboxEngine): StartKernel {
+    if (engine.kind === 'wasm') return () => WasmKernel.start(this.config);
+    return (session) => KernelContainer.start(engine.runtime, this.config, session);
   }
 
   private armIdle(name: string, session: Session): void {

@@ -69,10 +69,10 @@ export type SnippetUseEvent = z.infer<typeof snippetUseEventSchema>;
 export const snippetSavedEventSchema = z.object({ run: z.string(), name: snippetName, sha256: hexHash });
 export type SnippetSavedEvent = z.infer<typeof snippetSavedEventSchema>;
 
-/** Where a run ran: the container runtime and the isolation tier (gVisor, or a plain container under the OCI runtime named). */
+/** Where a run ran: the container runtime and the isolation tier (gVisor, or a plain container under the OCI runtime named), or the WebAssembly sandbox (runtime "deno", isolation "wasm"). */
 export const sandboxTierSchema = z.object({
   runtime: z.string(),
-  isolation: z.enum(['gVisor', 'container']),
+  isolation: z.enum(['gVisor', 'container', 'wasm']),
   ociRuntime: z.string().optional(),
 });
 export type SandboxTier = z.infer<typeof sandboxTierSchema>;

@@ -1,0 +1,52 @@
+// One WebAssembly sandbox: a kernel process (protocol/kernel-process.ts) that is Deno running
+// Pyodide with no permission but reading its own files (command.ts says the exact line). Its
+// Python is its own (deno-kernel/), so the bootstrap carries no source; it ends by SIGKILL.
+import { randomBytes } from 'node:crypto';
+import type { SandboxConfig } from '../../config/schema.ts';
+import { SandboxStartError } from '../errors.ts';
+import { KernelProcess } from '../protocol/kernel-process.ts';
+import { wasmKernelCommand } from './command.ts';
+
+/** What the WebAssembly sandbox's distributions are remembered by: its Python runtime, pinned. */
+export const WASM_IMAGE_KEY = 'wasm:pyodide';
+
+const NO_SOURCE = Buffer.alloc(0);
+const UNITS: Record<string, number> = { b: 1 / (1024 * 1024), k: 1 / 1024, m: 1, g: 1024 };
+
+/** sandbox.memory ("512m", "2g") in MiB, within what WebAssembly can address (64 MiB to 4 GiB). */
+export function wasmMemoryMb(memory: string): number {
+  const match = /^([1-9][0-9]*)([bkmg])$/i.exec(memory);
+  const mb = match ? Math.floor(Number(match[1]) * (UNITS[match[2]!.toLowerCase()] ?? 1)) : 512;
+  return Math.min(4096, Math.max(64, mb));
+}
+
+let counter = 0;
+
+export class WasmKernel extends KernelProcess {
+  private constructor(config: SandboxConfig) {
+    const command = wasmKernelCommand({ memoryMb: wasmMemoryMb(config.memory) });
+    super(
+      {
+        name: `cem-wasm-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`,
+        command: command.command,
+        args: command.args,
+        source: () => NO_SOURCE,
+        imageKey: WASM_IMAGE_KEY,
+        what: 'WebAssembly sandbox',
+      },
+      // Deno's own variables only: the bridge's environment holds secrets.
+      command.env,
+    );
+  }
+
+  /** Starts a WebAssembly kernel and resolves once it is ready. */
+  static async start(config: SandboxConfig, startTimeoutMs = 60_000): Promise<WasmKernel> {
+    let kernel: WasmKernel;
+    try {
+      kernel = new WasmKernel(config);
+    } catch (error) {
+      throw new SandboxStartError(error instanceof Error ? error.message : String(error));
+    }
+    return KernelProcess.launch(kernel, startTimeoutMs);
+  }
+}
