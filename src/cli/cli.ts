@@ -7,7 +7,15 @@ import { parseArgs } from 'node:util';
 import { ConfigError, expandHome, loadConfigFile, parseConfig } from '../config/load.ts';
 import type { Config, SandboxConfig } from '../config/schema.ts';
 import { applySecrets, takeSecrets } from '../config/secrets.ts';
-import { checkSandbox, forbiddenMountDirs, isSandboxError, pullImage, reportLines, resolveWorkspaceMounts } from '../sandbox/index.ts';
+import {
+  checkSandbox,
+  forbiddenMountDirs,
+  isSandboxError,
+  pullImage,
+  reportLines,
+  reportUses,
+  resolveWorkspaceMounts,
+} from '../sandbox/index.ts';
 import { buildImageCommand } from './build-image.ts';
 import { resultJson, runOutput, runToExitCode, writeRunResult, type RunOutput } from './output.ts';
 import { createBridge, serveStdio } from '../bridge/server.ts';
@@ -18,7 +26,7 @@ import { takeTokenKey, TokenKeyError } from '../state/oauth-tokens.ts';
 const USAGE = `Usage:
   code-execution-mode [serve] [--config FILE]                 the MCP bridge on stdio
   code-execution-mode run FILE.py | -c CODE | -   [options]   run Python in the sandbox
-  code-execution-mode doctor [options]                        check the container runtimes
+  code-execution-mode doctor [options]                        check the sandbox: container runtimes, WebAssembly
   code-execution-mode pull [options]                          pull the sandbox image
   code-execution-mode build-image [options]                   build the sandbox image with sandbox.packages
   code-execution-mode snippet list                            the saved snippets
@@ -237,7 +245,7 @@ async function doctorCommand(sandbox: SandboxConfig, stateDir: string): Promise<
   const report = await checkSandbox(sandbox, { all: true, stateDir });
   process.stdout.write(`${reportLines(report).join('\n')}\n`);
   // Not ready means no run can start: a non-zero status scripts can test.
-  return report.chosen ? 0 : 3;
+  return reportUses(report) ? 0 : 3;
 }
 
 main(process.argv.slice(2)).then(

@@ -10,9 +10,13 @@ export const WALKTHROUGH_KEYS = {
   hasRuns: 'codeExecutionMode.walkthrough.hasRuns',
 } as const;
 
-/** A runtime is ready when one is installed and its daemon (if any) answers; the image when a runtime has it. */
+/**
+ * A runtime is ready when one is installed and its daemon (if any) answers; the image when a
+ * runtime has it. The WebAssembly sandbox in use does both steps: it needs neither.
+ */
 export function sandboxSteps(report: SandboxReport): { runtimeReady: boolean; imagePresent: boolean } {
-  const runtimeReady = report.runtimes.some((r) => r.state !== 'not-installed' && r.state !== 'daemon-down');
-  const imagePresent = report.runtimes.some((r) => r.checks.some((c) => c.name === 'image' && c.ok === true));
+  const wasm = !report.chosen && report.wasm?.ready === true;
+  const runtimeReady = wasm || report.runtimes.some((r) => r.state !== 'not-installed' && r.state !== 'daemon-down');
+  const imagePresent = wasm || report.runtimes.some((r) => r.checks.some((c) => c.name === 'image' && c.ok === true));
   return { runtimeReady, imagePresent };
 }

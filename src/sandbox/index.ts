@@ -1,7 +1,17 @@
 // The sandbox as the rest of the product sees it: sessions and runs, the engines (container
 // runtimes: detection, reports, workspace mounts) and images. Nothing outside src/sandbox
 // imports a file inside it but this one.
-export { candidates, checkSandbox, type CheckName, type Fix, type RuntimeStatus, type SandboxReport } from './engines/detect.ts';
+export {
+  candidates,
+  checkSandbox,
+  reportUses,
+  type CheckName,
+  type Fix,
+  type RuntimeStatus,
+  type SandboxReport,
+} from './engines/detect.ts';
+export { checkWasm, CONTAINER_ADVICE, type WasmStatus } from './wasm/check.ts';
+export type { SandboxEngine } from './sandbox.ts';
 export { locateRuntime } from './engines/locate.ts';
 export { isGvisor } from './engines/oci-runtime.ts';
 export { checkLabel, reportLines, stateLabel, tierWords } from './engines/report-text.ts';

@@ -39,7 +39,9 @@ export async function startBridge(
   const dir = await tempDir('cem-bridge-');
   const stateDir = join(dir, 'state');
   const configFile = join(dir, 'config.json');
-  await writeFile(configFile, JSON.stringify({ stateDir, ...config }));
+  // A container unless the test says otherwise: never WebAssembly in place of a container that failed.
+  const sandbox = { backend: 'container', ...(config.sandbox as Record<string, unknown> | undefined) };
+  await writeFile(configFile, JSON.stringify({ stateDir, ...config, sandbox }));
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [resolve('dist/cli.js'), '--config', configFile, ...args],

@@ -23,12 +23,12 @@ for (const runtime of testRuntimes()) {
   });
 
   test(`${runtime}: a missing image fails doctor (exit 3) and run (exit 3) with the fix, and nothing is pulled unasked`, async () => {
-    const doctor = await cli(['doctor', '--runtime', runtime, '--image', MISSING]);
+    const doctor = await cli(['doctor', '--backend', 'container', '--runtime', runtime, '--image', MISSING]);
     assert.equal(doctor.exitCode, 3);
     assert.match(doctor.stdout, /Sandbox: NOT ready/);
     assert.match(doctor.stdout, new RegExp(`FAIL image: ${MISSING} is not present in ${runtime}`));
     assert.match(doctor.stdout, new RegExp(`fix: Pull ${MISSING}: ${runtime} pull ${MISSING}`));
-    const run = await cli(['run', '--runtime', runtime, '--image', MISSING, '-c', 'print(1)']);
+    const run = await cli(['run', '--backend', 'container', '--runtime', runtime, '--image', MISSING, '-c', 'print(1)']);
     assert.equal(run.exitCode, 3);
     assert.match(
       run.stderr,
@@ -38,7 +38,7 @@ for (const runtime of testRuntimes()) {
   });
 
   test(`${runtime}: --pull pulls a missing image on first use (here the pull itself fails, on loopback)`, async () => {
-    const run = await cli(['run', '--pull', '--runtime', runtime, '--image', MISSING, '-c', 'print(1)']);
+    const run = await cli(['run', '--backend', 'container', '--pull', '--runtime', runtime, '--image', MISSING, '-c', 'print(1)']);
     assert.equal(run.exitCode, 3);
     assert.match(run.stderr, new RegExp(`Pulling ${MISSING} with ${runtime}`));
     assert.match(run.stderr, new RegExp(`Pulling ${MISSING} with ${runtime} failed: `));

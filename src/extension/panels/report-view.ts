@@ -4,6 +4,7 @@
 // failed) and one button per fix; buttons name a fix by position, never carry a command.
 import {
   checkLabel,
+  CONTAINER_ADVICE,
   type CheckName,
   type Fix,
   type RuntimeStatus,
@@ -48,6 +49,7 @@ export function headline(report: SandboxReport): RuntimeStatus | undefined {
 
 /** The status bar's text, with a codicon, e.g. `$(cloud-download) podman: image missing`. */
 export function statusText(report: SandboxReport): string {
+  if (!report.chosen && report.wasm?.ready) return '$(vm) WASM sandbox';
   const shown = headline(report);
   if (!shown) return '$(error) Sandbox: check failed';
   // Runs work without the packages (in the base image), but the person should build them.
@@ -66,6 +68,10 @@ export function verdict(report: SandboxReport): Verdict {
   const chosen = report.chosen;
   if (chosen?.state === 'ready') return { tone: 'ok', text: `Ready: sandboxes run with ${chosen.name}${tierWords(chosen)}.` };
   if (chosen) return { tone: 'warn', text: `Sandboxes run with ${chosen.name}, but its resource limits are not enforced.` };
+  if (report.wasm?.ready) {
+    const why = report.backend === 'wasm' ? 'as sandbox.backend asks' : 'since no container runtime can run one here';
+    return { tone: 'warn', text: `Ready: sandboxes run in WebAssembly (${report.wasm.detail}), ${why}; ${CONTAINER_ADVICE}.` };
+  }
   const shown = headline(report);
   if (!shown) return { tone: 'bad', text: 'Not ready: the sandbox could not be checked (see the output).' };
   return { tone: 'bad', text: `Not ready: run_python cannot start a sandbox (${shown.name}: ${stateLabel(shown.state)}).` };
@@ -141,13 +147,29 @@ function runtimeSection(status: RuntimeStatus, index: number, chosen: boolean, d
   );
 }
 
+/** The WebAssembly sandbox, when the backend may use it. */
+function wasmSection(report: SandboxReport): string {
+  const wasm = report.wasm;
+  if (!wasm) return '';
+  const inUse = !report.chosen && wasm.ready;
+  return (
+    `<section class="runtime" data-runtime="wasm" data-state="${wasm.ready ? 'ready' : 'not-ready'}">` +
+    `<h2>WebAssembly <span class="state ${wasm.ready ? 'ok' : 'bad'}">${wasm.ready ? 'ready' : 'not ready'}</span>${inUse ? ' <span class="in-use">in use</span>' : ''}</h2>` +
+    `<p class="facts">${escape(wasm.detail)}</p>` +
+    `<p>Python's standard library, no subprocesses, no packages, no workspace folder. ${escape(CONTAINER_ADVICE[0]!.toUpperCase() + CONTAINER_ADVICE.slice(1))}.</p>` +
+    (wasm.fix ? `<h3>Fixes</h3><ul class="fixes"><li class="fix">${escape(wasm.fix)}</li></ul>` : '') +
+    '</section>'
+  );
+}
+
 /** The whole panel. `report` undefined: the first check is still running. */
 export function diagnoseHtml(report: SandboxReport | undefined, assets: PanelAssets): string {
   const disabled = assets.busy ? ' disabled' : '';
   const summary = report ? verdict(report) : { tone: 'busy', text: 'Checking the sandbox…' };
   const body = report
-    ? report.runtimes.map((s, i) => runtimeSection(s, i, s.name === report.chosen?.name, disabled)).join('') ||
-      '<p>No runtime was checked: see the output for the error.</p>'
+    ? wasmSection(report) +
+      (report.runtimes.map((s, i) => runtimeSection(s, i, s.name === report.chosen?.name, disabled)).join('') ||
+        (report.wasm ? '' : '<p>No runtime was checked: see the output for the error.</p>'))
     : '';
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">

@@ -89,14 +89,17 @@ export class RuntimeStatusBar implements vscode.Disposable {
     this.report = report;
     const shown = headline(report);
     this.item.text = statusText(report);
+    const wasm = !report.chosen && report.wasm?.ready;
     const packagesMissing = shown?.packages?.state === 'missing';
     const warn = shown?.state === 'limits-not-enforced' || shown?.state === 'image-missing' || packagesMissing;
     this.item.backgroundColor =
-      shown?.state === 'ready' && !packagesMissing
+      (shown?.state === 'ready' && !packagesMissing) || wasm
         ? undefined
         : new vscode.ThemeColor(warn ? 'statusBarItem.warningBackground' : 'statusBarItem.errorBackground');
     const md = new vscode.MarkdownString(
-      `**Sandbox** (image \`${report.image}\`): ${report.chosen ? `runs with ${report.chosen.name}` : 'cannot run yet'}\n\n`,
+      wasm
+        ? `**Sandbox**: WebAssembly (${report.wasm?.detail ?? ''}). For full isolation and packages, install Podman.\n\n`
+        : `**Sandbox** (image \`${report.image}\`): ${report.chosen ? `runs with ${report.chosen.name}` : 'cannot run yet'}\n\n`,
     );
     for (const s of report.runtimes)
       md.appendMarkdown(`- ${s.name}: ${stateLabel(s.state)}${s.version ? ` (${s.version}${s.rootless ? ', rootless' : ''})` : ''}\n`);

@@ -5,7 +5,7 @@
 // explained error, never a crash.
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
+import type { RuntimeName, SandboxBackend, SandboxConfig } from '../../config/schema.ts';
 import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
 import { CliError, runCli, type CliResult } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
@@ -13,6 +13,7 @@ import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMoun
 import { locateRuntime } from './locate.ts';
 import { OWNER } from '../container/kernel-container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
+import { checkWasm, type WasmStatus } from '../wasm/check.ts';
 import {
   checkDockerOciRuntime,
   checkPodmanOciRuntime,
@@ -465,6 +466,16 @@ export interface SandboxReport {
   chosen?: RuntimeStatus;
   /** Every candidate checked, in order. */
   runtimes: RuntimeStatus[];
+  /** sandbox.backend, as configured. */
+  backend?: SandboxBackend;
+  /** The WebAssembly sandbox, when the backend may use it ("wasm", or "auto" without a usable runtime). */
+  wasm?: WasmStatus;
+}
+
+/** Which sandbox runs use, as the report found: a container, WebAssembly, or none. */
+export function reportUses(report: SandboxReport): 'container' | 'wasm' | undefined {
+  if (report.chosen) return 'container';
+  return report.wasm?.ready ? 'wasm' : undefined;
 }
 
 /** The candidates a configuration allows, in order. */
@@ -474,6 +485,15 @@ export function candidates(config: Pick<SandboxConfig, 'runtime' | 'runtimeOrder
 
 /** Checks candidates in order; `all` keeps going after the first usable one (for reports). */
 export async function checkSandbox(sandbox: SandboxConfig, options: DetectOptions & { all?: boolean } = {}): Promise<SandboxReport> {
+  const backend = sandbox.backend;
+  if (backend === 'wasm') return { image: sandbox.image, runtimes: [], backend, wasm: await checkWasm() };
+  const containers = await checkContainers(sandbox, options);
+  if (backend === 'container' || containers.chosen) return { ...containers, backend };
+  return { ...containers, backend, wasm: await checkWasm() };
+}
+
+/** The container runtimes, in order; `all` keeps going after the first usable one. */
+async function checkContainers(sandbox: SandboxConfig, options: DetectOptions & { all?: boolean }): Promise<SandboxReport> {
   const runtimes: RuntimeStatus[] = [];
   let chosen: RuntimeStatus | undefined;
   for (const name of candidates(sandbox)) {
@@ -493,7 +513,7 @@ export async function checkSandbox(sandbox: SandboxConfig, options: DetectOption
  * pull); otherwise RuntimeUnavailableError listing what was tried and why each failed.
  */
 export async function selectRuntime(sandbox: SandboxConfig, options: DetectOptions = {}, pullHint?: string): Promise<RuntimeStatus> {
-  const report = await checkSandbox(sandbox, options);
+  const report = await checkContainers(sandbox, options);
   if (report.chosen) return report.chosen;
   const needsImage = report.runtimes.find((s) => s.state === 'image-missing');
   if (needsImage) throw new ImageMissingError(sandbox.image, needsImage.name, pullHint);
@@ -502,7 +522,7 @@ export async function selectRuntime(sandbox: SandboxConfig, options: DetectOptio
 
 /** The runtime a pull should go to: the first that can run a sandbox except for the image. */
 export async function runtimeForPull(sandbox: SandboxConfig, options: DetectOptions = {}): Promise<RuntimeStatus> {
-  const report = await checkSandbox(sandbox, options);
+  const report = await checkContainers(sandbox, options);
   const target = report.chosen ?? report.runtimes.find((s) => s.state === 'image-missing');
   if (target) return target;
   throw new RuntimeUnavailableError(describeUnavailable(sandbox, report.runtimes));

@@ -2,6 +2,7 @@
 // one line per runtime, then one per check (passed, failed, not reached), then the fixes.
 import type { Check, RuntimeStatus, SandboxReport } from './detect.ts';
 import { isGvisor } from './oci-runtime.ts';
+import { CONTAINER_ADVICE } from '../wasm/check.ts';
 
 const STATE_LABELS: Record<RuntimeStatus['state'], string> = {
   ready: 'ready',
@@ -34,11 +35,11 @@ export function checkLabel(name: Check['name']): string {
 
 export function reportLines(report: SandboxReport): string[] {
   const lines: string[] = [];
-  lines.push(
-    report.chosen
-      ? `Sandbox: ready with ${report.chosen.name}${tierWords(report.chosen)} (image ${report.image})`
-      : `Sandbox: NOT ready (image ${report.image})`,
-  );
+  lines.push(headlineText(report));
+  if (report.wasm) {
+    lines.push(`WebAssembly: ${report.wasm.ready ? 'ready' : 'NOT ready'}: ${report.wasm.detail}`);
+    if (report.wasm.fix) lines.push(`  fix: ${report.wasm.fix}`);
+  }
   for (const status of report.runtimes) {
     lines.push(`${status.name}: ${stateLabel(status.state)}${status.command !== status.name ? ` [${status.command}]` : ''}`);
     for (const check of status.checks) {
@@ -52,6 +53,16 @@ export function reportLines(report: SandboxReport): string[] {
     }
   }
   return lines;
+}
+
+/** The report's first line: what runs code here, and why it is not a container when it is not. */
+function headlineText(report: SandboxReport): string {
+  if (report.chosen) return `Sandbox: ready with ${report.chosen.name}${tierWords(report.chosen)} (image ${report.image})`;
+  if (report.wasm?.ready) {
+    const why = report.backend === 'wasm' ? 'sandbox.backend is "wasm"' : 'no container runtime can run one here (below)';
+    return `Sandbox: ready with WebAssembly (${report.wasm.detail}): ${why}; ${CONTAINER_ADVICE}`;
+  }
+  return `Sandbox: NOT ready (image ${report.image})`;
 }
 
 /** Which isolation the sandboxes get, e.g. " in gVisor (runsc)" or " (OCI runtime runc)"; empty when unknown. */
