@@ -1,8 +1,12 @@
 # The main job: Python in the sandbox discovers and calls a real proxied MCP server
 # (@modelcontextprotocol/server-memory), composing several calls in one run.
-import asyncio, os, socket
+import asyncio, os, sys
 
-print("sandbox: uid", os.getuid(), "| interfaces", [n for _, n in socket.if_nameindex()])
+if sys.platform == "emscripten":
+    print("sandbox: WebAssembly | environment", sorted(os.environ))
+else:
+    import socket
+    print("sandbox: uid", os.getuid(), "| interfaces", [n for _, n in socket.if_nameindex()])
 print(capability_summary())
 
 hits = await search_tool_docs("remember facts about people", limit=3)

@@ -4,6 +4,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { SandboxBackend } from '../config/schema.ts';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
 import { redactUrlSecrets } from '../config/url-secrets.ts';
 import {
@@ -15,6 +16,7 @@ import {
   type PackagesState,
   resolveWorkspaceMounts,
   type Sandbox,
+  type SandboxTier,
   SessionManager,
   workspaceRequested,
 } from '../sandbox/index.ts';
@@ -228,6 +230,7 @@ export async function createBridge(
           capabilityText(
             hub,
             [
+              sandboxText(sandbox.tier(), config.sandbox.backend),
               packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV])),
               imagePackagesText(sandbox.imageDistributions() ?? remembered),
             ]
@@ -319,6 +322,17 @@ export function capabilityText(hub: ProxyHub, packages?: string): string {
   );
   if (packages) lines.push('', packages);
   return lines.join('\n');
+}
+
+/** Which sandbox runs the code, for the capabilities resource: the kind's limits differ. */
+export function sandboxText(tier: SandboxTier | undefined, backend: SandboxBackend): string {
+  if (tier?.isolation === 'wasm' || (!tier && backend === 'wasm'))
+    return (
+      'Sandbox: WebAssembly (Python compiled to WebAssembly, in a process with no access to files, network or environment). ' +
+      'Not here: subprocesses, packages beyond the standard library, the workspace folder; a container sandbox (Podman or Docker) has them.'
+    );
+  if (!tier) return '';
+  return `Sandbox: a ${tier.runtime} container${tier.isolation === 'gVisor' ? ' in gVisor' : ''}.`;
 }
 
 /** Serves the bridge on stdin/stdout until the client goes away or a signal arrives. */

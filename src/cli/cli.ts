@@ -208,7 +208,8 @@ async function runCommand(
       ...(values.session ? { session: values.session } : {}),
       ...(live ? { onOutput: live.write } : {}),
     });
-    bridge.runLog.runEnded(result, { toolCalls: requests.toolCalls() });
+    const tier = manager.tier();
+    bridge.runLog.runEnded(result, { toolCalls: requests.toolCalls(), ...(tier ? { sandbox: tier } : {}) });
     if (values.json) process.stdout.write(`${resultJson(result, out)}\n`);
     else writeRunResult(result, live?.printed ?? { stdout: 0, stderr: 0 }, out);
     return runToExitCode(result.status);

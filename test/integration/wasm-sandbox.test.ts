@@ -1,0 +1,144 @@
+// The WebAssembly sandbox through the real bridge: chosen by sandbox.backend, or by "auto" where
+// no container can run; the same Python API (proxied calls, concurrency, sessions, reset, time
+// limits) and the same records; and the README's first command on a machine with no container
+// engine. The process-level attacks are in wasm-kernel.test.ts.
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { readFile, symlink } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { execa } from 'execa';
+import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+
+const WASM = { backend: 'wasm', timeoutSeconds: 20, interruptGraceSeconds: 2 };
+
+describe('the WebAssembly sandbox through the bridge', () => {
+  let bridge: BridgeHandle;
+
+  before(async () => {
+    bridge = await startBridge({
+      sandbox: WASM,
+      servers: { fixture: { command: process.execPath, args: [FIXTURE], description: 'Test fixture' } },
+    });
+  });
+  after(async () => {
+    await bridge?.close();
+  });
+
+  test('the listing says WebAssembly, and that there are no subprocesses', async () => {
+    const [tool] = (await bridge.client.listTools()).tools;
+    assert.match(tool?.description ?? '', /^Python 3 WebAssembly sandbox, standard library only \(no pip, no network, no subprocesses\)/);
+    assert.doesNotMatch(tool?.description ?? '', /workspace/i);
+  });
+
+  test('proxied tools are called from Python, three concurrent 1 s calls in about 1 s', async () => {
+    const result = await bridge.call(
+      [
+        'import asyncio, time',
+        'total = (await mcp_fixture.add(a=2, b=3))["sum"]',
+        'start = time.monotonic()',
+        'slept = await asyncio.gather(*[mcp_fixture.sleep(ms=1000) for _ in range(3)])',
+        '(total, len(slept), round(time.monotonic() - start, 2))',
+      ].join('\n'),
+    );
+    const view = structured(result);
+    assert.equal(view.status, 'ok', textOf(result));
+    const [total, count, seconds] = JSON.parse(String(view.value).replace(/^\(/, '[').replace(/\)$/, ']')) as number[];
+    assert.equal(total, 5);
+    assert.equal(count, 3);
+    assert.ok(seconds! < 1.9, `three 1 s calls took ${seconds} s: they did not run at once`);
+  });
+
+  test('a tool error raises ToolError with its kind', async () => {
+    const result = await bridge.call(
+      'try:\n    await mcp_fixture.fail(why="x")\nexcept ToolError as e:\n    print(e.kind, "|", str(e)[:40])',
+    );
+    assert.match(String(structured(result).stdout), /^tool-error \| .*failed on purpose: x/);
+  });
+
+  test('a session keeps its state between calls; reset starts a fresh interpreter', async () => {
+    await bridge.call('kept = 41', { session: 'w' });
+    const again = await bridge.call('kept + 1', { session: 'w' });
+    assert.equal(structured(again).value, '42');
+    const reset = await bridge.call('"kept" in globals()', { session: 'w', reset: true });
+    assert.equal(structured(reset).value, 'False');
+  });
+
+  test('a loop that never ends is stopped by the time limit, and the sandbox answers afterwards', async () => {
+    const result = await bridge.call('while True:\n    pass', { timeout: 1, session: 'loop' });
+    assert.equal(structured(result).status, 'timeout', textOf(result));
+    const after = await bridge.call('1 + 1', { session: 'loop' });
+    assert.equal(structured(after).value, '2', textOf(after));
+  });
+
+  test('the run log and the capabilities resource name the WebAssembly sandbox', async () => {
+    await bridge.call('print("logged")');
+    const log = await readFile(join(bridge.stateDir, 'runs.jsonl'), 'utf8');
+    assert.match(log, /"type":"run-end".*"sandbox":\{"runtime":"deno","isolation":"wasm"\}/);
+    const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
+    const text = resource.contents.map((c) => ('text' in c ? c.text : '')).join('');
+    assert.match(text, /Sandbox: WebAssembly .*Not here: subprocesses/);
+  });
+});
+
+test('auto runs in WebAssembly where no container can run, and says why', async () => {
+  const bridge = await startBridge({
+    sandbox: { backend: 'auto', podmanPath: '/nonexistent/podman', dockerPath: '/nonexistent/docker' },
+  });
+  try {
+    const result = await bridge.call('import sys\nsys.platform');
+    assert.equal(structured(result).value, "'emscripten'", textOf(result));
+    assert.match(bridge.stderr(), /sandbox: WebAssembly, since no container can run here: No container runtime can run the sandbox/);
+    const [tool] = (await bridge.client.listTools()).tools;
+    assert.match(tool?.description ?? '', /^Python 3 WebAssembly sandbox/);
+  } finally {
+    await bridge.close();
+  }
+});
+
+test("the README's first command runs as a user without root on a machine with no container engine, in WebAssembly, and says so", async (t) => {
+  // The engines' CLIs are hidden in a mount namespace of its own (root makes one); the demo then
+  // runs as an unprivileged user when one exists and can read this checkout, with only Node on
+  // PATH and a home of its own.
+  if (process.getuid?.() !== 0) return t.skip('hiding the installed container engines needs root (a mount namespace)');
+  const engines = ENGINE_DIRS.flatMap((dir) => ['podman', 'docker'].map((name) => join(dir, name))).filter((file) => existsSync(file));
+  const user = await unprivilegedUser();
+  // The user's own copy of the checkout (the demo builds into it), with this one's node_modules.
+  const home = await tempDir('cem-demo-home-');
+  const checkout = join(home, 'checkout');
+  await execa('sh', ['-c', `mkdir -p '${checkout}' && git ls-files -z | tar --null -T - -c | tar -x -C '${checkout}'`]);
+  await symlink(resolve('node_modules'), join(checkout, 'node_modules'));
+  if (user) await execa('chown', ['-R', '-h', `${user.uid}:${user.gid}`, home]);
+  const hide = engines.map((file) => `mount --bind /dev/null '${file}'`).join(' && ');
+  const asUser = user ? `setpriv --reuid=${user.uid} --regid=${user.gid} --clear-groups ` : '';
+  const result = await execa('unshare', ['--mount', 'sh', '-c', `${hide || 'true'} && exec ${asUser}bash scripts/demo.sh`], {
+    cwd: checkout,
+    reject: false,
+    env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, CEM_CACHE: join(home, 'cache') },
+    extendEnv: false,
+  });
+  assert.equal(result.exitCode, 0, `${result.stdout}\n${result.stderr}`);
+  assert.match(result.stdout, /sandbox: WebAssembly/);
+  assert.match(result.stdout, /relations: \[\('Ada Lovelace', 'programmed', 'Analytical Engine'\)\]/);
+  assert.match(result.stderr, /sandbox: WebAssembly, since no container can run here: No container runtime can run the sandbox/);
+  assert.match(result.stderr, /Sandbox: WebAssembly \(Pyodide in Deno\); for full isolation and packages, install Podman/);
+  if (!user) t.diagnostic('ran as root: no unprivileged user can read node_modules here');
+});
+
+/** Where the engines' CLIs are looked for on Linux (sandbox/engines/locate.ts). */
+const ENGINE_DIRS = ['/usr/local/bin', '/usr/bin', '/bin', '/snap/bin', '/home/linuxbrew/.linuxbrew/bin'];
+
+/** The test's unprivileged user (scripts/dev-env.sh makes it), if it can read this checkout's node_modules. */
+async function unprivilegedUser(): Promise<{ uid: number; gid: number } | undefined> {
+  const line = (await readFile('/etc/passwd', 'utf8')).split('\n').find((l) => l.startsWith('cemrootless:'));
+  const [, , uid, gid] = line?.split(':') ?? [];
+  if (!uid || !gid) return undefined;
+  const readable = await execa(
+    'setpriv',
+    [`--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', 'test', '-r', 'node_modules/pyodide/package.json'],
+    {
+      reject: false,
+    },
+  );
+  return readable.exitCode === 0 ? { uid: Number(uid), gid: Number(gid) } : undefined;
+}
