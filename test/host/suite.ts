@@ -11,6 +11,7 @@ import { consentChecks } from './consent.ts';
 import { oauthChecks } from './oauth.ts';
 import { packagesChecks } from './packages.ts';
 import { passthroughChecks } from './passthrough.ts';
+import { wasmChecks } from './wasm.ts';
 
 interface Outcome {
   name: string;
@@ -147,6 +148,8 @@ export async function run(): Promise<void> {
 
   await check('settings configure the sandbox and a real npm MCP server', async () => {
     await settings.update('sandbox.image', image, vscode.ConfigurationTarget.Global);
+    // Containers only, so that a runtime's failure is seen (wasm.ts checks the WebAssembly sandbox).
+    await settings.update('sandbox.backend', 'container', vscode.ConfigurationTarget.Global);
     await settings.update('sandbox.runtime', process.env.CEM_HOST_RUNTIME ?? 'podman', vscode.ConfigurationTarget.Global);
     await settings.update(
       'servers',
@@ -179,6 +182,7 @@ export async function run(): Promise<void> {
   if (only.length > 0) {
     if (only.includes('passthrough')) await passthroughChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
     if (only.includes('packages')) await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
+    if (only.includes('wasm')) await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
     return save(true);
   }
 
@@ -725,6 +729,7 @@ export async function run(): Promise<void> {
   await oauthChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
   await passthroughChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
   await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
+  await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
 
   save(true);
 }

@@ -92,7 +92,9 @@ export class DiagnosePanel implements vscode.Disposable {
     if (this.disposed) return;
     const webview = this.panel.webview;
     const media = (file: string) => webview.asWebviewUri(vscode.Uri.joinPath(this.extensionUri, 'media', file)).toString();
-    this.panel.title = this.report ? `Sandbox: ${this.report.chosen ? 'ready' : 'not ready'}` : 'Sandbox Runtime';
+    this.panel.title = this.report
+      ? `Sandbox: ${this.report.chosen ? 'ready' : this.report.wasm?.ready ? 'WebAssembly' : 'not ready'}`
+      : 'Sandbox Runtime';
     webview.html = diagnoseHtml(this.report, {
       nonce: randomBytes(16).toString('base64'),
       cspSource: webview.cspSource,

@@ -82,6 +82,11 @@ export class RunPanel implements vscode.Disposable {
     return this.panel.title;
   }
 
+  /** The page shown (read by the host tests). */
+  get page(): string {
+    return this.panel.webview.html;
+  }
+
   update(run: RunRecord): void {
     this.run = run;
     const record = JSON.stringify(run);
