@@ -6,6 +6,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundledDeno, bundledPyodide } from './bundled.ts';
 
 /** The default cap on a session's WebAssembly memory (Python's heap), as sandbox.memory's default. */
 export const DEFAULT_WASM_MEMORY_MB = 512;
@@ -28,6 +29,8 @@ export function denoPackage(platform: NodeJS.Platform = process.platform, arch: 
 }
 
 export function denoBinary(): string {
+  const bundled = bundledDeno();
+  if (bundled) return bundled;
   const name = denoPackage();
   try {
     return join(dirname(require.resolve(`${name}/package.json`)), process.platform === 'win32' ? 'deno.exe' : 'deno');
@@ -40,7 +43,7 @@ export function denoBinary(): string {
 }
 
 export function pyodideDir(): string {
-  return dirname(require.resolve('pyodide/package.json'));
+  return bundledPyodide() ?? dirname(require.resolve('pyodide/package.json'));
 }
 
 /** The folder of the kernel's Deno programs and Python files. */
