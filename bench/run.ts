@@ -11,6 +11,7 @@ import { footprintFigures, loadFigures } from './footprint.ts';
 import { gvisorFigures, printGvisor, type GvisorRow } from './gvisor.ts';
 import { printRestart, restartFigures, type RestartRow } from './restart.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
+import { printWasm, wasmFigures } from './wasm.ts';
 
 const smoke = process.argv.includes('--smoke');
 const N = smoke ? 2 : Number(process.env.CEM_BENCH_N ?? 30);
@@ -121,6 +122,9 @@ console.log(
     `${ms(calls.overheadMsP50)} | ${calls.sequentialPerSecond.toFixed(0)} | ${calls.concurrent.seconds.toFixed(2)} s |`,
 );
 
+const wasm = await wasmFigures(N);
+printWasm(wasm, N);
+
 const bridgeTokens = listing[0]?.tokens ?? 0;
 const context = contextFigures();
 console.log("\nContext cost: listing every proxied tool directly vs the bridge's one tool\n");
@@ -198,6 +202,7 @@ const figures = {
   restarts,
   listing,
   calls,
+  wasm,
   context,
   searchLatency: latency5000,
   footprint,
