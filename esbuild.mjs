@@ -55,4 +55,9 @@ await copyFile('src/sandbox/container/kernel/seccomp.py', 'dist/seccomp.py');
 await copyFile('src/sandbox/container/kernel/pid1.py', 'dist/pid1.py');
 await copyFile('src/sandbox/container/kernel/hints.py', 'dist/hints.py');
 await copyFile('src/bridge/sandbox-api/mcp_runtime.py', 'dist/mcp_runtime.py');
+// The WebAssembly kernel: Deno runs these files as they are (sandbox/wasm/command.ts).
+await mkdir('dist/deno-kernel', { recursive: true });
+for (const name of ['host.ts', 'worker.ts', 'channel.ts', 'helpers.py', 'kernel.py']) {
+  await copyFile(`src/sandbox/wasm/deno-kernel/${name}`, `dist/deno-kernel/${name}`);
+}
 await chmod('dist/cli.js', 0o755);

@@ -28,7 +28,7 @@ export interface WorkerInit {
   /** file: URL of the Pyodide folder, ending in a slash. */
   pyodideUrl: string;
   control: SharedArrayBuffer;
-  /** Pyodide's interrupt buffer: 2 (SIGINT) raises KeyboardInterrupt in running code. */
+  /** Pyodide's interrupt buffer (its first byte: 2, SIGINT, raises KeyboardInterrupt in running code), 4 bytes to wait on. */
   interrupt: SharedArrayBuffer;
   /** Growable: the main thread grows it to fit a reply. */
   reply: SharedArrayBuffer;

@@ -74,7 +74,7 @@ interface Kernel {
   worker: Worker;
   port: MessagePort;
   control: Int32Array;
-  interrupt: Uint8Array;
+  interrupt: Int32Array;
   reply: SharedArrayBuffer;
   /** Execs passed to the worker and not done yet, oldest first (the first runs). */
   runs: Run[];
@@ -87,7 +87,7 @@ let kernel: Kernel | undefined;
 /** `announce`: say `ready` when it is (not after a restart nobody asked for). */
 function startKernel(options: Options, announce = true): void {
   const control = new SharedArrayBuffer(CONTROL_SLOTS * 4);
-  const interrupt = new SharedArrayBuffer(1);
+  const interrupt = new SharedArrayBuffer(4); // one byte for Pyodide, a word to wait on
   const reply = new SharedArrayBuffer(64 * 1024, { maxByteLength: MAX_SYNC_REPLY_BYTES });
   const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', deno: { permissions: workerPermissions(options) } });
   const channel = new MessageChannel();
@@ -107,7 +107,7 @@ function startKernel(options: Options, announce = true): void {
     worker,
     port: channel.port1,
     control: new Int32Array(control),
-    interrupt: new Uint8Array(interrupt),
+    interrupt: new Int32Array(interrupt),
     reply,
     runs: [],
     lastRun: 'none',
@@ -271,7 +271,8 @@ function onHostMessage(message: HostMessage, options: Options): void {
     case 'interrupt':
       if (current.runs[0] && current.runs[0].run === message.run) {
         Atomics.store(current.control, CONTROL.interrupted, 1);
-        Atomics.store(current.interrupt, 0, 2); // SIGINT
+        Atomics.store(current.interrupt, 0, 2); // SIGINT, in the byte Pyodide reads
+        Atomics.notify(current.interrupt, 0); // and a sleep wakes
         post(current, { k: 'interrupt' });
       }
       return;

@@ -31,7 +31,9 @@ const init = await new Promise<WorkerInit>((resolve) => {
 self.onmessage = null;
 const port = init.port;
 const control = new Int32Array(init.control);
-const interruptBuffer = new Uint8Array(init.interrupt);
+const interruptBuffer = new Uint8Array(init.interrupt, 0, 1);
+/** The same bytes as a word to wait on: the main thread wakes a sleep when it interrupts. */
+const interruptWord = new Int32Array(init.interrupt, 0, 1);
 const replyData = init.reply;
 const post = (message: FromWorker, transfer: Transferable[] = []) => port.postMessage(message, transfer);
 const decoder = new TextDecoder();
@@ -202,6 +204,9 @@ function bridge(): object {
         post({ k: 'req', id, method, params, sync: false });
       }),
     interrupted: (): boolean => Atomics.load(control, CONTROL.interrupted) === 1,
+    sleep: (seconds: number): void => {
+      if (!interruptWaiting()) Atomics.wait(interruptWord, 0, 0, seconds * 1000);
+    },
   };
 }
 
