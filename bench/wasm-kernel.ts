@@ -18,6 +18,9 @@ export interface WasmKernelRow {
   /** A run making one synchronous request to the host, answered at once. */
   requestRun: Summary;
   restart: Summary;
+  /** With --spare, given the spare time to start (a cold start's time) before each restart. */
+  restartWithSpare: Summary;
+  rssWithSpareMb: number;
   rssAfterStartMb: number;
   rssAfterRunsMb: number;
   /** Pyodide loaded in-process (Node), measured in a child Node process now. */
@@ -51,6 +54,26 @@ async function inProcessBaseline(): Promise<WasmKernelRow['inProcess']> {
   ) as WasmKernelRow['inProcess'];
 }
 
+async function spareFigures(n: number, coldStartMs: number): Promise<Pick<WasmKernelRow, 'restartWithSpare' | 'rssWithSpareMb'>> {
+  const kernel = new WasmKernel({}, { spare: true });
+  try {
+    await kernel.ready();
+    const samples: number[] = [];
+    for (let i = 0; i < n; i++) {
+      await new Promise((resolve) => setTimeout(resolve, coldStartMs * 1.5));
+      const started = performance.now();
+      const ready = kernel.next((m) => m.t === 'ready');
+      kernel.send({ t: 'restart', source: '' });
+      await ready;
+      samples.push(performance.now() - started);
+    }
+    await new Promise((resolve) => setTimeout(resolve, coldStartMs * 1.5));
+    return { restartWithSpare: summarize(samples), rssWithSpareMb: statusMb(kernel.child.pid!, 'VmRSS') };
+  } finally {
+    await kernel.close();
+  }
+}
+
 export async function wasmKernelFigures(n: number): Promise<WasmKernelRow> {
   kernelSource();
   const starts: number[] = [];
@@ -80,12 +103,15 @@ export async function wasmKernelFigures(n: number): Promise<WasmKernelRow> {
       }),
     );
     const rssAfterRunsMb = statusMb(k.child.pid!, 'VmRSS');
+    const { restartWithSpare, rssWithSpareMb } = await spareFigures(n, summarize(starts).p50);
     return {
       coldStart: summarize(starts),
       startCpuSeconds: startCpu / n,
       warmPrint,
       requestRun,
       restart,
+      restartWithSpare,
+      rssWithSpareMb,
       rssAfterStartMb,
       rssAfterRunsMb,
       inProcess: await inProcessBaseline(),
@@ -104,7 +130,9 @@ export function printWasmKernel(row: WasmKernelRow): void {
   line('warm print(1) exec -> done', row.warmPrint);
   line('run with one host request', row.requestRun);
   line('restart to ready', row.restart);
+  line('restart to ready, spare kept', row.restartWithSpare);
   console.log(`  ${'RSS after start / after runs'.padEnd(34)} ${row.rssAfterStartMb} MB / ${row.rssAfterRunsMb} MB`);
+  console.log(`  ${'RSS with a spare interpreter'.padEnd(34)} ${row.rssWithSpareMb} MB`);
   console.log('Pyodide in this Node process (no isolation), now, for comparison');
   console.log(`  load ${ms(row.inProcess.loadMs)}, warm print(1) ${ms(row.inProcess.printMs)}, RSS ${row.inProcess.rssMb} MB`);
 }

@@ -46,8 +46,8 @@ export class WasmKernel {
   private listeners = new Set<(message: KernelMessage) => void>();
   private runs = 0;
 
-  constructor(env: NodeJS.ProcessEnv = {}) {
-    const command = wasmKernelCommand();
+  constructor(env: NodeJS.ProcessEnv = {}, options: Parameters<typeof wasmKernelCommand>[0] = {}) {
+    const command = wasmKernelCommand(options);
     this.child = spawn(command.command, command.args, { env: { ...process.env, ...command.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child.stdin.on('error', () => {});
     this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));

@@ -352,3 +352,26 @@ describe('the WebAssembly kernel process', () => {
     assert.equal(kernel.exitCode, 0);
   });
 });
+
+describe('the WebAssembly kernel process with a spare interpreter', () => {
+  let kernel: WasmKernel;
+  before(async () => {
+    kernel = new WasmKernel({}, { spare: true });
+    await kernel.ready();
+  });
+  after(async () => {
+    await kernel?.close();
+  });
+
+  test('each restart gives a fresh interpreter, one ready each', async () => {
+    for (let i = 1; i <= 2; i++) {
+      await value(kernel, 'kept = "state"');
+      const ready = kernel.next((m) => m.t === 'ready', START_MS);
+      kernel.send({ t: 'restart', source: '' });
+      await ready;
+      assert.equal((await failure(kernel, 'kept')).type, 'NameError');
+      assert.equal(kernel.frames.filter((f) => f.t === 'ready').length, i + 1);
+    }
+    assert.equal(await value(kernel, 'print("after")\n1 + 1'), '2');
+  });
+});
