@@ -312,6 +312,10 @@ describe('the WebAssembly kernel process', () => {
         },
       });
       assert.equal(done.status, 'interrupted');
+      // One 10 MB write to the C-level stdout, no newline: it comes as output, in frames the host takes.
+      const { stdout, done: written } = await kernel.run('import os\nos.write(1, b"y" * 10_000_000)');
+      assert.equal(written.status, 'ok', JSON.stringify(written.error));
+      assert.equal(stdout.length, 10_000_000);
       await stillAnswers(kernel);
     });
 

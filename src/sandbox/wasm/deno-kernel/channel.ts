@@ -49,3 +49,12 @@ export type FromWorker =
   | { k: 'req'; id: number; method: string; params: string; sync: boolean }
   /** `outcome` is JSON: status, value, error. */
   | { k: 'done'; outcome: string };
+
+/** Characters of output in one `out` frame: the host refuses an `out` frame over 1 MB. */
+export const OUT_CHUNK_CHARS = 64 * 1024;
+
+/** The file system path of a file: URL (on Windows without the slash before the drive). */
+export function pathOf(url: string | URL): string {
+  const path = decodeURIComponent(new URL(url).pathname);
+  return /^\/[A-Za-z]:/.test(path) ? path.slice(1) : path;
+}

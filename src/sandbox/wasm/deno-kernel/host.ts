@@ -14,7 +14,7 @@
 // kernel's source, which has no use here and is skipped), then frames: a 4-byte big-endian
 // length and UTF-8 JSON.
 import type { FromWorker, ToWorker, WorkerInit } from './channel.ts';
-import { CONTROL, CONTROL_SLOTS, MAX_SYNC_REPLY_BYTES } from './channel.ts';
+import { CONTROL, CONTROL_SLOTS, MAX_SYNC_REPLY_BYTES, pathOf } from './channel.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -42,7 +42,7 @@ function parseOptions(args: readonly string[]): Options {
   }
   if (!pyodide) throw new Error('--pyodide=DIR is required: the folder of the pyodide npm package');
   if (!Number.isInteger(memoryMb) || memoryMb < 64 || memoryMb > 4096) throw new Error('--memory-mb must be an integer from 64 to 4096');
-  const url = pyodide.startsWith('file:') ? pyodide : `file://${pyodide}`;
+  const url = pyodide.startsWith('file:') ? pyodide : `file://${pyodide.startsWith('/') ? '' : '/'}${pyodide.replaceAll('\\', '/')}`;
   return { pyodideUrl: url.endsWith('/') ? url : `${url}/`, memoryBytes: memoryMb * 1024 * 1024, spare };
 }
 
@@ -199,7 +199,7 @@ function onReady(current: Kernel, options: Options): void {
  */
 function workerPermissions(options: Options): Deno.PermissionOptionsObject {
   return {
-    read: [decodeURIComponent(new URL(options.pyodideUrl).pathname), decodeURIComponent(new URL('.', import.meta.url).pathname)],
+    read: [pathOf(options.pyodideUrl), pathOf(new URL('.', import.meta.url))],
     write: false,
     net: false,
     env: false,
