@@ -4,156 +4,20 @@
 // what the protocol carries (output, errors, state, top-level await, requests, interrupts,
 // restart) and an attack battery: each attack is contained and the process keeps answering.
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcessByStdio } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable, Writable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { preludeCode } from '../../src/bridge/sandbox-api/prelude.ts';
-import { KERNEL_FRAME_LIMITS, MAX_KERNEL_FRAME_BYTES } from '../../src/sandbox/container/kernel-container.ts';
 import { kernelSource } from '../../src/sandbox/container/kernel/source.ts';
-import { encodeFrame, FrameDecoder } from '../../src/sandbox/container/protocol/codec.ts';
-import { kernelMessageSchema, type HostMessage, type KernelMessage } from '../../src/sandbox/container/protocol/messages.ts';
-import { kernelDir, wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
+import { kernelDir, pyodideDir, wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
+import { echo, START_MS, WasmKernel, type Done, type RunOptions } from '../helpers/wasm-kernel.ts';
 import { quietFor, until } from '../helpers/wait.ts';
 
 const SECRET = `cem-wasm-secret-${randomBytes(6).toString('hex')}`;
-const START_MS = 180_000;
-const RUN_MS = 120_000;
-
-type Done = Extract<KernelMessage, { t: 'done' }>;
-type Request = Extract<KernelMessage, { t: 'req' }>;
-type Reply = { ok: true; result: unknown } | { ok: false; error: { type: string; kind: 'failed'; message: string } };
-
-interface RunOptions {
-  /** The reply to a request (default: its params echoed), or a promise of it. */
-  reply?: (request: Request) => Reply | Promise<Reply> | undefined;
-  /** Called with each piece of output as it comes. */
-  onOutput?: (text: string, run: string) => void;
-}
-
-interface RunResult {
-  stdout: string;
-  stderr: string;
-  done: Done;
-  requests: Request[];
-  /** Every frame of the run, in order. */
-  frames: KernelMessage[];
-}
-
-/** One kernel process and what it has said. */
-class WasmKernel {
-  readonly child: ChildProcessByStdio<Writable, Readable, Readable>;
-  readonly frames: KernelMessage[] = [];
-  readonly rawReady: Record<string, unknown>[] = [];
-  readonly invalid: string[] = [];
-  stderr = '';
-  exitCode: number | null | undefined;
-  private readonly decoder = new FrameDecoder({ max: MAX_KERNEL_FRAME_BYTES, byType: KERNEL_FRAME_LIMITS });
-  private listeners = new Set<(message: KernelMessage) => void>();
-  private runs = 0;
-
-  constructor(env: NodeJS.ProcessEnv = {}) {
-    const command = wasmKernelCommand();
-    this.child = spawn(command.command, command.args, { env: { ...process.env, ...command.env, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stdin.on('error', () => {});
-    this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
-    this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
-    this.child.on('exit', (code) => (this.exitCode = code));
-    // The container's bootstrap, as kernel-container.ts writes it: read and skipped.
-    const source = kernelSource();
-    this.child.stdin.write(`${source.length}\n`);
-    this.child.stdin.write(source);
-  }
-
-  send(message: HostMessage): void {
-    this.child.stdin.write(encodeFrame(message));
-  }
-
-  /** Resolves with the first frame from now on that `match` accepts. */
-  next(match: (message: KernelMessage) => boolean, ms = RUN_MS): Promise<KernelMessage> {
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.listeners.delete(listener);
-        reject(new Error(`no such frame within ${ms} ms; stderr: ${this.stderr.slice(-2000)}`));
-      }, ms);
-      const listener = (message: KernelMessage) => {
-        if (!match(message)) return;
-        clearTimeout(timer);
-        this.listeners.delete(listener);
-        resolve(message);
-      };
-      this.listeners.add(listener);
-    });
-  }
-
-  async ready(ms = START_MS): Promise<Extract<KernelMessage, { t: 'ready' }>> {
-    const ready = this.frames.find((m) => m.t === 'ready') ?? (await this.next((m) => m.t === 'ready', ms));
-    assert.equal(ready.t, 'ready');
-    return ready;
-  }
-
-  /** Runs `code` as the host runs a run: exec, output, requests answered, until its `done`. */
-  async run(code: string, options: RunOptions = {}): Promise<RunResult> {
-    const run = `run-${++this.runs}`;
-    const token = randomBytes(8).toString('hex');
-    const result: Omit<RunResult, 'done'> = { stdout: '', stderr: '', requests: [], frames: [] };
-    const collect = (message: KernelMessage) => {
-      if ('run' in message && message.run === run) result.frames.push(message);
-      if (message.t === 'out' && message.run === run) {
-        if (message.stream === 'stdout') result.stdout += message.data;
-        else result.stderr += message.data;
-        options.onOutput?.(message.data, run);
-      }
-      if (message.t === 'req' && message.run === run) {
-        result.requests.push(message);
-        void Promise.resolve((options.reply ?? echo)(message)).then((reply) => {
-          if (reply) this.send({ t: 'res', id: message.id, ...reply });
-        });
-      }
-    };
-    this.listeners.add(collect);
-    try {
-      const ended = this.next((m) => m.t === 'done' && m.run === run && m.token === token);
-      this.send({ t: 'exec', run, code, token });
-      const done = (await ended) as Done;
-      return { ...result, done };
-    } finally {
-      this.listeners.delete(collect);
-    }
-  }
-
-  get lastRun(): string {
-    return `run-${this.runs}`;
-  }
-
-  async close(): Promise<void> {
-    if (this.exitCode !== undefined) return;
-    const exited = new Promise((resolve) => this.child.once('exit', resolve));
-    this.child.stdin.end();
-    const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
-    await exited;
-    clearTimeout(timer);
-  }
-
-  private onData(chunk: Buffer): void {
-    for (const body of this.decoder.push(chunk)) {
-      const parsed = kernelMessageSchema.safeParse(JSON.parse(body));
-      if (!parsed.success) {
-        this.invalid.push(body.slice(0, 300));
-        continue;
-      }
-      if (parsed.data.t === 'ready') this.rawReady.push(JSON.parse(body) as Record<string, unknown>);
-      this.frames.push(parsed.data);
-      for (const listener of [...this.listeners]) listener(parsed.data);
-    }
-  }
-}
-
-const echo = (request: Request): Reply => ({ ok: true, result: { echo: request.params } });
 
 /** A run that must end well: its value. */
 async function value(kernel: WasmKernel, code: string, options?: RunOptions): Promise<string | null> {
@@ -303,6 +167,18 @@ describe('the WebAssembly kernel process', () => {
     await stillAnswers(kernel);
   });
 
+  test('an interrupt cuts time.sleep short', async () => {
+    const started = performance.now();
+    const { done } = await kernel.run('import time\nprint("sleeping", flush=True)\ntime.sleep(60)', {
+      onOutput: (text, run) => {
+        if (text.includes('sleeping')) kernel.send({ t: 'interrupt', run });
+      },
+    });
+    assert.equal(done.status, 'interrupted');
+    assert.ok(performance.now() - started < 30_000);
+    await stillAnswers(kernel);
+  });
+
   test('an interrupt stops code that waits for a reply, awaited or not', async () => {
     for (const call of ['await sandbox_host.request("never")', 'sandbox_host.request_sync("never")']) {
       const { done } = await kernel.run(`import sandbox_host\n${call}`, {
@@ -352,7 +228,11 @@ describe('the WebAssembly kernel process', () => {
         'open("/etc/passwd").read()',
         `open(${JSON.stringify(outside)}).read()`,
         `import pyodide_js\npyodide_js.mountNodeFS("/mnt", ${JSON.stringify(scratch)})\nopen("/mnt/outside.txt").read()`,
-        `import pyodide_js\nFS = pyodide_js._module.FS\nFS.mkdirTree("/host")\nFS.mount(FS.filesystems.NODEFS, pyodide_js.ffi.to_js({"root": ${JSON.stringify(scratch)}}, dict_converter=__import__("js").Object.fromEntries), "/host")\nopen("/host/outside.txt").read()`,
+        // Emscripten's NODEFS, onto the test's folder and onto Pyodide's own (which the process may read; the worker may not).
+        ...[scratch, pyodideDir()].map(
+          (root) =>
+            `import pyodide_js\nfrom pyodide.ffi import to_js\nFS = pyodide_js._module.FS\nFS.mkdirTree("/host")\nFS.mount(FS.filesystems.NODEFS, to_js({"root": ${JSON.stringify(root)}}), "/host")\n__import__("os").listdir("/host")`,
+        ),
       ]) {
         const { done } = await kernel.run(code);
         assert.equal(done.status, 'error', `${code} read: ${done.value}`);
@@ -432,6 +312,10 @@ describe('the WebAssembly kernel process', () => {
         },
       });
       assert.equal(done.status, 'interrupted');
+      // One 10 MB write to the C-level stdout, no newline: it comes as output, in frames the host takes.
+      const { stdout, done: written } = await kernel.run('import os\nos.write(1, b"y" * 10_000_000)');
+      assert.equal(written.status, 'ok', JSON.stringify(written.error));
+      assert.equal(stdout.length, 10_000_000);
       await stillAnswers(kernel);
     });
 
@@ -470,5 +354,28 @@ describe('the WebAssembly kernel process', () => {
     await kernel.close();
     await until('the exit code', () => kernel.exitCode !== undefined && { code: kernel.exitCode });
     assert.equal(kernel.exitCode, 0);
+  });
+});
+
+describe('the WebAssembly kernel process with a spare interpreter', () => {
+  let kernel: WasmKernel;
+  before(async () => {
+    kernel = new WasmKernel({}, { spare: true });
+    await kernel.ready();
+  });
+  after(async () => {
+    await kernel?.close();
+  });
+
+  test('each restart gives a fresh interpreter, one ready each', async () => {
+    for (let i = 1; i <= 2; i++) {
+      await value(kernel, 'kept = "state"');
+      const ready = kernel.next((m) => m.t === 'ready', START_MS);
+      kernel.send({ t: 'restart', source: '' });
+      await ready;
+      assert.equal((await failure(kernel, 'kept')).type, 'NameError');
+      assert.equal(kernel.frames.filter((f) => f.t === 'ready').length, i + 1);
+    }
+    assert.equal(await value(kernel, 'print("after")\n1 + 1'), '2');
   });
 });

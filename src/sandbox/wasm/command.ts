@@ -52,10 +52,10 @@ export function kernelDir(): string {
 }
 
 /**
- * The command line of one WebAssembly kernel process. Its stdin and stdout carry the container
+ * The command line of one WebAssembly kernel process, its memory capped at `memoryMb`. Its stdin and stdout carry the container
  * kernel's bootstrap and frames; its stderr says why it could not start or why an interpreter ended.
  */
-export function wasmKernelCommand(options: { memoryMb?: number } = {}): WasmKernelCommand {
+export function wasmKernelCommand(options: { memoryMb?: number; spare?: boolean } = {}): WasmKernelCommand {
   const pyodide = pyodideDir();
   const kernel = kernelDir();
   return {
@@ -75,6 +75,9 @@ export function wasmKernelCommand(options: { memoryMb?: number } = {}): WasmKern
       join(kernel, 'host.ts'),
       `--pyodide=${pyodide}`,
       `--memory-mb=${options.memoryMb ?? DEFAULT_WASM_MEMORY_MB}`,
+      // A second interpreter kept started: a restart (reset, code that ignores its interrupt)
+      // takes milliseconds instead of a start, for the memory of one more interpreter.
+      ...(options.spare ? ['--spare'] : []),
     ],
     env: { DENO_NO_UPDATE_CHECK: '1', DENO_NO_PACKAGE_JSON: '1' },
   };

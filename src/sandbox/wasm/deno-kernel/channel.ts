@@ -28,7 +28,7 @@ export interface WorkerInit {
   /** file: URL of the Pyodide folder, ending in a slash. */
   pyodideUrl: string;
   control: SharedArrayBuffer;
-  /** Pyodide's interrupt buffer: 2 (SIGINT) raises KeyboardInterrupt in running code. */
+  /** Pyodide's interrupt buffer (its first byte: 2, SIGINT, raises KeyboardInterrupt in running code), 4 bytes to wait on. */
   interrupt: SharedArrayBuffer;
   /** Growable: the main thread grows it to fit a reply. */
   reply: SharedArrayBuffer;
@@ -49,3 +49,12 @@ export type FromWorker =
   | { k: 'req'; id: number; method: string; params: string; sync: boolean }
   /** `outcome` is JSON: status, value, error. */
   | { k: 'done'; outcome: string };
+
+/** Characters of output in one `out` frame: the host refuses an `out` frame over 1 MB. */
+export const OUT_CHUNK_CHARS = 64 * 1024;
+
+/** The file system path of a file: URL (on Windows without the slash before the drive). */
+export function pathOf(url: string | URL): string {
+  const path = decodeURIComponent(new URL(url).pathname);
+  return /^\/[A-Za-z]:/.test(path) ? path.slice(1) : path;
+}

@@ -7,13 +7,14 @@
 // environment, no processes, no writes, no FFI, no system information); the worker drops even
 // those reads before any Python runs. See docs/wasm.md.
 //
-//   deno run --no-prompt --allow-read=<pyodide>,<this folder> host.ts --pyodide=<pyodide> [--memory-mb=512]
+//   deno run --no-prompt --allow-read=<pyodide>,<this folder> --unstable-worker-options host.ts \
+//     --pyodide=<pyodide> [--memory-mb=512] [--spare]
 //
 // Like the container kernel it first reads `<length>\n` and that many bytes (the container
 // kernel's source, which has no use here and is skipped), then frames: a 4-byte big-endian
 // length and UTF-8 JSON.
 import type { FromWorker, ToWorker, WorkerInit } from './channel.ts';
-import { CONTROL, CONTROL_SLOTS, MAX_SYNC_REPLY_BYTES } from './channel.ts';
+import { CONTROL, CONTROL_SLOTS, MAX_SYNC_REPLY_BYTES, pathOf } from './channel.ts';
 
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
@@ -25,27 +26,32 @@ const DEFAULT_MEMORY_MB = 512;
 interface Options {
   pyodideUrl: string;
   memoryBytes: number;
+  /** Keep a second interpreter started for the next restart. */
+  spare: boolean;
 }
 
 function parseOptions(args: readonly string[]): Options {
   let pyodide: string | undefined;
   let memoryMb = DEFAULT_MEMORY_MB;
+  let spare = false;
   for (const arg of args) {
-    if (arg.startsWith('--pyodide=')) pyodide = arg.slice('--pyodide='.length);
+    if (arg === '--spare') spare = true;
+    else if (arg.startsWith('--pyodide=')) pyodide = arg.slice('--pyodide='.length);
     else if (arg.startsWith('--memory-mb=')) memoryMb = Number(arg.slice('--memory-mb='.length));
-    else throw new Error(`unknown argument ${arg}: expected --pyodide=DIR and --memory-mb=N`);
+    else throw new Error(`unknown argument ${arg}: expected --pyodide=DIR, --memory-mb=N and --spare`);
   }
   if (!pyodide) throw new Error('--pyodide=DIR is required: the folder of the pyodide npm package');
   if (!Number.isInteger(memoryMb) || memoryMb < 64 || memoryMb > 4096) throw new Error('--memory-mb must be an integer from 64 to 4096');
-  const url = pyodide.startsWith('file:') ? pyodide : `file://${pyodide}`;
-  return { pyodideUrl: url.endsWith('/') ? url : `${url}/`, memoryBytes: memoryMb * 1024 * 1024 };
+  const url = pyodide.startsWith('file:') ? pyodide : `file://${pyodide.startsWith('/') ? '' : '/'}${pyodide.replaceAll('\\', '/')}`;
+  return { pyodideUrl: url.endsWith('/') ? url : `${url}/`, memoryBytes: memoryMb * 1024 * 1024, spare };
 }
 
 // ---- frames out: one writer, whole frames, in order ----
 
 let writing: Promise<void> = Promise.resolve();
 
-function sendFrame(message: object, outboxChars = 0): void {
+/** `outbox`: the interpreter whose output this is, and how much of its outbox the frame frees once written. */
+function sendFrame(message: object, outbox?: { control: Int32Array; chars: number }): void {
   const body = encoder.encode(JSON.stringify(message));
   const frame = new Uint8Array(4 + body.length);
   new DataView(frame.buffer).setUint32(0, body.length);
@@ -56,9 +62,9 @@ function sendFrame(message: object, outboxChars = 0): void {
     } catch {
       Deno.exit(0); // the host is gone
     }
-    if (outboxChars && kernel) {
-      Atomics.sub(kernel.control, CONTROL.outboxBytes, outboxChars);
-      Atomics.notify(kernel.control, CONTROL.outboxBytes);
+    if (outbox) {
+      Atomics.sub(outbox.control, CONTROL.outboxBytes, outbox.chars);
+      Atomics.notify(outbox.control, CONTROL.outboxBytes);
     }
   });
 }
@@ -74,20 +80,25 @@ interface Kernel {
   worker: Worker;
   port: MessagePort;
   control: Int32Array;
-  interrupt: Uint8Array;
+  interrupt: Int32Array;
   reply: SharedArrayBuffer;
   /** Execs passed to the worker and not done yet, oldest first (the first runs). */
   runs: Run[];
   lastRun: string;
   announce: boolean;
+  /** Its Python version, once it is ready. */
+  python: string | undefined;
 }
 
+/** The interpreter that runs the execs. */
 let kernel: Kernel | undefined;
+/** With --spare: the next one, started ahead so that a restart costs no load. */
+let spare: Kernel | undefined;
 
-/** `announce`: say `ready` when it is (not after a restart nobody asked for). */
-function startKernel(options: Options, announce = true): void {
+/** Starts an interpreter in a new worker; `announce`: say `ready` once it is. */
+function createKernel(options: Options, announce: boolean): Kernel {
   const control = new SharedArrayBuffer(CONTROL_SLOTS * 4);
-  const interrupt = new SharedArrayBuffer(1);
+  const interrupt = new SharedArrayBuffer(4); // one byte for Pyodide, a word to wait on
   const reply = new SharedArrayBuffer(64 * 1024, { maxByteLength: MAX_SYNC_REPLY_BYTES });
   const worker = new Worker(new URL('./worker.ts', import.meta.url), { type: 'module', deno: { permissions: workerPermissions(options) } });
   const channel = new MessageChannel();
@@ -102,36 +113,83 @@ function startKernel(options: Options, announce = true): void {
   worker.postMessage(init, [channel.port2]);
   // Only the private port counts: the worker's global channel is reachable by its code.
   worker.onmessage = () => {};
-  const current: Kernel = {
+  const created: Kernel = {
     announce,
+    python: undefined,
     worker,
     port: channel.port1,
     control: new Int32Array(control),
-    interrupt: new Uint8Array(interrupt),
+    interrupt: new Int32Array(interrupt),
     reply,
     runs: [],
     lastRun: 'none',
   };
   worker.onerror = (event) => {
     event.preventDefault();
-    if (kernel !== current) return;
-    // A worker that died (its heap exhausted, say) cannot finish its runs: say so, and start afresh.
-    console.error(`sandbox kernel: the interpreter ended: ${event.message}`);
-    for (const run of current.runs)
-      sendFrame(
-        doneFrame(run, 'error', null, {
-          type: 'KernelDied',
-          message: `the interpreter ended: ${event.message}; the session's state is lost`,
-          traceback: '',
-        }),
-      );
-    current.runs = [];
-    startKernel(options, false);
+    onWorkerDied(created, event.message, options);
   };
   channel.port1.onmessage = (event: MessageEvent<FromWorker>) => {
-    if (kernel === current) fromWorker(current, event.data);
+    if (kernel === created) fromWorker(created, event.data, options);
+    else if (spare === created) fromSpare(created, event.data);
   };
-  kernel = current;
+  return created;
+}
+
+/** A worker that died (its heap exhausted, say) cannot finish its runs: they say so, and a fresh interpreter takes over. */
+function onWorkerDied(dead: Kernel, why: string, options: Options): void {
+  if (spare === dead) {
+    spare = undefined;
+    console.error(`sandbox kernel: the spare interpreter ended: ${why}`);
+    return;
+  }
+  if (kernel !== dead) return;
+  console.error(`sandbox kernel: the interpreter ended: ${why}`);
+  for (const run of dead.runs) {
+    sendFrame(
+      doneFrame(run, 'error', null, {
+        type: 'KernelDied',
+        message: `the interpreter ended: ${why}; the session's state is lost`,
+        traceback: '',
+      }),
+    );
+  }
+  dead.runs = [];
+  replaceKernel(options, false);
+}
+
+/** Ends the current interpreter and puts the spare (or a new one) in its place. */
+function replaceKernel(options: Options, announce: boolean): void {
+  kernel?.worker.terminate();
+  syncWaits.clear();
+  const next = spare ?? createKernel(options, announce);
+  spare = undefined;
+  next.announce = announce;
+  kernel = next;
+  if (next.python !== undefined) onReady(next, options);
+}
+
+function fromSpare(waiting: Kernel, message: FromWorker): void {
+  if (message.k === 'ready') waiting.python = message.python;
+  else if (message.k === 'failed') {
+    spare = undefined;
+    console.error(`sandbox kernel: the spare interpreter did not start: ${message.message}`);
+  }
+}
+
+/** The current interpreter is ready: say so (if asked), and start the spare (if wanted). */
+function onReady(current: Kernel, options: Options): void {
+  if (current.announce) {
+    sendFrame({
+      t: 'ready',
+      python: current.python,
+      pid: Deno.pid,
+      isolation: 'wasm',
+      seccomp: 'not used: WebAssembly sandbox',
+      init: 'not used: WebAssembly sandbox',
+    });
+  }
+  // After the current one is ready, so that it never waits for the spare's start.
+  if (options.spare && !spare) spare = createKernel(options, false);
 }
 
 /**
@@ -141,7 +199,7 @@ function startKernel(options: Options, announce = true): void {
  */
 function workerPermissions(options: Options): Deno.PermissionOptionsObject {
   return {
-    read: [decodeURIComponent(new URL(options.pyodideUrl).pathname), decodeURIComponent(new URL('.', import.meta.url).pathname)],
+    read: [pathOf(options.pyodideUrl), pathOf(new URL('.', import.meta.url))],
     write: false,
     net: false,
     env: false,
@@ -160,31 +218,33 @@ function runOf(current: Kernel): string {
   return current.runs[0]?.run ?? current.lastRun;
 }
 
-function fromWorker(current: Kernel, message: FromWorker): void {
+function fromWorker(current: Kernel, message: FromWorker, options: Options): void {
   switch (message.k) {
     case 'ready':
-      if (current.announce)
-        sendFrame({
-          t: 'ready',
-          python: message.python,
-          pid: Deno.pid,
-          isolation: 'wasm',
-          seccomp: 'not used: WebAssembly sandbox',
-          init: 'not used: WebAssembly sandbox',
-        });
+      current.python = message.python;
+      onReady(current, options);
       return;
     case 'failed':
       console.error(`sandbox kernel: Python did not start: ${message.message}`);
       Deno.exit(3);
       return;
     case 'out':
-      sendFrame({ t: 'out', run: runOf(current), stream: message.stream, data: message.data }, message.data.length);
+      sendFrame(
+        { t: 'out', run: runOf(current), stream: message.stream, data: message.data },
+        { control: current.control, chars: message.data.length },
+      );
       return;
     case 'image':
-      sendFrame({ t: 'image', run: runOf(current), mime: message.mime, data: message.data }, message.data.length);
+      sendFrame(
+        { t: 'image', run: runOf(current), mime: message.mime, data: message.data },
+        { control: current.control, chars: message.data.length },
+      );
       return;
     case 'file':
-      sendFrame({ t: 'file', run: runOf(current), ...(JSON.parse(message.frame) as object) }, message.frame.length);
+      sendFrame(
+        { t: 'file', run: runOf(current), ...(JSON.parse(message.frame) as object) },
+        { control: current.control, chars: message.frame.length },
+      );
       return;
     case 'req':
       onRequest(current, message);
@@ -271,7 +331,8 @@ function onHostMessage(message: HostMessage, options: Options): void {
     case 'interrupt':
       if (current.runs[0] && current.runs[0].run === message.run) {
         Atomics.store(current.control, CONTROL.interrupted, 1);
-        Atomics.store(current.interrupt, 0, 2); // SIGINT
+        Atomics.store(current.interrupt, 0, 2); // SIGINT, in the byte Pyodide reads
+        Atomics.notify(current.interrupt, 0); // and a sleep wakes
         post(current, { k: 'interrupt' });
       }
       return;
@@ -284,10 +345,7 @@ function onHostMessage(message: HostMessage, options: Options): void {
     }
     case 'restart':
       // A fresh interpreter: the old worker and everything it ran end now.
-      kernel = undefined;
-      current.worker.terminate();
-      syncWaits.clear();
-      startKernel(options);
+      replaceKernel(options, true);
       return;
   }
 }
@@ -334,7 +392,7 @@ async function readStdin(options: Options): Promise<void> {
 }
 
 const options = parseOptions(Deno.args);
-startKernel(options);
+kernel = createKernel(options, true);
 try {
   await readStdin(options);
 } catch (error) {

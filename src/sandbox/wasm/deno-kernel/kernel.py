@@ -299,6 +299,10 @@ async def _execute(code):
         status, value, error = await _run_code(code)
     except BaseException as exc:  # an interrupt on the kernel's own lines: the run still reports
         status, value, error = ("interrupted" if _kernel.bridge.interrupted() else "error"), None, error_of(exc)
+    # A cancel that came when the code no longer awaited must not cancel the report.
+    task = asyncio.current_task()
+    while task is not None and task.cancelling():
+        task.uncancel()
     try:
         _stdout.flush()
         _stderr.flush()
@@ -329,6 +333,21 @@ def interrupt():
         task.cancel()
 
 
+def _sleep(seconds):
+    """time.sleep that an interrupt cuts short (Pyodide's own waits it out): blocks the worker,
+    as CPython's blocks its thread, and wakes when the host interrupts."""
+    seconds = float(seconds)
+    if seconds < 0:
+        raise ValueError("sleep length must be non-negative")
+    deadline = time.monotonic() + seconds
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        # Returns early when an interrupt is waiting; Python raises it at its next check.
+        _kernel.bridge.sleep(min(left, 1.0))
+
+
 def _no_processes(name):
     def refuse(*args, **kwargs):
         raise OSError(38, "%s is not available in the WebAssembly sandbox: it runs no processes" % name)
@@ -353,6 +372,7 @@ def start(bridge):
     host.add_error_hint = add_error_hint
     host.hide_frames = hide_frames
     sys.modules["sandbox_host"] = host
+    time.sleep = _sleep
     import posix
 
     for name in ("system", "fork", "forkpty", "posix_spawn", "posix_spawnp", "execv", "execve"):

@@ -8,12 +8,14 @@
 /// <reference lib="deno.worker" />
 import type { FromWorker, ToWorker, WorkerInit } from './channel.ts';
 import { createRequire } from 'node:module';
-import { CONTROL, OUTBOX_LIMIT_BYTES } from './channel.ts';
+import { CONTROL, OUT_CHUNK_CHARS, OUTBOX_LIMIT_BYTES, pathOf } from './channel.ts';
 
 /** The Pyodide API, as far as this file uses it. */
 interface Pyodide {
   runPython(code: string, options?: { globals?: unknown; filename?: string }): unknown;
   setInterruptBuffer(buffer: Uint8Array): void;
+  setStdout(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
+  setStderr(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
   globals: { get(name: string): unknown };
   toPy(value: unknown): unknown;
 }
@@ -31,7 +33,9 @@ const init = await new Promise<WorkerInit>((resolve) => {
 self.onmessage = null;
 const port = init.port;
 const control = new Int32Array(init.control);
-const interruptBuffer = new Uint8Array(init.interrupt);
+const interruptBuffer = new Uint8Array(init.interrupt, 0, 1);
+/** The same bytes as a word to wait on: the main thread wakes a sleep when it interrupts. */
+const interruptWord = new Int32Array(init.interrupt, 0, 1);
 const replyData = init.reply;
 const post = (message: FromWorker, transfer: Transferable[] = []) => port.postMessage(message, transfer);
 const decoder = new TextDecoder();
@@ -53,6 +57,9 @@ try {
   const namespace = (pyodide.globals.get('dict') as PyCallable)() as PyDict;
   pyodide.runPython(kernelSource, { globals: namespace, filename: '<kernel>' });
   pyodide.setInterruptBuffer(interruptBuffer);
+  // What reaches the C-level streams (os.write(1, ...)), as it comes: the kernel replaces sys.stdout and sys.stderr.
+  pyodide.setStdout(rawStream('stdout'));
+  pyodide.setStderr(rawStream('stderr'));
   const python = namespace.get('start')(bridge()) as string;
   serve(namespace);
   post({ k: 'ready', python });
@@ -73,14 +80,11 @@ async function loadPython(): Promise<Pyodide> {
   };
   return await loadPyodide({
     // A path, not a URL: under Deno, Pyodide reads its files with the file system API.
-    indexURL: decodeURIComponent(new URL(init.pyodideUrl).pathname),
+    indexURL: pathOf(init.pyodideUrl),
     // What `import js` sees: the timers asyncio needs, nothing else. (A function's constructor
     // still leads to this worker's global scope: stripGlobals empties that too.)
     jsglobals: timers,
     env: { HOME: '/home/pyodide', PYTHONHASHSEED: String(Math.floor(Math.random() * 2 ** 31)) },
-    // What reaches the C-level streams (os.write(1, ...)); the kernel replaces sys.stdout and sys.stderr.
-    stdout: (text: string) => sendOut('stdout', `${text}\n`),
-    stderr: (text: string) => sendOut('stderr', `${text}\n`),
     checkAPIVersion: true,
   });
 }
@@ -202,14 +206,34 @@ function bridge(): object {
         post({ k: 'req', id, method, params, sync: false });
       }),
     interrupted: (): boolean => Atomics.load(control, CONTROL.interrupted) === 1,
+    sleep: (seconds: number): void => {
+      if (!interruptWaiting()) Atomics.wait(interruptWord, 0, 0, seconds * 1000);
+    },
+  };
+}
+
+/** A C-level stream's writer: bytes decoded as UTF-8 as they come (a character may be split between writes). */
+function rawStream(stream: 'stdout' | 'stderr'): { write(buffer: Uint8Array): number; isatty: boolean } {
+  const decoder = new TextDecoder('utf-8', { fatal: false });
+  return {
+    isatty: false,
+    write: (buffer: Uint8Array) => {
+      const text = decoder.decode(buffer, { stream: true });
+      if (text) sendOut(stream, text);
+      return buffer.length;
+    },
   };
 }
 
 /** Output to the host, after waiting for room; false if an interrupt cut the wait (the text is dropped). */
 function sendOut(stream: 'stdout' | 'stderr', data: string): boolean {
-  if (!waitForOutbox()) return false;
-  Atomics.add(control, CONTROL.outboxBytes, data.length);
-  post({ k: 'out', stream, data });
+  // In pieces: what reaches the C-level streams (os.write(1, ...)) comes as one line, however long.
+  for (let start = 0; start < data.length; start += OUT_CHUNK_CHARS) {
+    if (!waitForOutbox()) return false;
+    const piece = data.slice(start, start + OUT_CHUNK_CHARS);
+    Atomics.add(control, CONTROL.outboxBytes, piece.length);
+    post({ k: 'out', stream, data: piece });
+  }
   return true;
 }
 
