@@ -31,7 +31,7 @@ import { oversizeReason, ProxyLimitError, type ProxyLimits } from './limits.ts';
 import { installRelay, type ClientRelay } from './relay.ts';
 import type { RunCall } from '../run-call.ts';
 import { redactor, stderrSummary } from './stderr.ts';
-import { callAsTask, taskSupportOf, type TaskSupport } from './task-call.ts';
+import { callAsTask } from './task-call.ts';
 import { urlElicitationsOf } from './url-elicitation.ts';
 import { MAX_PAGES, readToolList } from './tool-list.ts';
 import { ServerOAuth } from './oauth/server-oauth.ts';
@@ -192,8 +192,6 @@ export class ServerConnection {
   relay: RelaySetting | undefined;
   /** Tool calls in flight, one entry each, for the relay (whose runs to pause). */
   private readonly inFlight = new Set<{ run: RunCall | undefined }>();
-  /** The tools that run as tasks ("required" or "optional"), from this session's listing. */
-  private taskTools = new Map<string, TaskSupport>();
 
   constructor(
     name: string,
@@ -305,7 +303,8 @@ export class ServerConnection {
     };
     let failure: unknown;
     try {
-      const support = this.taskTools.get(tool);
+      // Whether the tool runs as a task is the catalog's to say (from this bridge's listing of it).
+      const support = this.catalog.findTool(this.name, tool)?.taskSupport;
       const result =
         support && link.client.getServerCapabilities()?.tasks?.requests?.tools?.call
           ? await callAsTask(
@@ -732,7 +731,6 @@ export class ServerConnection {
         maxPages: MAX_PAGES,
       },
     );
-    this.taskTools = taskSupportOf(listed.tools);
     const invalid = listed.tools.filter((t) => !listedToolSchema.safeParse(t).success).length;
     const notes = [
       ...listed.notes,
