@@ -1,7 +1,9 @@
 // What the model reads after a run. VS Code hands the model only the JSON of structuredContent;
 // other clients read the text. Both are made from one view of the run: compact over complete
 // (empty, null and default fields left out), one budget of characters for the output, no
-// base64 as text, and each image once. The full record goes to the run log instead.
+// base64 as text, and each image once. The full record goes to the run log instead. A run is
+// read once (readRun: what the run log records comes from it), then made into the tool's result
+// in one step with the audit note and the byte cap (shapeResult).
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import {
