@@ -28,9 +28,10 @@ import { callReason, exitText, SEE_LOG, StartTimeout, startReason, type ExitInfo
 import { Flow, GuardedTransport } from './guarded-transport.ts';
 import { limitedFetch } from './limited-fetch.ts';
 import { oversizeReason, ProxyLimitError, type ProxyLimits } from './limits.ts';
-import { installRelay, type CallContext, type ClientRelay } from './relay.ts';
+import { installRelay, type ClientRelay } from './relay.ts';
+import type { RunCall } from '../run-call.ts';
 import { redactor, stderrSummary } from './stderr.ts';
-import { callAsTask, taskSupportOf, type TaskSupport } from './task-call.ts';
+import { callAsTask } from './task-call.ts';
 import { urlElicitationsOf } from './url-elicitation.ts';
 import { MAX_PAGES, readToolList } from './tool-list.ts';
 import { ServerOAuth } from './oauth/server-oauth.ts';
@@ -189,10 +190,8 @@ export class ServerConnection {
   private logWindow = { start: 0, count: 0, dropped: 0 };
   /** Where the server's requests to its client go (set by the hub); without it, none are declared. */
   relay: RelaySetting | undefined;
-  /** Tool calls in flight, for the relay (whose runs to pause). */
-  private readonly inFlight = new Set<CallContext>();
-  /** The tools that run as tasks ("required" or "optional"), from this session's listing. */
-  private taskTools = new Map<string, TaskSupport>();
+  /** Tool calls in flight, one entry each, for the relay (whose runs to pause). */
+  private readonly inFlight = new Set<{ run: RunCall | undefined }>();
 
   constructor(
     name: string,
@@ -262,18 +261,23 @@ export class ServerConnection {
     args: Record<string, unknown>,
     signal: AbortSignal,
     progress?: (progress: Progress) => void,
-    context: CallContext = {},
+    run?: RunCall,
   ): Promise<CallToolResult> {
     const link = await this.ensureLink();
     // Whether the tool runs as a task is said by the listing: list once this session if not yet.
-    if (!this.listed) await (context.untimed ? context.untimed(this.tools()) : this.tools()).catch(() => undefined);
-    const entry = { ...context };
+    if (!this.listed) await (run?.untimed ? run.untimed(this.tools()) : this.tools()).catch(() => undefined);
+    const entry = { run };
     this.inFlight.add(entry);
     try {
-      return await this.callOnce(link, tool, args, signal, progress, entry, true);
+      return await this.callOnce(link, tool, args, signal, progress, run, true);
     } finally {
       this.inFlight.delete(entry);
     }
+  }
+
+  /** The runs of the calls in flight, once per call; calls made outside a run have none to pause. */
+  private *callsInFlight(): Iterable<RunCall> {
+    for (const { run } of this.inFlight) if (run) yield run;
   }
 
   private async callOnce(
@@ -282,7 +286,7 @@ export class ServerConnection {
     args: Record<string, unknown>,
     signal: AbortSignal,
     progress: ((progress: Progress) => void) | undefined,
-    context: CallContext,
+    run: RunCall | undefined,
     mayRetry: boolean,
   ): Promise<CallToolResult> {
     // A controller per call, linked to the run's signal only while the call is in flight: the SDK
@@ -299,7 +303,8 @@ export class ServerConnection {
     };
     let failure: unknown;
     try {
-      const support = this.taskTools.get(tool);
+      // Whether the tool runs as a task is the catalog's to say (from this bridge's listing of it).
+      const support = this.catalog.findTool(this.name, tool)?.taskSupport;
       const result =
         support && link.client.getServerCapabilities()?.tasks?.requests?.tools?.call
           ? await callAsTask(
@@ -328,15 +333,15 @@ export class ServerConnection {
     ) {
       const elicitations = urlElicitationsOf(failure.data);
       if (elicitations.length > 0) {
-        const runs = context.runId ? [context.runId] : [];
+        const runs = run ? [run.runId] : [];
         let accepted = true;
         for (const params of elicitations) {
           const ask = this.relay.relay.elicitUrl(params, { server: this.name, runs, signal });
-          const answer = await (context.untimed ? context.untimed(ask) : ask).catch(() => undefined);
+          const answer = await (run?.untimed ? run.untimed(ask) : ask).catch(() => undefined);
           if (answer?.action !== 'accept') accepted = false;
           if (!accepted) break;
         }
-        if (accepted) return this.callOnce(link, tool, args, signal, progress, context, false);
+        if (accepted) return this.callOnce(link, tool, args, signal, progress, run, false);
         const explained = this.explain(failure, `calling ${tool}`, link);
         if (explained instanceof ServerError)
           throw new ServerError(
@@ -557,7 +562,7 @@ export class ServerConnection {
     const declared = this.relay?.relay.upstreamCapabilities() ?? {};
     const client = new Client({ name: 'code-execution-mode', version: '0.1.0' }, { capabilities: declared });
     const link: Link = { client, transport, state, declared };
-    if (this.relay) installRelay(client, this.name, this.relay.relay, declared, () => this.inFlight, this.relay.maxBytes);
+    if (this.relay) installRelay(client, this.name, this.relay.relay, declared, () => this.callsInFlight(), this.relay.maxBytes);
     // Our own handler (not the SDK's listChanged option, whose debounce a steady flood never lets fire).
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onListChanged(link));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => this.onServerLog(link, notification.params));
@@ -726,7 +731,6 @@ export class ServerConnection {
         maxPages: MAX_PAGES,
       },
     );
-    this.taskTools = taskSupportOf(listed.tools);
     const invalid = listed.tools.filter((t) => !listedToolSchema.safeParse(t).success).length;
     const notes = [
       ...listed.notes,
