@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 export const PORTABLE_KERNEL_FILES = [
   'hints.py', // errors that carry their fix
   'values.py', // a run's error, traceback and value as text; compiling its code
+  'plots.py', // matplotlib's figures as images: the backend hook, emit_figures, the dpi
 ] as const;
 
 export const KERNEL_FILES = [
