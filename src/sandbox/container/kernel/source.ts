@@ -11,6 +11,7 @@ export const PORTABLE_KERNEL_FILES = [
   'hints.py', // errors that carry their fix
   'values.py', // a run's error, traceback and value as text; compiling its code
   'plots.py', // matplotlib's figures as images: the backend hook, emit_figures, the dpi
+  'files_out.py', // the files the code leaves under /work/out, as frames
 ] as const;
 
 export const KERNEL_FILES = [
