@@ -83,3 +83,38 @@ test("the portable kernel files alone make a run's error, traceback and value te
   assert.equal(out.bad, '<repr() failed: ValueError>');
   assert.equal(out.cut, `${'a'.repeat(10)}\n... [80 characters cut] ...\n${'b'.repeat(10)}`);
 });
+
+test('the portable kernel files alone pick plot dpis, send the files left in the out folder and list distributions', () => {
+  const out = portable([
+    'import tempfile',
+    'out["dpi"] = [k["_plot_dpi"](6.4, 4.8, 100), k["_plot_dpi"](32, 8, 100), k["_plot_dpi"](6.4, 4.8, None)]',
+    'out["figures"] = k["emit_figures"]()  # matplotlib not imported: nothing to emit',
+    'k["_install_plots"]()',
+    'out["hooks"] = [f.__name__ for f in (sys.meta_path[0], sys.meta_path[-1])]',
+    'sent = []',
+    'k["_send"] = sent.append',
+    'with tempfile.TemporaryDirectory() as folder:',
+    '    k["_OUT_DIR"] = folder',
+    '    os.makedirs(os.path.join(folder, "sub"))',
+    '    open(os.path.join(folder, "sub", "a.txt"), "w").write("hi")',
+    '    open(os.path.join(folder, "big.bin"), "wb").write(b"x" * (k["_MAX_OUT_FILE_BYTES"] + 1))',
+    '    k["_collect_out"]("r1")',
+    '    out["files"] = sent',
+    '    out["emptied"] = os.listdir(folder)',
+    'with tempfile.TemporaryDirectory() as folder:',
+    '    for name in ("zope.interface-5.0.dist-info", "lz4-4.0.2+dfsg.egg-info", "Abc.egg-info", "x" * 101 + "-1.dist-info", "other"):',
+    '        os.mkdir(os.path.join(folder, name))',
+    '    k["_CWD"] = "/nowhere"',
+    '    out["dists"] = k["_image_distributions"]([folder])',
+  ]) as Record<string, unknown>;
+  assert.equal(out.unchanged, true);
+  assert.deepEqual(out.dpi, [100, 50, 100]);
+  assert.equal(out.figures, 0);
+  assert.deepEqual(out.hooks, ['_MatplotlibHook', '_PlotsBackendFinder']);
+  assert.deepEqual(out.files, [
+    { t: 'file', run: 'r1', path: 'big.bin', bytes: 4 * 1024 * 1024 + 1, skipped: 'size' },
+    { t: 'file', run: 'r1', path: 'sub/a.txt', bytes: 2, data: 'aGk=' },
+  ]);
+  assert.deepEqual(out.emptied, []);
+  assert.deepEqual(out.dists, [['Abc', 'lz4', 'zope.interface'], 1]);
+});

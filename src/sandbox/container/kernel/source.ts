@@ -12,6 +12,7 @@ export const PORTABLE_KERNEL_FILES = [
   'values.py', // a run's error, traceback and value as text; compiling its code
   'plots.py', // matplotlib's figures as images: the backend hook, emit_figures, the dpi
   'files_out.py', // the files the code leaves under /work/out, as frames
+  'distributions.py', // the image's installed distributions, for the ready frame
 ] as const;
 
 export const KERNEL_FILES = [
