@@ -130,4 +130,3 @@ def emit_figures(strict=True):
         finally:
             plt.close(figure)
     return emitted
-
