@@ -10,20 +10,19 @@ import type { ServerConfig } from '../../config/schema.ts';
 import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
 import { listedToolSchema } from '../../state/catalog-file.ts';
 import type { ToolCatalog, ToolEntry } from '../catalog/catalog.ts';
-import { exitText, startReason, type ExitInfo } from './failures.ts';
+import { exitText } from './failures.ts';
 import { oversizeReason, ProxyLimitError, type ProxyLimits } from './limits.ts';
 import { connectLink, endLink, openLink, type Link, type RelaySetting, type ServerLogMessage } from './link.ts';
 import type { CallContext } from './relay.ts';
 import { Relister } from './relister.ts';
-import { explain as explainError, seeLog, ServerError, ServerUnavailableError } from './server-errors.ts';
+import { ServerError, ServerUnavailableError } from './server-errors.ts';
 import { DropNotice, ServerLogLimiter } from './server-notices.ts';
-import { redactor, stderrSummary } from './stderr.ts';
+import { ServerVoice } from './server-voice.ts';
 import { callAsTask, taskSupportOf, type TaskSupport } from './task-call.ts';
 import { urlElicitationsOf } from './url-elicitation.ts';
 import { MAX_PAGES, readToolList } from './tool-list.ts';
 import { ServerOAuth } from './oauth/server-oauth.ts';
 import { httpKinds, isStdio } from './transports.ts';
-import { clip } from '../../shared/clip.ts';
 
 export { bareErrorMessage, ServerError, ServerUnavailableError } from './server-errors.ts';
 export type { RelaySetting, ServerLogMessage } from './link.ts';
@@ -48,11 +47,7 @@ export interface StartContext {
   oauth?: ServerOAuth | undefined;
 }
 
-const SET_SECRET_COMMAND = 'Code Execution Mode: Set Server Secret';
 const MAX_BACKOFF_MS = 30_000;
-const STDERR_TAIL = 4000;
-/** The longest a detail (for the log and the Tools view) gets. */
-const MAX_DETAIL_CHARS = 2000;
 
 export class ServerConnection {
   readonly name: string;
@@ -74,8 +69,8 @@ export class ServerConnection {
   private failures = 0;
   private retryAt = 0;
   private lastError = '';
-  private stderrTail = '';
-  private redact: (text: string) => string;
+  /** How its failures are told (redacted, with its stderr). */
+  private readonly voice: ServerVoice;
   private closed = false;
   private readonly relister: Relister<Link>;
   private readonly logLimiter: ServerLogLimiter;
@@ -108,20 +103,18 @@ export class ServerConnection {
     this.limits = limits;
     this.log = log;
     this.start = start;
-    this.redact = this.withTokens(redactor(start.secretValues, []));
+    this.voice = new ServerVoice(name, {
+      secretValues: start.secretValues,
+      oauth: start.oauth,
+      connectMs: timeouts.connectMs,
+      maxResultBytes: limits.maxResultBytes,
+    });
     this.relister = new Relister(
       (link) => this.relist(link),
       (link) => this.link === link && !this.closed,
     );
     this.logLimiter = new ServerLogLimiter(name);
     this.dropNotice = new DropNotice(name, limits.maxNotificationsPerSecond, log);
-  }
-
-  /** Also hides the OAuth tokens of the moment (they change with each refresh): an error echoing its Authorization header tells none. */
-  private withTokens(redact: (text: string) => string): (text: string) => string {
-    const oauth = this.start.oauth;
-    if (!oauth) return redact;
-    return (text) => redactor(oauth.provider.tokenValues(), [])(redact(text));
   }
 
   /** The server's tools, listing them (and starting the server) when not known this session. */
@@ -329,11 +322,11 @@ export class ServerConnection {
       config = substituteServer(this.config, this.start.variables, this.start.secretKeys);
     } catch (error) {
       if (!(error instanceof VariableError)) throw error;
-      throw this.failed(new ServerUnavailableError(this.variableMessage(error)));
+      throw this.failed(new ServerUnavailableError(this.voice.variableMessage(error)));
     }
     // Long env and header values may be tokens written straight into the entry.
     const own = isStdio(config) ? config.env : config.headers;
-    this.redact = this.withTokens(redactor(this.start.secretValues, Object.values(own)));
+    this.voice.entryValues(Object.values(own));
     const kinds = isStdio(config) ? (['stdio'] as const) : httpKinds(config);
     let lastError: unknown;
     let lastLink: Link | undefined;
@@ -355,7 +348,7 @@ export class ServerConnection {
         lastError = link.state.oversize ? new ProxyLimitError(oversizeReason(this.limits.maxResultBytes)) : error;
         await link.client.close().catch(() => undefined);
         const flowFailure = this.start.oauth?.flowFailure(error);
-        if (flowFailure) throw this.failed(new ServerUnavailableError(this.redact(flowFailure)));
+        if (flowFailure) throw this.failed(new ServerUnavailableError(this.voice.redact(flowFailure)));
         // A 401 that began a sign-in: the browser step is waited for, then the same transport tried again.
         if (this.start.oauth && ServerOAuth.isSignInError(error)) {
           const failure = await this.signIn(this.start.oauth, signedIn, error);
@@ -385,7 +378,7 @@ export class ServerConnection {
     if (this.closed) throw new ServerUnavailableError(`server "${this.name}" is shut down`);
     // Let the last of a dying process's stderr arrive before quoting it.
     if (isStdio(config)) await new Promise((resolve) => setTimeout(resolve, 50));
-    throw this.failed(this.startError(lastError, lastLink?.state.exit, isStdio(config) ? config.command : undefined));
+    throw this.failed(this.voice.startError(lastError, lastLink?.state.exit, isStdio(config) ? config.command : undefined));
   }
 
   /** Waits for the sign-in a 401 began (off the connect timeout); why it failed, or undefined once signed in. */
@@ -406,7 +399,7 @@ export class ServerConnection {
 
   /** A client and guarded transport for one attempt to start the server. */
   private newLink(config: ServerConfig, kind: 'stdio' | 'streamable' | 'sse'): Link {
-    if (isStdio(config)) this.stderrTail = '';
+    if (isStdio(config)) this.voice.stdioStarted();
     return openLink(config, kind, {
       name: this.name,
       limits: this.limits,
@@ -415,10 +408,7 @@ export class ServerConnection {
       relay: this.relay,
       inFlight: () => this.inFlight,
       onDropped: (total) => this.dropNotice.dropped(total),
-      onStderr: (chunk) => {
-        // Only the tail is kept: decode no more of a big chunk than that.
-        this.stderrTail = (this.stderrTail + chunk.subarray(-STDERR_TAIL).toString('utf8')).slice(-STDERR_TAIL);
-      },
+      onStderr: (chunk) => this.voice.stderr(chunk),
       onToolsChanged: (link) => this.relister.changed(link),
       onLog: (link, message) => this.onServerLog(link, message),
       onOtherChanged: (link, kind) => this.onOtherListChanged(link, kind),
@@ -435,40 +425,8 @@ export class ServerConnection {
     return error;
   }
 
-  private variableMessage(error: VariableError): string {
-    if (error.inputId !== undefined) {
-      return `server "${this.name}" cannot start: it uses ${error.variable}, and input "${error.inputId}" has no stored value; set it with the "${SET_SECRET_COMMAND}" command`;
-    }
-    return `server "${this.name}" cannot start: ${error.message}`;
-  }
-
-  private startError(error: unknown, exit: ExitInfo | undefined, command: string | undefined): ServerUnavailableError {
-    const reason = startReason(error, exit, this.timeouts.connectMs, command);
-    const timedOut = reason.startsWith('did not finish');
-    const cause = timedOut
-      ? reason
-      : `failed to start: ${error instanceof Error ? error.message : String(error)}${exit ? ` (${exitText(exit)})` : ''}`;
-    // The command is the user's, not the server's; still, it may hold a substituted secret.
-    return new ServerUnavailableError(
-      this.redact(`server "${this.name}" ${reason}${this.seeLog()}`),
-      this.detail(`server "${this.name}" ${cause}${this.stderrNote()}`),
-    );
-  }
-
-  /** " (its error output is in the ... log)" when the server wrote anything on stderr. */
-  private seeLog(): string {
-    return seeLog(this.stderrTail.trim() !== '');
-  }
-
-  /** "; its stderr ended with: a | b", or nothing when it wrote nothing. For people only. */
-  private stderrNote(): string {
-    const summary = stderrSummary(this.stderrTail, this.redact);
-    return summary ? `; its stderr ended with: ${summary}` : '';
-  }
-
   private detail(text: string): string {
-    const redacted = this.redact(text);
-    return clip(redacted, MAX_DETAIL_CHARS);
+    return this.voice.detail(text);
   }
 
   private onClosed(link: Link): void {
@@ -486,8 +444,8 @@ export class ServerConnection {
     // A crash: the next use restarts it, at once the first time, then with growing backoff.
     this.failures++;
     this.retryAt = this.failures <= 1 ? 0 : Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 2));
-    this.lastError = `server "${this.name}" stopped: ${state.reason}${state.oversize ? '' : this.seeLog()}`;
-    const detail = this.detail(`server "${this.name}" stopped: ${state.reason}${this.stderrNote()}`);
+    this.lastError = `server "${this.name}" stopped: ${state.reason}${state.oversize ? '' : this.voice.seeLog()}`;
+    const detail = this.detail(`server "${this.name}" stopped: ${state.reason}${this.voice.stderrNote()}`);
     this.catalog.setState(this.name, 'error', this.lastError, detail);
     this.log(detail);
   }
@@ -548,14 +506,6 @@ export class ServerConnection {
   }
 
   private explain(error: unknown, doing: string, link: Link): Error {
-    return explainError(error, doing, {
-      name: this.name,
-      oauth: this.start.oauth,
-      oversize: link.state.oversize,
-      closedReason: link.state.reason,
-      maxResultBytes: this.limits.maxResultBytes,
-      redact: this.redact,
-      wroteStderr: this.stderrTail.trim() !== '',
-    });
+    return this.voice.explain(error, doing, link.state);
   }
 }
