@@ -406,7 +406,7 @@ export class ServerConnection {
       env: this.start.env,
       oauth: this.start.oauth,
       relay: this.relay,
-      inFlight: () => this.inFlight,
+      callsInFlight: () => this.inFlight,
       onDropped: (total) => this.dropNotice.dropped(total),
       onStderr: (chunk) => this.voice.stderr(chunk),
       onToolsChanged: (link) => this.relister.changed(link),

@@ -21,7 +21,7 @@ import { Flow, GuardedTransport } from './guarded-transport.ts';
 import { limitedFetch } from './limited-fetch.ts';
 import type { ProxyLimits } from './limits.ts';
 import type { ServerOAuth } from './oauth/server-oauth.ts';
-import { installRelay, type CallContext, type ClientRelay } from './relay.ts';
+import { installRelay, type ClientRelay } from './relay.ts';
 import { childOf, httpTransport, isStdio, isStdioOversize, stdioTransport } from './transports.ts';
 
 /** What became of one started server process or HTTP session. */
@@ -64,8 +64,8 @@ export interface LinkOptions {
   env: Record<string, string> | undefined;
   oauth: ServerOAuth | undefined;
   relay: RelaySetting | undefined;
-  /** Tool calls in flight, for the relay (whose runs to pause). */
-  inFlight: () => Set<CallContext>;
+  /** The tool calls in flight, for the relay (whose runs to pause): what installRelay takes. */
+  callsInFlight: Parameters<typeof installRelay>[4];
   /** Notifications dropped over the rate cap so far. */
   onDropped: (total: number) => void;
   /** A chunk of a stdio server's stderr. */
@@ -125,7 +125,7 @@ export function openLink(config: ServerConfig, kind: 'stdio' | 'streamable' | 's
   const declared = relay?.relay.upstreamCapabilities() ?? {};
   const client = new Client({ name: 'code-execution-mode', version: '0.1.0' }, { capabilities: declared });
   const link: Link = { client, transport, state, declared };
-  if (relay) installRelay(client, options.name, relay.relay, declared, options.inFlight, relay.maxBytes);
+  if (relay) installRelay(client, options.name, relay.relay, declared, options.callsInFlight, relay.maxBytes);
   // Our own handler (not the SDK's listChanged option, whose debounce a steady flood never lets fire).
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => options.onToolsChanged(link));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => options.onLog(link, notification.params));
