@@ -2,7 +2,7 @@
 // images, requests to the host, the time limit, and the stop (interrupt, then a restart of the
 // interpreter when the code does not stop). Sessions (session.ts) queue runs and act on the
 // restart a run asks for.
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { SandboxConfig } from '../../config/schema.ts';
 import type { ExitInfo, KernelContainer } from '../container/kernel-container.ts';
 import { CappedText } from './capped-text.ts';
@@ -199,12 +199,13 @@ class RunTracker {
   private readonly waits = new Map<number, { what: string; since: number }>();
   private waitingAtStop: string[] = [];
   private stopping: 'timeout' | 'cancelled' | undefined;
-  private readonly requestsAbort = new AbortController();
+  /** Aborts the run's requests in flight; made by the first request (aborting costs a run tens of µs). */
+  private requestsAbort: AbortController | undefined;
   private timers: NodeJS.Timeout[] = [];
   private readonly clock: RunClock;
   private settle!: (outcome: TrackedRun) => void;
-  /** Echoed by the kernel's real `done` (see the protocol's `token`). */
-  private readonly token = randomBytes(16).toString('hex');
+  /** Echoed by the kernel's real `done` (see the protocol's `token`); randomUUID draws from a pool, randomBytes would not. */
+  private readonly token = randomUUID();
   private readonly generation: number;
 
   private readonly container: KernelContainer;
@@ -274,7 +275,7 @@ class RunTracker {
         void this.onRequest(message.id, message.method, message.params);
         return;
       case 'done':
-        // Without this run's token: code guessing it (16 random bytes), ignored.
+        // Without this run's token: code guessing it (122 random bits), ignored.
         if (message.run === this.runId && message.token !== this.token) return;
         if (message.run !== this.runId) {
           // The kernel sends one `done` per run: an earlier run's here means that run's end was
@@ -372,7 +373,7 @@ class RunTracker {
       const result = await this.options.onRequest(method, params, {
         runId: this.runId,
         session: this.session,
-        signal: this.requestsAbort.signal,
+        signal: (this.requestsAbort ??= new AbortController()).signal,
         emitImage: (mime, data) => this.addImage(mime, data),
         untimed: (work) => this.clock.untimed(work),
         describe: (what) => {
@@ -403,7 +404,7 @@ class RunTracker {
     this.clock.stop();
     const now = performance.now();
     this.waitingAtStop = [...this.waits.values()].map((w) => `${w.what} (${((now - w.since) / 1000).toFixed(1)} s)`);
-    this.requestsAbort.abort();
+    this.requestsAbort?.abort();
     this.container.send({ t: 'interrupt', run: this.runId });
     const graceMs = this.config.interruptGraceSeconds * 1000;
     this.timers.push(
@@ -470,7 +471,7 @@ class RunTracker {
     this.finished = true;
     this.clock.stop();
     for (const timer of this.timers) clearTimeout(timer);
-    this.requestsAbort.abort();
+    this.requestsAbort?.abort();
     // Watched from here on, unless the interpreter is about to be replaced (frames of the old one
     // may still come) or is gone: the session watches again after a restart.
     if (lost || restart || !this.onForgedEnd) this.container.on({});
