@@ -4,7 +4,7 @@ import type { SandboxConfig } from '../../config/schema.ts';
 import { removeNow, removeOrphans } from '../container/cleanup.ts';
 import { ImageMissingError, SessionLimitError } from '../errors.ts';
 import { pullImage } from '../image/image.ts';
-import { selectRuntime, type DetectOptions, type RuntimeStatus } from '../engines/detect.ts';
+import { firstStartOwnNamespace, selectRuntime, startProven, type DetectOptions, type RuntimeStatus } from '../engines/detect.ts';
 import { isGvisor } from '../engines/oci-runtime.ts';
 import { packagesState, type PackagesState } from '../image/derived.ts';
 import type { KernelContainer } from '../container/kernel-container.ts';
@@ -80,6 +80,9 @@ export class SessionManager implements Sandbox {
   private spareName: string | undefined;
   private spareIdle: NodeJS.Timeout | undefined;
   private readonly dropped = new WeakSet<Promise<KernelContainer>>();
+  /** The first check's container (it proved the hardened start), until a spare or a session takes it. */
+  private proven: KernelContainer | undefined;
+  private provenIdle: NodeJS.Timeout | undefined;
   /** Set by the first prewarm(): from then on each spare taken is replaced. */
   private prewarming = false;
   private readonly exitHandler = () => this.removeAllNow();
@@ -139,13 +142,47 @@ export class SessionManager implements Sandbox {
 
   private async selectRuntime(): Promise<RuntimeStatus> {
     try {
-      return await selectRuntime(this.config, this.options.detect, this.options.pullHint);
+      return await this.selectAndStart();
     } catch (error) {
       if (!(error instanceof ImageMissingError) || this.config.pull !== 'missing') throw error;
       // The user asked for pulls on first use: this is that first use.
       await pullImage(this.config, this.options.onPullProgress ?? (() => {}), this.options.detect ? { detect: this.options.detect } : {});
       return selectRuntime(this.config, this.options.detect, this.options.pullHint);
     }
+  }
+
+  /**
+   * The checks without their one-shot container: the first sandbox, started at once with the
+   * same hardening, proves the start and becomes the first spare (one container start less
+   * before the first run). When it does not start, the checks run again with their own
+   * container, which explains the failure, or picks another runtime, as always.
+   */
+  private async selectAndStart(): Promise<RuntimeStatus> {
+    const status = await selectRuntime(this.config, { ...this.options.detect, skipStart: true }, this.options.pullHint);
+    const own = firstStartOwnNamespace(status);
+    let container: KernelContainer;
+    try {
+      container = await startKernel({ ...status, ownUserNamespace: own }, this.config, 'spare', this.options.prelude);
+    } catch {
+      return selectRuntime(this.config, this.options.detect, this.options.pullHint);
+    }
+    startProven(status, container.pythonVersion, own);
+    if (this.closed) {
+      void container.close();
+      return status;
+    }
+    this.learn(container);
+    this.proven = container;
+    this.provenIdle = setTimeout(() => void this.takeProven()?.close(), this.config.idleSeconds * 1000);
+    this.provenIdle.unref();
+    return status;
+  }
+
+  private takeProven(): KernelContainer | undefined {
+    const container = this.proven;
+    this.proven = undefined;
+    clearTimeout(this.provenIdle);
+    return container?.alive ? container : undefined;
   }
 
   async execute(code: string, options: ExecuteOptions = {}): Promise<RunResult> {
@@ -230,7 +267,7 @@ export class SessionManager implements Sandbox {
   /** Stops every container. The manager accepts no runs afterwards. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...[...this.sessions.keys()].map((name) => this.closeSession(name)), this.dropSpare()]);
+    await Promise.all([...[...this.sessions.keys()].map((name) => this.closeSession(name)), this.dropSpare(), this.takeProven()?.close()]);
     process.removeListener('exit', this.exitHandler);
   }
 
@@ -249,7 +286,7 @@ export class SessionManager implements Sandbox {
     const spare = (async () => {
       const runtime = await this.check();
       this.runtimeRef = runtime;
-      return startKernel(runtime, this.config, 'spare', this.options.prelude);
+      return this.takeProven() ?? startKernel(runtime, this.config, 'spare', this.options.prelude);
     })();
     this.spare = spare;
     spare.then(
@@ -276,7 +313,7 @@ export class SessionManager implements Sandbox {
     this.spare = undefined;
     this.spareName = undefined;
     clearTimeout(this.spareIdle);
-    const container = await spare?.catch(() => undefined);
+    const container = (await spare?.catch(() => undefined)) ?? this.takeProven();
     if (this.prewarming) setImmediate(() => void this.prewarm());
     // Started before the packages image was built: a new session gets a container of the new image.
     if (container && container.runtime.image !== this.runtimeRef?.image) {
@@ -359,7 +396,9 @@ export class SessionManager implements Sandbox {
   }
 
   private removeAllNow(): void {
-    const names = [...[...this.sessions.values()].map((s) => s.liveContainerName()), this.spareName].filter((n): n is string => !!n);
+    const names = [...[...this.sessions.values()].map((s) => s.liveContainerName()), this.spareName, this.proven?.name].filter(
+      (n): n is string => !!n,
+    );
     if (this.runtimeRef) removeNow(this.runtimeRef, names);
   }
 }
