@@ -153,6 +153,11 @@ export const MAX_IMAGES_PER_RUN = 16;
 /** 8 MiB of image bytes, as base64 (the kernel refuses bigger images with a ValueError). */
 export const MAX_IMAGE_BASE64_CHARS = Math.ceil((8 * 1024 * 1024) / 3) * 4;
 export const MAX_REQUESTS_IN_FLIGHT = 64;
+/**
+ * What is left of the grace once the kernel saw the code catch its interrupt and go on (or
+ * ignore SIGINT): code that ends right after catching it still ends on its own.
+ */
+export const IGNORED_GRACE_MS = 250;
 /** At most this much of a run's time goes uncounted in untimed() waits (the longest connect timeout). */
 export const MAX_UNTIMED_MS = 600_000;
 
@@ -199,6 +204,7 @@ class RunTracker {
   private readonly waits = new Map<number, { what: string; since: number }>();
   private waitingAtStop: string[] = [];
   private stopping: 'timeout' | 'cancelled' | undefined;
+  private ignored = false;
   /** Aborts the run's requests in flight; made by the first request (aborting costs a run tens of µs). */
   private requestsAbort: AbortController | undefined;
   private timers: NodeJS.Timeout[] = [];
@@ -306,6 +312,9 @@ class RunTracker {
           this.finish(message.status, message.value, message.error, false);
         }
         return;
+      case 'ignored':
+        if (message.run === this.runId) this.onIgnored();
+        return;
       case 'ready':
         return;
     }
@@ -406,19 +415,26 @@ class RunTracker {
     this.waitingAtStop = [...this.waits.values()].map((w) => `${w.what} (${((now - w.since) / 1000).toFixed(1)} s)`);
     this.requestsAbort?.abort();
     this.container.send({ t: 'interrupt', run: this.runId });
-    const graceMs = this.config.interruptGraceSeconds * 1000;
+    this.giveUpAfter(this.config.interruptGraceSeconds * 1000, `It did not stop within ${this.config.interruptGraceSeconds} s`);
+  }
+
+  /** Ends the stopped run after `ms` unless it ends first; its interpreter is then restarted. */
+  private giveUpAfter(ms: number, words: string): void {
+    const stopping = this.stopping;
+    if (!stopping) return;
     this.timers.push(
       setTimeout(() => {
         const error = this.stopError(null);
-        this.finish(
-          why,
-          null,
-          { ...error, message: `${error.message} It did not stop within ${this.config.interruptGraceSeconds} s` },
-          true,
-          true,
-        );
-      }, graceMs),
+        this.finish(stopping, null, { ...error, message: `${error.message} ${words}` }, true, true);
+      }, ms),
     );
+  }
+
+  /** The kernel saw the code catch its interrupt and go on: it gets a moment to end, not the whole grace. */
+  private onIgnored(): void {
+    if (!this.stopping || this.ignored) return;
+    this.ignored = true;
+    if (IGNORED_GRACE_MS < this.config.interruptGraceSeconds * 1000) this.giveUpAfter(IGNORED_GRACE_MS, 'It went on after the interrupt');
   }
 
   private stopError(kernelError: KernelError | null): KernelError {

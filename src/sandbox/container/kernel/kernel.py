@@ -118,13 +118,37 @@ _guard = [0]  # > 0 while the main thread is in kernel code called from user cod
 _deferred = [False]  # an interrupt arrived inside such kernel code
 
 
+class _Caught:
+    """Rides on the KeyboardInterrupt of the host's interrupt. Freed while its run goes on, it
+    means the code caught the interrupt and went on: the host is told, so that it need not
+    wait out the whole grace for code that will not stop."""
+
+    def __init__(self, run):
+        self.run = run
+
+    def __del__(self):
+        if self.run is None or _state.run != self.run or not _state.interrupted:
+            return
+        # A collection may run this anywhere, inside the outbox too: never wait for its lock.
+        if _outbox._ready.acquire(blocking=False):
+            _outbox._ready.release()
+            _outbox.put(_encode({"t": "ignored", "run": self.run}), interruptible=False)
+
+
+def _interruption():
+    exc = KeyboardInterrupt()
+    if _state.interrupted:
+        exc._cem_caught = _Caught(_state.run)
+    return exc
+
+
 def _on_sigint(signum, frame):
     if not _user[0]:
         return
     if _guard[0]:
         _deferred[0] = True
         return
-    raise KeyboardInterrupt
+    raise _interruption()
 
 
 def _guarded(function):
@@ -143,7 +167,7 @@ def _guarded(function):
             if not _guard[0] and _deferred[0]:
                 _deferred[0] = False
                 if _user[0]:
-                    raise KeyboardInterrupt
+                    raise _interruption()
 
     return wrapper
 
@@ -831,6 +855,8 @@ def _run_code(code):
         text = _value_text(value)
     except KeyboardInterrupt as exc:
         _user[0] = False
+        if hasattr(exc, "_cem_caught"):
+            exc._cem_caught.run = None  # it reached the kernel: not caught by the code
         _cancel_leftover_tasks()
         _figures_after_error(interrupted=True)
         return ("interrupted" if _state.interrupted else "error"), None, _error_of(exc)
@@ -1074,6 +1100,8 @@ def _interrupt(run):
         if _state.run is not None and _state.run == run:
             _state.interrupted = True
             signal.pthread_kill(_MAIN, signal.SIGINT)
+            if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+                _outbox.put(_encode({"t": "ignored", "run": run}), interruptible=False)
 
 
 def _restart(source):
