@@ -11,7 +11,7 @@ import { CliError, runCli, type CliResult } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
 import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
-import { OWNER } from '../container/kernel-container.ts';
+import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
 import {
   checkDockerOciRuntime,
@@ -384,6 +384,33 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     });
   }
   return status;
+}
+
+/**
+ * The runtime a first sandbox may start on while the checks run, when their answer can only
+ * confirm it or refuse it: the first candidate as located, on podman in a user namespace of its
+ * own. None when a workspace, packages or an OCI runtime decide the start and are checked first.
+ */
+export function firstStartGuess(sandbox: SandboxConfig, options: DetectOptions = {}): RuntimeRef | undefined {
+  const name = candidates(sandbox)[0];
+  if (!name || workspaceRequested(sandbox) || sandbox.packages.length > 0 || sandbox.ociRuntime !== undefined) return undefined;
+  return {
+    name,
+    command: locate(name, options, sandbox).command,
+    ownUserNamespace: name === 'podman',
+    ...(options.stateDir ? { stateDir: options.stateDir } : {}),
+  };
+}
+
+/** Whether a sandbox started on the guess is the one the checks' answer would start. */
+export function guessConfirmed(guess: RuntimeRef, status: RuntimeStatus): boolean {
+  return (
+    guess.name === status.name &&
+    guess.command === status.command &&
+    guess.ownUserNamespace === firstStartOwnNamespace(status) &&
+    status.image === undefined &&
+    status.ociRuntime === undefined
+  );
 }
 
 /** Whether a first sandbox tries a user namespace of its own, as the probe does first (probeIsolated). */

@@ -4,7 +4,15 @@ import type { SandboxConfig } from '../../config/schema.ts';
 import { removeNow, removeOrphans } from '../container/cleanup.ts';
 import { ImageMissingError, SessionLimitError } from '../errors.ts';
 import { pullImage } from '../image/image.ts';
-import { firstStartOwnNamespace, selectRuntime, startProven, type DetectOptions, type RuntimeStatus } from '../engines/detect.ts';
+import {
+  firstStartGuess,
+  firstStartOwnNamespace,
+  guessConfirmed,
+  selectRuntime,
+  startProven,
+  type DetectOptions,
+  type RuntimeStatus,
+} from '../engines/detect.ts';
 import { isGvisor } from '../engines/oci-runtime.ts';
 import { packagesState, type PackagesState } from '../image/derived.ts';
 import type { KernelContainer } from '../container/kernel-container.ts';
@@ -158,20 +166,37 @@ export class SessionManager implements Sandbox {
    * container, which explains the failure, or picks another runtime, as always.
    */
   private async selectAndStart(): Promise<RuntimeStatus> {
-    const status = await selectRuntime(this.config, { ...this.options.detect, skipStart: true }, this.options.pullHint);
-    const own = firstStartOwnNamespace(status);
-    let container: KernelContainer;
+    // Where the checks can only confirm or refuse it, the sandbox starts beside them (the
+    // runtime's `info` alone can take longer than a container start); it serves only once they
+    // passed and agree, else it is closed. It runs nothing but the kernel until then.
+    const guess = firstStartGuess(this.config, this.options.detect);
+    const early = guess ? startKernel(guess, this.config, 'spare', this.options.prelude).catch(() => null) : undefined;
+    let status: RuntimeStatus;
     try {
-      container = await startKernel({ ...status, ownUserNamespace: own }, this.config, 'spare', this.options.prelude);
-    } catch {
-      return selectRuntime(this.config, this.options.detect, this.options.pullHint);
+      status = await selectRuntime(this.config, { ...this.options.detect, skipStart: true }, this.options.pullHint);
+    } catch (error) {
+      void early?.then((container) => container?.close());
+      throw error;
+    }
+    const own = firstStartOwnNamespace(status);
+    const confirmed = guess !== undefined && guessConfirmed(guess, status);
+    let container = await early;
+    if (container && !confirmed) void container.close();
+    // The start the checks would make failed already: they explain it (or pick another runtime).
+    if (container === null && confirmed) return selectRuntime(this.config, this.options.detect, this.options.pullHint);
+    if (!container || !confirmed) {
+      try {
+        container = await startKernel({ ...status, ownUserNamespace: own }, this.config, 'spare', this.options.prelude);
+      } catch {
+        return selectRuntime(this.config, this.options.detect, this.options.pullHint);
+      }
     }
     startProven(status, container.pythonVersion, own);
     if (this.closed) {
       void container.close();
       return status;
     }
-    this.learn(container);
+    this.learn(container, imageKey(status, this.config.image));
     this.proven = container;
     this.provenIdle = setTimeout(() => void this.takeProven()?.close(), this.config.idleSeconds * 1000);
     this.provenIdle.unref();
@@ -225,10 +250,10 @@ export class SessionManager implements Sandbox {
   }
 
   /** Remembers what a fresh container reported, once per image: later containers change nothing. */
-  private learn(container: KernelContainer): void {
+  private learn(container: KernelContainer, key = container.imageKey): void {
     const found = container.distributions;
-    if (!found || !this.learned.learn(container.imageKey, found)) return;
-    this.options.onImageDistributions?.(container.imageKey, found, container.runtime.image !== undefined);
+    if (!found || !this.learned.learn(key, found)) return;
+    this.options.onImageDistributions?.(key, found, container.runtime.image !== undefined);
   }
 
   /** The runtime and isolation tier runs use (for the run log); undefined before the first run. */
