@@ -10,8 +10,9 @@
 # process could still forge frames on purpose; the host validates every frame and grants nothing
 # a frame asks for beyond what the run is allowed anyway.
 #
-# Threads: the main thread runs user code; a reader thread takes frames from the host; a writer
-# thread alone writes frames, whole, from a bounded queue. The host's interrupt becomes a
+# Threads: the main thread runs user code; a reader thread takes frames from the host; frames
+# are written whole, by the thread that sends one when nothing is queued, else by a writer
+# thread from a bounded queue. The host's interrupt becomes a
 # SIGINT to the main thread (Python runs signal handlers there only), and the handler raises
 # KeyboardInterrupt only while user code runs, never half-way through the kernel's own lines.
 # A `restart` frame makes the reader thread end every other process and exec a fresh
@@ -78,6 +79,7 @@ else:
             pass
     except ChildProcessError:
         pass
+os.set_blocking(_out_fd, False)  # see _Outbox.put
 _ENVIRON = dict(os.environ)
 _CWD = os.getcwd()
 _null = os.open(os.devnull, os.O_RDONLY)
@@ -107,13 +109,37 @@ _guard = [0]  # > 0 while the main thread is in kernel code called from user cod
 _deferred = [False]  # an interrupt arrived inside such kernel code
 
 
+class _Caught:
+    """Rides on the KeyboardInterrupt of the host's interrupt. Freed while its run goes on, it
+    means the code caught the interrupt and went on: the host is told, so that it need not
+    wait out the whole grace for code that will not stop."""
+
+    def __init__(self, run):
+        self.run = run
+
+    def __del__(self):
+        if self.run is None or _state.run != self.run or not _state.interrupted:
+            return
+        # A collection may run this anywhere, inside the outbox too: never wait for its lock.
+        if _outbox._ready.acquire(blocking=False):
+            _outbox._ready.release()
+            _outbox.put(_encode({"t": "ignored", "run": self.run}), interruptible=False)
+
+
+def _interruption():
+    exc = KeyboardInterrupt()
+    if _state.interrupted:
+        exc._cem_caught = _Caught(_state.run)
+    return exc
+
+
 def _on_sigint(signum, frame):
     if not _user[0]:
         return
     if _guard[0]:
         _deferred[0] = True
         return
-    raise KeyboardInterrupt
+    raise _interruption()
 
 
 def _guarded(function):
@@ -132,7 +158,7 @@ def _guarded(function):
             if not _guard[0] and _deferred[0]:
                 _deferred[0] = False
                 if _user[0]:
-                    raise KeyboardInterrupt
+                    raise _interruption()
 
     return wrapper
 
@@ -153,7 +179,8 @@ def _encode(message):
 
 
 class _Outbox:
-    """Frames waiting for the writer thread, the only writer of the protocol descriptor."""
+    """Frames to the host, written in order and whole: at once when the pipe takes them, else by
+    the writer thread from a bounded queue."""
 
     def __init__(self, limit):
         self._frames = collections.deque()
@@ -161,10 +188,44 @@ class _Outbox:
         self._limit = limit
         self._ready = threading.Condition(threading.Lock())
         self.wire = threading.Lock()  # held while a frame is being written
+        self._corked = None  # small frames held back by cork(), in order
 
-    def put(self, frame, interruptible=True):
-        """Queues a frame; waits while too much is queued. False if an interrupt cut the wait."""
+    def cork(self):
+        """Holds small frames back until a put with uncork: a run's last output then reaches the
+        host together with its `done`, in one write (each write wakes the host)."""
         with self._ready:
+            self._corked = []
+
+    def put(self, frame, interruptible=True, uncork=False):
+        """Queues a frame; waits while too much is queued. False if an interrupt cut the wait.
+        With nothing queued or on the wire, the calling thread writes the frame itself: waking
+        the writer thread costs a run more than the write (the threads take turns at the GIL).
+        The descriptor does not block and the frame is at most PIPE_BUF, so that write is one
+        system call that no signal splits; a frame the pipe has no room for goes to the writer
+        thread, ahead of anything queued later."""
+        with self._ready:
+            if self._corked is not None:
+                held = sum(len(f) for f in self._corked)
+                if not uncork and held + len(frame) <= select.PIPE_BUF:
+                    self._corked.append(frame)
+                    return True
+                frame = b"".join(self._corked + [frame])
+                self._corked = None
+            if not self._bytes and len(frame) <= select.PIPE_BUF and not self.wire.locked():
+                with self.wire:
+                    try:
+                        written = os.write(_out_fd, frame)
+                    except BlockingIOError:
+                        written = 0
+                    except OSError:
+                        os._exit(0)  # the host is gone
+                if written == len(frame):
+                    return True
+                frame = frame[written:]
+                self._frames.append(frame)
+                self._bytes += len(frame)
+                self._ready.notify_all()
+                return True
             while self._bytes and self._bytes + len(frame) > self._limit:
                 if interruptible and _interrupt_waiting():
                     return False
@@ -186,7 +247,10 @@ class _Outbox:
                 view = memoryview(frame)
                 try:
                     while view:
-                        view = view[os.write(_out_fd, view):]
+                        try:
+                            view = view[os.write(_out_fd, view):]
+                        except BlockingIOError:
+                            select.select([], [_out_fd], [])
                 except OSError:
                     os._exit(0)  # the host is gone
             with self._ready:
@@ -566,6 +630,8 @@ def _run_code(code):
         text = _value_text(value)
     except KeyboardInterrupt as exc:
         _user[0] = False
+        if hasattr(exc, "_cem_caught"):
+            exc._cem_caught.run = None  # it reached the kernel: not caught by the code
         _cancel_leftover_tasks()
         _figures_after_error(interrupted=True)
         return ("interrupted" if _state.interrupted else "error"), None, _error_of(exc)
@@ -666,6 +732,7 @@ def _after_run():
         threads = _leftover_threads()
         if threads:
             extra["leftoverThreads"] = threads
+    _outbox.cork()
     _drain_fd1()
     _stdout.flush()
     _stderr.flush()
@@ -701,7 +768,7 @@ def _execute(message):
     finally:
         with _state_lock:
             _state.run = None
-        _outbox.put(_encode(done), interruptible=False)
+        _outbox.put(_encode(done), interruptible=False, uncork=True)
 
 
 # ---- the reader thread: frames from the host ----
@@ -727,6 +794,8 @@ def _interrupt(run):
         if _state.run is not None and _state.run == run:
             _state.interrupted = True
             signal.pthread_kill(_MAIN, signal.SIGINT)
+            if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+                _outbox.put(_encode({"t": "ignored", "run": run}), interruptible=False)
 
 
 def _restart(source):
