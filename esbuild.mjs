@@ -1,7 +1,7 @@
 // Bundles the standalone bridge CLI (ESM) and the VS Code extension (CommonJS, as VS Code
 // loads it) into dist/, and copies the Python sources the bundles read beside them.
 import { build } from 'esbuild';
-import { chmod, copyFile, cp, mkdir } from 'node:fs/promises';
+import { chmod, copyFile, cp, mkdir, readdir } from 'node:fs/promises';
 
 const production = process.argv.includes('--production');
 await mkdir('dist', { recursive: true });
@@ -50,10 +50,10 @@ await Promise.all([
     banner: { js: "const __cemImportMetaUrl = require('node:url').pathToFileURL(__filename).href;" },
   }),
 ]);
-await copyFile('src/sandbox/container/kernel/kernel.py', 'dist/kernel.py');
-await copyFile('src/sandbox/container/kernel/seccomp.py', 'dist/seccomp.py');
-await copyFile('src/sandbox/container/kernel/pid1.py', 'dist/pid1.py');
-await copyFile('src/sandbox/container/kernel/hints.py', 'dist/hints.py');
+// The kernel's Python files (kernel/source.ts reads them beside the bundle), all of them.
+for (const name of await readdir('src/sandbox/container/kernel')) {
+  if (name.endsWith('.py')) await copyFile(`src/sandbox/container/kernel/${name}`, `dist/${name}`);
+}
 await copyFile('src/bridge/sandbox-api/mcp_runtime.py', 'dist/mcp_runtime.py');
 // The WebAssembly kernel's Deno programs and Python, which Deno runs from beside the bundle.
 await cp('src/sandbox/wasm/deno-kernel', 'dist/deno-kernel', { recursive: true });

@@ -12,6 +12,7 @@ import { gvisorFigures, printGvisor, type GvisorRow } from './gvisor.ts';
 import { printRestart, restartFigures, type RestartRow } from './restart.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 import { printWasm, wasmFigures } from './wasm.ts';
+import { bareStart, freshBridge, pipeRoundTrip, warmThroughMcp } from './warm.ts';
 
 const smoke = process.argv.includes('--smoke');
 const N = smoke ? 2 : Number(process.env.CEM_BENCH_N ?? 30);
@@ -113,6 +114,20 @@ console.log('| configured servers | model reads | whole answer |');
 console.log('|---|---|---|');
 for (const row of listing) console.log(`| ${row.servers} | ${row.tokens} | ${row.answerTokens} |`);
 
+// The bridge's own path through MCP, beside what it cannot go below (measured in the same run).
+const pipe = await pipeRoundTrip(sandbox, smoke ? 5 : 300);
+const [warmMcp] = await warmThroughMcp(sandbox, ['dist'], smoke ? 5 : 300);
+const bare = await bareStart(sandbox, smoke ? 2 : 10);
+const [fresh] = await freshBridge(sandbox, ['dist'], smoke ? 1 : 10);
+console.log(`\nThrough MCP (${sandbox.runtime}; p50 / min)\n`);
+console.log('| warm print(1) | bare pipe round trip | fresh bridge: spawn, initialize, first print(1) | bare `run --rm` | close |');
+console.log('|---|---|---|---|---|');
+console.log(
+  `| ${ms(warmMcp!.p50)} / ${ms(warmMcp!.min)} | ${ms(pipe.p50)} / ${ms(pipe.min)} | ` +
+    `${ms(fresh!.firstAnswer.p50)} / ${ms(fresh!.firstAnswer.min)} (${(fresh!.firstAnswer.p50 / bare.p50).toFixed(2)}x bare) | ` +
+    `${ms(bare.p50)} / ${ms(bare.min)} | ${ms(fresh!.close.p50)} / ${ms(fresh!.close.min)} |`,
+);
+
 const calls = await callFigures(sandbox, smoke ? 5 : 200);
 console.log(`\nProxied tool call (fixture echo over stdio), ${calls.direct.n} calls (p50 / p95)\n`);
 console.log('| direct SDK client | from sandbox code | added per call (p50) | sequential calls/s from sandbox | 10 concurrent 1 s calls |');
@@ -201,6 +216,7 @@ const figures = {
   gvisor,
   restarts,
   listing,
+  throughMcp: { warm: warmMcp, pipe, bare, fresh },
   calls,
   wasm,
   context,

@@ -5,10 +5,10 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
-import { KERNEL_FRAME_LIMITS, MAX_KERNEL_FRAME_BYTES } from '../../src/sandbox/container/kernel-container.ts';
+import { KERNEL_FRAME_LIMITS, MAX_KERNEL_FRAME_BYTES } from '../../src/sandbox/protocol/kernel-process.ts';
 import { kernelSource } from '../../src/sandbox/container/kernel/source.ts';
-import { encodeFrame, FrameDecoder } from '../../src/sandbox/container/protocol/codec.ts';
-import { kernelMessageSchema, type HostMessage, type KernelMessage } from '../../src/sandbox/container/protocol/messages.ts';
+import { encodeFrame, FrameDecoder } from '../../src/sandbox/protocol/codec.ts';
+import { kernelMessageSchema, type HostMessage, type KernelMessage } from '../../src/sandbox/protocol/messages.ts';
 import { wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
 
 export const START_MS = 180_000;

@@ -86,6 +86,9 @@ describe(`bridge on ${runtime}`, () => {
   });
 
   test('sandbox code discovers servers and finds tools by plain-language search', async () => {
+    // Search waits a bounded time for servers still starting: on a loaded machine, first a call
+    // that waits for the memory server, so that the search surely has its tools.
+    await bridge.call('await mcp_memory.read_graph()');
     const result = await bridge.call(
       [
         'names = sorted(s["name"] for s in discovered_servers())',

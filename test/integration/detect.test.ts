@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import { checkRuntime, probeRuntime, selectRuntime } from '../../src/sandbox/engines/detect.ts';
 import { locateRuntime } from '../../src/sandbox/engines/locate.ts';
+import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 
 for (const runtime of testRuntimes()) {
@@ -100,6 +101,33 @@ for (const runtime of testRuntimes()) {
       ],
     );
     assert.match(status.python ?? '', /^3\.\d+$/);
+  });
+
+  test(`${runtime}: a bridge's first sandbox proves the hardened start and serves the first run`, async () => {
+    const sandbox = new SessionManager(testSandbox(runtime, { prewarm: false }));
+    try {
+      const engine = await sandbox.check();
+      assert.equal(engine.kind, 'container');
+      const status = engine.runtime;
+      assert.deepEqual(
+        status.checks.map((c) => [c.name, c.ok]),
+        [
+          ['installed', true],
+          ['daemon', true],
+          ['limits', true],
+          ['image', true],
+          ['start', true],
+          ['isolation', runtime === 'podman'],
+        ],
+      );
+      assert.match(status.python ?? '', /^3\.\d+$/);
+      // The container that proved the start runs the first code: no container start is waited for.
+      const result = await sandbox.execute('print(1)');
+      assert.equal(result.stdout, '1\n');
+      assert.equal(result.coldStart, false);
+    } finally {
+      await sandbox.close();
+    }
   });
 
   test(`${runtime}: a missing image is its own finding, with a pull as the fix`, async () => {

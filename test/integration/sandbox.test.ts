@@ -111,12 +111,34 @@ for (const runtime of testRuntimes()) {
       const result = await sandbox.execute(stubborn, { session: 't', timeoutMs: 500 });
       assert.equal(result.status, 'timeout');
       assert.equal(result.sessionLost, true);
-      assert.match(result.error?.message ?? '', /did not stop within 2 s, so its interpreter was restarted; the session's state is lost/);
+      // The kernel saw the interrupt caught: the code got a moment to end, not the whole grace.
+      assert.match(
+        result.error?.message ?? '',
+        /It went on after the interrupt, so its interpreter was restarted; the session's state is lost/,
+      );
       const next = await sandbox.execute('"doomed" in globals()', { session: 't' });
       assert.equal(next.value, 'False');
       assert.equal(next.coldStart, false);
       assert.equal(sandbox.list().find((s) => s.name === 't')?.container, container);
       await sandbox.closeSession('t');
+    });
+
+    test('code that ignores SIGINT is told apart too, and its session goes on in a fresh interpreter', async () => {
+      const deaf = 'import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass';
+      const result = await sandbox.execute(deaf, { session: 'deaf', timeoutMs: 300 });
+      assert.equal(result.status, 'timeout');
+      assert.match(result.error?.message ?? '', /It went on after the interrupt, so its interpreter was restarted/);
+      assert.equal((await sandbox.execute('1', { session: 'deaf' })).value, '1');
+      await sandbox.closeSession('deaf');
+    });
+
+    test('code that catches its interrupt and then ends keeps its session', async () => {
+      const polite = 'import time\ntry:\n    time.sleep(30)\nexcept KeyboardInterrupt:\n    caught = True\n"done"';
+      const result = await sandbox.execute(polite, { session: 'polite', timeoutMs: 300 });
+      assert.equal(result.status, 'ok');
+      assert.equal(result.value, "'done'");
+      assert.equal((await sandbox.execute('caught', { session: 'polite' })).value, 'True');
+      await sandbox.closeSession('polite');
     });
 
     test('a cancelled run stops', async () => {

@@ -69,6 +69,22 @@ for (const runtime of testRuntimes()) {
       assert.match(doctor.stdout, /fix: Set the sandbox's limits: setting sandbox\.extraRunArgs/);
       assert.doesNotMatch(doctor.stdout, /Review extra run arguments/);
     });
+
+    test('the same limit: run_python names the cause too (a first sandbox that fails to start is explained by the checks)', async (t) => {
+      const hard = hostHardLimits().nofile;
+      if (hard === undefined || hard >= 1 << 30) return t.skip('this host has no open-file hard limit to exceed');
+      const bridge = await startBridge({ sandbox: testSandbox(runtime, { extraRunArgs: ['--ulimit', `nofile=${hard + 1}:${hard + 1}`] }) });
+      try {
+        const result = await bridge.call('print(1)');
+        assert.equal(result.isError, true);
+        assert.match(
+          textOf(result),
+          new RegExp(`${runtime} cannot set the sandbox's limit of open files .*: it is above the hard limit of`),
+        );
+      } finally {
+        await bridge.close();
+      }
+    });
   });
 }
 

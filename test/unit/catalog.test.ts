@@ -216,6 +216,24 @@ test('the catalog is cached on disk and reloaded only for the same server config
   assert.equal(again.get('git-hub')?.tools, undefined);
 });
 
+test("which tools run as tasks is kept in their records, from the bridge's own listing, not from the cache", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-catalog-'));
+  const listed = new ToolCatalog([{ name: 'ev', fingerprint: 'f' }], dir);
+  listed.setTools('ev', [
+    { name: 'research', execution: { taskSupport: 'required' } },
+    { name: 'maybe', execution: { taskSupport: 'optional' } },
+    { name: 'plain', execution: { taskSupport: 'forbidden' } },
+  ]);
+  assert.equal(listed.findTool('ev', 'research')?.taskSupport, 'required');
+  assert.equal(listed.findTool('ev', 'maybe')?.taskSupport, 'optional');
+  assert.equal(listed.findTool('ev', 'plain')?.taskSupport, undefined);
+  await listed.flush();
+  const cached = new ToolCatalog([{ name: 'ev', fingerprint: 'f' }], dir);
+  await cached.load();
+  assert.equal(cached.get('ev')?.tools?.length, 3);
+  assert.equal(cached.findTool('ev', 'research')?.taskSupport, undefined, 'known only once this bridge lists the server');
+});
+
 test('a server listing more tools than the cap keeps the first MAX_TOOLS_PER_SERVER', () => {
   const catalog = new ToolCatalog([{ name: 'huge', fingerprint: 'f' }]);
   const tools = Array.from({ length: MAX_TOOLS_PER_SERVER + 5 }, (_, i) => ({ name: `t${i}` }));

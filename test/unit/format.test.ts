@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { classifyBase64, KnownImages, replaceBase64, sniffImage } from '../../src/bridge/results/base64-text.ts';
 import { sizeText } from '../../src/shared/byte-size.ts';
 import { cutMiddle, shareBudget } from '../../src/bridge/results/budget.ts';
-import { renderText, runViewSchema, shapeRun, splitError } from '../../src/bridge/results/format.ts';
+import { readRun, renderText, runViewSchema, shapeResult, shapeRun, splitError } from '../../src/bridge/results/format.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { LastLine, progressMessage } from '../../src/bridge/tool/progress.ts';
 import type { RunResult } from '../../src/sandbox/sessions/session.ts';
@@ -197,14 +197,16 @@ test('an image made in the sandbox and returned as base64 is attached; other bas
 
 test('images over the per-result budget are left out with a note', () => {
   const images = [png(30, 1), png(30, 2), png(30, 3)].map((data) => ({ mime: 'image/png', data }));
-  const shaped = shapeRun({ result: result({ images }), toolCalls: 0, budget: 20_000, imageBudget: 70 * 1024 });
+  const input = { result: result({ images }), toolCalls: 0, budget: 20_000, imageBudget: 70 * 1024 };
+  const shaped = shapeRun(input);
   assert.equal(shaped.images.length, 2);
   assert.equal(shaped.recorded.length, 3, 'the run log still gets all three');
   assert.match(shaped.view.notes!.join(' '), /1 image not attached: over the 70 KiB image budget of a result/);
   assert.equal(shaped.view.truncated, true);
-  shaped.dropImages();
-  assert.equal(shaped.images.length, 0);
-  assert.match(shaped.text, /3 images not attached/);
+  const capped = shapeRun({ ...input, maxBytes: 1000 });
+  assert.equal(capped.images.length, 0);
+  assert.match(capped.text, /3 images not attached/);
+  assert.equal(capped.reply.content.length, 1);
 });
 
 test('a session change is said first, in both forms, with its reason', () => {
@@ -220,8 +222,12 @@ test('a session change is said first, in both forms, with its reason', () => {
 });
 
 test('the audit note is said in both forms', () => {
-  const shaped = shapeRun({ result: result({ value: '1' }), toolCalls: 0, budget: 20_000 });
-  shaped.setAudit('the audit log is not being written (x): this run is not recorded');
+  const shaped = shapeRun({
+    result: result({ value: '1' }),
+    toolCalls: 0,
+    budget: 20_000,
+    audit: 'the audit log is not being written (x): this run is not recorded',
+  });
   assert.equal(shaped.view.auditLog, 'the audit log is not being written (x): this run is not recorded');
   assert.match(shaped.text, /\n\[the audit log is not being written \(x\): this run is not recorded\]$/);
 });
@@ -271,7 +277,7 @@ test('configured times in reasons read as a person says them', async () => {
 test('files from /work/out: small UTF-8 text inline, binary or bigger attached within the budget, the rest named with why', () => {
   const b64 = (data: Buffer | string) => Buffer.from(data).toString('base64');
   const big = Buffer.alloc(3000, 1);
-  const shaped = shapeRun({
+  const input = {
     result: result({
       files: [
         { path: 'notes.md', bytes: 6, data: b64('# hi\n\n') },
@@ -285,7 +291,9 @@ test('files from /work/out: small UTF-8 text inline, binary or bigger attached w
     toolCalls: 0,
     budget: 20_000,
     imageBudget: 10_000,
-  });
+  };
+  const reading = readRun(input);
+  const shaped = shapeResult(reading);
   const files = shaped.view.files!;
   assert.equal(files[0]!.text, '# hi\n\n');
   assert.equal(files[1]!.attached, true, 'not UTF-8: attached');
@@ -304,9 +312,10 @@ test('files from /work/out: small UTF-8 text inline, binary or bigger attached w
   assert.ok(runViewSchema.safeParse(shaped.view).success);
   assert.match(shaped.text, /\[file \/work\/out\/notes\.md, 6 bytes\]\n# hi\n\n\[end of \/work\/out\/notes\.md\]/);
   assert.match(shaped.text, /\[file \/work\/out\/raw\.bin, 4 bytes: attached\]/);
-  shaped.dropImages();
-  assert.equal(shaped.files.length, 0);
-  assert.match(shaped.view.files![1]!.note ?? '', /too big/);
+  const capped = shapeResult(reading, { maxBytes: 1000 });
+  assert.equal(capped.files.length, 0);
+  assert.match(capped.view.files![1]!.note ?? '', /too big/);
+  assert.equal(shaped.view.files![1]!.attached, true, 'one reading makes both results: the capped one changes nothing of it');
   assert.equal(shapeRun({ result: result(), toolCalls: 0, budget: 20_000 }).view.files, undefined, 'no files: nothing said');
 });
 

@@ -7,7 +7,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { ClientCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import { BridgeClientRelay, configuredRoot } from '../../src/bridge/client/relay.ts';
 import { MAX_URL_ELICITATIONS, urlElicitationsOf } from '../../src/bridge/proxy/url-elicitation.ts';
-import { taskSupportOf } from '../../src/bridge/proxy/task-call.ts';
+import { taskSupportOf } from '../../src/bridge/catalog/catalog.ts';
 import { configSchema, MAX_CONFIG_ROOTS, proxyConfigSchema } from '../../src/config/schema.ts';
 import { FakeClock } from '../helpers/fake-clock.ts';
 

@@ -34,10 +34,26 @@ export interface ToolEntry {
   /** What a call returns, as a Python type from the outputSchema; absent: the tool's text. */
   returns?: string;
   signature: string;
+  /** The tool runs as an MCP task (execution.taskSupport), said by this bridge's own listing of it, never by the cache. */
+  taskSupport?: TaskSupport;
 }
+
+export type TaskSupport = 'required' | 'optional';
 
 /** A tool as a server lists it; only the parts the catalog keeps. */
 export type ListedTool = z.infer<typeof listedToolSchema>;
+
+/** The tools of a listing that run as tasks (the listing is the server's: anything else is ignored). */
+export function taskSupportOf(tools: readonly unknown[]): Map<string, TaskSupport> {
+  const found = new Map<string, TaskSupport>();
+  for (const tool of tools) {
+    if (!tool || typeof tool !== 'object') continue;
+    const { name, execution } = tool as { name?: unknown; execution?: unknown };
+    const support = execution && typeof execution === 'object' ? (execution as { taskSupport?: unknown }).taskSupport : undefined;
+    if (typeof name === 'string' && (support === 'required' || support === 'optional')) found.set(name, support);
+  }
+  return found;
+}
 
 export interface ServerRecord {
   name: string;
@@ -137,7 +153,7 @@ export class ToolCatalog {
       .slice(0, MAX_TOOLS_PER_SERVER)
       .map((t) => listedToolSchema.safeParse(t))
       .flatMap((r) => (r.success ? [r.data] : []));
-    record.tools = this.entriesFor(record, valid);
+    record.tools = this.entriesFor(record, valid, taskSupportOf(tools));
     record.updatedAt = new Date().toISOString();
     if (warning) record.warning = warning;
     else delete record.warning;
@@ -157,7 +173,7 @@ export class ToolCatalog {
     return this.index.search(query, limit, skipServers);
   }
 
-  /** Finds a tool by its real name or its alias. */
+  /** Finds a tool by its real name or its alias (its record says, too, whether it runs as a task). */
   findTool(server: string, name: string): ToolEntry | undefined {
     const tools = this.servers.get(server)?.tools ?? [];
     return tools.find((t) => t.tool === name) ?? tools.find((t) => t.alias === name);
@@ -173,11 +189,13 @@ export class ToolCatalog {
     await this.saveQueue;
   }
 
-  private entriesFor(record: ServerRecord, tools: readonly ListedTool[]): ToolEntry[] {
+  /** `tasks`: the tools that run as tasks, from a fresh listing (the cache file does not keep it). */
+  private entriesFor(record: ServerRecord, tools: readonly ListedTool[], tasks?: ReadonlyMap<string, TaskSupport>): ToolEntry[] {
     const aliases = uniqueAliases(tools.map((t) => t.name));
     return tools.map((tool, i) => {
       const params = paramsOf(tool.inputSchema);
       const returns = returnsOf(tool.outputSchema);
+      const taskSupport = tasks?.get(tool.name);
       return {
         server: record.name,
         serverAlias: record.alias,
@@ -193,6 +211,7 @@ export class ToolCatalog {
         params,
         ...(returns ? { returns } : {}),
         signature: signatureOf(aliases[i]!, params, returns),
+        ...(taskSupport ? { taskSupport } : {}),
       };
     });
   }

@@ -15,19 +15,13 @@ import {
 } from '../proxy/confirm.ts';
 import type { ConfirmationAnswer, RunLog } from '../../state/run-log/writer.ts';
 import { escapeUnseen, oneLine } from '../../shared/shown-text.ts';
+import type { RunCall } from '../run-call.ts';
 
 /** The bridge's client, as far as confirmations need it. */
 export interface ConfirmationAsker {
   /** Whether the client takes form elicitations. */
   canAsk(): boolean;
   ask(params: ElicitRequestFormParams, options: { signal: AbortSignal; timeout: number }): Promise<ElicitResult>;
-}
-
-export interface ConfirmationContext {
-  runId: string;
-  session: string;
-  signal: AbortSignal;
-  untimed?: <T>(work: Promise<T>) => Promise<T>;
 }
 
 /**
@@ -117,7 +111,7 @@ export class ConfirmationGate {
   }
 
   /** Resolves when the call may go on; throws ConfirmationDeclinedError or ConfirmationNeededError. */
-  async confirm(request: ConfirmationRequest, context: ConfirmationContext): Promise<void> {
+  async confirm(request: ConfirmationRequest, context: RunCall): Promise<void> {
     const key = `${context.session}\0${request.server}\0${request.tool}`;
     if (this.allowedForSession.has(key)) return;
     const asker = this.asker();
@@ -144,7 +138,7 @@ export class ConfirmationGate {
     await (context.untimed ? context.untimed(turn()) : turn());
   }
 
-  private async ask(asker: ConfirmationAsker, request: ConfirmationRequest, context: ConfirmationContext, key: string): Promise<void> {
+  private async ask(asker: ConfirmationAsker, request: ConfirmationRequest, context: RunCall, key: string): Promise<void> {
     // Arguments the question cannot show whole are refused: what the user allows is what is sent.
     const shown = shownArguments(request.arguments);
     if (shown.length > MAX_SHOWN_ARGUMENT_CHARS) {
@@ -191,13 +185,7 @@ export class ConfirmationGate {
     this.record(request, context, forSession ? 'allowed-for-session' : 'allowed-once', performance.now() - asked);
   }
 
-  private record(
-    request: ConfirmationRequest,
-    context: ConfirmationContext,
-    answer: ConfirmationAnswer,
-    waitedMs: number,
-    error?: string,
-  ): void {
+  private record(request: ConfirmationRequest, context: RunCall, answer: ConfirmationAnswer, waitedMs: number, error?: string): void {
     this.runLog?.confirmation({
       run: context.runId,
       server: request.server,

@@ -3,92 +3,34 @@
 // it sends is capped (message size, tool list, notification rate), and its failures are told
 // twice: in full (its stderr, redacted) to the log and the Tools view, and in our words only
 // to sandboxed code.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  type CallToolResult,
-  type ClientCapabilities,
-  ErrorCode,
-  type LoggingMessageNotification,
-  LoggingMessageNotificationSchema,
-  McpError,
-  type Progress,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-} from '@modelcontextprotocol/sdk/types.js';
+import { type CallToolResult, ErrorCode, McpError, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConfig } from '../../config/schema.ts';
 import { substituteServer, VariableError, type VariableContext } from '../../config/variables.ts';
 import { listedToolSchema } from '../../state/catalog-file.ts';
 import type { ToolCatalog, ToolEntry } from '../catalog/catalog.ts';
-import { callReason, exitText, SEE_LOG, StartTimeout, startReason, type ExitInfo } from './failures.ts';
-import { Flow, GuardedTransport } from './guarded-transport.ts';
-import { limitedFetch } from './limited-fetch.ts';
+import { exitText } from './failures.ts';
 import { oversizeReason, ProxyLimitError, type ProxyLimits } from './limits.ts';
-import { installRelay, type CallContext, type ClientRelay } from './relay.ts';
-import { redactor, stderrSummary } from './stderr.ts';
-import { callAsTask, taskSupportOf, type TaskSupport } from './task-call.ts';
+import { connectLink, endLink, openLink, type Link, type RelaySetting, type ServerLogMessage } from './link.ts';
+import type { RunCall } from '../run-call.ts';
+import { Relister } from './relister.ts';
+import { ServerError, ServerUnavailableError } from './server-errors.ts';
+import { DropNotice, ServerLogLimiter } from './server-notices.ts';
+import { ServerVoice } from './server-voice.ts';
+import { callAsTask } from './task-call.ts';
 import { urlElicitationsOf } from './url-elicitation.ts';
 import { MAX_PAGES, readToolList } from './tool-list.ts';
 import { ServerOAuth } from './oauth/server-oauth.ts';
-import { childOf, httpKinds, httpTransport, isStdio, isStdioOversize, stdioTransport } from './transports.ts';
-import { clip } from '../../shared/clip.ts';
-import { secondsText } from '../../shared/durations.ts';
-import type { KindedError } from '../../shared/error-kinds.ts';
+import { httpKinds, isStdio } from './transports.ts';
+
+export { bareErrorMessage, ServerError, ServerUnavailableError } from './server-errors.ts';
+export type { RelaySetting, ServerLogMessage } from './link.ts';
 
 export interface ProxyTimeouts {
   connectMs: number;
   listMs: number;
   callMs: number;
-}
-
-/** The server cannot be used now. `message` is for sandboxed code; `detail` for people. */
-export class ServerUnavailableError extends Error implements KindedError {
-  override readonly name = 'ServerUnavailableError';
-  readonly kind = 'unavailable';
-  readonly detail: string;
-  constructor(message: string, detail: string = message) {
-    super(message);
-    this.detail = detail;
-  }
-}
-
-/**
- * The server answered a request with a JSON-RPC error: it is alive, and said no. Its code and
- * data (capped) reach sandboxed code (ToolError.code / .data); the message is the server's,
- * said once ("MCP error -32602: ..." with no repeated prefix).
- */
-export class ServerError extends Error implements KindedError {
-  override readonly name = 'ServerError';
-  readonly kind = 'server-error';
-  readonly code: number;
-  readonly data: unknown;
-  constructor(message: string, code: number, data: unknown) {
-    super(message);
-    this.code = code;
-    this.data = data;
-  }
-  /** What the sandbox gets besides the message (see sandbox/sessions/run.ts). */
-  get hostDetails(): Record<string, unknown> {
-    return { code: this.code, ...(this.data !== undefined ? { data: this.data } : {}) };
-  }
-}
-
-/** The most bytes of an error's data (as JSON) passed on; more is replaced by a note. */
-const MAX_ERROR_DATA_BYTES = 16 * 1024;
-
-/** "MCP error -32042: MCP error -32042: text" -> "text" (the SDK prefixes on each side). */
-export function bareErrorMessage(message: string): string {
-  let text = message;
-  for (let i = 0; i < 4; i++) {
-    const next = text.replace(/^MCP error -?\d+: /, '');
-    if (next === text) break;
-    text = next;
-  }
-  return text;
 }
 
 /** What a connection needs beyond its entry to start the server. */
@@ -105,53 +47,7 @@ export interface StartContext {
   oauth?: ServerOAuth | undefined;
 }
 
-const SET_SECRET_COMMAND = 'Code Execution Mode: Set Server Secret';
 const MAX_BACKOFF_MS = 30_000;
-const STDERR_TAIL = 4000;
-/** The longest a detail (for the log and the Tools view) gets. */
-const MAX_DETAIL_CHARS = 2000;
-/** A tool list change is acted on after this, and relisting happens at most this often. */
-const RELIST_DEBOUNCE_MS = 200;
-const RELIST_INTERVAL_MS = 2000;
-/** How often dropped notifications are reported in the log. */
-const DROP_LOG_MS = 10_000;
-/** Log messages of one server relayed per second at most (the rest are counted, then said). */
-const MAX_SERVER_LOGS_PER_SECOND = 10;
-
-/** A log message a proxied server sent (notifications/message), for the bridge to relay. */
-export type ServerLogMessage = LoggingMessageNotification['params'];
-
-/** What became of one started server process or HTTP session. */
-interface LinkState {
-  exit?: ExitInfo;
-  /** The server sent a message over the size cap: the bridge closed the connection. */
-  oversize: boolean;
-  /** Why the connection closed, in our words (set when it closes). */
-  reason?: string;
-  /** Ends a stdio server's process at once. */
-  kill?: () => void;
-  /** Ends a Streamable HTTP session (DELETE), when the server gave one. */
-  terminate?: () => Promise<void>;
-}
-
-/** The longest the bridge waits for a session's DELETE when it closes a server. */
-const TERMINATE_MS = 2000;
-
-/** One started server process or HTTP session: its client, transport and state. */
-interface Link {
-  client: Client;
-  transport: GuardedTransport;
-  state: LinkState;
-  /** What this link's client declared to the server (roots, elicitation, sampling). */
-  declared: ClientCapabilities;
-}
-
-/** The bridge's client, for the requests proxied servers send theirs (see relay.ts). */
-export interface RelaySetting {
-  relay: ClientRelay;
-  /** proxy.maxRelayBytes */
-  maxBytes: number;
-}
 
 export class ServerConnection {
   readonly name: string;
@@ -173,26 +69,21 @@ export class ServerConnection {
   private failures = 0;
   private retryAt = 0;
   private lastError = '';
-  private stderrTail = '';
-  private redact: (text: string) => string;
+  /** How its failures are told (redacted, with its stderr). */
+  private readonly voice: ServerVoice;
   private closed = false;
-  private relistTimer: NodeJS.Timeout | undefined;
-  private relisting = false;
-  private relistAgain = false;
-  private lastRelist = 0;
-  private droppedLoggedAt = 0;
+  private readonly relister: Relister<Link>;
+  private readonly logLimiter: ServerLogLimiter;
+  private readonly dropNotice: DropNotice;
   private lastWarning = '';
   /** Where the server's log messages go (set by the hub); rate-limited here. */
   serverLog: ((message: ServerLogMessage) => void) | undefined;
   /** Told when the server says its resources or prompts changed (set by the hub; rate-limited by the transport). */
   listChanged: ((kind: 'resources' | 'prompts') => void) | undefined;
-  private logWindow = { start: 0, count: 0, dropped: 0 };
   /** Where the server's requests to its client go (set by the hub); without it, none are declared. */
   relay: RelaySetting | undefined;
-  /** Tool calls in flight, for the relay (whose runs to pause). */
-  private readonly inFlight = new Set<CallContext>();
-  /** The tools that run as tasks ("required" or "optional"), from this session's listing. */
-  private taskTools = new Map<string, TaskSupport>();
+  /** Tool calls in flight, one entry each, for the relay (whose runs to pause). */
+  private readonly inFlight = new Set<{ run: RunCall | undefined }>();
 
   constructor(
     name: string,
@@ -210,14 +101,18 @@ export class ServerConnection {
     this.limits = limits;
     this.log = log;
     this.start = start;
-    this.redact = this.withTokens(redactor(start.secretValues, []));
-  }
-
-  /** Also hides the OAuth tokens of the moment (they change with each refresh): an error echoing its Authorization header tells none. */
-  private withTokens(redact: (text: string) => string): (text: string) => string {
-    const oauth = this.start.oauth;
-    if (!oauth) return redact;
-    return (text) => redactor(oauth.provider.tokenValues(), [])(redact(text));
+    this.voice = new ServerVoice(name, {
+      secretValues: start.secretValues,
+      oauth: start.oauth,
+      connectMs: timeouts.connectMs,
+      maxResultBytes: limits.maxResultBytes,
+    });
+    this.relister = new Relister(
+      (link) => this.relist(link),
+      (link) => this.link === link && !this.closed,
+    );
+    this.logLimiter = new ServerLogLimiter(name);
+    this.dropNotice = new DropNotice(name, limits.maxNotificationsPerSecond, log);
   }
 
   /** The server's tools, listing them (and starting the server) when not known this session. */
@@ -262,18 +157,23 @@ export class ServerConnection {
     args: Record<string, unknown>,
     signal: AbortSignal,
     progress?: (progress: Progress) => void,
-    context: CallContext = {},
+    run?: RunCall,
   ): Promise<CallToolResult> {
     const link = await this.ensureLink();
     // Whether the tool runs as a task is said by the listing: list once this session if not yet.
-    if (!this.listed) await (context.untimed ? context.untimed(this.tools()) : this.tools()).catch(() => undefined);
-    const entry = { ...context };
+    if (!this.listed) await (run?.untimed ? run.untimed(this.tools()) : this.tools()).catch(() => undefined);
+    const entry = { run };
     this.inFlight.add(entry);
     try {
-      return await this.callOnce(link, tool, args, signal, progress, entry, true);
+      return await this.callOnce(link, tool, args, signal, progress, run, true);
     } finally {
       this.inFlight.delete(entry);
     }
+  }
+
+  /** The runs of the calls in flight, once per call; calls made outside a run have none to pause. */
+  private *callsInFlight(): Iterable<RunCall> {
+    for (const { run } of this.inFlight) if (run) yield run;
   }
 
   private async callOnce(
@@ -282,7 +182,7 @@ export class ServerConnection {
     args: Record<string, unknown>,
     signal: AbortSignal,
     progress: ((progress: Progress) => void) | undefined,
-    context: CallContext,
+    run: RunCall | undefined,
     mayRetry: boolean,
   ): Promise<CallToolResult> {
     // A controller per call, linked to the run's signal only while the call is in flight: the SDK
@@ -299,7 +199,8 @@ export class ServerConnection {
     };
     let failure: unknown;
     try {
-      const support = this.taskTools.get(tool);
+      // Whether the tool runs as a task is the catalog's to say (from this bridge's listing of it).
+      const support = this.catalog.findTool(this.name, tool)?.taskSupport;
       const result =
         support && link.client.getServerCapabilities()?.tasks?.requests?.tools?.call
           ? await callAsTask(
@@ -328,15 +229,15 @@ export class ServerConnection {
     ) {
       const elicitations = urlElicitationsOf(failure.data);
       if (elicitations.length > 0) {
-        const runs = context.runId ? [context.runId] : [];
+        const runs = run ? [run.runId] : [];
         let accepted = true;
         for (const params of elicitations) {
           const ask = this.relay.relay.elicitUrl(params, { server: this.name, runs, signal });
-          const answer = await (context.untimed ? context.untimed(ask) : ask).catch(() => undefined);
+          const answer = await (run?.untimed ? run.untimed(ask) : ask).catch(() => undefined);
           if (answer?.action !== 'accept') accepted = false;
           if (!accepted) break;
         }
-        if (accepted) return this.callOnce(link, tool, args, signal, progress, context, false);
+        if (accepted) return this.callOnce(link, tool, args, signal, progress, run, false);
         const explained = this.explain(failure, `calling ${tool}`, link);
         if (explained instanceof ServerError)
           throw new ServerError(
@@ -390,23 +291,15 @@ export class ServerConnection {
 
   async close(): Promise<void> {
     this.closed = true;
-    clearTimeout(this.relistTimer);
+    this.relister.cancel();
     // A start waiting for the browser ends now too.
     this.start.oauth?.cancel();
     // A start in progress ends now (its process too), not once it connects or times out.
     await this.attempt?.client.close().catch(() => undefined);
     const link = this.link ?? (await this.connecting?.catch(() => undefined));
     this.link = undefined;
-    // A Streamable HTTP session is ended (DELETE), briefly: a server that does not answer delays no one.
-    if (link?.state.terminate && !link.state.reason) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        link.state.terminate().catch(() => undefined),
-        new Promise((resolve) => (timer = setTimeout(resolve, TERMINATE_MS))),
-      ]);
-      clearTimeout(timer);
-    }
-    await link?.client.close().catch(() => undefined);
+    // A Streamable HTTP session is ended (DELETE) too.
+    await endLink(link);
   }
 
   private async ensureLink(): Promise<Link> {
@@ -433,11 +326,11 @@ export class ServerConnection {
       config = substituteServer(this.config, this.start.variables, this.start.secretKeys);
     } catch (error) {
       if (!(error instanceof VariableError)) throw error;
-      throw this.failed(new ServerUnavailableError(this.variableMessage(error)));
+      throw this.failed(new ServerUnavailableError(this.voice.variableMessage(error)));
     }
     // Long env and header values may be tokens written straight into the entry.
     const own = isStdio(config) ? config.env : config.headers;
-    this.redact = this.withTokens(redactor(this.start.secretValues, Object.values(own)));
+    this.voice.entryValues(Object.values(own));
     const kinds = isStdio(config) ? (['stdio'] as const) : httpKinds(config);
     let lastError: unknown;
     let lastLink: Link | undefined;
@@ -454,12 +347,12 @@ export class ServerConnection {
       this.attempt = link;
       this.start.oauth?.beginAttempt();
       try {
-        await withTimeout(link.client.connect(link.transport, { timeout: this.timeouts.connectMs }), this.timeouts.connectMs);
+        await connectLink(link, this.timeouts.connectMs);
       } catch (error) {
         lastError = link.state.oversize ? new ProxyLimitError(oversizeReason(this.limits.maxResultBytes)) : error;
         await link.client.close().catch(() => undefined);
         const flowFailure = this.start.oauth?.flowFailure(error);
-        if (flowFailure) throw this.failed(new ServerUnavailableError(this.redact(flowFailure)));
+        if (flowFailure) throw this.failed(new ServerUnavailableError(this.voice.redact(flowFailure)));
         // A 401 that began a sign-in: the browser step is waited for, then the same transport tried again.
         if (this.start.oauth && ServerOAuth.isSignInError(error)) {
           const failure = await this.signIn(this.start.oauth, signedIn, error);
@@ -489,7 +382,7 @@ export class ServerConnection {
     if (this.closed) throw new ServerUnavailableError(`server "${this.name}" is shut down`);
     // Let the last of a dying process's stderr arrive before quoting it.
     if (isStdio(config)) await new Promise((resolve) => setTimeout(resolve, 50));
-    throw this.failed(this.startError(lastError, lastLink?.state.exit, isStdio(config) ? config.command : undefined));
+    throw this.failed(this.voice.startError(lastError, lastLink?.state.exit, isStdio(config) ? config.command : undefined));
   }
 
   /** Waits for the sign-in a 401 began (off the connect timeout); why it failed, or undefined once signed in. */
@@ -510,69 +403,20 @@ export class ServerConnection {
 
   /** A client and guarded transport for one attempt to start the server. */
   private newLink(config: ServerConfig, kind: 'stdio' | 'streamable' | 'sse'): Link {
-    const flow = new Flow();
-    const state: LinkState = { oversize: false };
-    const guard = {
-      maxPerSecond: this.limits.maxNotificationsPerSecond,
-      flow,
-      onDropped: (total: number) => this.onDropped(total),
-      onOversize: () => {
-        state.oversize = true;
-        // It may still be writing the rest: no need to wait for it to see its stdin close.
-        state.kill?.();
-      },
-    };
-    let transport: GuardedTransport;
-    if (isStdio(config)) {
-      this.stderrTail = '';
-      const inner = stdioTransport(config, this.start.env, this.limits.maxResultBytes);
-      inner.stderr?.on('data', (chunk: Buffer) => {
-        // Only the tail is kept: decode no more of a big chunk than that.
-        this.stderrTail = (this.stderrTail + chunk.subarray(-STDERR_TAIL).toString('utf8')).slice(-STDERR_TAIL);
-      });
-      transport = new GuardedTransport(inner, {
-        ...guard,
-        isOversize: isStdioOversize,
-        onStarted: () => this.watchProcess(inner, state, flow),
-      });
-    } else {
-      const inner: Transport = httpTransport(
-        config,
-        kind === 'sse' ? 'sse' : 'streamable',
-        {},
-        (base) =>
-          limitedFetch(base, {
-            maxBytes: this.limits.maxResultBytes,
-            flow,
-            onOversize: () => {
-              state.oversize = true;
-              transport.end();
-            },
-          }),
-        this.start.oauth,
-      );
-      transport = new GuardedTransport(inner, guard);
-      if (inner instanceof StreamableHTTPClientTransport) state.terminate = () => inner.terminateSession();
-    }
-    const declared = this.relay?.relay.upstreamCapabilities() ?? {};
-    const client = new Client({ name: 'code-execution-mode', version: '0.1.0' }, { capabilities: declared });
-    const link: Link = { client, transport, state, declared };
-    if (this.relay) installRelay(client, this.name, this.relay.relay, declared, () => this.inFlight, this.relay.maxBytes);
-    // Our own handler (not the SDK's listChanged option, whose debounce a steady flood never lets fire).
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => this.onListChanged(link));
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => this.onServerLog(link, notification.params));
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => this.onOtherListChanged(link, 'resources'));
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => this.onOtherListChanged(link, 'prompts'));
-    return link;
-  }
-
-  /** The stdio process: its exit (said when it fails) and its stdout (paused in a flood). */
-  private watchProcess(transport: StdioClientTransport, state: LinkState, flow: Flow): void {
-    const child = childOf(transport);
-    if (!child) return;
-    if (child.stdout) flow.attach(child.stdout);
-    child.once('exit', (code, signal) => (state.exit = { code, signal }));
-    state.kill = () => void child.kill('SIGTERM');
+    if (isStdio(config)) this.voice.stdioStarted();
+    return openLink(config, kind, {
+      name: this.name,
+      limits: this.limits,
+      env: this.start.env,
+      oauth: this.start.oauth,
+      relay: this.relay,
+      callsInFlight: () => this.callsInFlight(),
+      onDropped: (total) => this.dropNotice.dropped(total),
+      onStderr: (chunk) => this.voice.stderr(chunk),
+      onToolsChanged: (link) => this.relister.changed(link),
+      onLog: (link, message) => this.onServerLog(link, message),
+      onOtherChanged: (link, kind) => this.onOtherListChanged(link, kind),
+    });
   }
 
   /** Records a failed start (state, log, backoff) and returns the error to throw. */
@@ -585,40 +429,8 @@ export class ServerConnection {
     return error;
   }
 
-  private variableMessage(error: VariableError): string {
-    if (error.inputId !== undefined) {
-      return `server "${this.name}" cannot start: it uses ${error.variable}, and input "${error.inputId}" has no stored value; set it with the "${SET_SECRET_COMMAND}" command`;
-    }
-    return `server "${this.name}" cannot start: ${error.message}`;
-  }
-
-  private startError(error: unknown, exit: ExitInfo | undefined, command: string | undefined): ServerUnavailableError {
-    const reason = startReason(error, exit, this.timeouts.connectMs, command);
-    const timedOut = reason.startsWith('did not finish');
-    const cause = timedOut
-      ? reason
-      : `failed to start: ${error instanceof Error ? error.message : String(error)}${exit ? ` (${exitText(exit)})` : ''}`;
-    // The command is the user's, not the server's; still, it may hold a substituted secret.
-    return new ServerUnavailableError(
-      this.redact(`server "${this.name}" ${reason}${this.seeLog()}`),
-      this.detail(`server "${this.name}" ${cause}${this.stderrNote()}`),
-    );
-  }
-
-  /** " (its error output is in the ... log)" when the server wrote anything on stderr. */
-  private seeLog(): string {
-    return this.stderrTail.trim() ? ` (${SEE_LOG})` : '';
-  }
-
-  /** "; its stderr ended with: a | b", or nothing when it wrote nothing. For people only. */
-  private stderrNote(): string {
-    const summary = stderrSummary(this.stderrTail, this.redact);
-    return summary ? `; its stderr ended with: ${summary}` : '';
-  }
-
   private detail(text: string): string {
-    const redacted = this.redact(text);
-    return clip(redacted, MAX_DETAIL_CHARS);
+    return this.voice.detail(text);
   }
 
   private onClosed(link: Link): void {
@@ -631,43 +443,24 @@ export class ServerConnection {
         : 'its connection closed';
     if (this.link !== link) return;
     this.link = undefined;
-    clearTimeout(this.relistTimer);
-    this.relistTimer = undefined;
+    this.relister.cancel();
     if (this.closed) return;
     // A crash: the next use restarts it, at once the first time, then with growing backoff.
     this.failures++;
     this.retryAt = this.failures <= 1 ? 0 : Date.now() + Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 2));
-    this.lastError = `server "${this.name}" stopped: ${state.reason}${state.oversize ? '' : this.seeLog()}`;
-    const detail = this.detail(`server "${this.name}" stopped: ${state.reason}${this.stderrNote()}`);
+    this.lastError = `server "${this.name}" stopped: ${state.reason}${state.oversize ? '' : this.voice.seeLog()}`;
+    const detail = this.detail(`server "${this.name}" stopped: ${state.reason}${this.voice.stderrNote()}`);
     this.catalog.setState(this.name, 'error', this.lastError, detail);
     this.log(detail);
   }
 
-  /** Relists on a change, debounced, one at a time and at most every RELIST_INTERVAL_MS. */
-  private onListChanged(link: Link): void {
-    if (this.link !== link || this.closed) return;
-    if (this.relistTimer || this.relisting) {
-      this.relistAgain = true;
-      return;
-    }
-    const wait = Math.max(RELIST_DEBOUNCE_MS, this.lastRelist + RELIST_INTERVAL_MS - Date.now());
-    this.relistTimer = setTimeout(() => void this.relist(link), wait);
-  }
-
+  /** Relists on a change (see relister.ts); a failure is logged. */
   private async relist(link: Link): Promise<void> {
-    this.relistTimer = undefined;
-    if (this.link !== link) return;
-    this.relisting = true;
-    this.relistAgain = false;
-    this.lastRelist = Date.now();
     try {
       await this.refreshTools(link);
     } catch (error) {
       if (this.closed || this.link !== link) return;
       this.log(`server ${this.name}: relisting tools failed: ${error instanceof ServerUnavailableError ? error.detail : String(error)}`);
-    } finally {
-      this.relisting = false;
-      if (this.relistAgain) this.onListChanged(link);
     }
   }
 
@@ -677,37 +470,11 @@ export class ServerConnection {
     this.listChanged?.(kind);
   }
 
-  /** Relays a log message of the server, at most MAX_SERVER_LOGS_PER_SECOND; says how many were dropped. */
+  /** Relays a log message of the server, rate-limited (server-notices.ts). */
   private onServerLog(link: Link, message: ServerLogMessage): void {
     if (this.link !== link && this.attempt !== link) return;
     if (!this.serverLog) return;
-    const now = Date.now();
-    const window = this.logWindow;
-    if (now - window.start >= 1000) {
-      if (window.dropped > 0) {
-        this.serverLog({
-          level: 'warning',
-          logger: 'code-execution-mode',
-          data: `${window.dropped} log messages of server ${this.name} dropped (more than ${MAX_SERVER_LOGS_PER_SECOND} a second)`,
-        });
-      }
-      this.logWindow = { start: now, count: 0, dropped: 0 };
-    }
-    if (this.logWindow.count >= MAX_SERVER_LOGS_PER_SECOND) {
-      this.logWindow.dropped++;
-      return;
-    }
-    this.logWindow.count++;
-    this.serverLog(message);
-  }
-
-  private onDropped(total: number): void {
-    const now = Date.now();
-    if (now - this.droppedLoggedAt < DROP_LOG_MS) return;
-    this.droppedLoggedAt = now;
-    this.log(
-      `server ${this.name}: sends more than ${this.limits.maxNotificationsPerSecond} notifications a second; ${total} dropped so far and its output paused (proxy.maxNotificationsPerSecond)`,
-    );
+    this.logLimiter.pass(message, this.serverLog);
   }
 
   private async refreshTools(link: Link): Promise<void> {
@@ -726,7 +493,6 @@ export class ServerConnection {
         maxPages: MAX_PAGES,
       },
     );
-    this.taskTools = taskSupportOf(listed.tools);
     const invalid = listed.tools.filter((t) => !listedToolSchema.safeParse(t).success).length;
     const notes = [
       ...listed.notes,
@@ -742,59 +508,7 @@ export class ServerConnection {
     this.lastWarning = warning;
   }
 
-  /** An error's data as sandboxed code gets it: JSON, redacted, at most MAX_ERROR_DATA_BYTES. */
-  private cappedData(data: unknown): unknown {
-    if (data === undefined) return undefined;
-    let json: string;
-    try {
-      json = JSON.stringify(data) ?? 'null';
-    } catch {
-      return undefined;
-    }
-    const redacted = this.redact(json);
-    if (Buffer.byteLength(redacted, 'utf8') > MAX_ERROR_DATA_BYTES)
-      return { truncated: true, note: `the error's data was over ${MAX_ERROR_DATA_BYTES} bytes as JSON`, start: redacted.slice(0, 1000) };
-    try {
-      return JSON.parse(redacted);
-    } catch {
-      return redacted;
-    }
-  }
-
   private explain(error: unknown, doing: string, link: Link): Error {
-    if (error instanceof ServerUnavailableError || error instanceof ProxyLimitError) return error;
-    // The server wants a sign-in (its tokens expired and could not be refreshed, or were signed out).
-    const signIn = this.start.oauth && ServerOAuth.isSignInError(error) ? this.start.oauth.message() : undefined;
-    if (signIn) return new ServerUnavailableError(signIn);
-    if (link.state.oversize) {
-      return new ProxyLimitError(
-        `server "${this.name}" failed ${doing}: ${oversizeReason(this.limits.maxResultBytes)}; it is started again on next use`,
-      );
-    }
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed && link.state.reason) {
-      return new ServerUnavailableError(`server "${this.name}" failed ${doing}: ${link.state.reason}${this.seeLog()}`);
-    }
-    // The SDK's own codes (timeout, closed connection) are not the server's answer.
-    if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
-      const message = clip(this.redact(bareErrorMessage(error.message)), 2000);
-      return new ServerError(
-        `server "${this.name}" failed ${doing}: MCP error ${error.code}: ${message}`,
-        error.code,
-        this.cappedData(error.data),
-      );
-    }
-    return new ServerUnavailableError(this.redact(`server "${this.name}" failed ${doing}: ${callReason(error)}`));
-  }
-}
-
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new StartTimeout(`did not start within ${secondsText(ms)}`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
+    return this.voice.explain(error, doing, link.state);
   }
 }

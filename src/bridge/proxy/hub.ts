@@ -22,6 +22,7 @@ import { markerEnv, nestedRefusal, startsThisBridge } from './self-proxy.ts';
 import { isStdio } from './transports.ts';
 import { HubOAuth } from './oauth/hub-oauth.ts';
 import type { ErrorKind, KindedError } from '../../shared/error-kinds.ts';
+import type { RunCall, RunWait } from '../run-call.ts';
 
 export abstract class ToolCallError extends Error implements KindedError {
   abstract readonly kind: ErrorKind;
@@ -69,13 +70,6 @@ export interface NotReady {
   server: string;
   state: ServerState | Exclude<ConsentState, 'allowed'>;
   error?: string;
-}
-
-/** How a tool call waits for its server to start: cancellable, and off the run's clock. */
-export interface WaitOptions {
-  signal?: AbortSignal;
-  /** Wraps the wait for the server to be started and listed (the run's untimed()). */
-  untimed?: <T>(work: Promise<T>) => Promise<T>;
 }
 
 export class ProxyHub {
@@ -218,7 +212,7 @@ export class ProxyHub {
   }
 
   /** Tools of one server, starting it if its list is not known yet this session. */
-  async listTools(server: string, wait: WaitOptions = {}): Promise<ToolEntry[]> {
+  async listTools(server: string, wait: RunWait = {}): Promise<ToolEntry[]> {
     const { connection } = this.resolveServer(server);
     return waitFor(connection.tools(), wait);
   }
@@ -264,9 +258,8 @@ export class ProxyHub {
     signal: AbortSignal,
     options: {
       progress?: (progress: Progress) => void;
-      untimed?: WaitOptions['untimed'];
       /** The run making the call (for the relay's record, and whose clock its waits pause). */
-      runId?: string;
+      run?: RunCall;
       /** Asks the user about a call that needs confirmation; resolves to go on, throws to refuse. */
       confirm?: (request: ConfirmationRequest) => Promise<void>;
     } = {},
@@ -278,7 +271,7 @@ export class ProxyHub {
       );
     }
     const resolved = this.resolveServer(server);
-    const wait = { signal, ...(options.untimed ? { untimed: options.untimed } : {}) };
+    const wait: RunWait = { signal, untimed: options.run?.untimed };
     // A server still starting is waited for (bounded by its connect timeout); a failed one throws.
     await waitFor(resolved.connection.connected(), wait);
     let entry = this.catalog.findTool(resolved.name, tool);
@@ -306,8 +299,7 @@ export class ProxyHub {
         timeoutMs: (resolved.config.confirmTimeoutSeconds ?? 120) * 1000,
       });
     }
-    const context = { ...(options.runId ? { runId: options.runId } : {}), ...(options.untimed ? { untimed: options.untimed } : {}) };
-    const result = await resolved.connection.callTool(entry.tool, args, signal, options.progress, context);
+    const result = await resolved.connection.callTool(entry.tool, args, signal, options.progress, options.run);
     return { server: resolved.name, tool: entry.tool, result };
   }
 
@@ -332,7 +324,7 @@ export class ProxyHub {
     capability: 'resources' | 'prompts',
     doing: string,
     send: (client: Client, options: RequestOptions) => Promise<T>,
-    wait: WaitOptions & { signal: AbortSignal },
+    wait: Pick<RunCall, 'signal' | 'untimed'>,
   ): Promise<{ server: string; result: T }> {
     const resolved = this.resolveServer(server);
     await waitFor(resolved.connection.connected(), wait);
@@ -363,7 +355,7 @@ async function withDeadline(work: Promise<void>, ms: number): Promise<void> {
 }
 
 /** Waits for a server's start or listing: off the run's clock when asked, stopped by the signal. */
-function waitFor<T>(work: Promise<T>, { signal, untimed }: WaitOptions): Promise<T> {
+function waitFor<T>(work: Promise<T>, { signal, untimed }: RunWait): Promise<T> {
   let waited = work;
   if (signal) {
     waited = signal.aborted

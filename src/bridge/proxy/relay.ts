@@ -24,6 +24,7 @@ import {
 import { jsonBytes } from './limits.ts';
 import { sizeText } from '../../shared/byte-size.ts';
 import type { RelayLimits } from '../client/relay-limits.ts';
+import type { RunCall } from '../run-call.ts';
 
 const RELAYED_METHODS = ['roots/list', 'elicitation/create', 'sampling/createMessage'] as const;
 export type RelayedMethod = (typeof RELAYED_METHODS)[number] | 'elicitation/create (url, for a tool call)';
@@ -31,17 +32,11 @@ export type RelayedMethod = (typeof RELAYED_METHODS)[number] | 'elicitation/crea
 /** Fields an elicitation form may ask for; a bigger form is refused. */
 const MAX_ELICITATION_FIELDS = 32;
 
-/** A proxied tool call in flight: the run it belongs to, and how to pause that run's clock. */
-export interface CallContext {
-  runId?: string;
-  untimed?: <T>(work: Promise<T>) => Promise<T>;
-}
-
 /** Who asks, for whom, and until when. */
 export interface RelayContext {
   server: string;
   /** Runs with a call of this server in flight. */
-  runs: string[];
+  runs: RunCall['runId'][];
   signal: AbortSignal;
 }
 
@@ -72,12 +67,13 @@ export function installRelay(
   server: string,
   relay: ClientRelay,
   declared: ClientCapabilities,
-  calls: () => Iterable<CallContext>,
+  /** The runs of the tool calls in flight, one per call (a run with two calls is there twice). */
+  calls: () => Iterable<RunCall>,
   maxBytes: number,
 ): void {
   const runsOf = (): { runs: string[]; pause: <T>(work: Promise<T>) => Promise<T> } => {
     const active = [...calls()];
-    const runs = [...new Set(active.flatMap((c) => (c.runId ? [c.runId] : [])))];
+    const runs = [...new Set(active.map((c) => c.runId))];
     // Every run waiting on this server stands still while its answer is awaited.
     const pause = <T>(work: Promise<T>): Promise<T> => active.reduce((w, c) => (c.untimed ? c.untimed(w) : w), work);
     return { runs, pause };

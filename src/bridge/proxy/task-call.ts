@@ -1,4 +1,4 @@
-// Tools that run as tasks (execution.taskSupport "required" or "optional") are called through
+// Tools that run as tasks (the catalog says which: execution.taskSupport "required" or "optional") are called through
 // the SDK's task API: the call creates a task, the SDK polls it, and each new status is told as
 // the call's progress ("task working: Analyzing content..."). The whole call is bounded by the
 // call timeout; when the run stops (timeout, cancel) or the bound hits, the server is asked to
@@ -14,26 +14,12 @@ import {
   type Task,
 } from '@modelcontextprotocol/sdk/types.js';
 
-export type TaskSupport = 'required' | 'optional';
-
 /** How long tasks/cancel is waited for once a task's call stopped. */
 const CANCEL_MS = 5000;
 /** Characters of a task's status message passed on as progress. */
 const MAX_STATUS_CHARS = 300;
 /** Statuses a task never leaves. */
 const TERMINAL: ReadonlySet<Task['status']> = new Set(['completed', 'failed', 'cancelled']);
-
-/** The tools of a listing that run as tasks (the listing is the server's: anything else is ignored). */
-export function taskSupportOf(tools: readonly unknown[]): Map<string, TaskSupport> {
-  const found = new Map<string, TaskSupport>();
-  for (const tool of tools) {
-    if (!tool || typeof tool !== 'object') continue;
-    const { name, execution } = tool as { name?: unknown; execution?: unknown };
-    const support = execution && typeof execution === 'object' ? (execution as { taskSupport?: unknown }).taskSupport : undefined;
-    if (typeof name === 'string' && (support === 'required' || support === 'optional')) found.set(name, support);
-  }
-  return found;
-}
 
 export interface TaskCallOptions {
   signal: AbortSignal;

@@ -1,7 +1,10 @@
 // What the model reads after a run. VS Code hands the model only the JSON of structuredContent;
 // other clients read the text. Both are made from one view of the run: compact over complete
 // (empty, null and default fields left out), one budget of characters for the output, no
-// base64 as text, and each image once. The full record goes to the run log instead.
+// base64 as text, and each image once. The full record goes to the run log instead. A run is
+// read once (readRun: what the run log records comes from it), then made into the tool's result
+// in one step with the audit note and the byte cap (shapeResult).
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import {
   MAX_IMAGE_BASE64_CHARS,
@@ -79,19 +82,53 @@ export interface ShapeInput {
   imageBudget?: number;
 }
 
+/** What the result is made with beyond the run: known only once the run log has its record. */
+export interface FinishInput {
+  /** Says that the run log is not being written (undefined: it is). */
+  audit?: string;
+  /** The whole result as JSON, in bytes, above which it goes without images and attached files (undefined: no cap). */
+  maxBytes?: number;
+}
+
+/**
+ * The run read once: its output cut to the budget, its images and files placed. Nothing in it
+ * changes; the run log records `recorded` before the result is made from it (shapeResult).
+ */
+export interface RunReading {
+  readonly result: RunResult;
+  readonly toolCalls: number;
+  readonly out: string;
+  readonly err: string;
+  readonly val: string;
+  readonly error: { type: string; message: string; frames: string; ownHeadline: boolean } | undefined;
+  /** Some output was cut, here or by the capture. */
+  readonly cut: boolean;
+  /** Notes that do not depend on what is attached. */
+  readonly notes: readonly string[];
+  /** Attached, in order: emitted first, then returned. */
+  readonly images: readonly FoundImage[];
+  /** Distinct images left out for the budget, and for their type. */
+  readonly dropped: number;
+  readonly refused: number;
+  readonly imageBudgetText: string;
+  readonly fileViews: readonly Readonly<NonNullable<RunView['files']>[number]>[];
+  /** Files from /work/out attached as embedded resources, in order. */
+  readonly files: readonly OutAttachment[];
+  /** Every distinct image the run emitted or returned (the run log keeps them). */
+  readonly recorded: readonly FoundImage[];
+}
+
 export interface ShapedRun {
   view: RunView;
   text: string;
   /** Attached, in order: emitted first, then returned. */
-  images: FoundImage[];
+  images: readonly FoundImage[];
   /** Every distinct image the run emitted or returned (the run log keeps them). */
-  recorded: FoundImage[];
+  recorded: readonly FoundImage[];
   /** Files from /work/out attached as embedded resources, in order. */
-  files: OutAttachment[];
-  /** Drops the images and attached files (the result would be too big with them); says so in the view and text. */
-  dropImages(): void;
-  /** Says that the run log is not being written (undefined: it is). */
-  setAudit(problem: string | undefined): void;
+  files: readonly OutAttachment[];
+  /** What the tool call returns: the text, then images, audio and files; the view as structuredContent. */
+  reply: CallToolResult;
 }
 
 export interface OutAttachment {
@@ -148,8 +185,13 @@ function utf8Text(data: string): string | undefined {
 
 const CUT_HINT = 'print less, or summarise in code (counts, a slice, the lines that matter)';
 
-/** The run as the model should read it, in both forms. */
-export function shapeRun(input: ShapeInput): ShapedRun {
+/** The run as the model should read it, in both forms, when nothing is recorded between reading and shaping. */
+export function shapeRun(input: ShapeInput & FinishInput): ShapedRun {
+  return shapeResult(readRun(input), input);
+}
+
+/** Reads the run once: cuts its output to the budget, places its images and files. */
+export function readRun(input: ShapeInput): RunReading {
   const { result, toolCalls } = input;
   const images = new ResultImages(input.imageBudget);
   const known = new KnownImages([...(input.toolImages ?? []), ...result.images]);
@@ -230,62 +272,96 @@ export function shapeRun(input: ShapeInput): ShapedRun {
     }
   }
 
-  let audit: string | undefined;
-  const build = (): { view: RunView; text: string } => {
-    const allNotes = [...notes];
-    if (images.dropped > 0) {
-      allNotes.push(
-        `${plural(images.dropped, 'image')} not attached: over the ${images.budgetText()} image budget of a result; emit fewer or smaller images`,
-      );
-    }
-    if (images.refused > 0) allNotes.push(`${plural(images.refused, 'image')} not attached: ${ACTIVE_IMAGE_REASON}`);
-    const view: RunView = { status: result.status };
-    if (result.sessionChange) view.sessionChange = result.sessionChange;
-    if (out) view.stdout = out;
-    if (err) view.stderr = err;
-    if (result.value !== null) view.value = val;
-    if (error) view.error = { type: error.type, message, ...(frames ? { traceback: frames } : {}) };
-    if (images.attached.length > 0) view.images = images.attached.length;
-    if (fileViews.length > 0) view.files = fileViews;
-    if (allNotes.length > 0) view.notes = allNotes;
-    if (result.truncated || cut || images.dropped > 0 || images.refused > 0 || fileViews.some((f) => f.note)) view.truncated = true;
-    if (result.sessionLost) view.sessionLost = true;
-    if (toolCalls > 0) view.toolCalls = toolCalls;
-    if (result.session !== 'default' || result.sessionChange) view.session = result.session;
-    view.durationMs = Math.round(result.durationMs);
-    if (audit) view.auditLog = audit;
-    return { view, text: renderText(view, error?.ownHeadline ?? false) };
-  };
-  let shaped = build();
   return {
-    get view() {
-      return shaped.view;
-    },
-    get text() {
-      return shaped.text;
-    },
-    get images() {
-      return images.attached;
-    },
+    result,
+    toolCalls,
+    out,
+    err,
+    val,
+    error: error && { type: error.type, message, frames, ownHeadline: error.ownHeadline },
+    cut,
+    notes,
+    images: images.attached,
+    dropped: images.dropped,
+    refused: images.refused,
+    imageBudgetText: images.budgetText(),
+    fileViews,
+    files: attachedFiles,
     recorded: images.seen,
-    get files() {
-      return attachedFiles;
-    },
-    dropImages() {
-      images.dropAll();
-      for (const entry of fileViews) {
-        if (!entry.attached) continue;
-        delete entry.attached;
-        entry.note = 'not attached: the result would be too big (the run log keeps it)';
-      }
-      attachedFiles.length = 0;
-      shaped = build();
-    },
-    setAudit(problem) {
-      audit = problem;
-      shaped = build();
-    },
   };
+}
+
+/**
+ * The result the model gets, made once from the reading, the audit note and the byte cap: over
+ * the cap, it goes without its images and attached files, and says so (the run log keeps them).
+ */
+export function shapeResult(reading: RunReading, finish: FinishInput = {}): ShapedRun {
+  const whole = build(reading, finish.audit, false);
+  const over = (shaped: ShapedRun) => Buffer.byteLength(JSON.stringify(shaped.reply)) > finish.maxBytes!;
+  if (finish.maxBytes === undefined || whole.reply.content.length <= 1 || !over(whole)) return whole;
+  return build(reading, finish.audit, true);
+}
+
+/** The view, text and reply of a reading; `bare`: without images and attached files. */
+function build(reading: RunReading, audit: string | undefined, bare: boolean): ShapedRun {
+  const { result, toolCalls, error } = reading;
+  const images = bare ? [] : reading.images;
+  const files = bare ? [] : reading.files;
+  const dropped = bare ? reading.dropped + reading.images.length : reading.dropped;
+  const fileViews = reading.fileViews.map((entry) => {
+    if (!bare || !entry.attached) return { ...entry };
+    const { attached: _attached, ...rest } = entry;
+    return { ...rest, note: 'not attached: the result would be too big (the run log keeps it)' };
+  });
+  const allNotes = [...reading.notes];
+  if (dropped > 0) {
+    allNotes.push(
+      `${plural(dropped, 'image')} not attached: over the ${reading.imageBudgetText} image budget of a result; emit fewer or smaller images`,
+    );
+  }
+  if (reading.refused > 0) allNotes.push(`${plural(reading.refused, 'image')} not attached: ${ACTIVE_IMAGE_REASON}`);
+  const view: RunView = { status: result.status };
+  if (result.sessionChange) view.sessionChange = result.sessionChange;
+  if (reading.out) view.stdout = reading.out;
+  if (reading.err) view.stderr = reading.err;
+  if (result.value !== null) view.value = reading.val;
+  if (error) view.error = { type: error.type, message: error.message, ...(error.frames ? { traceback: error.frames } : {}) };
+  if (images.length > 0) view.images = images.length;
+  if (fileViews.length > 0) view.files = fileViews;
+  if (allNotes.length > 0) view.notes = allNotes;
+  if (result.truncated || reading.cut || dropped > 0 || reading.refused > 0 || fileViews.some((f) => f.note)) view.truncated = true;
+  if (result.sessionLost) view.sessionLost = true;
+  if (toolCalls > 0) view.toolCalls = toolCalls;
+  if (result.session !== 'default' || result.sessionChange) view.session = result.session;
+  view.durationMs = Math.round(result.durationMs);
+  if (audit) view.auditLog = audit;
+  const text = renderText(view, error?.ownHeadline ?? false);
+  return { view, text, images, recorded: reading.recorded, files, reply: callResult(view, text, images, files) };
+}
+
+/** The tool call's result: the text first, then what is attached; the view as structuredContent. */
+function callResult(view: RunView, text: string, images: readonly FoundImage[], files: readonly OutAttachment[]): CallToolResult {
+  const content: CallToolResult['content'] = [{ type: 'text', text }];
+  for (const image of images) {
+    // Audio a tool returned is attached like its images (and within the same budget).
+    content.push(
+      image.mime.startsWith('audio/')
+        ? { type: 'audio', data: image.data, mimeType: image.mime }
+        : { type: 'image', data: image.data, mimeType: image.mime },
+    );
+  }
+  for (const file of files) {
+    // Files the code left in /work/out: embedded resources, named by their path in the sandbox.
+    content.push({
+      type: 'resource',
+      resource: {
+        uri: `sandbox:///work/out/${file.path.split('/').map(encodeURIComponent).join('/')}`,
+        mimeType: file.mime,
+        blob: file.data,
+      },
+    });
+  }
+  return { content, structuredContent: view, isError: view.status !== 'ok' };
 }
 
 /** The text form: the same view, read top to bottom. */

@@ -16,6 +16,7 @@ import { SNIPPET_NAME, SNIPPETS_SERVER, snippetDoc, snippetHash, type SnippetSto
 import { toSandboxResult, type ResultImage } from '../results/tool-results.ts';
 import { kindOf, outcomeOfKind } from '../../shared/error-kinds.ts';
 import { describeIssues } from '../../config/load.ts';
+import type { RunCall } from '../run-call.ts';
 
 const detail = z.enum(['summary', 'full']).default('summary');
 const name = z.string().min(1).max(256);
@@ -171,8 +172,7 @@ export function createHostMethods(
       const record = { run: context.runId, server: params.server, tool: params.tool, arguments: params.arguments };
       try {
         const { server, tool, result } = await hub.callTool(params.server, params.tool, params.arguments, context.signal, {
-          untimed: context.untimed,
-          runId: context.runId,
+          run: context,
           // A progress token goes upstream with every call; what comes back is relayed to the run's client.
           progress: (progress) => scope.progress?.(params.server, params.tool, progress),
           // A call that needs the user's confirmation asks (off the run's clock); without a gate it is refused.
@@ -216,7 +216,7 @@ export function createHostMethods(
     },
     async list_tools(params, context) {
       context.describe(`the tools of ${params.server}`);
-      const tools = await hub.listTools(params.server, { signal: context.signal, untimed: context.untimed });
+      const tools = await hub.listTools(params.server, context);
       // For the sandbox's tool functions: `returnType` annotates their signature; `otherKeys`:
       // the schema takes keys it does not list, so the sandbox does not check keyword names.
       return tools.map((t) => ({
@@ -244,7 +244,7 @@ export function createHostMethods(
         if (params.tool) return [snippetDoc(await snippets.get(params.tool), params.detail)];
         return (await snippets.list()).map((s) => snippetDoc(s, params.detail));
       }
-      const tools = await hub.listTools(params.server, { signal: context.signal, untimed: context.untimed });
+      const tools = await hub.listTools(params.server, context);
       const wanted = params.tool ? tools.filter((t) => t.tool === params.tool || t.alias === params.tool) : tools;
       if (params.tool && wanted.length === 0) throw new Error(`server "${params.server}" has no tool "${params.tool}"`);
       return wanted.map((t) => toolDoc(t, params.detail));
@@ -291,16 +291,11 @@ export function createHostMethods(
     },
   };
   /** A resource or prompt request, in the run log like a tool call. */
-  const serverUse = async <T>(
-    context: RequestContext,
-    server: string,
-    what: string,
-    work: (wait: { signal: AbortSignal; untimed: RequestContext['untimed'] }) => Promise<T>,
-  ): Promise<T> => {
+  const serverUse = async <T>(context: RequestContext, server: string, what: string, work: (wait: RunCall) => Promise<T>): Promise<T> => {
     const started = performance.now();
     const record = { run: context.runId, server, tool: what, arguments: {} };
     try {
-      const value = await work({ signal: context.signal, untimed: context.untimed });
+      const value = await work(context);
       runLog?.toolCall({ ...record, outcome: 'ok', durationMs: performance.now() - started });
       return value;
     } catch (error) {

@@ -3,16 +3,18 @@
 // listing, a filled-in template, or a tool's `resource_link`), and getting one prompt. What
 // servers send is untrusted: every message is already capped by the transport
 // (proxy.maxResultBytes); a listing of many pages is cut at the same cap, and says so.
-import type { ProxyHub, WaitOptions } from '../proxy/hub.ts';
+import type { ProxyHub } from '../proxy/hub.ts';
 import { jsonBytes, ProxyLimitError } from '../proxy/limits.ts';
 import { sizeText } from '../../shared/byte-size.ts';
+import type { RunCall } from '../run-call.ts';
 
 /** The most pages a listing follows. */
 const MAX_LIST_PAGES = 20;
 
 export type Listing = 'resources' | 'resourceTemplates' | 'prompts';
 
-type Wait = WaitOptions & { signal: AbortSignal };
+/** What a request of a run waits with: the run's signal, and its clock paused while a server starts. */
+type Wait = Pick<RunCall, 'signal' | 'untimed'>;
 
 /** Every item of a listing (up to the caps); `note` says what was left out. */
 export async function listAll(

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import type { SandboxConfig } from '../../config/schema.ts';
 import { isGvisor, SESSION_NAME, type RequestHandler, type Sandbox, workspaceRequested, workspaceTargetsOf } from '../../sandbox/index.ts';
 import type { FoundImage } from '../results/base64-text.ts';
-import { renderText, runViewShape, shapeRun, type RunView, type ShapedRun } from '../results/format.ts';
+import { readRun, renderText, runViewShape, shapeResult, type RunView } from '../results/format.ts';
 import type { ProxyHub } from '../proxy/hub.ts';
 import { LastLine, progressMessage, toolProgressMessage } from './progress.ts';
 import type { ToolProgressSink } from '../sandbox-api/host-methods.ts';
@@ -147,17 +147,12 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
           onRequest: requests.handle,
         });
         const toolCalls = requests.toolCalls();
-        const shaped = shapeRun({ result, toolCalls, toolImages: requests.toolImages(), budget: config.resultChars });
+        const reading = readRun({ result, toolCalls, toolImages: requests.toolImages(), budget: config.resultChars });
         // The log keeps the full record: the output as captured, every image emitted or returned.
         const tier = deps.sandbox.tier();
-        deps.runLog?.runEnded({ ...result, images: shaped.recorded }, { toolCalls, ...(tier ? { sandbox: tier } : {}) });
-        shaped.setAudit(auditNote(deps.runLog));
-        let reply = callResult(shaped);
-        if (reply.content.length > 1 && Buffer.byteLength(JSON.stringify(reply)) > MAX_RESULT_BYTES) {
-          shaped.dropImages();
-          reply = callResult(shaped);
-        }
-        return reply;
+        deps.runLog?.runEnded({ ...result, images: [...reading.recorded] }, { toolCalls, ...(tier ? { sandbox: tier } : {}) });
+        // Shaped after the record is written: a write that fails now is said in this result.
+        return shapeResult(reading, { audit: auditNote(deps.runLog), maxBytes: MAX_RESULT_BYTES }).reply;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         deps.runLog?.runFailed({ run: runId, session, message });
@@ -176,30 +171,6 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
 function auditNote(runLog: RunLog | undefined): string | undefined {
   const problem = runLog?.problem;
   return problem ? `the audit log is not being written (${problem}): this run is not recorded` : undefined;
-}
-
-function callResult(shaped: ShapedRun): CallToolResult {
-  const content: CallToolResult['content'] = [{ type: 'text', text: shaped.text }];
-  for (const image of shaped.images) {
-    // Audio a tool returned is attached like its images (and within the same budget).
-    content.push(
-      image.mime.startsWith('audio/')
-        ? { type: 'audio', data: image.data, mimeType: image.mime }
-        : { type: 'image', data: image.data, mimeType: image.mime },
-    );
-  }
-  for (const file of shaped.files) {
-    // Files the code left in /work/out: embedded resources, named by their path in the sandbox.
-    content.push({
-      type: 'resource',
-      resource: {
-        uri: `sandbox:///work/out/${file.path.split('/').map(encodeURIComponent).join('/')}`,
-        mimeType: file.mime,
-        blob: file.data,
-      },
-    });
-  }
-  return { content, structuredContent: shaped.view, isError: shaped.view.status !== 'ok' };
 }
 
 /** A failure before the code could run (no durationMs: the code did not run). */

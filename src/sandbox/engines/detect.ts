@@ -11,7 +11,7 @@ import { CliError, runCli, type CliResult } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
 import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
-import { OWNER } from '../container/kernel-container.ts';
+import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
 import { checkWasm, type WasmStatus } from '../wasm/check.ts';
 import {
@@ -121,6 +121,12 @@ export interface DetectOptions {
   timeoutMs?: number;
   /** The bridge's state folder: never mounted as the workspace (nor is the default one). */
   stateDir?: string;
+  /**
+   * Every check but the one-shot hardened container: the caller's first sandbox, which has the
+   * same hardening, proves the start instead (startProven), or the caller runs all the checks
+   * again when it does not start, so that a failure is explained as always.
+   */
+  skipStart?: boolean;
 }
 
 const INSTALL_DOCS: Record<RuntimeName, string> = {
@@ -132,6 +138,15 @@ function configuredPath(name: RuntimeName, sandbox?: Partial<Pick<SandboxConfig,
   return name === 'podman' ? sandbox?.podmanPath : sandbox?.dockerPath;
 }
 
+/** The runtime's CLI: the command given, the configured path, else PATH and the install folders. */
+function locate(name: RuntimeName, options: DetectOptions, sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath'>>) {
+  const configured = options.commands?.[name] ?? configuredPath(name, sandbox);
+  return locateRuntime(name, {
+    ...(configured ? { configured } : {}),
+    ...(options.searchDirs ? { searchDirs: options.searchDirs } : {}),
+  });
+}
+
 /**
  * The CLI-level checks: installed (PATH, then install folders, or the configured path), the
  * daemon or machine answering, and whether resource limits are enforced.
@@ -141,18 +156,17 @@ export async function probeRuntime(
   options: DetectOptions = {},
   sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath' | 'maxSessions' | 'prewarm'>>,
 ): Promise<RuntimeStatus> {
-  const located = locateRuntime(name, {
-    ...((options.commands?.[name] ?? configuredPath(name, sandbox))
-      ? { configured: options.commands?.[name] ?? configuredPath(name, sandbox) }
-      : {}),
-    ...(options.searchDirs ? { searchDirs: options.searchDirs } : {}),
-  });
+  const located = locate(name, options, sandbox);
   const command = located.command;
   const timeoutMs = options.timeoutMs ?? 20_000;
   const cli = { timeoutMs, ...(options.env ? { env: options.env } : {}) };
   const status: RuntimeStatus = { name, command, state: 'not-installed', problems: [], checks: [], fixes: [] };
+  // Asked together (each is a CLI start, `info` the slowest); read in order, as if one by one.
+  const version = runCli(command, versionArgs(name), cli);
+  const infoOut = runCli(command, infoArgs(name), cli);
+  infoOut.catch(() => undefined);
   try {
-    const out = await runCli(command, versionArgs(name), cli);
+    const out = await version;
     const parsed = versionSchema.safeParse(JSON.parse(out.stdout));
     if (parsed.success) status.version = parsed.data.Client.Version;
   } catch (error) {
@@ -170,7 +184,7 @@ export async function probeRuntime(
   }
   status.checks.push({ name: 'installed', ok: true, detail: `${command}${status.version ? ` (client ${status.version})` : ''}` });
   try {
-    const out = await runCli(command, infoArgs(name), cli);
+    const out = await infoOut;
     const info: unknown = JSON.parse(out.stdout);
     if (name === 'podman') readPodmanInfo(info, status, sandboxesAtOnce(sandbox));
     else readDockerInfo(info, status);
@@ -259,13 +273,20 @@ function readDockerInfo(raw: unknown, status: RuntimeStatus): void {
  * container with the sandbox's exact hardening. About a container start (0.2-0.5 s).
  */
 export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, options: DetectOptions = {}): Promise<RuntimeStatus> {
+  const cli = { timeoutMs: options.timeoutMs ?? 30_000, ...(options.env ? { env: options.env } : {}) };
+  // The image and packages lookups start beside the CLI-level checks; their answers are read
+  // only where they were asked before, once those checks passed.
+  const command = locate(name, options, sandbox).command;
+  const image = runCli(command, imageExistsArgs(sandbox.image), cli);
+  image.catch(() => undefined);
+  const packagesFound = packagesState(command, sandbox, cli);
+  packagesFound.catch(() => undefined);
   const status = await probeRuntime(name, options, sandbox);
   if (options.stateDir) status.stateDir = options.stateDir;
   if (!isUsable(status)) return status;
-  const cli = { timeoutMs: options.timeoutMs ?? 30_000, ...(options.env ? { env: options.env } : {}) };
   if (sandbox.ociRuntime !== undefined && !(await ociRuntimeFound(status, sandbox.ociRuntime, cli))) return status;
   try {
-    const id = (await runCli(status.command, imageExistsArgs(sandbox.image), cli)).stdout.trim();
+    const id = (await image).stdout.trim();
     if (/^[A-Za-z0-9:]{1,200}$/.test(id)) status.imageId = id;
     status.checks.push({ name: 'image', ok: true, detail: `${sandbox.image} is present` });
   } catch {
@@ -275,7 +296,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     status.fixes.push({ kind: 'pull', label: `Pull ${sandbox.image}`, command: `${name} pull ${sandbox.image}` });
     return status;
   }
-  const packages = await packagesState(status.command, sandbox, cli);
+  const packages = await packagesFound;
   if (packages) {
     status.packages = packages;
     if (packages.state === 'built') {
@@ -324,6 +345,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
       }
     }
   }
+  if (options.skipStart) return status;
   const limitsWarning = status.state === 'limits-not-enforced';
   try {
     const image = status.image ? { ...sandbox, image: status.image } : sandbox;
@@ -363,6 +385,49 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     });
   }
   return status;
+}
+
+/**
+ * The runtime a first sandbox may start on while the checks run, when their answer can only
+ * confirm it or refuse it: the first candidate as located, on podman in a user namespace of its
+ * own. None when a workspace, packages or an OCI runtime decide the start and are checked first.
+ */
+export function firstStartGuess(sandbox: SandboxConfig, options: DetectOptions = {}): RuntimeRef | undefined {
+  const name = candidates(sandbox)[0];
+  if (!name || workspaceRequested(sandbox) || sandbox.packages.length > 0 || sandbox.ociRuntime !== undefined) return undefined;
+  return {
+    name,
+    command: locate(name, options, sandbox).command,
+    ownUserNamespace: name === 'podman',
+    ...(options.stateDir ? { stateDir: options.stateDir } : {}),
+  };
+}
+
+/** Whether a sandbox started on the guess is the one the checks' answer would start. */
+export function guessConfirmed(guess: RuntimeRef, status: RuntimeStatus): boolean {
+  return (
+    guess.name === status.name &&
+    guess.command === status.command &&
+    guess.ownUserNamespace === firstStartOwnNamespace(status) &&
+    status.image === undefined &&
+    status.ociRuntime === undefined
+  );
+}
+
+/** Whether a first sandbox tries a user namespace of its own, as the probe does first (probeIsolated). */
+export function firstStartOwnNamespace(status: RuntimeStatus): boolean {
+  return status.name === 'podman' && !status.isolation;
+}
+
+/**
+ * Records a hardened start proven by the caller's own first sandbox (checked with skipStart) as
+ * the probe records its own: the start check, Python's version, the isolation it had.
+ */
+export function startProven(status: RuntimeStatus, pythonVersion: string, ownUserNamespace: boolean): void {
+  if (ownUserNamespace) status.isolation = ISOLATED;
+  status.python = pythonVersion.split('.').slice(0, 2).join('.');
+  status.checks.push({ name: 'start', ok: true, detail: `a hardened sandbox starts (Python ${status.python})` });
+  noteIsolation(status);
 }
 
 /**

@@ -28,6 +28,8 @@ export const KERNEL_FRAME_LIMITS = {
   done: 8 * 1024 * 1024,
   /** A host call: a proxied server's MCP stdio transport takes no message over 10 MiB either. */
   req: 10 * 1024 * 1024,
+  /** The kernel's word that the code went on after an interrupt. */
+  ignored: 1024,
 } as const;
 /** Frames from the kernel larger than this end the session: the largest frame of any kind. */
 export const MAX_KERNEL_FRAME_BYTES = Math.max(...Object.values(KERNEL_FRAME_LIMITS));

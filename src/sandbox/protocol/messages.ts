@@ -77,6 +77,8 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
     /** Threads of the code still alive after an interrupted run: the host restarts the interpreter. */
     leftoverThreads: z.number().int().positive().max(1_000_000).optional(),
   }),
+  /** The code caught its interrupt and went on (or ignores SIGINT): the host need not wait out the grace. */
+  z.object({ t: z.literal('ignored'), run: runId }),
   z.object({
     t: z.literal('req'),
     id: z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),

@@ -4,10 +4,18 @@ import type { SandboxConfig } from '../../config/schema.ts';
 import { removeNow, removeOrphans } from '../container/cleanup.ts';
 import { ImageMissingError, RuntimeUnavailableError, SessionLimitError } from '../errors.ts';
 import { pullImage } from '../image/image.ts';
-import { selectRuntime, type DetectOptions, type RuntimeStatus } from '../engines/detect.ts';
+import {
+  firstStartGuess,
+  firstStartOwnNamespace,
+  guessConfirmed,
+  selectRuntime,
+  startProven,
+  type DetectOptions,
+  type RuntimeStatus,
+} from '../engines/detect.ts';
 import { isGvisor } from '../engines/oci-runtime.ts';
 import { packagesState, type PackagesState } from '../image/derived.ts';
-import { KernelContainer } from '../container/kernel-container.ts';
+import { KernelContainer, type RuntimeRef } from '../container/kernel-container.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
 import {
@@ -95,6 +103,9 @@ export class SessionManager implements Sandbox {
   private spareName: string | undefined;
   private spareIdle: NodeJS.Timeout | undefined;
   private readonly dropped = new WeakSet<Promise<Kernel>>();
+  /** The first check's container (it proved the hardened start), until a spare or a session takes it. */
+  private proven: KernelContainer | undefined;
+  private provenIdle: NodeJS.Timeout | undefined;
   /** Set by the first prewarm(): from then on each spare taken is replaced. */
   private prewarming = false;
   private readonly exitHandler = () => this.removeAllNow();
@@ -181,13 +192,71 @@ export class SessionManager implements Sandbox {
 
   private async selectRuntime(): Promise<RuntimeStatus> {
     try {
-      return await selectRuntime(this.config, this.options.detect, this.options.pullHint);
+      return await this.selectAndStart();
     } catch (error) {
       if (!(error instanceof ImageMissingError) || this.config.pull !== 'missing') throw error;
       // The user asked for pulls on first use: this is that first use.
       await pullImage(this.config, this.options.onPullProgress ?? (() => {}), this.options.detect ? { detect: this.options.detect } : {});
       return selectRuntime(this.config, this.options.detect, this.options.pullHint);
     }
+  }
+
+  /**
+   * The checks without their one-shot container: the first sandbox, started at once with the
+   * same hardening, proves the start and becomes the first spare (one container start less
+   * before the first run). When it does not start, the checks run again with their own
+   * container, which explains the failure, or picks another runtime, as always.
+   */
+  private async selectAndStart(): Promise<RuntimeStatus> {
+    // Where the checks can only confirm or refuse it, the sandbox starts beside them (the
+    // runtime's `info` alone can take longer than a container start); it serves only once they
+    // passed and agree, else it is closed. It runs nothing but the kernel until then.
+    const guess = firstStartGuess(this.config, this.options.detect);
+    const early = guess
+      ? startKernel(this.containerStarter(guess), this.config, 'spare', this.options.prelude).catch(() => null)
+      : undefined;
+    let status: RuntimeStatus;
+    try {
+      status = await selectRuntime(this.config, { ...this.options.detect, skipStart: true }, this.options.pullHint);
+    } catch (error) {
+      void early?.then((container) => container?.close());
+      throw error;
+    }
+    const own = firstStartOwnNamespace(status);
+    const confirmed = guess !== undefined && guessConfirmed(guess, status);
+    let container = await early;
+    if (container && !confirmed) void container.close();
+    // The start the checks would make failed already: they explain it (or pick another runtime).
+    if (container === null && confirmed) return selectRuntime(this.config, this.options.detect, this.options.pullHint);
+    if (!container || !confirmed) {
+      try {
+        container = await startKernel(
+          this.containerStarter({ ...status, ownUserNamespace: own }),
+          this.config,
+          'spare',
+          this.options.prelude,
+        );
+      } catch {
+        return selectRuntime(this.config, this.options.detect, this.options.pullHint);
+      }
+    }
+    startProven(status, container.pythonVersion, own);
+    if (this.closed) {
+      void container.close();
+      return status;
+    }
+    this.learn(container, imageKey(status, this.config.image));
+    this.proven = container;
+    this.provenIdle = setTimeout(() => void this.takeProven()?.close(), this.config.idleSeconds * 1000);
+    this.provenIdle.unref();
+    return status;
+  }
+
+  private takeProven(): KernelContainer | undefined {
+    const container = this.proven;
+    this.proven = undefined;
+    clearTimeout(this.provenIdle);
+    return container?.alive ? container : undefined;
   }
 
   async execute(code: string, options: ExecuteOptions = {}): Promise<RunResult> {
@@ -230,10 +299,10 @@ export class SessionManager implements Sandbox {
   }
 
   /** Remembers what a fresh container reported, once per image: later containers change nothing. */
-  private learn(container: Kernel): void {
+  private learn(container: Kernel, key = container.imageKey): void {
     const found = container.distributions;
-    if (!found || !this.learned.learn(container.imageKey, found)) return;
-    this.options.onImageDistributions?.(container.imageKey, found, container.derivedImage !== undefined);
+    if (!found || !this.learned.learn(key, found)) return;
+    this.options.onImageDistributions?.(key, found, container.derivedImage !== undefined);
   }
 
   /** The runtime and isolation tier runs use (for the run log); undefined before the first run. */
@@ -273,7 +342,7 @@ export class SessionManager implements Sandbox {
   /** Stops every container. The manager accepts no runs afterwards. */
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...[...this.sessions.keys()].map((name) => this.closeSession(name)), this.dropSpare()]);
+    await Promise.all([...[...this.sessions.keys()].map((name) => this.closeSession(name)), this.dropSpare(), this.takeProven()?.close()]);
     process.removeListener('exit', this.exitHandler);
   }
 
@@ -289,7 +358,14 @@ export class SessionManager implements Sandbox {
         () => undefined,
         () => undefined,
       );
-    const spare = (async () => startKernel(this.starter(await this.check()), this.config, 'spare', this.options.prelude))();
+    const spare = (async () => {
+      const engine = await this.check();
+      // The first check's container, when it proved the start, is the first spare.
+      return (
+        (engine.kind === 'container' ? this.takeProven() : undefined) ??
+        startKernel(this.starter(engine), this.config, 'spare', this.options.prelude)
+      );
+    })();
     this.spare = spare;
     spare.then(
       (container) => {
@@ -315,7 +391,7 @@ export class SessionManager implements Sandbox {
     this.spare = undefined;
     this.spareName = undefined;
     clearTimeout(this.spareIdle);
-    const container = await spare?.catch(() => undefined);
+    const container = (await spare?.catch(() => undefined)) ?? this.takeProven();
     if (this.prewarming) setImmediate(() => void this.prewarm());
     // Started before the packages image was built: a new session gets a container of the new image.
     if (container && container.derivedImage !== this.runtimeRef?.image) {
@@ -377,7 +453,12 @@ export class SessionManager implements Sandbox {
   /** How kernels of this engine start. */
   private starter(engine: SandboxEngine): StartKernel {
     if (engine.kind === 'wasm') return () => WasmKernel.start(this.config);
-    return (session) => KernelContainer.start(engine.runtime, this.config, session);
+    return this.containerStarter(engine.runtime);
+  }
+
+  /** How containers of this runtime start. */
+  private containerStarter(runtime: RuntimeRef): (session: string) => Promise<KernelContainer> {
+    return (session) => KernelContainer.start(runtime, this.config, session);
   }
 
   private armIdle(name: string, session: Session): void {
@@ -404,7 +485,9 @@ export class SessionManager implements Sandbox {
   }
 
   private removeAllNow(): void {
-    const names = [...[...this.sessions.values()].map((s) => s.liveContainerName()), this.spareName].filter((n): n is string => !!n);
+    const names = [...[...this.sessions.values()].map((s) => s.liveContainerName()), this.spareName, this.proven?.name].filter(
+      (n): n is string => !!n,
+    );
     if (this.runtimeRef) removeNow(this.runtimeRef, names);
   }
 }

@@ -2,7 +2,7 @@
 // images, requests to the host, the time limit, and the stop (interrupt, then a restart of the
 // interpreter when the code does not stop). Sessions (session.ts) queue runs and act on the
 // restart a run asks for.
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { SandboxConfig } from '../../config/schema.ts';
 import type { ExitInfo, Kernel } from '../protocol/kernel-process.ts';
 import { CappedText } from './capped-text.ts';
@@ -153,6 +153,11 @@ export const MAX_IMAGES_PER_RUN = 16;
 /** 8 MiB of image bytes, as base64 (the kernel refuses bigger images with a ValueError). */
 export const MAX_IMAGE_BASE64_CHARS = Math.ceil((8 * 1024 * 1024) / 3) * 4;
 export const MAX_REQUESTS_IN_FLIGHT = 64;
+/**
+ * What is left of the grace once the kernel saw the code catch its interrupt and go on (or
+ * ignore SIGINT): code that ends right after catching it still ends on its own.
+ */
+export const IGNORED_GRACE_MS = 250;
 /** At most this much of a run's time goes uncounted in untimed() waits (the longest connect timeout). */
 export const MAX_UNTIMED_MS = 600_000;
 
@@ -199,12 +204,14 @@ class RunTracker {
   private readonly waits = new Map<number, { what: string; since: number }>();
   private waitingAtStop: string[] = [];
   private stopping: 'timeout' | 'cancelled' | undefined;
-  private readonly requestsAbort = new AbortController();
+  private ignored = false;
+  /** Aborts the run's requests in flight; made by the first request (aborting costs a run tens of µs). */
+  private requestsAbort: AbortController | undefined;
   private timers: NodeJS.Timeout[] = [];
   private readonly clock: RunClock;
   private settle!: (outcome: TrackedRun) => void;
-  /** Echoed by the kernel's real `done` (see the protocol's `token`). */
-  private readonly token = randomBytes(16).toString('hex');
+  /** Echoed by the kernel's real `done` (see the protocol's `token`); randomUUID draws from a pool, randomBytes would not. */
+  private readonly token = randomUUID();
   private readonly generation: number;
 
   private readonly container: Kernel;
@@ -274,7 +281,7 @@ class RunTracker {
         void this.onRequest(message.id, message.method, message.params);
         return;
       case 'done':
-        // Without this run's token: code guessing it (16 random bytes), ignored.
+        // Without this run's token: code guessing it (122 random bits), ignored.
         if (message.run === this.runId && message.token !== this.token) return;
         if (message.run !== this.runId) {
           // The kernel sends one `done` per run: an earlier run's here means that run's end was
@@ -304,6 +311,9 @@ class RunTracker {
         } else {
           this.finish(message.status, message.value, message.error, false);
         }
+        return;
+      case 'ignored':
+        if (message.run === this.runId) this.onIgnored();
         return;
       case 'ready':
         return;
@@ -372,7 +382,7 @@ class RunTracker {
       const result = await this.options.onRequest(method, params, {
         runId: this.runId,
         session: this.session,
-        signal: this.requestsAbort.signal,
+        signal: (this.requestsAbort ??= new AbortController()).signal,
         emitImage: (mime, data) => this.addImage(mime, data),
         untimed: (work) => this.clock.untimed(work),
         describe: (what) => {
@@ -403,21 +413,28 @@ class RunTracker {
     this.clock.stop();
     const now = performance.now();
     this.waitingAtStop = [...this.waits.values()].map((w) => `${w.what} (${((now - w.since) / 1000).toFixed(1)} s)`);
-    this.requestsAbort.abort();
+    this.requestsAbort?.abort();
     this.container.send({ t: 'interrupt', run: this.runId });
-    const graceMs = this.config.interruptGraceSeconds * 1000;
+    this.giveUpAfter(this.config.interruptGraceSeconds * 1000, `It did not stop within ${this.config.interruptGraceSeconds} s`);
+  }
+
+  /** Ends the stopped run after `ms` unless it ends first; its interpreter is then restarted. */
+  private giveUpAfter(ms: number, words: string): void {
+    const stopping = this.stopping;
+    if (!stopping) return;
     this.timers.push(
       setTimeout(() => {
         const error = this.stopError(null);
-        this.finish(
-          why,
-          null,
-          { ...error, message: `${error.message} It did not stop within ${this.config.interruptGraceSeconds} s` },
-          true,
-          true,
-        );
-      }, graceMs),
+        this.finish(stopping, null, { ...error, message: `${error.message} ${words}` }, true, true);
+      }, ms),
     );
+  }
+
+  /** The kernel saw the code catch its interrupt and go on: it gets a moment to end, not the whole grace. */
+  private onIgnored(): void {
+    if (!this.stopping || this.ignored) return;
+    this.ignored = true;
+    if (IGNORED_GRACE_MS < this.config.interruptGraceSeconds * 1000) this.giveUpAfter(IGNORED_GRACE_MS, 'It went on after the interrupt');
   }
 
   private stopError(kernelError: KernelError | null): KernelError {
@@ -470,7 +487,7 @@ class RunTracker {
     this.finished = true;
     this.clock.stop();
     for (const timer of this.timers) clearTimeout(timer);
-    this.requestsAbort.abort();
+    this.requestsAbort?.abort();
     // Watched from here on, unless the interpreter is about to be replaced (frames of the old one
     // may still come) or is gone: the session watches again after a restart.
     if (lost || restart || !this.onForgedEnd) this.container.on({});

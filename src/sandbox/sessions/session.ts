@@ -232,7 +232,12 @@ export class Session {
 export type StartKernel = (session: string) => Promise<Kernel>;
 
 /** Starts a kernel and runs the prelude in it; a failing prelude is a start failure. */
-export async function startKernel(start: StartKernel, config: SandboxConfig, session: string, prelude?: string): Promise<Kernel> {
+export async function startKernel<K extends Kernel>(
+  start: (session: string) => Promise<K>,
+  config: SandboxConfig,
+  session: string,
+  prelude?: string,
+): Promise<K> {
   const container = await start(session);
   const failure = await runPrelude(container, config, session, prelude);
   if (failure) {

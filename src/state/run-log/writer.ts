@@ -1,31 +1,19 @@
 // The audit record: append-only JSON lines in the state dir, one event per line, written as a
 // run progresses (start, each tool call, end) so a crash loses at most the event in flight.
 //
-// Several bridges share one state dir (one per VS Code window, command-line runs), so:
-// - every event is one write() on an O_APPEND descriptor, so lines of different writers never
-//   interleave, and the size that decides a rotation is the file's, not a private counter;
-// - a rotation (runs.jsonl -> runs.1.jsonl -> ... -> runs.<keep>.jsonl) happens under a lock
-//   file, and only if no other writer rotated first; a writer whose file was rotated away (or
-//   deleted) notices before its next event and reopens. An event that races a rotation lands
-//   in runs.1.jsonl, which the reader reads too.
+// Several bridges share one state dir (one per VS Code window, command-line runs): how they
+// share the file and rotate it is in append-file.ts.
 //
 // One run cannot push the others out: its tool calls are logged in full up to a count and a
 // byte budget, the rest summed up in one `tool-calls-omitted` line. Images go beside the log,
-// within a per-run and a total budget (oldest pruned first), and leave with their run's line.
-import { closeSync, existsSync, fstatSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { basename, join } from 'node:path';
+// within a per-run and a total budget (oldest pruned first), and leave with their run's line
+// (beside.ts).
+import { join } from 'node:path';
 import { runLogConfigSchema, type RunLogConfig } from '../../config/schema.ts';
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import type { RunResult } from '../../sandbox/index.ts';
-import {
-  ensurePrivateDir,
-  ensurePrivateSubdir,
-  isRealDir,
-  openPrivateFileSync,
-  readPrivateFileSync,
-  writePrivateFileSync,
-} from '../private-files.ts';
-import { outFilePath } from '../../shared/out-names.ts';
+import { AppendFile } from './append-file.ts';
+import { dropImagesOf, saveBeside } from './beside.ts';
 import type {
   ConfirmationEvent,
   RelayEvent,
@@ -35,8 +23,7 @@ import type {
   SnippetUseEvent,
   ToolCallEvent,
 } from './events.ts';
-import { IMAGES_DIR, RUN_LOG_FILE, RUN_LOG_LOCK, rotatedLogName } from './files.ts';
-import { withLockSync } from '../lock.ts';
+import { RUN_LOG_FILE } from './files.ts';
 
 export { IMAGES_DIR, RUN_LOG_FILE } from './files.ts';
 export type {
@@ -49,16 +36,11 @@ export type {
   ToolCallEvent,
 } from './events.ts';
 
-const IMAGE_EXTENSIONS: Record<string, string> = { 'image/png': 'png', 'image/jpeg': 'jpg', 'image/gif': 'gif', 'image/webp': 'webp' };
-// Images, and the files a run left in /work/out (`<run>-out-<i>.dat`, pruned with the images).
-const IMAGE_FILE = /^[A-Za-z0-9-]+\.(png|jpg|gif|webp|dat)$/;
 const MAX_CODE_CHARS = 1024 * 1024;
 const MAX_STREAM_CHARS = 64 * 1024;
 const MAX_ARGUMENT_CHARS = 64 * 1024;
 /** Distinct server.tool names counted one by one in an omitted-calls summary. */
 const MAX_SUMMARY_TOOLS = 50;
-/** After a rotation could not get the lock, appends go on and the next try waits this long. */
-const ROTATE_RETRY_MS = 30_000;
 
 /** The limits when none are given: the configuration's defaults. */
 export const RUN_LOG_DEFAULTS: RunLogConfig = runLogConfigSchema.parse({});
@@ -100,18 +82,12 @@ function capJson(value: unknown, limit: number): unknown {
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
 
-/** An image (`mime`) or a /work/out file (`path`) in a run-end line. */
-type BesideEntry = { mime?: string; path?: string; bytes: number; file?: string; skipped?: string };
-
 export class RunLog {
   readonly file: string;
   private readonly dir: string;
   private readonly options: RunLogConfig;
   private readonly onProblem: ((problem: string | undefined) => void) | undefined;
-  private fd: number | undefined;
-  /** The open file's inode and device, to tell when runs.jsonl is another file now. */
-  private openIdentity = { ino: -1, dev: -1 };
-  private rotateAfter = 0;
+  private readonly out: AppendFile;
   private currentProblem: string | undefined;
   /** When each open run started, so that a run that fails before it starts still has a duration. */
   private readonly startedAt = new Map<string, number>();
@@ -123,6 +99,7 @@ export class RunLog {
     const { onProblem, ...limits } = options;
     this.options = { ...RUN_LOG_DEFAULTS, ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) };
     this.onProblem = onProblem;
+    this.out = new AppendFile(dir, this.options, (file) => dropImagesOf(this.dir, file, this.options.maxFileBytes));
   }
 
   /** Why the log is not being written, while it is not; undefined when all is well. */
@@ -133,7 +110,7 @@ export class RunLog {
   /** Opens the log now, so that a state dir that cannot be written is said at start, not at the first run. */
   check(): string | undefined {
     try {
-      this.open();
+      this.out.open();
       this.setProblem(undefined);
     } catch (error) {
       this.close();
@@ -233,7 +210,7 @@ export class RunLog {
       stderr: cap(result.stderr, MAX_STREAM_CHARS),
       value: result.value === null ? null : cap(result.value, MAX_STREAM_CHARS),
       error: result.error,
-      ...this.saveBeside(result),
+      ...saveBeside(this.dir, result, this.options),
       toolCalls: extra.toolCalls,
       ...(extra.sandbox ? { sandbox: extra.sandbox } : {}),
       truncated: result.truncated,
@@ -259,14 +236,7 @@ export class RunLog {
   }
 
   close(): void {
-    if (this.fd !== undefined) {
-      try {
-        closeSync(this.fd);
-      } catch {
-        // already unusable
-      }
-    }
-    this.fd = undefined;
+    this.out.close();
   }
 
   private summarizeOmitted(run: string): void {
@@ -285,82 +255,6 @@ export class RunLog {
     });
   }
 
-  /**
-   * Images, and the files from /work/out, go beside the log (0600; the panel shows them) within
-   * one per-run budget, images first, then one prune under the lock; the log names each file.
-   */
-  private saveBeside(result: RunResult): { images: BesideEntry[]; files?: BesideEntry[] } {
-    const budget = { used: 0, saved: false };
-    const images = result.images.map((image, i): BesideEntry => {
-      const bytes = Buffer.from(image.data, 'base64');
-      const ext = IMAGE_EXTENSIONS[image.mime];
-      if (!ext) return { mime: image.mime, bytes: bytes.length };
-      return { mime: image.mime, ...this.saveOne(result.runId, `${i}.${ext}`, bytes, budget) };
-    });
-    const files = result.files?.length
-      ? result.files.map((out, i): BesideEntry => {
-          // Logged by the name the result showed (cleaned: the sandbox chose it); saved under a name of ours.
-          const path = outFilePath(out.path);
-          if (out.data === undefined)
-            return { path, bytes: out.bytes, ...(out.skipped ? { skipped: `not returned: ${out.skipped}` } : {}) };
-          return { path, ...this.saveOne(result.runId, `out-${i}.dat`, Buffer.from(out.data, 'base64'), budget) };
-        })
-      : undefined;
-    if (budget.saved) withLockSync(join(this.dir, RUN_LOG_LOCK), () => this.pruneImages(), { timeoutMs: 1000 });
-    return files ? { images, files } : { images };
-  }
-
-  private saveOne(
-    runId: string,
-    suffix: string,
-    bytes: Buffer,
-    budget: { used: number; saved: boolean },
-  ): { bytes: number; file?: string; skipped?: string } {
-    if (!/^[A-Za-z0-9-]+$/.test(runId)) return { bytes: bytes.length };
-    if (budget.used + bytes.length > this.options.maxImageBytesPerRun)
-      return { bytes: bytes.length, skipped: 'over the per-run image budget (images and /work/out files together)' };
-    try {
-      const dir = join(this.dir, IMAGES_DIR);
-      ensurePrivateSubdir(dir);
-      const file = `${runId}-${suffix}`;
-      writePrivateFileSync(join(dir, file), bytes);
-      budget.used += bytes.length;
-      budget.saved = true;
-      return { bytes: bytes.length, file: `${IMAGES_DIR}/${file}` };
-    } catch (error) {
-      return { bytes: bytes.length, skipped: `not written: ${(error as Error).message}` };
-    }
-  }
-
-  /** Keeps all images within their total budget, oldest first. */
-  private pruneImages(): void {
-    const dir = join(this.dir, IMAGES_DIR);
-    // Never list or remove files through a link planted as images/.
-    if (!isRealDir(dir)) return;
-    let files: Array<{ path: string; size: number; mtimeMs: number }>;
-    try {
-      files = readdirSync(dir)
-        .filter((name) => IMAGE_FILE.test(name))
-        .flatMap((name) => {
-          try {
-            const stat = statSync(join(dir, name));
-            return [{ path: join(dir, name), size: stat.size, mtimeMs: stat.mtimeMs }];
-          } catch {
-            return [];
-          }
-        });
-    } catch {
-      return;
-    }
-    let total = files.reduce((sum, f) => sum + f.size, 0);
-    files.sort((a, b) => a.mtimeMs - b.mtimeMs);
-    for (const file of files) {
-      if (total <= this.options.maxImageBytes) break;
-      rmSync(file.path, { force: true });
-      total -= file.size;
-    }
-  }
-
   private line(event: Record<string, unknown>): Buffer {
     return Buffer.from(`${JSON.stringify(event)}\n`, 'utf8');
   }
@@ -372,9 +266,7 @@ export class RunLog {
   // Synchronous appends: each event is on disk before the next step of the run, in order.
   private append(line: Buffer): void {
     try {
-      const size = this.open();
-      if (size > 0 && size + line.length > this.options.maxFileBytes && Date.now() >= this.rotateAfter) this.rotate();
-      writeSync(this.fd!, line);
+      this.out.append(line);
       this.setProblem(undefined);
     } catch (error) {
       // The log must never take a run down, but its loss must be seen: the bridge says so
@@ -388,84 +280,6 @@ export class RunLog {
     if (problem === this.currentProblem) return;
     this.currentProblem = problem;
     this.onProblem?.(problem);
-  }
-
-  /**
-   * Opens runs.jsonl, again when the open file is no longer it (rotated by another writer,
-   * deleted); returns its size. One stat of the path per event: the open file's identity is kept.
-   */
-  private open(): number {
-    if (this.fd !== undefined) {
-      try {
-        const onDisk = statSync(this.file);
-        if (onDisk.ino === this.openIdentity.ino && onDisk.dev === this.openIdentity.dev) return onDisk.size;
-      } catch {
-        // gone: reopen below
-      }
-      this.close();
-    }
-    ensurePrivateDir(this.dir);
-    // Never through a link planted as runs.jsonl, nor into a FIFO or device.
-    this.fd = openPrivateFileSync(this.file, 'append');
-    const opened = fstatSync(this.fd);
-    this.openIdentity = { ino: opened.ino, dev: opened.dev };
-    return opened.size;
-  }
-
-  private rotate(): void {
-    const mine = fstatSync(this.fd!).ino;
-    const done = withLockSync(
-      join(this.dir, RUN_LOG_LOCK),
-      () => {
-        // Another writer may have rotated while this one waited: then there is nothing to do.
-        let current;
-        try {
-          current = statSync(this.file);
-        } catch {
-          return;
-        }
-        if (current.ino !== mine) return;
-        const rotated = (n: number) => join(this.dir, rotatedLogName(n));
-        const oldest = rotated(this.options.keepFiles);
-        if (existsSync(oldest)) {
-          this.dropImagesOf(oldest);
-          rmSync(oldest, { force: true });
-        }
-        for (let n = this.options.keepFiles - 1; n >= 1; n--) if (existsSync(rotated(n))) renameSync(rotated(n), rotated(n + 1));
-        renameSync(this.file, rotated(1));
-      },
-      { timeoutMs: 1000 },
-    );
-    if (!done) this.rotateAfter = Date.now() + ROTATE_RETRY_MS;
-    this.open();
-  }
-
-  /** Removes the images of the runs whose end is in a file that is leaving the log. */
-  private dropImagesOf(file: string): void {
-    let text: string;
-    try {
-      // A link or FIFO rotated in is not read, and no image is removed through a linked images/.
-      const bytes = isRealDir(join(this.dir, IMAGES_DIR))
-        ? readPrivateFileSync(file, this.options.maxFileBytes + 64 * 1024 * 1024)
-        : undefined;
-      if (!bytes) return;
-      text = bytes.toString('utf8');
-    } catch {
-      return;
-    }
-    for (const line of text.split('\n')) {
-      if (!line.includes('"run-end"') || !line.includes(`"${IMAGES_DIR}/`)) continue;
-      try {
-        const event = JSON.parse(line) as { type?: string; images?: Array<{ file?: unknown }>; files?: Array<{ file?: unknown }> };
-        if (event.type !== 'run-end') continue;
-        for (const image of [...(event.images ?? []), ...(event.files ?? [])]) {
-          const name = typeof image.file === 'string' ? basename(image.file) : '';
-          if (IMAGE_FILE.test(name)) rmSync(join(this.dir, IMAGES_DIR, name), { force: true });
-        }
-      } catch {
-        // a half-written line: nothing to drop
-      }
-    }
   }
 }
 

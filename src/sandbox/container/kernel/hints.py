@@ -1,11 +1,11 @@
 # Errors that carry their fix: what the kernel adds to the message of an error the code made
 # (no network, a module that is not installed, a coroutine used without await), which frames a
 # traceback leaves out (the kernel's, asyncio's, the runtimes'), and the same for the warning
-# about a coroutine never awaited. Part of the kernel's source (prepended to kernel.py);
-# Python 3.9+, standard library only. Whatever runs in the interpreter (the MCP runtime) may
-# add hooks with sandbox_host.add_error_hint(hook): hook(exc, kind, hint) returns a better
-# hint, or None to keep the one it got; and hide its own frames with
-# sandbox_host.hide_frames(filename).
+# about a coroutine never awaited. Part of the kernel's source (before values.py, which uses
+# it); Python 3.9+ and the standard library only, nothing else: it loads alone. Whatever runs
+# in the interpreter (the MCP runtime) may add hooks with sandbox_host.add_error_hint(hook):
+# hook(exc, kind, hint) returns a better hint, or None to keep the one it got; and hide its own
+# frames with sandbox_host.hide_frames(filename).
 import errno as _errno
 import os as _os
 import sys as _sys

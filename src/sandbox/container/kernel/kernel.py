@@ -1,7 +1,8 @@
 # Code Execution Mode sandbox kernel. Runs inside the container as the only process of
 # interest, fed over stdin by the host: frames are a 4-byte big-endian length and UTF-8 JSON.
-# Python 3.9+ and the standard library only. The host prepends seccomp.py, pid1.py and hints.py
-# to this source.
+# Python 3.9+ and the standard library only. The last file of the kernel's source: the host
+# prepends the others (source.ts lists them, in order), whose names this file uses; it holds
+# what needs the process's descriptors, threads and signals (the wire, the run, the loop).
 #
 # The protocol uses private duplicates of the original stdin/stdout. File descriptor 0 is then
 # /dev/null and file descriptor 1 a pipe read back as the run's stdout, so neither user code's
@@ -9,14 +10,14 @@
 # process could still forge frames on purpose; the host validates every frame and grants nothing
 # a frame asks for beyond what the run is allowed anyway.
 #
-# Threads: the main thread runs user code; a reader thread takes frames from the host; a writer
-# thread alone writes frames, whole, from a bounded queue. The host's interrupt becomes a
+# Threads: the main thread runs user code; a reader thread takes frames from the host; frames
+# are written whole, by the thread that sends one when nothing is queued, else by a writer
+# thread from a bounded queue. The host's interrupt becomes a
 # SIGINT to the main thread (Python runs signal handlers there only), and the handler raises
 # KeyboardInterrupt only while user code runs, never half-way through the kernel's own lines.
 # A `restart` frame makes the reader thread end every other process and exec a fresh
 # interpreter in place, on the same protocol descriptors: that is how `reset` and code that
 # ignores interrupts cost milliseconds instead of a container.
-import ast
 import base64
 import builtins
 import codecs
@@ -33,25 +34,16 @@ import struct
 import sys
 import threading
 import time
-import traceback
 import types
 import warnings
 
 _HEADER = struct.Struct(">I")
 _CHUNK_CHARS = 64 * 1024
 _FLUSH_SECONDS = 0.1
-_MAX_TRACEBACK_FRAMES = 30
-# Caps in code points, at most half the host's limits in UTF-16 units (an astral character
-# counts twice there), so that nothing the code raises or returns makes a frame the host refuses.
-_MAX_VALUE_CHARS = 1024 * 1024
-_MAX_MESSAGE_CHARS = 30000
-_MAX_TRACEBACK_CHARS = 120000
-_MAX_TYPE_CHARS = 120
 _MAX_METHOD_CHARS = 64
 # The host's cap on a request frame (kernel-container.ts KERNEL_FRAME_LIMITS.req): a bigger call
 # raises here, in the code, instead of ending the session.
 _MAX_REQUEST_BYTES = 10 * 1024 * 1024
-_MAX_SOURCE_LINE_CHARS = 240
 # Output waiting for the host beyond this blocks the writing thread (back-pressure).
 _OUTBOX_BYTES = 2 * 1024 * 1024
 # How the exec'd kernel finds its source: the argument after -c's.
@@ -87,6 +79,7 @@ else:
             pass
     except ChildProcessError:
         pass
+os.set_blocking(_out_fd, False)  # see _Outbox.put
 _ENVIRON = dict(os.environ)
 _CWD = os.getcwd()
 _null = os.open(os.devnull, os.O_RDONLY)
@@ -116,13 +109,37 @@ _guard = [0]  # > 0 while the main thread is in kernel code called from user cod
 _deferred = [False]  # an interrupt arrived inside such kernel code
 
 
+class _Caught:
+    """Rides on the KeyboardInterrupt of the host's interrupt. Freed while its run goes on, it
+    means the code caught the interrupt and went on: the host is told, so that it need not
+    wait out the whole grace for code that will not stop."""
+
+    def __init__(self, run):
+        self.run = run
+
+    def __del__(self):
+        if self.run is None or _state.run != self.run or not _state.interrupted:
+            return
+        # A collection may run this anywhere, inside the outbox too: never wait for its lock.
+        if _outbox._ready.acquire(blocking=False):
+            _outbox._ready.release()
+            _outbox.put(_encode({"t": "ignored", "run": self.run}), interruptible=False)
+
+
+def _interruption():
+    exc = KeyboardInterrupt()
+    if _state.interrupted:
+        exc._cem_caught = _Caught(_state.run)
+    return exc
+
+
 def _on_sigint(signum, frame):
     if not _user[0]:
         return
     if _guard[0]:
         _deferred[0] = True
         return
-    raise KeyboardInterrupt
+    raise _interruption()
 
 
 def _guarded(function):
@@ -141,7 +158,7 @@ def _guarded(function):
             if not _guard[0] and _deferred[0]:
                 _deferred[0] = False
                 if _user[0]:
-                    raise KeyboardInterrupt
+                    raise _interruption()
 
     return wrapper
 
@@ -162,7 +179,8 @@ def _encode(message):
 
 
 class _Outbox:
-    """Frames waiting for the writer thread, the only writer of the protocol descriptor."""
+    """Frames to the host, written in order and whole: at once when the pipe takes them, else by
+    the writer thread from a bounded queue."""
 
     def __init__(self, limit):
         self._frames = collections.deque()
@@ -170,10 +188,44 @@ class _Outbox:
         self._limit = limit
         self._ready = threading.Condition(threading.Lock())
         self.wire = threading.Lock()  # held while a frame is being written
+        self._corked = None  # small frames held back by cork(), in order
 
-    def put(self, frame, interruptible=True):
-        """Queues a frame; waits while too much is queued. False if an interrupt cut the wait."""
+    def cork(self):
+        """Holds small frames back until a put with uncork: a run's last output then reaches the
+        host together with its `done`, in one write (each write wakes the host)."""
         with self._ready:
+            self._corked = []
+
+    def put(self, frame, interruptible=True, uncork=False):
+        """Queues a frame; waits while too much is queued. False if an interrupt cut the wait.
+        With nothing queued or on the wire, the calling thread writes the frame itself: waking
+        the writer thread costs a run more than the write (the threads take turns at the GIL).
+        The descriptor does not block and the frame is at most PIPE_BUF, so that write is one
+        system call that no signal splits; a frame the pipe has no room for goes to the writer
+        thread, ahead of anything queued later."""
+        with self._ready:
+            if self._corked is not None:
+                held = sum(len(f) for f in self._corked)
+                if not uncork and held + len(frame) <= select.PIPE_BUF:
+                    self._corked.append(frame)
+                    return True
+                frame = b"".join(self._corked + [frame])
+                self._corked = None
+            if not self._bytes and len(frame) <= select.PIPE_BUF and not self.wire.locked():
+                with self.wire:
+                    try:
+                        written = os.write(_out_fd, frame)
+                    except BlockingIOError:
+                        written = 0
+                    except OSError:
+                        os._exit(0)  # the host is gone
+                if written == len(frame):
+                    return True
+                frame = frame[written:]
+                self._frames.append(frame)
+                self._bytes += len(frame)
+                self._ready.notify_all()
+                return True
             while self._bytes and self._bytes + len(frame) > self._limit:
                 if interruptible and _interrupt_waiting():
                     return False
@@ -195,7 +247,10 @@ class _Outbox:
                 view = memoryview(frame)
                 try:
                     while view:
-                        view = view[os.write(_out_fd, view):]
+                        try:
+                            view = view[os.write(_out_fd, view):]
+                        except BlockingIOError:
+                            select.select([], [_out_fd], [])
                 except OSError:
                     os._exit(0)  # the host is gone
             with self._ready:
@@ -209,14 +264,6 @@ _outbox = _Outbox(_OUTBOX_BYTES)
 @_guarded
 def _send(message):
     return _outbox.put(_encode(message))
-
-
-def _cut(text, limit):
-    """`text` with its middle cut to at most about `limit` characters."""
-    if len(text) <= limit:
-        return text
-    half = limit // 2
-    return "%s\n... [%d characters cut] ...\n%s" % (text[:half], len(text) - 2 * half, text[-half:])
 
 
 # ---- the run's stdout and stderr ----
@@ -469,128 +516,9 @@ def emit_image(data, mime="image/png"):
     _send({"t": "image", "run": _state.run or _state.last_run, "mime": mime, "data": base64.b64encode(data).decode("ascii")})
 
 
-# ---- plots: matplotlib figures come back as PNG images ----
-#
-# matplotlib is never imported here (it costs a fresh interpreter a second or more). When the
-# code imports it, the hook below makes the kernel's backend matplotlib's default (unless the code
-# set MPLBACKEND to another), and a finder provides that backend module, so plt.show() emits the
-# open figures; figures still open at the end of a run are emitted too. Each figure is closed once
-# emitted. The environment keeps the container's MPLBACKEND=Agg: a child process (even one given
-# env={**os.environ}) draws with plain Agg, as it cannot import the kernel's backend.
+# ---- plots (plots.py): matplotlib figures come back as PNG images ----
 
-_PLOTS_MODULE = "_sandbox_plots"
-_PLOTS_BACKEND = "module://" + _PLOTS_MODULE
-_PLOTS_DPI = 100  # matplotlib's default figure (6.4 x 4.8 in) is then 640 x 480 pixels
-_MAX_PLOT_SIDE = 1600  # pixels: a bigger figure is rendered at a lower dpi
-_PLOTS_SOURCE = """
-from matplotlib.backends.backend_agg import FigureCanvasAgg as FigureCanvas
-import sandbox_host as _host
-
-def show(*args, **kwargs):
-    _host.emit_figures()
-"""
-
-
-class _PlotsBackendFinder:
-    """Makes the backend module importable, only when matplotlib asks for it."""
-
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name != _PLOTS_MODULE:
-            return None
-        import importlib.machinery
-
-        return importlib.machinery.ModuleSpec(name, _PlotsBackendFinder)
-
-    @staticmethod
-    def create_module(spec):
-        return None
-
-    @staticmethod
-    def exec_module(module):
-        # "<kernel>": its frames are left out of tracebacks like the kernel's own.
-        exec(compile(_PLOTS_SOURCE, "<kernel>", "exec"), module.__dict__)
-
-
-# What the container set (see engines/commands.ts): a value the code sets instead is its choice.
-_CONTAINER_MPLBACKEND = os.environ.get("MPLBACKEND", "")
-
-
-class _MatplotlibLoader:
-    """matplotlib's own loader, then the kernel's backend as its default."""
-
-    def __init__(self, loader):
-        self._loader = loader
-
-    def __getattr__(self, name):
-        return getattr(self._loader, name)
-
-    def create_module(self, spec):
-        return self._loader.create_module(spec)
-
-    def exec_module(self, module):
-        self._loader.exec_module(module)
-        if os.environ.get("MPLBACKEND", "") in ("", _CONTAINER_MPLBACKEND):
-            module.rcParams["backend"] = _PLOTS_BACKEND
-
-
-class _MatplotlibHook:
-    """Finds matplotlib as the other finders do, with its loader wrapped (see above)."""
-
-    @staticmethod
-    def find_spec(name, path=None, target=None):
-        if name != "matplotlib":
-            return None
-        for finder in sys.meta_path:
-            if finder is _MatplotlibHook or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                if spec.loader is not None and hasattr(spec.loader, "exec_module"):
-                    spec.loader = _MatplotlibLoader(spec.loader)
-                return spec
-        return None
-
-
-sys.meta_path.append(_PlotsBackendFinder)
-sys.meta_path.insert(0, _MatplotlibHook)
-# The root file system is read-only: matplotlib's font cache goes to the tmpfs.
-os.environ.setdefault("MPLCONFIGDIR", "/tmp/matplotlib")
-
-
-def _plot_dpi(width_inches, height_inches, dpi):
-    """The dpi a figure is rendered at: its own, lowered so that neither side passes the cap."""
-    dpi = dpi if isinstance(dpi, (int, float)) and dpi > 0 else _PLOTS_DPI
-    longest = max(width_inches, height_inches, 1e-3)
-    return min(dpi, _MAX_PLOT_SIDE / longest)
-
-
-def emit_figures(strict=True):
-    """Emits every open matplotlib figure as a PNG image and closes it; returns how many were
-    emitted. With strict=False (the end of a run) a figure that fails is said on stderr."""
-    plt = sys.modules.get("matplotlib.pyplot")
-    if plt is None:
-        return 0
-    import matplotlib
-
-    if matplotlib.get_backend() != _PLOTS_BACKEND:
-        return 0  # the code chose another backend: its figures are its own business
-    emitted = 0
-    for number in list(plt.get_fignums()):
-        figure = plt.figure(number)
-        try:
-            width, height = figure.get_size_inches()
-            buffer = io.BytesIO()
-            figure.savefig(buffer, format="png", dpi=_plot_dpi(width, height, figure.dpi))
-            emit_image(buffer.getvalue())
-            emitted += 1
-        except Exception as exc:
-            if strict:
-                raise
-            _stderr.write("[sandbox] figure %s not shown: %s: %s\n" % (number, type(exc).__name__, _cut(str(exc), 300)))
-        finally:
-            plt.close(figure)
-    return emitted
+_install_plots()
 
 
 _host_module = types.ModuleType("sandbox_host")
@@ -609,95 +537,6 @@ sys.modules["sandbox_host"] = _host_module
 _namespace = {"__name__": "__main__", "__builtins__": builtins, "emit_image": emit_image}
 _run_count = [0]
 warnings.showwarning = _unawaited_warning(warnings.showwarning)
-
-
-def _text_of(value, convert=str):
-    try:
-        return convert(value)
-    except BaseException as exc:  # a __str__ that raises must not take the kernel with it
-        return "<%s() failed: %s>" % (convert.__name__, type(exc).__name__)
-
-
-def _short_source_line(exc):
-    """A SyntaxError of a huge one-line literal: keep a window of the line around the error."""
-    text = exc.text
-    if not isinstance(text, str) or len(text) <= _MAX_SOURCE_LINE_CHARS:
-        return
-    offset = exc.offset if isinstance(exc.offset, int) and exc.offset > 0 else 1
-    start = max(0, offset - 1 - _MAX_SOURCE_LINE_CHARS // 2)
-    end = start + _MAX_SOURCE_LINE_CHARS
-    prefix = "..." if start else ""
-    exc.text = prefix + text[start:end] + ("..." if end < len(text) else "")
-    exc.offset = offset - start + len(prefix)
-    end_offset = getattr(exc, "end_offset", None)
-    if isinstance(end_offset, int) and end_offset > 0:
-        exc.end_offset = min(end_offset - start + len(prefix), len(exc.text) + 1)
-    # str(exc) repeats msg, not the line; the message may still be huge on its own.
-    if isinstance(exc.msg, str) and len(exc.msg) > _MAX_MESSAGE_CHARS:
-        exc.msg = exc.msg[:_MAX_MESSAGE_CHARS] + "..."
-
-
-def _traceback_text(exc, message=None, network=False):
-    """The traceback; `message` (with its hint) replaces the exception's own last line."""
-    try:
-        if isinstance(exc, SyntaxError):
-            _short_source_line(exc)
-        report = traceback.TracebackException(type(exc), exc, exc.__traceback__, limit=-_MAX_TRACEBACK_FRAMES)
-        if network:
-            # Its chain (socket error, then URLError, then...) says "no network" at length.
-            report.__cause__ = report.__context__ = None
-        # Drop the kernel's own frames (its runner above the code, the interrupt handler and
-        # print's plumbing below it), asyncio's and the runtime's, so the agent sees only its
-        # code and what it called.
-        pending, seen = [report], set()
-        while pending:
-            part = pending.pop()
-            if part is None or id(part) in seen:
-                continue
-            seen.add(id(part))
-            part.stack = traceback.StackSummary.from_list([f for f in part.stack if not _frame_hidden(f.filename, network)])
-            pending += [part.__cause__, part.__context__]
-        replaced = message is not None and hasattr(report, "_str")
-        if replaced:
-            report._str = message
-        lines = list(report.format())
-        if message is not None and not replaced:
-            lines.append(message + "\n")
-    except BaseException as failure:
-        lines = ["%s (the traceback could not be formatted: %s)\n" % (type(exc).__name__, type(failure).__name__)]
-    # One huge source line or message repeated in many frames: cut each line, then the whole.
-    return _cut("".join(_cut(line, _MAX_TRACEBACK_CHARS // 4) for line in lines), _MAX_TRACEBACK_CHARS)
-
-
-def _error_of(exc):
-    kind, hint = _hint_of(exc)
-    message = _text_of(exc)
-    if len(message) > _MAX_MESSAGE_CHARS:
-        message = message[:_MAX_MESSAGE_CHARS] + "... [message cut at %d characters]" % _MAX_MESSAGE_CHARS
-    if hint:
-        message = "%s\n%s" % (message, hint) if message else hint
-    traceback_text = _traceback_text(exc, message if hint else None, kind == "network")
-    return {"type": type(exc).__name__[:_MAX_TYPE_CHARS], "message": message, "traceback": traceback_text}
-
-
-def _value_text(value):
-    """repr of a run's last value; a coroutine (a call without await) says so, and is closed."""
-    if isinstance(value, types.CoroutineType):
-        name = getattr(value, "__qualname__", "f")
-        value.close()  # no "never awaited" warning: this says it
-        return "<coroutine %s(), not awaited: write result = await %s(...)>" % (name, name)
-    return _text_of(value, repr)
-
-
-def _compile(code, filename):
-    tree = ast.parse(code, filename, "exec")
-    flags = getattr(ast, "PyCF_ALLOW_TOP_LEVEL_AWAIT", 0)
-    tail = None
-    if tree.body and isinstance(tree.body[-1], ast.Expr):
-        tail = ast.Expression(tree.body.pop().value)
-    body = compile(tree, filename, "exec", flags=flags)
-    expr = compile(tail, filename, "eval", flags=flags) if tail is not None else None
-    return body, expr
 
 
 _loop_box = []
@@ -791,6 +630,8 @@ def _run_code(code):
         text = _value_text(value)
     except KeyboardInterrupt as exc:
         _user[0] = False
+        if hasattr(exc, "_cem_caught"):
+            exc._cem_caught.run = None  # it reached the kernel: not caught by the code
         _cancel_leftover_tasks()
         _figures_after_error(interrupted=True)
         return ("interrupted" if _state.interrupted else "error"), None, _error_of(exc)
@@ -879,87 +720,6 @@ def _leftover_threads():
     return len(user_threads())
 
 
-# ---- files out: what the code leaves under /work/out comes back with the result ----
-
-_OUT_DIR = "/work/out"
-_MAX_OUT_FILES = 20  # files sent per run; the rest are named (path, size) without content
-_MAX_OUT_FILE_BYTES = 4 * 1024 * 1024  # one file's content; the host checks it again
-_MAX_OUT_TOTAL_BYTES = 8 * 1024 * 1024  # all files of a run together
-_MAX_OUT_LISTED = 200  # entries looked at; a deeper or bigger tree is cut (and said)
-
-
-def _make_out_dir():
-    try:
-        os.makedirs(_OUT_DIR, exist_ok=True)
-    except OSError:
-        pass
-
-
-def _collect_out(run):
-    """Sends the files under /work/out as `file` frames (capped), then empties the folder."""
-    import shutil
-    import stat as stat_module
-    try:
-        if not os.listdir(_OUT_DIR):
-            return
-    except OSError:
-        _make_out_dir()
-        return
-    found = []
-    for root, dirs, files in os.walk(_OUT_DIR, followlinks=False):
-        dirs.sort()
-        for name in sorted(files):
-            found.append(os.path.join(root, name))
-        if len(found) >= _MAX_OUT_LISTED:
-            break
-    sent = 0
-    total = 0
-    cut = len(found) > _MAX_OUT_LISTED
-    found = sorted(found[:_MAX_OUT_LISTED])
-    for path in found:
-        rel = os.path.relpath(path, _OUT_DIR)
-        frame = {"t": "file", "run": run, "path": rel[:500]}
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if not stat_module.S_ISREG(info.st_mode):
-            continue  # symbolic links, fifos, sockets: never followed
-        frame["bytes"] = info.st_size
-        if info.st_size > _MAX_OUT_FILE_BYTES:
-            frame["skipped"] = "size"
-        elif sent >= _MAX_OUT_FILES:
-            frame["skipped"] = "count"
-        elif total + info.st_size > _MAX_OUT_TOTAL_BYTES:
-            frame["skipped"] = "total"
-        else:
-            try:
-                with open(path, "rb") as f:
-                    data = f.read(_MAX_OUT_FILE_BYTES + 1)
-            except OSError:
-                continue
-            if len(data) > _MAX_OUT_FILE_BYTES:
-                frame["skipped"] = "size"
-            else:
-                frame["bytes"] = len(data)
-                frame["data"] = base64.b64encode(data).decode("ascii")
-                sent += 1
-                total += len(data)
-        _send(frame)
-    if cut:
-        _send({"t": "file", "run": run, "path": "...", "bytes": 0, "skipped": "listing"})
-    # Emptied, so a file comes back once.
-    for name in os.listdir(_OUT_DIR):
-        path = os.path.join(_OUT_DIR, name)
-        try:
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
-
-
 def _after_run():
     """Clean-up between the user code and the `done` frame; extra fields for that frame."""
     extra = {}
@@ -972,6 +732,7 @@ def _after_run():
         threads = _leftover_threads()
         if threads:
             extra["leftoverThreads"] = threads
+    _outbox.cork()
     _drain_fd1()
     _stdout.flush()
     _stderr.flush()
@@ -1007,7 +768,7 @@ def _execute(message):
     finally:
         with _state_lock:
             _state.run = None
-        _outbox.put(_encode(done), interruptible=False)
+        _outbox.put(_encode(done), interruptible=False, uncork=True)
 
 
 # ---- the reader thread: frames from the host ----
@@ -1033,6 +794,8 @@ def _interrupt(run):
         if _state.run is not None and _state.run == run:
             _state.interrupted = True
             signal.pthread_kill(_MAIN, signal.SIGINT)
+            if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+                _outbox.put(_encode({"t": "ignored", "run": run}), interruptible=False)
 
 
 def _restart(source):
@@ -1092,44 +855,6 @@ def _start_thread(target, name):
     thread = threading.Thread(target=target, name=name, daemon=True)
     thread.start()
     _kernel_threads.add(thread.ident)
-
-
-_MAX_DISTS = 500
-_MAX_DIST_NAME_CHARS = 100
-_MAX_DIST_ENTRIES = 20000
-_MAX_DIST_PATHS = 64
-
-
-def _image_distributions(paths=None, max_entries=_MAX_DIST_ENTRIES, max_paths=_MAX_DIST_PATHS):
-    """The image's installed distributions, from the names of the *.dist-info and *.egg-info
-    entries on sys.path (no import: importlib.metadata alone costs ~35 ms per start). Bounded:
-    folders and entries looked at (the scan stops there), names sent, name length; returns
-    (names, left_out)."""
-    names = set()
-    left_out = 0
-    scanned = 0
-    for path in (sys.path if paths is None else paths)[:max_paths]:
-        if not path or path == _CWD or not isinstance(path, str):
-            continue  # the working folder is the code's, not the image's
-        try:
-            with os.scandir(path) as entries:
-                for entry in entries:
-                    scanned += 1
-                    if scanned > max_entries:
-                        break
-                    if entry.name.endswith((".dist-info", ".egg-info")):
-                        # "zope.interface-5.0.dist-info", "lz4-4.0.2+dfsg.egg-info", "foo.egg-info"
-                        name = entry.name.rsplit(".", 1)[0].split("-", 1)[0]
-                        if not name or len(name) > _MAX_DIST_NAME_CHARS:
-                            left_out += 1
-                        else:
-                            names.add(name)
-        except OSError:
-            continue
-        if scanned > max_entries:
-            break
-    ordered = sorted(names, key=str.lower)
-    return ordered[:_MAX_DISTS], left_out + max(0, len(ordered) - _MAX_DISTS)
 
 
 def _main():

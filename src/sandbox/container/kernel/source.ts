@@ -1,20 +1,35 @@
-// The kernel's Python source, read once: the seccomp filter's module, PID 1's reaper, the error
-// hints, then the kernel, as one program (the container receives a single source over stdin,
-// and again in a restart frame). The files sit beside this module in src/ and are copied beside
-// the bundle in dist/, so the same relative URLs work in both.
+// The kernel's Python source, read once: its files concatenated, in order, as one program (the
+// container receives a single source over stdin, and again in a restart frame). They share one
+// namespace (a function may call what another file defines); kernel.py, last, starts the kernel.
+// The files sit beside this module in src/ and are copied beside the bundle in dist/ (every
+// .py file of this folder), so the same relative URLs work in both.
 import { readFileSync } from 'node:fs';
+
+/** The files that need nothing of the container's process: they only define names at import (no
+ * descriptors, threads or signals), so another kernel may load them on its own. In order. */
+export const PORTABLE_KERNEL_FILES = [
+  'hints.py', // errors that carry their fix
+  'values.py', // a run's error, traceback and value as text; compiling its code
+  'plots.py', // matplotlib's figures as images: the backend hook, emit_figures, the dpi
+  'files_out.py', // the files the code leaves under /work/out, as frames
+  'distributions.py', // the image's installed distributions, for the ready frame
+] as const;
+
+export const KERNEL_FILES = [
+  'seccomp.py', // the seccomp filter, installed first
+  'pid1.py', // PID 1's reaper
+  ...PORTABLE_KERNEL_FILES,
+  'kernel.py', // the wire, the run, the loop: starts the kernel
+] as const;
 
 let cached: Buffer | undefined;
 
 export function kernelSource(): Buffer {
-  cached ??= Buffer.concat([
-    readFileSync(new URL('./seccomp.py', import.meta.url)),
-    Buffer.from('\n'),
-    readFileSync(new URL('./pid1.py', import.meta.url)),
-    Buffer.from('\n'),
-    readFileSync(new URL('./hints.py', import.meta.url)),
-    Buffer.from('\n'),
-    readFileSync(new URL('./kernel.py', import.meta.url)),
-  ]);
+  cached ??= Buffer.concat(
+    KERNEL_FILES.flatMap((name, i) => {
+      const file = readFileSync(new URL(`./${name}`, import.meta.url));
+      return i ? [Buffer.from('\n'), file] : [file];
+    }),
+  );
   return cached;
 }
