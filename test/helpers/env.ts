@@ -32,3 +32,17 @@ export function testSandbox(runtime: RuntimeName, overrides: Partial<SandboxConf
 
 /** A local image with pip and Debian's matplotlib: the package-build and plot tests. */
 export const TEST_DATA_IMAGE = process.env.CEM_TEST_DATA_IMAGE ?? 'localhost/cem-sandbox-data:bookworm';
+
+/**
+ * The sandboxes a suite of the Python API runs on: each container runtime, then WebAssembly
+ * (its differences are its own tests'). `limits` are the sandbox keys both kinds share.
+ */
+export function apiSandboxes(limits: Partial<SandboxConfig> = {}): Array<{ label: string; sandbox: Partial<SandboxConfig> }> {
+  return [
+    ...testRuntimes().map((runtime) => ({
+      label: runtime,
+      sandbox: { backend: 'container' as const, runtime, image: TEST_IMAGE, ...limits },
+    })),
+    { label: 'wasm', sandbox: { backend: 'wasm' as const, ...limits } },
+  ];
+}

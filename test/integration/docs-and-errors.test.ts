@@ -24,188 +24,203 @@ const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30
 /** An error an agent reads in one go: its fix, not a page of traceback. */
 const SHORT = 600;
 
-describe(`docs and errors on ${runtime}`, () => {
-  let bridge: BridgeHandle;
-  let files: string;
-  let config: Record<string, unknown>;
+// The same whichever sandbox runs the code: the first runtime and WebAssembly.
+for (const { label, sandbox: shown } of [
+  { label: runtime, sandbox },
+  { label: 'wasm', sandbox: { backend: 'wasm', memory: '256m', timeoutSeconds: 30 } },
+]) {
+  describe(`docs and errors on ${label}`, () => {
+    let bridge: BridgeHandle;
+    let files: string;
+    let config: Record<string, unknown>;
 
-  before(async () => {
-    files = await tempDir('cem-docs-');
-    config = {
-      sandbox,
-      stateDir: join(files, 'state'),
-      servers: {
-        memory: {
-          command: process.execPath,
-          args: [MEMORY_SERVER],
-          env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') },
-          description: 'Knowledge graph memory',
+    before(async () => {
+      files = await tempDir('cem-docs-');
+      config = {
+        sandbox: shown,
+        stateDir: join(files, 'state'),
+        servers: {
+          memory: {
+            command: process.execPath,
+            args: [MEMORY_SERVER],
+            env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') },
+            description: 'Knowledge graph memory',
+          },
+          filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, files], description: 'Files in a scratch folder' },
+          fixture: { command: process.execPath, args: [FIXTURE], description: 'Test fixture' },
         },
-        filesystem: { command: process.execPath, args: [FILESYSTEM_SERVER, files], description: 'Files in a scratch folder' },
-        fixture: { command: process.execPath, args: [FIXTURE], description: 'Test fixture' },
-      },
-    };
-    bridge = await startBridge(config);
-  });
-  after(async () => {
-    await bridge?.close();
-  });
-
-  async function stdoutOf(code: string): Promise<string> {
-    const result = await bridge.call(code);
-    assert.equal(structured(result).status, 'ok', textOf(result));
-    return String(structured(result).stdout);
-  }
-
-  /** Runs code that fails; returns the text the agent reads, checked to be short. */
-  async function failure(code: string): Promise<string> {
-    const result = await bridge.call(code);
-    assert.equal(structured(result).status, 'error', textOf(result));
-    const text = textOf(result);
-    assert.ok(text.length < SHORT, `${text.length} characters:\n${text}`);
-    assert.doesNotMatch(text, /<mcp\.runtime>|<kernel>|asyncio[/\\]/, text);
-    return text;
-  }
-
-  test('help() shows nested parameter shapes and what a call returns', async () => {
-    const text = await stdoutOf('help(mcp_memory.create_entities)');
-    assert.match(text, /async create_entities\(\*, entities: list\[\{name: str, entityType: str, observations: list\[str\]\}\]\)/);
-    assert.match(text, /Returns: \{entities: list\[\{name: str, entityType: str, observations: list\[str\]\}\]\}/);
-    assert.match(text, /Create multiple new entities in the knowledge graph/);
-  });
-
-  test('help() shows enums and defaults, and help(server) lists its tools', async () => {
-    const text = await stdoutOf('help(mcp_filesystem.list_directory_with_sizes)');
-    assert.match(text, /sortBy: Literal\["name", "size"\] = 'name'\) -> \{content: str\}/);
-    assert.match(text, /sortBy \(optional, default 'name'\): Sort entries by name or size/);
-    const server = await stdoutOf('help(mcp_memory)');
-    assert.match(server, /^mcp_memory: Knowledge graph memory$/m);
-    assert.match(server, /async read_graph\(\) -> \{entities: list\[/);
-    assert.match(server, /async open_nodes\(\*, names: list\[str\]\)/);
-  });
-
-  test('query_tool_docs(detail="full") gives the signature and the Returns line', async () => {
-    const result = await bridge.call(
-      [
-        'read = (await query_tool_docs("filesystem", "read_text_file", detail="full"))[0]',
-        'echo = (await query_tool_docs("fixture", "echo", detail="full"))[0]',
-        '(read["signature"], read["returns"], echo["signature"], echo["returns"])',
-      ].join('\n'),
-    );
-    assert.equal(
-      structured(result).value,
-      "('mcp_filesystem.read_text_file(*, path: str, tail: float = None, head: float = None) -> {content: str}', '{content: str}', " +
-        "'mcp_fixture.echo(*, message: str) -> str', \"str: the tool's text (a list if it sends several items)\")",
-      textOf(result),
-    );
-    const echo = await stdoutOf('help(mcp_fixture.echo)');
-    assert.match(echo, /async echo\(\*, message: str\) -> str\n/);
-    assert.match(echo, /Returns: str: the tool's text/);
-  });
-
-  test('discovered_servers() lists tool names, from the cached catalog before a server starts', async () => {
-    await bridge.call('await mcp_memory.read_graph()\nawait mcp_filesystem.list_allowed_directories()');
-    // The catalog file is written shortly after a listing; a second bridge on the same state
-    // dir starts no server to answer.
-    const catalog = join(files, 'state', CATALOG_FILE);
-    await until('both tool lists in the catalog file', () => {
-      const text = existsSync(catalog) ? readFileSync(catalog, 'utf8') : '';
-      return text.includes('"create_entities"') && text.includes('"read_text_file"');
+      };
+      bridge = await startBridge(config);
     });
-    const second = await startBridge(config);
-    try {
-      const result = await second.call('{s["name"]: (s["status"], s["tools"], s["toolNames"][:3]) for s in discovered_servers()}');
-      const value = String(structured(result).value);
-      assert.match(value, /'memory': \('not-started', 9, \['create_entities', 'create_relations', 'add_observations'\]\)/, textOf(result));
-      assert.match(value, /'filesystem': \('not-started', 14, \['read_file', 'read_text_file', 'read_media_file'\]\)/, textOf(result));
-    } finally {
-      await second.close();
+    after(async () => {
+      await bridge?.close();
+    });
+
+    /** What the code printed, with a signature that pydoc wrapped (Python 3.13 and later) on one line. */
+    async function stdoutOf(code: string): Promise<string> {
+      const result = await bridge.call(code);
+      assert.equal(structured(result).status, 'ok', textOf(result));
+      return String(structured(result).stdout)
+        .replace(/\(\n\s+/g, '(')
+        .replace(/,\n\s+(?=\S)/g, ', ')
+        .replace(/,?\n\)/g, ')');
     }
-  });
 
-  test('a wrong keyword names itself, the closest valid one and the signature, before any call', async () => {
-    const text = await failure(`await mcp_filesystem.read_text_file(file_path=${JSON.stringify(join(files, 'x.txt'))})`);
-    assert.match(
-      text,
-      /TypeError: mcp_filesystem\.read_text_file\(\) got an unexpected keyword argument 'file_path'; did you mean 'path'\?/,
-    );
-    assert.match(
-      text,
-      /Signature: mcp_filesystem\.read_text_file\(\*, path: str, tail: float = None, head: float = None\) -> \{content: str\}/,
-    );
-    const order = await failure('await mcp_filesystem.read_file_text(path="x")');
-    assert.match(order, /has no tool 'read_file_text'\. Did you mean 'read_text_file'\?/);
-  });
+    /** Runs code that fails; returns the text the agent reads, checked to be short. */
+    async function failure(code: string): Promise<string> {
+      const result = await bridge.call(code);
+      assert.equal(structured(result).status, 'error', textOf(result));
+      const text = textOf(result);
+      assert.ok(text.length < SHORT, `${text.length} characters:\n${text}`);
+      assert.doesNotMatch(text, /<mcp\.runtime>|<kernel>|asyncio[/\\]/, text);
+      return text;
+    }
 
-  test('a missing keyword names itself and the signature; a positional argument says to use keywords', async () => {
-    const missing = await failure('await mcp_memory.create_entities()');
-    assert.match(missing, /missing required keyword argument: 'entities'/);
-    assert.match(
-      missing,
-      /Signature: mcp_memory\.create_entities\(\*, entities: list\[\{name: str, entityType: str, observations: list\[str\]\}\]\)/,
-    );
-    const positional = await failure('await mcp_memory.open_nodes(["Ada"])');
-    assert.match(positional, /takes keyword arguments only: write await mcp_memory\.open_nodes\(names=\['Ada'\]\)/);
-    assert.match(positional, /Signature: mcp_memory\.open_nodes\(\*, names: list\[str\]\)/);
-    const result = await bridge.call('await mcp_memory.open_nodes({"names": []})');
-    assert.equal(structured(result).status, 'ok', 'one dict of arguments still works');
-  });
+    test('help() shows nested parameter shapes and what a call returns', async () => {
+      const text = await stdoutOf('help(mcp_memory.create_entities)');
+      assert.match(text, /async create_entities\(\*, entities: list\[\{name: str, entityType: str, observations: list\[str\]\}\]\)/);
+      assert.match(text, /Returns: \{entities: list\[\{name: str, entityType: str, observations: list\[str\]\}\]\}/);
+      assert.match(text, /Create multiple new entities in the knowledge graph/);
+    });
 
-  test('an unknown mcp_ name suggests the closest server', async () => {
-    const text = await failure('await mcp_filesytem.list_allowed_directories()');
-    assert.match(
-      text,
-      /NameError: name 'mcp_filesytem' is not defined\nDid you mean mcp_filesystem\? The proxied servers: mcp_memory, mcp_filesystem, mcp_fixture\./,
-    );
-  });
+    test('help() shows enums and defaults, and help(server) lists its tools', async () => {
+      const text = await stdoutOf('help(mcp_filesystem.list_directory_with_sizes)');
+      assert.match(text, /sortBy: Literal\["name", "size"\] = 'name'\) -> \{content: str\}/);
+      assert.match(text, /sortBy \(optional, default 'name'\): Sort entries by name or size/);
+      const server = await stdoutOf('help(mcp_memory)');
+      assert.match(server, /^mcp_memory: Knowledge graph memory$/m);
+      assert.match(server, /async read_graph\(\) -> \{entities: list\[/);
+      assert.match(server, /async open_nodes\(\*, names: list\[str\]\)/);
+    });
 
-  test('a network failure says the sandbox has no network, without the chained traceback', async () => {
-    const text = await failure('import urllib.request\nurllib.request.urlopen("http://example.com/data.json", timeout=5)');
-    assert.match(text, /The sandbox has no network \(by design\): do not retry\. Reach outside services through a proxied MCP server/);
-    assert.doesNotMatch(text, /During handling|The above exception|socket\.py|http[/\\]client\.py/);
-    const socket = await failure('import socket\nsocket.create_connection(("93.184.216.34", 80), timeout=5)');
-    assert.match(socket, /has no network/);
-  });
+    test('query_tool_docs(detail="full") gives the signature and the Returns line', async () => {
+      const result = await bridge.call(
+        [
+          'read = (await query_tool_docs("filesystem", "read_text_file", detail="full"))[0]',
+          'echo = (await query_tool_docs("fixture", "echo", detail="full"))[0]',
+          '(read["signature"], read["returns"], echo["signature"], echo["returns"])',
+        ].join('\n'),
+      );
+      assert.equal(
+        structured(result).value,
+        "('mcp_filesystem.read_text_file(*, path: str, tail: float = None, head: float = None) -> {content: str}', '{content: str}', " +
+          "'mcp_fixture.echo(*, message: str) -> str', \"str: the tool's text (a list if it sends several items)\")",
+        textOf(result),
+      );
+      const echo = await stdoutOf('help(mcp_fixture.echo)');
+      assert.match(echo, /async echo\(\*, message: str\) -> str\n/);
+      assert.match(echo, /Returns: str: the tool's text/);
+    });
 
-  test('a missing module says what is installed and that pip is not available', async () => {
-    const text = await failure('import pandas');
-    assert.match(text, /ModuleNotFoundError: No module named 'pandas'/);
-    assert.match(text, /standard library/);
-    assert.match(text, /pip is not available/);
-    assert.match(text, /Instead of pandas use csv, json, statistics or sqlite3/);
-  });
+    test('discovered_servers() lists tool names, from the cached catalog before a server starts', async () => {
+      await bridge.call('await mcp_memory.read_graph()\nawait mcp_filesystem.list_allowed_directories()');
+      // The catalog file is written shortly after a listing; a second bridge on the same state
+      // dir starts no server to answer.
+      const catalog = join(files, 'state', CATALOG_FILE);
+      await until('both tool lists in the catalog file', () => {
+        const text = existsSync(catalog) ? readFileSync(catalog, 'utf8') : '';
+        return text.includes('"create_entities"') && text.includes('"read_text_file"');
+      });
+      const second = await startBridge(config);
+      try {
+        const result = await second.call('{s["name"]: (s["status"], s["tools"], s["toolNames"][:3]) for s in discovered_servers()}');
+        const value = String(structured(result).value);
+        assert.match(
+          value,
+          /'memory': \('not-started', 9, \['create_entities', 'create_relations', 'add_observations'\]\)/,
+          textOf(result),
+        );
+        assert.match(value, /'filesystem': \('not-started', 14, \['read_file', 'read_text_file', 'read_media_file'\]\)/, textOf(result));
+      } finally {
+        await second.close();
+      }
+    });
 
-  test('a coroutine used without await says so: subscripted, returned or printed', async () => {
-    const text = await failure('graph = mcp_memory.read_graph()\ngraph["entities"]');
-    assert.match(
-      text,
-      /'coroutine' object is not subscriptable\nThat value is a coroutine: an async call was not awaited\. Tool calls are async: write result = await mcp_<server>\.<tool>\(\.\.\.\)/,
-    );
-    const returned = await bridge.call('mcp_memory.read_graph()');
-    assert.equal(
-      structured(returned).value,
-      '<coroutine mcp_memory.read_graph(), not awaited: write result = await mcp_memory.read_graph(...)>',
-    );
-    const printed = await bridge.call('print(mcp_memory.read_graph())');
-    assert.match(
-      String(structured(printed).stderr),
-      /coroutine 'mcp_memory\.read_graph' was never awaited: write result = await mcp_memory\.read_graph\(\.\.\.\)/,
-    );
-    assert.doesNotMatch(String(structured(printed).stderr), /tracemalloc/);
-  });
+    test('a wrong keyword names itself, the closest valid one and the signature, before any call', async () => {
+      const text = await failure(`await mcp_filesystem.read_text_file(file_path=${JSON.stringify(join(files, 'x.txt'))})`);
+      assert.match(
+        text,
+        /TypeError: mcp_filesystem\.read_text_file\(\) got an unexpected keyword argument 'file_path'; did you mean 'path'\?/,
+      );
+      assert.match(
+        text,
+        /Signature: mcp_filesystem\.read_text_file\(\*, path: str, tail: float = None, head: float = None\) -> \{content: str\}/,
+      );
+      const order = await failure('await mcp_filesystem.read_file_text(path="x")');
+      assert.match(order, /has no tool 'read_file_text'\. Did you mean 'read_text_file'\?/);
+    });
 
-  test("tracebacks of async code keep the code's frames and drop asyncio's and the runtime's", async () => {
-    const text = await failure(
-      [
-        'import asyncio',
-        'async def look(name):',
-        '    return await mcp_memory.open_nodes(nmes=[name])',
-        'await asyncio.gather(look("a"), look("b"))',
-      ].join('\n'),
-    );
-    assert.match(text, /line 4, in <module>[\s\S]*line 3, in look/);
-    assert.match(text, /unexpected keyword argument 'nmes'; did you mean 'names'\?/);
-    const tool = await failure('try:\n    await mcp_fixture.fail(why="testing")\nfinally:\n    pass');
-    assert.match(tool, /ToolError: fixture\.fail: failed on purpose: testing/);
+    test('a missing keyword names itself and the signature; a positional argument says to use keywords', async () => {
+      const missing = await failure('await mcp_memory.create_entities()');
+      assert.match(missing, /missing required keyword argument: 'entities'/);
+      assert.match(
+        missing,
+        /Signature: mcp_memory\.create_entities\(\*, entities: list\[\{name: str, entityType: str, observations: list\[str\]\}\]\)/,
+      );
+      const positional = await failure('await mcp_memory.open_nodes(["Ada"])');
+      assert.match(positional, /takes keyword arguments only: write await mcp_memory\.open_nodes\(names=\['Ada'\]\)/);
+      assert.match(positional, /Signature: mcp_memory\.open_nodes\(\*, names: list\[str\]\)/);
+      const result = await bridge.call('await mcp_memory.open_nodes({"names": []})');
+      assert.equal(structured(result).status, 'ok', 'one dict of arguments still works');
+    });
+
+    test('an unknown mcp_ name suggests the closest server', async () => {
+      const text = await failure('await mcp_filesytem.list_allowed_directories()');
+      assert.match(
+        text,
+        /NameError: name 'mcp_filesytem' is not defined\nDid you mean mcp_filesystem\? The proxied servers: mcp_memory, mcp_filesystem, mcp_fixture\./,
+      );
+    });
+
+    test('a network failure says the sandbox has no network, without the chained traceback', async () => {
+      const text = await failure('import urllib.request\nurllib.request.urlopen("http://example.com/data.json", timeout=5)');
+      assert.match(text, /The sandbox has no network \(by design\): do not retry\. Reach outside services through a proxied MCP server/);
+      assert.doesNotMatch(text, /During handling|The above exception|socket\.py|http[/\\]client\.py/);
+      const socket = await failure('import socket\nsocket.create_connection(("93.184.216.34", 80), timeout=5)');
+      assert.match(socket, /has no network/);
+    });
+
+    test('a missing module says what is installed and that pip is not available', async () => {
+      const text = await failure('import pandas');
+      assert.match(text, /ModuleNotFoundError: No module named 'pandas'/);
+      assert.match(text, /standard library/);
+      // The WebAssembly sandbox has no pip either way: it says packages need a container.
+      assert.match(text, label === 'wasm' ? /packages need the container sandbox/ : /pip is not available/);
+      assert.match(text, /Instead of pandas use csv, json, statistics or sqlite3/);
+    });
+
+    test('a coroutine used without await says so: subscripted, returned or printed', async () => {
+      const text = await failure('graph = mcp_memory.read_graph()\ngraph["entities"]');
+      assert.match(
+        text,
+        /'coroutine' object is not subscriptable\nThat value is a coroutine: an async call was not awaited\. Tool calls are async: write result = await mcp_<server>\.<tool>\(\.\.\.\)/,
+      );
+      const returned = await bridge.call('mcp_memory.read_graph()');
+      assert.equal(
+        structured(returned).value,
+        '<coroutine mcp_memory.read_graph(), not awaited: write result = await mcp_memory.read_graph(...)>',
+      );
+      const printed = await bridge.call('print(mcp_memory.read_graph())');
+      assert.match(
+        String(structured(printed).stderr),
+        /coroutine 'mcp_memory\.read_graph' was never awaited: write result = await mcp_memory\.read_graph\(\.\.\.\)/,
+      );
+      assert.doesNotMatch(String(structured(printed).stderr), /tracemalloc/);
+    });
+
+    test("tracebacks of async code keep the code's frames and drop asyncio's and the runtime's", async () => {
+      const text = await failure(
+        [
+          'import asyncio',
+          'async def look(name):',
+          '    return await mcp_memory.open_nodes(nmes=[name])',
+          'await asyncio.gather(look("a"), look("b"))',
+        ].join('\n'),
+      );
+      assert.match(text, /line 4, in <module>[\s\S]*line 3, in look/);
+      assert.match(text, /unexpected keyword argument 'nmes'; did you mean 'names'\?/);
+      const tool = await failure('try:\n    await mcp_fixture.fail(why="testing")\nfinally:\n    pass');
+      assert.match(tool, /ToolError: fixture\.fail: failed on purpose: testing/);
+    });
   });
-});
+}

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { startBridge, structured, textOf, type BridgeHandle } from '../helpers/bridge.ts';
-import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { apiSandboxes } from '../helpers/env.ts';
 
 type FileView = { path: string; bytes: number; text?: string; attached?: boolean; note?: string };
 const filesOf = (result: CallToolResult) => (structured(result).files ?? []) as FileView[];
@@ -17,11 +17,11 @@ const resources = (result: CallToolResult) =>
     c.type === 'resource' && 'blob' in c.resource ? [{ uri: c.resource.uri, mime: c.resource.mimeType, blob: c.resource.blob }] : [],
   );
 
-for (const runtime of testRuntimes()) {
-  describe(`files out on ${runtime}`, () => {
+for (const { label, sandbox } of apiSandboxes({ memory: '256m', timeoutSeconds: 30 })) {
+  describe(`files out on ${label}`, () => {
     let bridge: BridgeHandle;
     before(async () => {
-      bridge = await startBridge({ sandbox: { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30 } });
+      bridge = await startBridge({ sandbox });
     });
     after(async () => {
       await bridge?.close();

@@ -47,101 +47,107 @@ def main(version):
     return "release " + version
 `;
 
-describe(`snippets on ${runtime}`, () => {
-  let bridge: BridgeHandle;
-  let plain: BridgeHandle;
-  let files: string;
+// The same whichever sandbox runs the code: the first runtime and WebAssembly.
+for (const { label, sandbox: shown } of [
+  { label: runtime, sandbox },
+  { label: 'wasm', sandbox: { backend: 'wasm', memory: '256m', timeoutSeconds: 30 } },
+]) {
+  describe(`snippets on ${label}`, () => {
+    let bridge: BridgeHandle;
+    let plain: BridgeHandle;
+    let files: string;
 
-  before(async () => {
-    files = await tempDir('cem-snippets-');
-    const stateDir = join(files, 'state');
-    await mkdir(join(stateDir, 'snippets'), { recursive: true });
-    await writeFile(join(stateDir, 'snippets', 'greet.py'), GREET);
-    await writeFile(join(stateDir, 'snippets', 'remember_note.py'), REMEMBER);
-    await writeFile(join(stateDir, 'snippets', 'broken.py'), BROKEN);
-    await writeFile(join(stateDir, 'snippets', 'bad-name.py'), GREET);
-    await writeFile(join(stateDir, 'snippets', 'greet_bad_syntax.py'), '"""Broken."""\ndef main(:\n');
-    const workspace = join(files, 'ws', '.vscode', 'code-execution-mode', 'snippets');
-    await mkdir(workspace, { recursive: true });
-    await writeFile(join(workspace, 'release_notes.py'), TEAM);
-    const servers = {
-      memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') } },
-    };
-    bridge = await startBridge({ sandbox, stateDir, servers, workspaceSnippetsDir: workspace });
-    // The same state without the workspace folder configured.
-    plain = await startBridge({ sandbox, stateDir, servers });
-  });
-  after(async () => {
-    await bridge?.close();
-    await plain?.close();
-  });
-
-  async function run(handle: BridgeHandle, code: string): Promise<unknown> {
-    const result = await handle.call(`import json\nprint(json.dumps(${code}))`);
-    assert.equal(structured(result).status, 'ok', textOf(result));
-    return JSON.parse(String(structured(result).stdout));
-  }
-
-  test('search_tool_docs finds a snippet as a hit of kind "snippet", and run_snippet runs it with kwargs', async () => {
-    const hits = (await run(bridge, 'await search_tool_docs("greet someone politely")')) as Array<Record<string, unknown>>;
-    assert.deepEqual(hits[0], {
-      kind: 'snippet',
-      server: 'snippets',
-      tool: 'greet',
-      alias: 'greet',
-      description: 'Greets someone by name, politely.',
+    before(async () => {
+      files = await tempDir('cem-snippets-');
+      const stateDir = join(files, 'state');
+      await mkdir(join(stateDir, 'snippets'), { recursive: true });
+      await writeFile(join(stateDir, 'snippets', 'greet.py'), GREET);
+      await writeFile(join(stateDir, 'snippets', 'remember_note.py'), REMEMBER);
+      await writeFile(join(stateDir, 'snippets', 'broken.py'), BROKEN);
+      await writeFile(join(stateDir, 'snippets', 'bad-name.py'), GREET);
+      await writeFile(join(stateDir, 'snippets', 'greet_bad_syntax.py'), '"""Broken."""\ndef main(:\n');
+      const workspace = join(files, 'ws', '.vscode', 'code-execution-mode', 'snippets');
+      await mkdir(workspace, { recursive: true });
+      await writeFile(join(workspace, 'release_notes.py'), TEAM);
+      const servers = {
+        memory: { command: process.execPath, args: [MEMORY_SERVER], env: { MEMORY_FILE_PATH: join(files, 'memory.jsonl') } },
+      };
+      bridge = await startBridge({ sandbox: shown, stateDir, servers, workspaceSnippetsDir: workspace });
+      // The same state without the workspace folder configured.
+      plain = await startBridge({ sandbox: shown, stateDir, servers });
     });
-    assert.equal(await run(bridge, 'await run_snippet("greet", name="Ada")'), 'Hello, Ada!');
-    assert.equal(await run(bridge, 'await run_snippet("greet", name="Ada", punctuation="?")'), 'Hello, Ada?');
-  });
+    after(async () => {
+      await bridge?.close();
+      await plain?.close();
+    });
 
-  test('query_tool_docs("snippets", ...) gives the source and main\'s signature', async () => {
-    const [doc] = (await run(bridge, 'await query_tool_docs("snippets", tool="greet", detail="full")')) as Array<Record<string, unknown>>;
-    assert.equal(doc!.source, GREET);
-    assert.equal(doc!.main, 'def main(name, punctuation="!")');
-    assert.equal(doc!.signature, 'await run_snippet("greet", name, punctuation="!")');
-    const all = (await run(bridge, '[d["tool"] for d in await query_tool_docs("snippets")]')) as string[];
-    assert.deepEqual(all.sort(), ['broken', 'greet', 'greet_bad_syntax', 'release_notes', 'remember_note']);
-  });
+    async function run(handle: BridgeHandle, code: string): Promise<unknown> {
+      const result = await handle.call(`import json\nprint(json.dumps(${code}))`);
+      assert.equal(structured(result).status, 'ok', textOf(result));
+      return JSON.parse(String(structured(result).stdout));
+    }
 
-  test('an async main calls proxied tools and its value is returned', async () => {
-    const hits = (await run(bridge, '[h["tool"] for h in await search_tool_docs("store a note in memory", limit=6)]')) as string[];
-    assert.equal(hits[0], 'remember_note');
-    assert.ok(hits.includes('create_entities'), hits.join(', '));
-    assert.equal(await run(bridge, 'await run_snippet("remember_note", note="buy milk")'), 1);
-  });
+    test('search_tool_docs finds a snippet as a hit of kind "snippet", and run_snippet runs it with kwargs', async () => {
+      const hits = (await run(bridge, 'await search_tool_docs("greet someone politely")')) as Array<Record<string, unknown>>;
+      assert.deepEqual(hits[0], {
+        kind: 'snippet',
+        server: 'snippets',
+        tool: 'greet',
+        alias: 'greet',
+        description: 'Greets someone by name, politely.',
+      });
+      assert.equal(await run(bridge, 'await run_snippet("greet", name="Ada")'), 'Hello, Ada!');
+      assert.equal(await run(bridge, 'await run_snippet("greet", name="Ada", punctuation="?")'), 'Hello, Ada?');
+    });
 
-  test('errors name the snippet', async () => {
-    const broken = await bridge.call('await run_snippet("broken")');
-    assert.equal(structured(broken).status, 'error');
-    assert.match(textOf(broken), /SnippetError: snippet 'broken': ZeroDivisionError: division by zero/);
-    // The snippet's own line is in the traceback, under its name; the runtime's frames are not.
-    assert.match(textOf(broken), /File "<snippet broken>", line 5, in main\n\s+return 1 \/ 0/);
-    assert.doesNotMatch(textOf(broken), /<mcp\.runtime>/);
-    const syntax = await bridge.call('await run_snippet("greet_bad_syntax")');
-    assert.match(textOf(syntax), /SnippetError: snippet 'greet_bad_syntax': syntax error on line 2/);
-    const missing = await bridge.call('await run_snippet("nope")');
-    assert.match(textOf(missing), /SnippetError: snippet 'nope': there is no snippet "nope"/);
-    const badName = await bridge.call('await run_snippet("bad-name")');
-    assert.match(textOf(badName), /SnippetError: snippet 'bad-name': .*snippet name/);
-    const args = await bridge.call('await run_snippet("greet", nobody=1)');
-    assert.match(textOf(args), /SnippetError: snippet 'greet': TypeError: .*nobody/);
-    // The run goes on in the same session afterwards.
-    assert.equal(await run(bridge, 'await run_snippet("greet", name="again")'), 'Hello, again!');
-  });
+    test('query_tool_docs("snippets", ...) gives the source and main\'s signature', async () => {
+      const [doc] = (await run(bridge, 'await query_tool_docs("snippets", tool="greet", detail="full")')) as Array<Record<string, unknown>>;
+      assert.equal(doc!.source, GREET);
+      assert.equal(doc!.main, 'def main(name, punctuation="!")');
+      assert.equal(doc!.signature, 'await run_snippet("greet", name, punctuation="!")');
+      const all = (await run(bridge, '[d["tool"] for d in await query_tool_docs("snippets")]')) as string[];
+      assert.deepEqual(all.sort(), ['broken', 'greet', 'greet_bad_syntax', 'release_notes', 'remember_note']);
+    });
 
-  test('the workspace snippets folder is used only when configured', async () => {
-    assert.equal(await run(bridge, 'await run_snippet("release_notes", version="1.2")'), 'release 1.2');
-    const found = (await run(bridge, '[h["tool"] for h in await search_tool_docs("release notes")]')) as string[];
-    assert.ok(found.includes('release_notes'), found.join(', '));
-    const notFound = (await run(plain, '[h["tool"] for h in await search_tool_docs("release notes")]')) as string[];
-    assert.ok(!notFound.includes('release_notes'), notFound.join(', '));
-    const refused = await plain.call('await run_snippet("release_notes", version="1.2")');
-    assert.match(textOf(refused), /there is no snippet "release_notes"/);
-    // The user's own snippets work without it.
-    assert.equal(await run(plain, 'await run_snippet("greet", name="Bo")'), 'Hello, Bo!');
+    test('an async main calls proxied tools and its value is returned', async () => {
+      const hits = (await run(bridge, '[h["tool"] for h in await search_tool_docs("store a note in memory", limit=6)]')) as string[];
+      assert.equal(hits[0], 'remember_note');
+      assert.ok(hits.includes('create_entities'), hits.join(', '));
+      assert.equal(await run(bridge, 'await run_snippet("remember_note", note="buy milk")'), 1);
+    });
+
+    test('errors name the snippet', async () => {
+      const broken = await bridge.call('await run_snippet("broken")');
+      assert.equal(structured(broken).status, 'error');
+      assert.match(textOf(broken), /SnippetError: snippet 'broken': ZeroDivisionError: division by zero/);
+      // The snippet's own line is in the traceback, under its name; the runtime's frames are not.
+      assert.match(textOf(broken), /File "<snippet broken>", line 5, in main\n\s+return 1 \/ 0/);
+      assert.doesNotMatch(textOf(broken), /<mcp\.runtime>/);
+      const syntax = await bridge.call('await run_snippet("greet_bad_syntax")');
+      assert.match(textOf(syntax), /SnippetError: snippet 'greet_bad_syntax': syntax error on line 2/);
+      const missing = await bridge.call('await run_snippet("nope")');
+      assert.match(textOf(missing), /SnippetError: snippet 'nope': there is no snippet "nope"/);
+      const badName = await bridge.call('await run_snippet("bad-name")');
+      assert.match(textOf(badName), /SnippetError: snippet 'bad-name': .*snippet name/);
+      const args = await bridge.call('await run_snippet("greet", nobody=1)');
+      assert.match(textOf(args), /SnippetError: snippet 'greet': TypeError: .*nobody/);
+      // The run goes on in the same session afterwards.
+      assert.equal(await run(bridge, 'await run_snippet("greet", name="again")'), 'Hello, again!');
+    });
+
+    test('the workspace snippets folder is used only when configured', async () => {
+      assert.equal(await run(bridge, 'await run_snippet("release_notes", version="1.2")'), 'release 1.2');
+      const found = (await run(bridge, '[h["tool"] for h in await search_tool_docs("release notes")]')) as string[];
+      assert.ok(found.includes('release_notes'), found.join(', '));
+      const notFound = (await run(plain, '[h["tool"] for h in await search_tool_docs("release notes")]')) as string[];
+      assert.ok(!notFound.includes('release_notes'), notFound.join(', '));
+      const refused = await plain.call('await run_snippet("release_notes", version="1.2")');
+      assert.match(textOf(refused), /there is no snippet "release_notes"/);
+      // The user's own snippets work without it.
+      assert.equal(await run(plain, 'await run_snippet("greet", name="Bo")'), 'Hello, Bo!');
+    });
   });
-});
+}
 
 describe('snippet command line', () => {
   test('save a logged run as a snippet, list it, run it through the bridge, remove it', async () => {
