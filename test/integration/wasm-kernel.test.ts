@@ -334,6 +334,25 @@ describe('the WebAssembly kernel process', () => {
       const { done, frames } = await kernel.run(code);
       assert.equal(done.value, "'real'");
       assert.equal(frames.filter((f) => f.t === 'done').length, 1);
+      // The worker's functions for Python, called with arguments of the code's own.
+      const throughBridge = [
+        'import sandbox_host',
+        'bridge = sandbox_host.request.__globals__["_kernel"].bridge',
+        `bridge.file(${JSON.stringify(JSON.stringify({ ...JSON.parse(forged(run)), run: `run-${Number(run.slice(4)) + 1}`, path: 'x', bytes: 1 }))})`,
+        'bridge.file("not json")',
+        'bridge.image("text/html", "<script>")',
+        '"real"',
+      ].join('\n');
+      const bridged = await kernel.run(throughBridge);
+      assert.equal(bridged.done.value, "'real'");
+      assert.deepEqual(
+        bridged.frames.map((f) => f.t),
+        ['file', 'out', 'out', 'done'],
+      );
+      assert.match(
+        bridged.stderr,
+        /a file entry that is not one was dropped[\s\S]*an image that is not base64 of a known type was dropped/,
+      );
       assert.ok(!kernel.frames.some((f) => f.t === 'done' && f.value === 'forged'));
       await stillAnswers(kernel);
     });

@@ -128,9 +128,15 @@ function createKernel(options: Options, announce: boolean): Kernel {
     event.preventDefault();
     onWorkerDied(created, event.message, options);
   };
-  channel.port1.onmessage = (event: MessageEvent<FromWorker>) => {
-    if (kernel === created) fromWorker(created, event.data, options);
-    else if (spare === created) fromSpare(created, event.data);
+  channel.port1.onmessage = (event: MessageEvent<unknown>) => {
+    const message = wellFormed(event.data);
+    if (!message) return;
+    try {
+      if (kernel === created) fromWorker(created, message, options);
+      else if (spare === created) fromSpare(created, message);
+    } catch (error) {
+      console.error(`sandbox kernel: a message from the interpreter failed: ${String(error)}`);
+    }
   };
   return created;
 }
@@ -235,17 +241,20 @@ function fromWorker(current: Kernel, message: FromWorker, options: Options): voi
       );
       return;
     case 'image':
+      if (!IMAGE_MIMES.has(message.mime) || !isText(message.data, MAX_IMAGE_CHARS) || !BASE64.test(message.data)) {
+        return dropped(current, 'an image that is not base64 of a known type');
+      }
       sendFrame(
         { t: 'image', run: runOf(current), mime: message.mime, data: message.data },
         { control: current.control, chars: message.data.length },
       );
       return;
-    case 'file':
-      sendFrame(
-        { t: 'file', run: runOf(current), ...(JSON.parse(message.frame) as object) },
-        { control: current.control, chars: message.frame.length },
-      );
+    case 'file': {
+      const file = fileFields(message.frame);
+      if (!file) return dropped(current, 'a file entry that is not one');
+      sendFrame({ t: 'file', run: runOf(current), ...file }, { control: current.control, chars: message.frame.length });
       return;
+    }
     case 'req':
       onRequest(current, message);
       return;
@@ -253,10 +262,76 @@ function fromWorker(current: Kernel, message: FromWorker, options: Options): voi
       const run = current.runs.shift();
       if (!run) return;
       current.lastRun = run.run;
-      const outcome = JSON.parse(message.outcome) as { status: string; value: string | null; error: object | null };
+      let outcome: { status: string; value: string | null; error: object | null };
+      try {
+        outcome = JSON.parse(message.outcome) as typeof outcome;
+      } catch {
+        outcome = {
+          status: 'error',
+          value: null,
+          error: { type: 'KernelError', message: 'the run ended without a readable outcome', traceback: '' },
+        };
+      }
       sendFrame(doneFrame(run, outcome.status, outcome.value, outcome.error));
       return;
     }
+  }
+}
+
+// What the worker posts is checked here: the code can call the worker's functions for Python
+// (kernel.py's bridge) with arguments of its own. Nothing it posts can make a frame the host
+// would refuse, nor set a frame's type or run.
+const IMAGE_MIMES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml']);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** 8 MiB as base64; a file's content, 4 MiB as base64. */
+const MAX_IMAGE_CHARS = 11_200_000;
+const MAX_FILE_CHARS = 5_600_000;
+const FILE_SKIPS = new Set(['count', 'size', 'total', 'listing']);
+
+const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length <= max;
+
+/** The fields of a `file` frame from kernel.py's JSON, or undefined if they are not what it sends. */
+function fileFields(json: unknown): { path: string; bytes: number; data?: string; skipped?: string } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(String(json));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { path, bytes, data, skipped } = parsed as Record<string, unknown>;
+  if (!isText(path, 500) || path.length === 0 || !Number.isSafeInteger(bytes) || (bytes as number) < 0) return undefined;
+  if (data !== undefined && !(isText(data, MAX_FILE_CHARS) && BASE64.test(data))) return undefined;
+  if (skipped !== undefined && !(typeof skipped === 'string' && FILE_SKIPS.has(skipped))) return undefined;
+  return { path, bytes: bytes as number, ...(data !== undefined ? { data } : {}), ...(skipped !== undefined ? { skipped } : {}) };
+}
+
+function dropped(current: Kernel, what: string): void {
+  const data = `[sandbox] ${what} was dropped\n`;
+  sendFrame({ t: 'out', run: runOf(current), stream: 'stderr', data });
+}
+
+/** A message from the worker in the shape channel.ts gives it, else undefined. */
+function wellFormed(message: unknown): FromWorker | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  switch (m.k) {
+    case 'out':
+      return (m.stream === 'stdout' || m.stream === 'stderr') && isText(m.data, 64 * 1024) ? (m as FromWorker) : undefined;
+    case 'req':
+      return Number.isSafeInteger(m.id) && (m.id as number) >= 0 && isText(m.method, 64) && m.method !== '' && typeof m.params === 'string'
+        ? { k: 'req', id: m.id as number, method: m.method, params: m.params, sync: m.sync === true }
+        : undefined;
+    case 'image':
+      return typeof m.mime === 'string' && typeof m.data === 'string' ? (m as FromWorker) : undefined;
+    case 'file':
+      return typeof m.frame === 'string' ? (m as FromWorker) : undefined;
+    case 'ready':
+    case 'failed':
+    case 'done':
+      return m as FromWorker;
+    default:
+      return undefined;
   }
 }
 
