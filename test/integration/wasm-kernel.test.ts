@@ -398,3 +398,26 @@ describe('the WebAssembly kernel process with a spare interpreter', () => {
     assert.equal(await value(kernel, 'print("after")\n1 + 1'), '2');
   });
 });
+
+describe('the WebAssembly kernel process and a bomb of JavaScript objects', () => {
+  let kernel: WasmKernel;
+  before(async () => {
+    kernel = new WasmKernel({}, { memoryMb: 128 });
+    await kernel.ready();
+    await value(kernel, 'kept = "state"');
+  });
+  after(async () => {
+    await kernel?.close();
+  });
+
+  test('the interpreter that passes the memory limit ends, and a fresh one answers', async () => {
+    const code = 'from pyodide.ffi import to_js\nkeep = []\nwhile True:\n    keep.append(to_js(list(range(100000))))';
+    const { done } = await kernel.run(code);
+    assert.equal(done.status, 'error');
+    assert.equal(done.error?.type, 'KernelDied');
+    assert.match(done.error?.message ?? '', /memory limit \(640 MB\)[\s\S]*state is lost/);
+    assert.equal((await failure(kernel, 'kept')).type, 'NameError');
+    assert.equal(await value(kernel, '1 + 1'), '2');
+    assert.equal(kernel.exitCode, undefined, 'the process lives on');
+  });
+});

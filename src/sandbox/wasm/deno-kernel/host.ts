@@ -22,6 +22,13 @@ const decoder = new TextDecoder();
 /** Host frames over this are refused (the host writes them: a cap only against mistakes). */
 const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
 const DEFAULT_MEMORY_MB = 512;
+/**
+ * The process may use this much beyond the WebAssembly cap (the runtime itself, a spare, the
+ * JavaScript objects Python code can make); past it the interpreter is ended. V8's own heap
+ * limit (command.ts) is set above it, so that it is this watch that acts, not V8's abort.
+ */
+const PROCESS_HEADROOM_MB = 512;
+const MEMORY_WATCH_MS = 50;
 
 interface Options {
   pyodideUrl: string;
@@ -466,8 +473,27 @@ async function readStdin(options: Options): Promise<void> {
   }
 }
 
+/**
+ * Ends the interpreter when the process's resident memory passes the WebAssembly cap plus the
+ * headroom (a bomb of JavaScript objects, which the WebAssembly cap does not see); the next
+ * interpreter starts fresh.
+ */
+function watchMemory(options: Options): void {
+  const limit = options.memoryBytes + PROCESS_HEADROOM_MB * 1024 * 1024;
+  let armed = true;
+  setInterval(() => {
+    const over = Deno.memoryUsage().rss > limit;
+    // The ended worker's memory goes back over the next moments: no second verdict until it has.
+    if (!over) armed = true;
+    if (!kernel || !over || !armed) return;
+    armed = false;
+    onWorkerDied(kernel, `the sandbox went over its memory limit (${Math.round(limit / 1024 / 1024)} MB)`, options);
+  }, MEMORY_WATCH_MS);
+}
+
 const options = parseOptions(Deno.args);
 kernel = createKernel(options, true);
+watchMemory(options);
 try {
   await readStdin(options);
 } catch (error) {
