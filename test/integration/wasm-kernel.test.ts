@@ -167,6 +167,38 @@ describe('the WebAssembly kernel process', () => {
     await stillAnswers(kernel);
   });
 
+  test('code that catches its interrupt and goes on: the kernel says so (ignored), once', async () => {
+    const code = [
+      'import time',
+      'print("looping", flush=True)',
+      'caught = 0',
+      'while caught < 2:',
+      '    try:',
+      '        while True:',
+      '            pass',
+      '    except KeyboardInterrupt:',
+      '        caught += 1',
+      'caught',
+    ].join('\n');
+    const ignored: string[] = [];
+    const { done } = await kernel.run(code, {
+      onOutput: (text, run) => {
+        if (!text.includes('looping')) return;
+        kernel.send({ t: 'interrupt', run });
+        void kernel
+          .next((m) => (m as { t: string }).t === 'ignored')
+          .then(() => {
+            ignored.push(run);
+            kernel.send({ t: 'interrupt', run });
+          });
+      },
+    });
+    assert.equal(done.value, '2');
+    assert.deepEqual(ignored, [done.run]);
+    assert.equal(kernel.frames.filter((f) => (f as { t: string }).t === 'ignored').length, 1);
+    await stillAnswers(kernel);
+  });
+
   test('an interrupt cuts time.sleep short', async () => {
     const started = performance.now();
     const { done } = await kernel.run('import time\nprint("sleeping", flush=True)\ntime.sleep(60)', {

@@ -81,6 +81,8 @@ function sendFrame(message: object, outbox?: { control: Int32Array; chars: numbe
 interface Run {
   run: string;
   token: string | null;
+  /** `ignored` was sent for it. */
+  ignoredSaid?: boolean;
 }
 
 interface Kernel {
@@ -265,6 +267,14 @@ function fromWorker(current: Kernel, message: FromWorker, options: Options): voi
     case 'req':
       onRequest(current, message);
       return;
+    case 'ignored': {
+      // Said once, of a run the host interrupted: the host then need not wait out its grace.
+      const run = current.runs[0];
+      if (!run || run.ignoredSaid || Atomics.load(current.control, CONTROL.interrupted) !== 1) return;
+      run.ignoredSaid = true;
+      sendFrame({ t: 'ignored', run: run.run });
+      return;
+    }
     case 'done': {
       const run = current.runs.shift();
       if (!run) return;
@@ -336,6 +346,7 @@ function wellFormed(message: unknown): FromWorker | undefined {
     case 'ready':
     case 'failed':
     case 'done':
+    case 'ignored':
       return m as FromWorker;
     default:
       return undefined;

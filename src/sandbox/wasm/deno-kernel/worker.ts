@@ -205,6 +205,7 @@ function bridge(): object {
         post({ k: 'req', id, method, params, sync: false });
       }),
     interrupted: (): boolean => Atomics.load(control, CONTROL.interrupted) === 1,
+    ignored: (): void => post({ k: 'ignored' }),
     sleep: (seconds: number): void => {
       if (!interruptWaiting()) Atomics.wait(interruptWord, 0, 0, seconds * 1000);
     },
