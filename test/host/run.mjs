@@ -14,7 +14,7 @@
 //   --suite      a CommonJS module exporting run(): Promise<void>; it runs in the extension host
 //   --workspace  folder to open (default: an empty folder in the run's temp dir)
 //   --screenshots  where screenshots requested by the suite are saved (default: not saved)
-//   --timeout    seconds to wait, once the workbench is up, for the suite to report done (default 300)
+//   --timeout    seconds to wait, once the workbench is up, for the suite to report done (default 900)
 //   --keep       keep the run's temp dir (logs, settings, results) and print its path
 //   --verbose    echo the workbench log (it includes the suite's console output) as it comes
 //
@@ -114,7 +114,7 @@ try {
       suite: { type: 'string' },
       workspace: { type: 'string' },
       screenshots: { type: 'string' },
-      timeout: { type: 'string', default: '300' },
+      timeout: { type: 'string', default: '900' },
       keep: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },

@@ -167,6 +167,38 @@ describe('the WebAssembly kernel process', () => {
     await stillAnswers(kernel);
   });
 
+  test('code that catches its interrupt and goes on: the kernel says so (ignored), once', async () => {
+    const code = [
+      'import time',
+      'print("looping", flush=True)',
+      'caught = 0',
+      'while caught < 2:',
+      '    try:',
+      '        while True:',
+      '            pass',
+      '    except KeyboardInterrupt:',
+      '        caught += 1',
+      'caught',
+    ].join('\n');
+    const ignored: string[] = [];
+    const { done } = await kernel.run(code, {
+      onOutput: (text, run) => {
+        if (!text.includes('looping')) return;
+        kernel.send({ t: 'interrupt', run });
+        void kernel
+          .next((m) => (m as { t: string }).t === 'ignored')
+          .then(() => {
+            ignored.push(run);
+            kernel.send({ t: 'interrupt', run });
+          });
+      },
+    });
+    assert.equal(done.value, '2');
+    assert.deepEqual(ignored, [done.run]);
+    assert.equal(kernel.frames.filter((f) => (f as { t: string }).t === 'ignored').length, 1);
+    await stillAnswers(kernel);
+  });
+
   test('an interrupt cuts time.sleep short', async () => {
     const started = performance.now();
     const { done } = await kernel.run('import time\nprint("sleeping", flush=True)\ntime.sleep(60)', {
@@ -334,6 +366,25 @@ describe('the WebAssembly kernel process', () => {
       const { done, frames } = await kernel.run(code);
       assert.equal(done.value, "'real'");
       assert.equal(frames.filter((f) => f.t === 'done').length, 1);
+      // The worker's functions for Python, called with arguments of the code's own.
+      const throughBridge = [
+        'import sandbox_host',
+        'bridge = sandbox_host.request.__globals__["_kernel"].bridge',
+        `bridge.file(${JSON.stringify(JSON.stringify({ ...JSON.parse(forged(run)), run: `run-${Number(run.slice(4)) + 1}`, path: 'x', bytes: 1 }))})`,
+        'bridge.file("not json")',
+        'bridge.image("text/html", "<script>")',
+        '"real"',
+      ].join('\n');
+      const bridged = await kernel.run(throughBridge);
+      assert.equal(bridged.done.value, "'real'");
+      assert.deepEqual(
+        bridged.frames.map((f) => f.t),
+        ['file', 'out', 'out', 'done'],
+      );
+      assert.match(
+        bridged.stderr,
+        /a file entry that is not one was dropped[\s\S]*an image that is not base64 of a known type was dropped/,
+      );
       assert.ok(!kernel.frames.some((f) => f.t === 'done' && f.value === 'forged'));
       await stillAnswers(kernel);
     });
@@ -377,5 +428,28 @@ describe('the WebAssembly kernel process with a spare interpreter', () => {
       assert.equal(kernel.frames.filter((f) => f.t === 'ready').length, i + 1);
     }
     assert.equal(await value(kernel, 'print("after")\n1 + 1'), '2');
+  });
+});
+
+describe('the WebAssembly kernel process and a bomb of JavaScript objects', () => {
+  let kernel: WasmKernel;
+  before(async () => {
+    kernel = new WasmKernel({}, { memoryMb: 128 });
+    await kernel.ready();
+    await value(kernel, 'kept = "state"');
+  });
+  after(async () => {
+    await kernel?.close();
+  });
+
+  test('the interpreter that passes the memory limit ends, and a fresh one answers', async () => {
+    const code = 'from pyodide.ffi import to_js\nkeep = []\nwhile True:\n    keep.append(to_js(list(range(100000))))';
+    const { done } = await kernel.run(code);
+    assert.equal(done.status, 'error');
+    assert.equal(done.error?.type, 'KernelDied');
+    assert.match(done.error?.message ?? '', /memory limit \(640 MB\)[\s\S]*state is lost/);
+    assert.equal((await failure(kernel, 'kept')).type, 'NameError');
+    assert.equal(await value(kernel, '1 + 1'), '2');
+    assert.equal(kernel.exitCode, undefined, 'the process lives on');
   });
 });

@@ -10,8 +10,12 @@ import { bundledDeno, bundledPyodide } from './bundled.ts';
 
 /** The default cap on a session's WebAssembly memory (Python's heap), as sandbox.memory's default. */
 export const DEFAULT_WASM_MEMORY_MB = 512;
-/** The cap on each V8 heap of the process (JavaScript objects, which Python code can make too). */
-export const WASM_JS_HEAP_MB = 256;
+/**
+ * Beyond the WebAssembly cap, V8's heap limit for each of the process's JavaScript heaps: above
+ * the process's own memory watch (host.ts, the cap plus 512 MB), which ends an interpreter that
+ * makes too many JavaScript objects before V8 would end the whole process.
+ */
+const JS_HEAP_HEADROOM_MB = 768;
 
 export interface WasmKernelCommand {
   command: string;
@@ -58,6 +62,7 @@ export function kernelDir(): string {
 export function wasmKernelCommand(options: { memoryMb?: number; spare?: boolean } = {}): WasmKernelCommand {
   const pyodide = pyodideDir();
   const kernel = kernelDir();
+  const memoryMb = options.memoryMb ?? DEFAULT_WASM_MEMORY_MB;
   return {
     command: denoBinary(),
     args: [
@@ -68,13 +73,13 @@ export function wasmKernelCommand(options: { memoryMb?: number; spare?: boolean 
       `--allow-read=${pyodide},${kernel}`,
       // The worker gets its own permissions, so it can drop even these reads once Python is loaded.
       '--unstable-worker-options',
-      `--v8-flags=--max-old-space-size=${WASM_JS_HEAP_MB}`,
+      `--v8-flags=--max-old-space-size=${memoryMb + JS_HEAP_HEADROOM_MB}`,
       // Never a deno.json or lock file of the folder it runs in.
       '--no-config',
       '--no-lock',
       join(kernel, 'host.ts'),
       `--pyodide=${pyodide}`,
-      `--memory-mb=${options.memoryMb ?? DEFAULT_WASM_MEMORY_MB}`,
+      `--memory-mb=${memoryMb}`,
       // A second interpreter kept started: a restart (reset, code that ignores its interrupt)
       // takes milliseconds instead of a start, for the memory of one more interpreter.
       ...(options.spare ? ['--spare'] : []),

@@ -47,6 +47,8 @@ export type FromWorker =
   | { k: 'file'; frame: string }
   /** `params` is JSON text. */
   | { k: 'req'; id: number; method: string; params: string; sync: boolean }
+  /** The code caught its interrupt and went on. */
+  | { k: 'ignored' }
   /** `outcome` is JSON: status, value, error. */
   | { k: 'done'; outcome: string };
 

@@ -22,6 +22,13 @@ const decoder = new TextDecoder();
 /** Host frames over this are refused (the host writes them: a cap only against mistakes). */
 const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
 const DEFAULT_MEMORY_MB = 512;
+/**
+ * The process may use this much beyond the WebAssembly cap (the runtime itself, a spare, the
+ * JavaScript objects Python code can make); past it the interpreter is ended. V8's own heap
+ * limit (command.ts) is set above it, so that it is this watch that acts, not V8's abort.
+ */
+const PROCESS_HEADROOM_MB = 512;
+const MEMORY_WATCH_MS = 50;
 
 interface Options {
   pyodideUrl: string;
@@ -74,6 +81,8 @@ function sendFrame(message: object, outbox?: { control: Int32Array; chars: numbe
 interface Run {
   run: string;
   token: string | null;
+  /** `ignored` was sent for it. */
+  ignoredSaid?: boolean;
 }
 
 interface Kernel {
@@ -128,9 +137,15 @@ function createKernel(options: Options, announce: boolean): Kernel {
     event.preventDefault();
     onWorkerDied(created, event.message, options);
   };
-  channel.port1.onmessage = (event: MessageEvent<FromWorker>) => {
-    if (kernel === created) fromWorker(created, event.data, options);
-    else if (spare === created) fromSpare(created, event.data);
+  channel.port1.onmessage = (event: MessageEvent<unknown>) => {
+    const message = wellFormed(event.data);
+    if (!message) return;
+    try {
+      if (kernel === created) fromWorker(created, message, options);
+      else if (spare === created) fromSpare(created, message);
+    } catch (error) {
+      console.error(`sandbox kernel: a message from the interpreter failed: ${String(error)}`);
+    }
   };
   return created;
 }
@@ -235,28 +250,106 @@ function fromWorker(current: Kernel, message: FromWorker, options: Options): voi
       );
       return;
     case 'image':
+      if (!IMAGE_MIMES.has(message.mime) || !isText(message.data, MAX_IMAGE_CHARS) || !BASE64.test(message.data)) {
+        return dropped(current, 'an image that is not base64 of a known type');
+      }
       sendFrame(
         { t: 'image', run: runOf(current), mime: message.mime, data: message.data },
         { control: current.control, chars: message.data.length },
       );
       return;
-    case 'file':
-      sendFrame(
-        { t: 'file', run: runOf(current), ...(JSON.parse(message.frame) as object) },
-        { control: current.control, chars: message.frame.length },
-      );
+    case 'file': {
+      const file = fileFields(message.frame);
+      if (!file) return dropped(current, 'a file entry that is not one');
+      sendFrame({ t: 'file', run: runOf(current), ...file }, { control: current.control, chars: message.frame.length });
       return;
+    }
     case 'req':
       onRequest(current, message);
       return;
+    case 'ignored': {
+      // Said once, of a run the host interrupted: the host then need not wait out its grace.
+      const run = current.runs[0];
+      if (!run || run.ignoredSaid || Atomics.load(current.control, CONTROL.interrupted) !== 1) return;
+      run.ignoredSaid = true;
+      sendFrame({ t: 'ignored', run: run.run });
+      return;
+    }
     case 'done': {
       const run = current.runs.shift();
       if (!run) return;
       current.lastRun = run.run;
-      const outcome = JSON.parse(message.outcome) as { status: string; value: string | null; error: object | null };
+      let outcome: { status: string; value: string | null; error: object | null };
+      try {
+        outcome = JSON.parse(message.outcome) as typeof outcome;
+      } catch {
+        outcome = {
+          status: 'error',
+          value: null,
+          error: { type: 'KernelError', message: 'the run ended without a readable outcome', traceback: '' },
+        };
+      }
       sendFrame(doneFrame(run, outcome.status, outcome.value, outcome.error));
       return;
     }
+  }
+}
+
+// What the worker posts is checked here: the code can call the worker's functions for Python
+// (kernel.py's bridge) with arguments of its own. Nothing it posts can make a frame the host
+// would refuse, nor set a frame's type or run.
+const IMAGE_MIMES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp', 'image/svg+xml']);
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+/** 8 MiB as base64; a file's content, 4 MiB as base64. */
+const MAX_IMAGE_CHARS = 11_200_000;
+const MAX_FILE_CHARS = 5_600_000;
+const FILE_SKIPS = new Set(['count', 'size', 'total', 'listing']);
+
+const isText = (value: unknown, max: number): value is string => typeof value === 'string' && value.length <= max;
+
+/** The fields of a `file` frame from kernel.py's JSON, or undefined if they are not what it sends. */
+function fileFields(json: unknown): { path: string; bytes: number; data?: string; skipped?: string } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(String(json));
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { path, bytes, data, skipped } = parsed as Record<string, unknown>;
+  if (!isText(path, 500) || path.length === 0 || !Number.isSafeInteger(bytes) || (bytes as number) < 0) return undefined;
+  if (data !== undefined && !(isText(data, MAX_FILE_CHARS) && BASE64.test(data))) return undefined;
+  if (skipped !== undefined && !(typeof skipped === 'string' && FILE_SKIPS.has(skipped))) return undefined;
+  return { path, bytes: bytes as number, ...(data !== undefined ? { data } : {}), ...(skipped !== undefined ? { skipped } : {}) };
+}
+
+function dropped(current: Kernel, what: string): void {
+  const data = `[sandbox] ${what} was dropped\n`;
+  sendFrame({ t: 'out', run: runOf(current), stream: 'stderr', data });
+}
+
+/** A message from the worker in the shape channel.ts gives it, else undefined. */
+function wellFormed(message: unknown): FromWorker | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const m = message as Record<string, unknown>;
+  switch (m.k) {
+    case 'out':
+      return (m.stream === 'stdout' || m.stream === 'stderr') && isText(m.data, 64 * 1024) ? (m as FromWorker) : undefined;
+    case 'req':
+      return Number.isSafeInteger(m.id) && (m.id as number) >= 0 && isText(m.method, 64) && m.method !== '' && typeof m.params === 'string'
+        ? { k: 'req', id: m.id as number, method: m.method, params: m.params, sync: m.sync === true }
+        : undefined;
+    case 'image':
+      return typeof m.mime === 'string' && typeof m.data === 'string' ? (m as FromWorker) : undefined;
+    case 'file':
+      return typeof m.frame === 'string' ? (m as FromWorker) : undefined;
+    case 'ready':
+    case 'failed':
+    case 'done':
+    case 'ignored':
+      return m as FromWorker;
+    default:
+      return undefined;
   }
 }
 
@@ -391,8 +484,27 @@ async function readStdin(options: Options): Promise<void> {
   }
 }
 
+/**
+ * Ends the interpreter when the process's resident memory passes the WebAssembly cap plus the
+ * headroom (a bomb of JavaScript objects, which the WebAssembly cap does not see); the next
+ * interpreter starts fresh.
+ */
+function watchMemory(options: Options): void {
+  const limit = options.memoryBytes + PROCESS_HEADROOM_MB * 1024 * 1024;
+  let armed = true;
+  setInterval(() => {
+    const over = Deno.memoryUsage().rss > limit;
+    // The ended worker's memory goes back over the next moments: no second verdict until it has.
+    if (!over) armed = true;
+    if (!kernel || !over || !armed) return;
+    armed = false;
+    onWorkerDied(kernel, `the sandbox went over its memory limit (${Math.round(limit / 1024 / 1024)} MB)`, options);
+  }, MEMORY_WATCH_MS);
+}
+
 const options = parseOptions(Deno.args);
 kernel = createKernel(options, true);
+watchMemory(options);
 try {
   await readStdin(options);
 } catch (error) {

@@ -14,6 +14,7 @@ import itertools
 import json
 import linecache
 import os
+import signal
 import stat as _stat
 import sys
 import time
@@ -33,12 +34,48 @@ _MAX_OUT_LISTED = 200
 
 
 class _Kernel:
-    bridge = None  # the worker's functions (see worker.ts KernelBridge)
+    bridge = None  # the worker's functions (see worker.ts bridge())
     task = None  # the run in progress, as an asyncio task
     cancelled = False  # that task was cancelled by an interrupt
+    running = False  # the code of a run is running (not the kernel's own lines around it)
+    serial = 0  # counts runs
 
 
 _kernel = _Kernel()
+
+
+# ---- interrupts: Pyodide's interrupt buffer calls Python's SIGINT handler ----
+
+
+class _Caught:
+    """Rides on the KeyboardInterrupt of the host's interrupt. Freed while its run goes on, it
+    means the code caught the interrupt and went on: the host is told (`ignored`), so that it
+    need not wait out the whole grace for code that will not stop."""
+
+    def __init__(self, serial):
+        self.serial = serial
+
+    def __del__(self):
+        if self.serial != _kernel.serial or not _kernel.running:
+            return
+        try:
+            _kernel.bridge.ignored()
+        except BaseException:
+            pass
+
+
+def _interruption():
+    exc = KeyboardInterrupt()
+    exc._cem_caught = _Caught(_kernel.serial)
+    return exc
+
+
+def _on_sigint(signum, frame):
+    if not _kernel.running:
+        return  # the kernel's own lines are never interrupted
+    # Made by another function: a local here would hold the exception in a cycle with its own
+    # traceback, and the marker would go only with the next garbage collection.
+    raise _interruption()
 
 
 # ---- output ----
@@ -279,19 +316,25 @@ async def _run_code(code):
     except SyntaxError as exc:
         return "error", None, error_of(exc)
     try:
+        _kernel.running = True
         await _evaluate(body)
         value = await _evaluate(expr) if expr is not None else None
+        _kernel.running = False
         if value is None:
             return "ok", None, None
         _namespace["_"] = value
         return "ok", value_text(value), None
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
+        _kernel.running = False  # first: the interrupt that ends the run is not one ignored
         _cancel_leftover_tasks()
         if isinstance(exc, asyncio.CancelledError) and _kernel.cancelled:
             exc = KeyboardInterrupt()
         return ("interrupted" if _kernel.bridge.interrupted() else "error"), None, error_of(exc)
     except BaseException as exc:  # SystemExit too: user code must not end the kernel
+        _kernel.running = False
         return "error", None, error_of(exc)
+    finally:
+        _kernel.running = False
 
 
 async def _execute(code):
@@ -318,6 +361,8 @@ async def _execute(code):
 def execute(code):
     """Called by the worker for each `exec`: a task whose result is the outcome as JSON."""
     _kernel.cancelled = False
+    _kernel.serial += 1
+    signal.signal(signal.SIGINT, _on_sigint)  # in case the code replaced it
     _stdout.restart_clock()
     _stderr.restart_clock()
     _kernel.task = asyncio.ensure_future(_execute(str(code)))

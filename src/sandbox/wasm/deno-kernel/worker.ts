@@ -17,7 +17,6 @@ interface Pyodide {
   setStdout(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
   setStderr(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
   globals: { get(name: string): unknown };
-  toPy(value: unknown): unknown;
 }
 interface PyCallable {
   (...args: unknown[]): unknown;
@@ -37,7 +36,7 @@ const interruptBuffer = new Uint8Array(init.interrupt, 0, 1);
 /** The same bytes as a word to wait on: the main thread wakes a sleep when it interrupts. */
 const interruptWord = new Int32Array(init.interrupt, 0, 1);
 const replyData = init.reply;
-const post = (message: FromWorker, transfer: Transferable[] = []) => port.postMessage(message, transfer);
+const post = (message: FromWorker) => port.postMessage(message);
 const decoder = new TextDecoder();
 
 capMemory(init.memoryBytes);
@@ -81,8 +80,8 @@ async function loadPython(): Promise<Pyodide> {
   return await loadPyodide({
     // A path, not a URL: under Deno, Pyodide reads its files with the file system API.
     indexURL: pathOf(init.pyodideUrl),
-    // What `import js` sees: the timers asyncio needs, nothing else. (A function's constructor
-    // still leads to this worker's global scope: stripGlobals empties that too.)
+    // What `import js` sees: the timers asyncio needs, nothing else. (stripGlobals then empties
+    // the worker's global scope and takes Function away from every function's constructor.)
     jsglobals: timers,
     env: { HOME: '/home/pyodide', PYTHONHASHSEED: String(Math.floor(Math.random() * 2 ** 31)) },
     checkAPIVersion: true,
@@ -206,6 +205,7 @@ function bridge(): object {
         post({ k: 'req', id, method, params, sync: false });
       }),
     interrupted: (): boolean => Atomics.load(control, CONTROL.interrupted) === 1,
+    ignored: (): void => post({ k: 'ignored' }),
     sleep: (seconds: number): void => {
       if (!interruptWaiting()) Atomics.wait(interruptWord, 0, 0, seconds * 1000);
     },
@@ -274,6 +274,28 @@ function requestSync(id: number, method: string, params: string): string | undef
   return text;
 }
 
+/** One exec, to its `done`: never rejects, so that the queue of execs never stops. */
+async function runExec(execute: PyCallable, code: string): Promise<void> {
+  let outcome: string;
+  try {
+    const task = execute(code) as PromiseLike<string> & { destroy?: () => void };
+    try {
+      outcome = await task;
+    } finally {
+      task.destroy?.();
+    }
+  } catch (error) {
+    // The kernel's own report failed (Pyodide's error, not the code's): the run still ends.
+    outcome = JSON.stringify({
+      status: 'error',
+      value: null,
+      error: { type: 'KernelError', message: String(error).slice(0, 2000), traceback: '' },
+    });
+  }
+  interruptBuffer[0] = 0;
+  post({ k: 'done', outcome });
+}
+
 /** Takes the main thread's messages: runs one exec at a time, in order. */
 function serve(namespace: PyDict): void {
   const execute = namespace.get('execute');
@@ -282,18 +304,7 @@ function serve(namespace: PyDict): void {
   port.onmessage = (event: MessageEvent<ToWorker>) => {
     const message = event.data;
     if (message.k === 'exec') {
-      queue = queue.then(async () => {
-        const task = execute(message.code) as PromiseLike<string> & { destroy?: () => void };
-        let outcome: string;
-        try {
-          outcome = await task;
-        } catch (error) {
-          outcome = JSON.stringify({ status: 'error', value: null, error: { type: 'KernelError', message: String(error), traceback: '' } });
-        }
-        task.destroy?.();
-        interruptBuffer[0] = 0;
-        post({ k: 'done', outcome });
-      });
+      queue = queue.then(() => runExec(execute, message.code));
     } else if (message.k === 'interrupt') {
       // Here Python is idle (it awaits, or its run is over): the buffer would interrupt the
       // call below instead, so it is cleared, and a run that awaits is cancelled.
