@@ -34,7 +34,7 @@ for (const { label, sandbox: shown } of [
 
     before(async () => {
       bridge = await startBridge({
-        sandbox,
+        sandbox: shown,
         servers: {
           fixture: { command: process.execPath, args: [FIXTURE] },
           pics: { command: process.execPath, args: [PICTURES] },

@@ -105,12 +105,15 @@ def _short_source_line(exc):
         exc.msg = exc.msg[:_MAX_MESSAGE_CHARS] + "..."
 
 
-def traceback_text(exc, message=None):
+def traceback_text(exc, message=None, network=False):
     """The traceback without hidden frames; `message` (with its hint) replaces the exception's own last line."""
     try:
         if isinstance(exc, SyntaxError):
             _short_source_line(exc)
         report = traceback.TracebackException(type(exc), exc, exc.__traceback__, limit=-_MAX_TRACEBACK_FRAMES)
+        if network:
+            # Its chain (socket error, then URLError, then...) says "no network" at length.
+            report.__cause__ = report.__context__ = None
         pending, seen = [report], set()
         while pending:
             part = pending.pop()
@@ -148,8 +151,12 @@ def _needs_container(exc):
         return True
     if isinstance(exc, OSError) and getattr(exc, "errno", None) in (38, 52, 58, 138):  # ENOSYS, ENOTSUP and friends
         return True
-    return isinstance(exc, (OSError, NotImplementedError, AttributeError)) and any(
-        word in text for word in ("fork", "subprocess", "spawn", "not supported on emscripten", "system")
+    # Only the runtime's own words: a tool's or the code's message that merely mentions a
+    # "filesystem" or a "subprocess" server is not Emscripten refusing a process.
+    if isinstance(exc, AttributeError):
+        return "emscripten" in text.lower()
+    return isinstance(exc, (OSError, NotImplementedError)) and any(
+        word in text for word in ("fork", "spawn", "not supported on emscripten", "does not support processes")
     )
 
 
@@ -194,4 +201,23 @@ def error_of(exc):
         message = message[:_MAX_MESSAGE_CHARS] + "... [message cut at %d characters]" % _MAX_MESSAGE_CHARS
     if hint:
         message = "%s\n%s" % (message, hint) if message else hint
-    return {"type": type(exc).__name__[:_MAX_TYPE_CHARS], "message": message, "traceback": traceback_text(exc, message if hint else None)}
+    return {
+        "type": type(exc).__name__[:_MAX_TYPE_CHARS],
+        "message": message,
+        "traceback": traceback_text(exc, message if hint else None, kind == "network"),
+    }
+
+
+def unawaited_warning(show):
+    """warnings.showwarning that says how to fix a coroutine never awaited, in one line (as the container kernel's hints.py)."""
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        text = text_of(message)
+        if category is RuntimeWarning and "was never awaited" in text:
+            target = file or sys.stderr
+            name = text.split("'")[1] if text.count("'") >= 2 else "f"
+            target.write("%s:%s: RuntimeWarning: %s: write result = await %s(...)\n" % (filename, lineno, text.splitlines()[0], name))
+            return
+        show(message, category, filename, lineno, file, line)
+
+    return showwarning

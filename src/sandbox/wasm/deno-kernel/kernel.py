@@ -417,6 +417,9 @@ def start(bridge):
     host.add_error_hint = add_error_hint
     host.hide_frames = hide_frames
     sys.modules["sandbox_host"] = host
+    import warnings
+
+    warnings.showwarning = unawaited_warning(warnings.showwarning)
     time.sleep = _sleep
     import posix
 
