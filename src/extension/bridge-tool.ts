@@ -5,6 +5,15 @@
 import { z } from 'zod';
 import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION } from '../bridge/tool/run-python.ts';
 
+/** run_python's description in any of its forms (gVisor, WebAssembly, with packages, a workspace note). */
+export function isRunPythonDescription(text: string): boolean {
+  const plain = text
+    .replace(/^Python 3 (gVisor |WebAssembly )sandbox/, 'Python 3 sandbox')
+    .replace('Python 3 sandbox, with packages', 'Python 3 sandbox, standard library only')
+    .replace('(no pip, no network, no subprocesses)', '(no pip, no network)');
+  return plain.startsWith(RUN_PYTHON_DESCRIPTION);
+}
+
 /**
  * VS Code names an MCP tool `mcp_<server label, lowercased, other characters to "_", cut to
  * 13 characters (12 and a digit when two servers share it)>_<tool>`.
@@ -16,7 +25,7 @@ export function bridgeToolName(tools: ReadonlyArray<{ name: string; description:
     .slice(0, 12);
   const candidates = tools.filter((t) => t.name.endsWith(`_${RUN_PYTHON}`));
   const ours = (t: { name: string }) => t.name.startsWith(`mcp_${slug}`);
-  const described = (t: { description: string }) => t.description.startsWith(RUN_PYTHON_DESCRIPTION);
+  const described = (t: { description: string }) => isRunPythonDescription(t.description);
   return (candidates.find((t) => ours(t) && described(t)) ?? candidates.find(ours) ?? candidates.find(described))?.name;
 }
 

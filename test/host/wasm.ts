@@ -71,8 +71,11 @@ export async function wasmChecks(kit: HostKit, ext: ExtensionApi): Promise<void>
       const document = await vscode.workspace.openTextDocument({ language: 'python', content: `${code}\n` });
       const editor = await vscode.window.showTextDocument(document);
       editor.selection = new vscode.Selection(0, 0, 0, code.length);
-      await vscode.commands.executeCommand('codeExecutionMode.runSelection');
+      await waitFor('the editor to be active', () => (vscode.window.activeTextEditor?.document === document ? true : undefined), 10_000);
+      // Not awaited: a question the command might ask would hold the suite; the run is waited for instead.
+      const command = vscode.commands.executeCommand('codeExecutionMode.runSelection');
       const run = await waitFor('the selection in the Runs view', () => ext.runs.runs().find((r) => r.code === code && r.status));
+      await command;
       assert(run.status === 'ok' && run.value === '42', `${run.status} ${run.value} ${run.error?.message ?? ''}`);
       await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
     });

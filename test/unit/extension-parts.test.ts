@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ensurePrivateDir } from '../../src/state/private-files.ts';
-import { RUN_PYTHON_DESCRIPTION } from '../../src/bridge/tool/run-python.ts';
+import { RUN_PYTHON_DESCRIPTION, runPythonDescription } from '../../src/bridge/tool/run-python.ts';
+import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome } from '../../src/extension/bridge-tool.ts';
 import { DirWatcher } from '../../src/extension/dir-watcher.ts';
 import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/settings/trusted-settings.ts';
@@ -81,6 +82,19 @@ test("run_python of this extension's bridge is found among VS Code's tools by it
   assert.equal(bridgeToolName([tool('mcp_python_tools_run_python')], 'Code Execution Mode'), undefined);
   assert.equal(bridgeToolName([tool('mcp_renamed_run_python', RUN_PYTHON_DESCRIPTION)], 'Code Execution Mode'), 'mcp_renamed_run_python');
   assert.equal(bridgeToolName([], 'Code Execution Mode'), undefined);
+  // Whatever sandbox the listing names, and with packages or a workspace.
+  for (const description of [
+    runPythonDescription(defaultSandboxConfig({ backend: 'wasm' })),
+    runPythonDescription(defaultSandboxConfig({ ociRuntime: 'runsc' }), ['numpy']),
+    runPythonDescription(defaultSandboxConfig({ workspace: { path: '/tmp', access: 'read-only' } })),
+  ]) {
+    assert.equal(
+      bridgeToolName([tool('mcp_renamed_run_python', description)], 'Code Execution Mode'),
+      'mcp_renamed_run_python',
+      description,
+    );
+  }
+  assert.equal(bridgeToolName([tool('mcp_renamed_run_python', 'Python 3 interpreter on your machine')], 'Code Execution Mode'), undefined);
 });
 
 test("a run_python result as VS Code hands it back: the structured content's JSON, or plain text", () => {

@@ -20,6 +20,9 @@ export function wasmMemoryMb(memory: string): number {
   return Math.min(4096, Math.max(64, mb));
 }
 
+/** A restart is a new Pyodide (seconds, more on a loaded machine), not a new CPython (milliseconds). */
+export const WASM_RESTART_TIMEOUT_MS = 60_000;
+
 let counter = 0;
 
 export class WasmKernel extends KernelProcess {
@@ -37,6 +40,10 @@ export class WasmKernel extends KernelProcess {
       // Deno's own variables only: the bridge's environment holds secrets.
       command.env,
     );
+  }
+
+  override restart(timeoutMs = WASM_RESTART_TIMEOUT_MS): Promise<boolean> {
+    return super.restart(timeoutMs);
   }
 
   /** Starts a WebAssembly kernel and resolves once it is ready. */
