@@ -112,178 +112,187 @@ function logEvents(stateDir: string): Array<Record<string, unknown>> {
     .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
-describe(`confirmations (${runtime})`, { timeout: 600_000 }, () => {
-  let bridge: Bridge;
-  before(async () => {
-    bridge = await start(true);
-  });
-  after(async () => {
-    await bridge?.close();
-  });
+// The same whichever sandbox runs the code that asks: the first runtime and WebAssembly.
+for (const { label, sandbox: shown } of [
+  { label: runtime, sandbox: {} },
+  { label: 'wasm', sandbox: { backend: 'wasm' } },
+]) {
+  describe(`confirmations (${label})`, { timeout: 600_000 }, () => {
+    let bridge: Bridge;
+    before(async () => {
+      bridge = await start(true, shown);
+    });
+    after(async () => {
+      await bridge?.close();
+    });
 
-  test('a destructive tool asks, naming the server, the tool, its title and the arguments; accept allows this call once', async () => {
-    bridge.questions.length = 0;
-    bridge.answer = () => ({ action: 'accept' });
-    const first = await bridge.run(attempt('mcp_fx.remove(id="item-1")'));
-    assert.equal(first.status, 'ok', JSON.stringify(first));
-    assert.match(String(first.stdout), /ok: removed item-1/);
-    assert.equal(bridge.questions.length, 1);
-    const message = bridge.questions[0]!.message;
-    assert.match(message, /fx\.remove/);
-    assert.match(message, /Remove an item/);
-    assert.match(message, /"id":"item-1"/);
-    assert.ok(bridge.questions[0]!.requestedSchema.properties.forSession, 'the form offers "for the rest of this session"');
-    // Allowed once: the next call asks again.
-    const second = await bridge.run(attempt('mcp_fx.remove(id="item-2")'));
-    assert.match(String(second.stdout), /ok: removed item-2/);
-    assert.equal(bridge.questions.length, 2);
-  });
+    test('a destructive tool asks, naming the server, the tool, its title and the arguments; accept allows this call once', async () => {
+      bridge.questions.length = 0;
+      bridge.answer = () => ({ action: 'accept' });
+      const first = await bridge.run(attempt('mcp_fx.remove(id="item-1")'));
+      assert.equal(first.status, 'ok', JSON.stringify(first));
+      assert.match(String(first.stdout), /ok: removed item-1/);
+      assert.equal(bridge.questions.length, 1);
+      const message = bridge.questions[0]!.message;
+      assert.match(message, /fx\.remove/);
+      assert.match(message, /Remove an item/);
+      assert.match(message, /"id":"item-1"/);
+      assert.ok(bridge.questions[0]!.requestedSchema.properties.forSession, 'the form offers "for the rest of this session"');
+      // Allowed once: the next call asks again.
+      const second = await bridge.run(attempt('mcp_fx.remove(id="item-2")'));
+      assert.match(String(second.stdout), /ok: removed item-2/);
+      assert.equal(bridge.questions.length, 2);
+    });
 
-  test('decline and cancel raise ToolError of kind "declined"; the tool is not called', async () => {
-    bridge.answer = () => ({ action: 'decline' });
-    const declined = await bridge.run(attempt('mcp_fx.remove(id="d")'));
-    assert.match(String(declined.stdout), /error: declined .*declined the call of fx\.remove/);
-    assert.doesNotMatch(String(declined.stdout), /removed/);
-    bridge.answer = () => ({ action: 'cancel' });
-    const cancelled = await bridge.run(attempt('call_tool("fx", "remove", {"id": "c"})'));
-    assert.match(String(cancelled.stdout), /error: declined .*cancelled the call/);
-  });
+    test('decline and cancel raise ToolError of kind "declined"; the tool is not called', async () => {
+      bridge.answer = () => ({ action: 'decline' });
+      const declined = await bridge.run(attempt('mcp_fx.remove(id="d")'));
+      assert.match(String(declined.stdout), /error: declined .*declined the call of fx\.remove/);
+      assert.doesNotMatch(String(declined.stdout), /removed/);
+      bridge.answer = () => ({ action: 'cancel' });
+      const cancelled = await bridge.run(attempt('call_tool("fx", "remove", {"id": "c"})'));
+      assert.match(String(cancelled.stdout), /error: declined .*cancelled the call/);
+    });
 
-  test('arguments too large for the question to show whole are refused, not cut: nothing is asked and the tool is not called', async () => {
-    bridge.questions.length = 0;
-    bridge.answer = () => ({ action: 'accept' });
-    const result = await bridge.run(
-      `${attempt('mcp_fx.remove(id="harmless.txt" + " " * 5000 + "AND EVERYTHING ELSE")')}print("reached:", await mcp_fx.removed())`,
-    );
-    const stdout = String(result.stdout);
-    assert.match(
-      stdout,
-      /error: needs-confirmation .*over the 4000 a confirmation can show whole.*Split the work into smaller calls.*"confirm": "none" on server "fx"/,
-    );
-    assert.equal(bridge.questions.length, 0);
-    assert.match(stdout, /reached: \[/);
-    assert.doesNotMatch(stdout, /EVERYTHING/, 'the call did not reach the server');
-    const events = logEvents(bridge.stateDir);
-    assert.ok(events.some((e) => e.type === 'confirmation' && e.answer === 'too-large'));
-    assert.ok(
-      events.some(
-        (e) =>
-          e.type === 'tool-call' && e.tool === 'remove' && e.outcome === 'denied' && /a confirmation can show whole/.test(String(e.error)),
-      ),
-    );
-  });
+    test('arguments too large for the question to show whole are refused, not cut: nothing is asked and the tool is not called', async () => {
+      bridge.questions.length = 0;
+      bridge.answer = () => ({ action: 'accept' });
+      const result = await bridge.run(
+        `${attempt('mcp_fx.remove(id="harmless.txt" + " " * 5000 + "AND EVERYTHING ELSE")')}print("reached:", await mcp_fx.removed())`,
+      );
+      const stdout = String(result.stdout);
+      assert.match(
+        stdout,
+        /error: needs-confirmation .*over the 4000 a confirmation can show whole.*Split the work into smaller calls.*"confirm": "none" on server "fx"/,
+      );
+      assert.equal(bridge.questions.length, 0);
+      assert.match(stdout, /reached: \[/);
+      assert.doesNotMatch(stdout, /EVERYTHING/, 'the call did not reach the server');
+      const events = logEvents(bridge.stateDir);
+      assert.ok(events.some((e) => e.type === 'confirmation' && e.answer === 'too-large'));
+      assert.ok(
+        events.some(
+          (e) =>
+            e.type === 'tool-call' &&
+            e.tool === 'remove' &&
+            e.outcome === 'denied' &&
+            /a confirmation can show whole/.test(String(e.error)),
+        ),
+      );
+    });
 
-  test('bidi and invisible characters in the arguments are shown as escapes; the call gets them unchanged', async () => {
-    bridge.questions.length = 0;
-    bridge.answer = () => ({ action: 'accept' });
-    const result = await bridge.run(
-      `${attempt('mcp_fx.remove(id="report\\u202etxt\\u200b.exe")')}import json\nprint("reached:", ascii(json.loads(await mcp_fx.removed())[-1]))`,
-    );
-    assert.match(String(result.stdout), /ok: removed report/);
-    assert.match(String(result.stdout), /reached: 'report\\u202etxt\\u200b\.exe'/);
-    const message = bridge.questions[0]?.message ?? '';
-    assert.ok(message.includes('"id":"report\\u{202E}txt\\u{200B}.exe"'), message);
-    assert.doesNotMatch(message, /[\u202e\u200b]/);
-  });
+    test('bidi and invisible characters in the arguments are shown as escapes; the call gets them unchanged', async () => {
+      bridge.questions.length = 0;
+      bridge.answer = () => ({ action: 'accept' });
+      const result = await bridge.run(
+        `${attempt('mcp_fx.remove(id="report\\u202etxt\\u200b.exe")')}import json\nprint("reached:", ascii(json.loads(await mcp_fx.removed())[-1]))`,
+      );
+      assert.match(String(result.stdout), /ok: removed report/);
+      assert.match(String(result.stdout), /reached: 'report\\u202etxt\\u200b\.exe'/);
+      const message = bridge.questions[0]?.message ?? '';
+      assert.ok(message.includes('"id":"report\\u{202E}txt\\u{200B}.exe"'), message);
+      assert.doesNotMatch(message, /[\u202e\u200b]/);
+    });
 
-  test('no answer within confirmTimeoutSeconds: declined', async () => {
-    bridge.answer = (_q, signal) =>
-      new Promise((resolveAnswer) => signal.addEventListener('abort', () => resolveAnswer({ action: 'cancel' })));
-    const started = Date.now();
-    const result = await bridge.run(attempt('mcp_fx.remove(id="t")'));
-    assert.match(String(result.stdout), /error: declined .*no answer .*within 2 s \(confirmTimeoutSeconds\)/);
-    assert.ok(Date.now() - started < 15_000);
-  });
+    test('no answer within confirmTimeoutSeconds: declined', async () => {
+      bridge.answer = (_q, signal) =>
+        new Promise((resolveAnswer) => signal.addEventListener('abort', () => resolveAnswer({ action: 'cancel' })));
+      const started = Date.now();
+      const result = await bridge.run(attempt('mcp_fx.remove(id="t")'));
+      assert.match(String(result.stdout), /error: declined .*no answer .*within 2 s \(confirmTimeoutSeconds\)/);
+      assert.ok(Date.now() - started < 15_000);
+    });
 
-  test('"allow for the rest of this session" stops asking in that session only', async () => {
-    bridge.questions.length = 0;
-    bridge.answer = () => ({ action: 'accept', content: { forSession: true } });
-    const code = `${attempt('mcp_fx.remove(id="s1")')}${attempt('mcp_fx.remove(id="s2")')}`;
-    const result = await bridge.run(code, { session: 'trusting' });
-    assert.match(String(result.stdout), /ok: removed s1\nok: removed s2/);
-    const again = await bridge.run(attempt('mcp_fx.remove(id="s3")'), { session: 'trusting' });
-    assert.match(String(again.stdout), /ok: removed s3/);
-    assert.equal(bridge.questions.length, 1, 'asked once for the session');
-    await bridge.run(attempt('mcp_fx.remove(id="other")'), { session: 'other' });
-    assert.equal(bridge.questions.length, 2, 'another session asks');
-  });
+    test('"allow for the rest of this session" stops asking in that session only', async () => {
+      bridge.questions.length = 0;
+      bridge.answer = () => ({ action: 'accept', content: { forSession: true } });
+      const code = `${attempt('mcp_fx.remove(id="s1")')}${attempt('mcp_fx.remove(id="s2")')}`;
+      const result = await bridge.run(code, { session: 'trusting' });
+      assert.match(String(result.stdout), /ok: removed s1\nok: removed s2/);
+      const again = await bridge.run(attempt('mcp_fx.remove(id="s3")'), { session: 'trusting' });
+      assert.match(String(again.stdout), /ok: removed s3/);
+      assert.equal(bridge.questions.length, 1, 'asked once for the session');
+      await bridge.run(attempt('mcp_fx.remove(id="other")'), { session: 'other' });
+      assert.equal(bridge.questions.length, 2, 'another session asks');
+    });
 
-  test('read-only and unannotated tools never ask by default; confirmTools asks even for read-only; "none" never asks; "all" asks for all but read-only', async () => {
-    bridge.questions.length = 0;
-    bridge.answer = () => ({ action: 'accept' });
-    const quiet = await bridge.run(
-      [
-        attempt('mcp_fx.look(id="a")'),
-        attempt('mcp_fx.plain(id="b")'),
-        attempt('mcp_never.remove(id="c")'),
-        attempt('mcp_all.look(id="d")'),
-      ].join(''),
-    );
-    assert.match(String(quiet.stdout), /ok: looked at a\nok: plain b\nok: removed c\nok: looked at d/);
-    assert.equal(bridge.questions.length, 0, JSON.stringify(bridge.questions.map((q) => q.message)));
-    const asking = await bridge.run(
-      [attempt('mcp_listed.look(id="e")'), attempt('mcp_all.plain(id="f")'), attempt('mcp_all.remove(id="g")')].join(''),
-    );
-    assert.match(String(asking.stdout), /ok: looked at e\nok: plain f\nok: removed g/);
-    assert.deepEqual(
-      bridge.questions.map((q) => /listed\.look|all\.plain|all\.remove/.exec(q.message)?.[0]),
-      ['listed.look', 'all.plain', 'all.remove'],
-    );
-  });
+    test('read-only and unannotated tools never ask by default; confirmTools asks even for read-only; "none" never asks; "all" asks for all but read-only', async () => {
+      bridge.questions.length = 0;
+      bridge.answer = () => ({ action: 'accept' });
+      const quiet = await bridge.run(
+        [
+          attempt('mcp_fx.look(id="a")'),
+          attempt('mcp_fx.plain(id="b")'),
+          attempt('mcp_never.remove(id="c")'),
+          attempt('mcp_all.look(id="d")'),
+        ].join(''),
+      );
+      assert.match(String(quiet.stdout), /ok: looked at a\nok: plain b\nok: removed c\nok: looked at d/);
+      assert.equal(bridge.questions.length, 0, JSON.stringify(bridge.questions.map((q) => q.message)));
+      const asking = await bridge.run(
+        [attempt('mcp_listed.look(id="e")'), attempt('mcp_all.plain(id="f")'), attempt('mcp_all.remove(id="g")')].join(''),
+      );
+      assert.match(String(asking.stdout), /ok: looked at e\nok: plain f\nok: removed g/);
+      assert.deepEqual(
+        bridge.questions.map((q) => /listed\.look|all\.plain|all\.remove/.exec(q.message)?.[0]),
+        ['listed.look', 'all.plain', 'all.remove'],
+      );
+    });
 
-  test('calls from asyncio.gather ask one at a time, in order', async () => {
-    bridge.questions.length = 0;
-    bridge.maxOpen = 0;
-    bridge.answer = async (question) => {
-      await sleep(300);
-      return /"id":"g2"/.test(question.message) ? { action: 'decline' } : { action: 'accept' };
-    };
-    const code = `
+    test('calls from asyncio.gather ask one at a time, in order', async () => {
+      bridge.questions.length = 0;
+      bridge.maxOpen = 0;
+      bridge.answer = async (question) => {
+        await sleep(300);
+        return /"id":"g2"/.test(question.message) ? { action: 'decline' } : { action: 'accept' };
+      };
+      const code = `
 import asyncio
 results = await asyncio.gather(*(mcp_fx.remove(id="g%d" % i) for i in (1, 2, 3)), return_exceptions=True)
 print([r if isinstance(r, str) else r.kind for r in results])
 `;
-    const result = await bridge.run(code);
-    assert.match(String(result.stdout), /\['removed g1', 'declined', 'removed g3'\]/);
-    assert.equal(bridge.maxOpen, 1);
-    assert.deepEqual(
-      bridge.questions.map((q) => /"id":"(g\d)"/.exec(q.message)?.[1]),
-      ['g1', 'g2', 'g3'],
-    );
-  });
+      const result = await bridge.run(code);
+      assert.match(String(result.stdout), /\['removed g1', 'declined', 'removed g3'\]/);
+      assert.equal(bridge.maxOpen, 1);
+      assert.deepEqual(
+        bridge.questions.map((q) => /"id":"(g\d)"/.exec(q.message)?.[1]),
+        ['g1', 'g2', 'g3'],
+      );
+    });
 
-  test('the wait for an answer is not charged to the run timeout; meanwhile the log shows the run waiting for confirmation', async () => {
-    let waitingSeen: boolean | undefined;
-    bridge.answer = async () => {
-      await sleep(500);
+    test('the wait for an answer is not charged to the run timeout; meanwhile the log shows the run waiting for confirmation', async () => {
+      let waitingSeen: boolean | undefined;
+      bridge.answer = async () => {
+        await sleep(500);
+        const runs = parseRunLog(readFileSync(join(bridge.stateDir, RUN_LOG_FILE), 'utf8'));
+        waitingSeen = waitingForConfirmation(runs.at(-1)!);
+        await sleep(3000);
+        return { action: 'accept' };
+      };
+      const result = await bridge.run(attempt('mcp_all.plain(id="slow")'), { timeout: 2 });
+      assert.equal(result.status, 'ok', JSON.stringify(result));
+      assert.match(String(result.stdout), /ok: plain slow/);
+      assert.equal(waitingSeen, true);
+    });
+
+    test('every question and answer is in the run log, and the reader folds them into the run', async () => {
+      const events = logEvents(bridge.stateDir).filter((e) => e.type === 'confirmation');
+      const answers = events.filter((e) => e.phase === 'answered').map((e) => e.answer);
+      for (const answer of ['allowed-once', 'allowed-for-session', 'declined', 'cancelled', 'timeout'])
+        assert.ok(answers.includes(answer), answer);
+      const asked = events.find((e) => e.phase === 'asked' && e.tool === 'remove');
+      assert.deepEqual(asked?.arguments, { id: 'item-1' });
+      assert.equal(typeof asked?.time, 'string');
+      const declinedCall = logEvents(bridge.stateDir).find((e) => e.type === 'tool-call' && e.outcome === 'declined');
+      assert.ok(declinedCall, 'the declined call is logged as a tool call with outcome "declined"');
       const runs = parseRunLog(readFileSync(join(bridge.stateDir, RUN_LOG_FILE), 'utf8'));
-      waitingSeen = waitingForConfirmation(runs.at(-1)!);
-      await sleep(3000);
-      return { action: 'accept' };
-    };
-    const result = await bridge.run(attempt('mcp_all.plain(id="slow")'), { timeout: 2 });
-    assert.equal(result.status, 'ok', JSON.stringify(result));
-    assert.match(String(result.stdout), /ok: plain slow/);
-    assert.equal(waitingSeen, true);
+      const first = runs.find((r) => r.confirmations.some((c) => (c.arguments as { id?: string }).id === 'item-1'));
+      assert.ok(first);
+      assert.equal(first.confirmations[0]!.answer, 'allowed-once');
+      assert.ok(runs.every((r) => !waitingForConfirmation(r)));
+    });
   });
-
-  test('every question and answer is in the run log, and the reader folds them into the run', async () => {
-    const events = logEvents(bridge.stateDir).filter((e) => e.type === 'confirmation');
-    const answers = events.filter((e) => e.phase === 'answered').map((e) => e.answer);
-    for (const answer of ['allowed-once', 'allowed-for-session', 'declined', 'cancelled', 'timeout'])
-      assert.ok(answers.includes(answer), answer);
-    const asked = events.find((e) => e.phase === 'asked' && e.tool === 'remove');
-    assert.deepEqual(asked?.arguments, { id: 'item-1' });
-    assert.equal(typeof asked?.time, 'string');
-    const declinedCall = logEvents(bridge.stateDir).find((e) => e.type === 'tool-call' && e.outcome === 'declined');
-    assert.ok(declinedCall, 'the declined call is logged as a tool call with outcome "declined"');
-    const runs = parseRunLog(readFileSync(join(bridge.stateDir, RUN_LOG_FILE), 'utf8'));
-    const first = runs.find((r) => r.confirmations.some((c) => (c.arguments as { id?: string }).id === 'item-1'));
-    assert.ok(first);
-    assert.equal(first.confirmations[0]!.answer, 'allowed-once');
-    assert.ok(runs.every((r) => !waitingForConfirmation(r)));
-  });
-});
+}
 
 describe(`confirmations without elicitation (${runtime})`, { timeout: 300_000 }, () => {
   let bridge: Bridge;
