@@ -13,10 +13,20 @@ import { parseConfig } from '../../src/config/load.ts';
 
 const MAX_LISTING_TOKENS = 200;
 
-async function listing(maxTimeoutSeconds: number, workspace?: { path: string | string[]; access: 'read-only' }, ociRuntime?: string) {
+async function listing(
+  maxTimeoutSeconds: number,
+  workspace?: { path: string | string[]; access: 'read-only' },
+  ociRuntime?: string,
+  backend?: 'wasm',
+) {
   const { sandbox } = parseConfig({
     servers: {},
-    sandbox: { maxTimeoutSeconds, ...(workspace ? { workspace } : {}), ...(ociRuntime ? { ociRuntime } : {}) },
+    sandbox: {
+      maxTimeoutSeconds,
+      ...(workspace ? { workspace } : {}),
+      ...(ociRuntime ? { ociRuntime } : {}),
+      ...(backend ? { backend } : {}),
+    },
   });
   const server = new McpServer({ name: 'listing', version: '1' });
   server.registerTool(RUN_PYTHON, { description: runPythonDescription(sandbox), inputSchema: listedInput(sandbox) }, async () => ({
@@ -72,6 +82,15 @@ test('under gVisor the listing says so, within the token limit, with packages an
     sandbox: { maxTimeoutSeconds: 3600, ociRuntime: 'runsc', workspace: { path: '/srv/data', access: 'read-only' } },
   });
   assert.match(runPythonDescription(sandbox, ['numpy']), /^Python 3 gVisor sandbox, with packages/);
+});
+
+test('in WebAssembly the listing says so, and that there are no subprocesses, within the token limit', async () => {
+  const tool = await listing(3600, { path: ['/srv/app', '/home/me/lib'], access: 'read-only' }, undefined, 'wasm');
+  assert.match(tool.description ?? '', /^Python 3 WebAssembly sandbox, standard library only \(no pip, no network, no subprocesses\)/);
+  // No workspace is mounted there, so the listing does not promise one.
+  assert.doesNotMatch(tool.description ?? '', /workspace/i);
+  const tokens = encode(JSON.stringify({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })).length;
+  assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
 });
 
 test('the listing says where several workspace folders are, within the token limit however many', async () => {
