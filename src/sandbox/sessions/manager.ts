@@ -245,6 +245,8 @@ export class SessionManager implements Sandbox {
       void container.close();
       return status;
     }
+    // Known before what the container reported is told: the listing asks for it by this runtime.
+    this.runtimeRef = status;
     this.learn(container, imageKey(status, this.config.image));
     this.proven = container;
     this.provenIdle = setTimeout(() => void this.takeProven()?.close(), this.config.idleSeconds * 1000);
