@@ -181,6 +181,9 @@ export async function createBridge(
     onEngine: (engine) => {
       if (engine.kind !== 'wasm') return;
       if (engine.whyNotContainer) log(`sandbox: WebAssembly, since no container can run here: ${engine.whyNotContainer}`);
+      // The WebAssembly sandbox mounts no folder: said, not silently dropped.
+      if (workspaceRequested(config.sandbox))
+        log('workspace NOT mounted: the WebAssembly sandbox has no workspace folder (a container sandbox has)');
       refreshListing?.();
     },
     detect: { stateDir: config.stateDir },

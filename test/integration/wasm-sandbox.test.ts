@@ -81,14 +81,23 @@ describe('the WebAssembly sandbox through the bridge', () => {
   });
 });
 
-test('auto runs in WebAssembly where no container can run, and says why', async () => {
+test('auto runs in WebAssembly where no container can run, and says why; a workspace asked for is said not mounted', async () => {
+  const folder = await tempDir('cem-wasm-workspace-');
   const bridge = await startBridge({
-    sandbox: { backend: 'auto', podmanPath: '/nonexistent/podman', dockerPath: '/nonexistent/docker' },
+    sandbox: {
+      backend: 'auto',
+      podmanPath: '/nonexistent/podman',
+      dockerPath: '/nonexistent/docker',
+      workspace: { path: folder, access: 'read-only' },
+    },
   });
   try {
     const result = await bridge.call('import sys\nsys.platform');
     assert.equal(structured(result).value, "'emscripten'", textOf(result));
     assert.match(bridge.stderr(), /sandbox: WebAssembly, since no container can run here: No container runtime can run the sandbox/);
+    assert.match(bridge.stderr(), /workspace NOT mounted: the WebAssembly sandbox has no workspace folder/);
+    const listed = await bridge.call('import os\nos.path.exists("/workspace")');
+    assert.equal(structured(listed).value, 'False');
     const [tool] = (await bridge.client.listTools()).tools;
     assert.match(tool?.description ?? '', /^Python 3 WebAssembly sandbox/);
   } finally {
