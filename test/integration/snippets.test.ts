@@ -111,7 +111,7 @@ for (const { label, sandbox: shown } of [
 
     test('an async main calls proxied tools and its value is returned', async () => {
       const hits = (await run(bridge, '[h["tool"] for h in await search_tool_docs("store a note in memory", limit=6)]')) as string[];
-      assert.equal(hits[0], 'remember_note');
+      assert.equal(hits[0], 'remember_note', hits.join(', '));
       assert.ok(hits.includes('create_entities'), hits.join(', '));
       assert.equal(await run(bridge, 'await run_snippet("remember_note", note="buy milk")'), 1);
     });
