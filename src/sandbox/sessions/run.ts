@@ -126,42 +126,41 @@ class RunTracker {
         void this.onRequest(message.id, message.method, message.params);
         return;
       case 'done':
-        // Without this run's token: code guessing it (122 random bits), ignored.
-        if (message.run === this.runId && message.token !== this.token) return;
-        if (message.run !== this.runId) {
-          // The kernel sends one `done` per run: an earlier run's here means that run's end was
-          // forged (its real one follows). Nothing it ran can be trusted to have stopped.
-          const error = {
-            type: 'ForgedRunEnd',
-            message: `The sandbox reported the end of an earlier run (${message.run}) during this one: code forged the end of that run and went on running`,
-            traceback: '',
-          };
-          return this.finish('error', null, error, true, true);
-        }
-        if (this.stopping && message.leftoverThreads) {
-          const threads = message.leftoverThreads === 1 ? '1 thread it started was' : `${message.leftoverThreads} threads it started were`;
-          const error = this.stopError(message.error);
-          this.finish(
-            this.stopping,
-            null,
-            { ...error, message: `${error.message} ${threads} still running after the interrupt` },
-            true,
-            true,
-          );
-        } else if (message.status === 'interrupted' && this.stopping) {
-          this.finish(this.stopping, null, this.stopError(message.error), false);
-        } else if (message.status === 'interrupted') {
-          // A run that finished on its own just as it was stopped keeps its real outcome.
-          this.finish('error', null, message.error, false);
-        } else {
-          this.finish(message.status, message.value, message.error, false);
-        }
+        this.onDone(message);
         return;
       case 'ignored':
         if (message.run === this.runId) this.onIgnored();
         return;
       case 'ready':
         return;
+    }
+  }
+
+  /** The run's end from the kernel, or a forged end of an earlier run. */
+  private onDone(message: Extract<KernelMessage, { t: 'done' }>): void {
+    // Without this run's token: code guessing it (122 random bits), ignored.
+    if (message.run === this.runId && message.token !== this.token) return;
+    if (message.run !== this.runId) {
+      // The kernel sends one `done` per run: an earlier run's here means that run's end was
+      // forged (its real one follows). Nothing it ran can be trusted to have stopped.
+      const error = {
+        type: 'ForgedRunEnd',
+        message: `The sandbox reported the end of an earlier run (${message.run}) during this one: code forged the end of that run and went on running`,
+        traceback: '',
+      };
+      return this.finish('error', null, error, true, true);
+    }
+    if (this.stopping && message.leftoverThreads) {
+      const threads = message.leftoverThreads === 1 ? '1 thread it started was' : `${message.leftoverThreads} threads it started were`;
+      const error = this.stopError(message.error);
+      this.finish(this.stopping, null, { ...error, message: `${error.message} ${threads} still running after the interrupt` }, true, true);
+    } else if (message.status === 'interrupted' && this.stopping) {
+      this.finish(this.stopping, null, this.stopError(message.error), false);
+    } else if (message.status === 'interrupted') {
+      // A run that finished on its own just as it was stopped keeps its real outcome.
+      this.finish('error', null, message.error, false);
+    } else {
+      this.finish(message.status, message.value, message.error, false);
     }
   }
 
