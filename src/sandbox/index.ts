@@ -29,16 +29,16 @@ export {
 } from './image/distributions.ts';
 export { pullImage } from './image/image.ts';
 export { PACKAGES_RECHECK_MS, SESSION_NAME, SessionManager } from './sessions/manager.ts';
-export { MAX_OUT_FILES, MAX_OUT_FILE_BYTES, MAX_OUT_TOTAL_BYTES } from './sessions/run.ts';
 export {
   MAX_IMAGES_PER_RUN,
   MAX_IMAGE_BASE64_CHARS,
-  type RefusedRequest,
-  type RequestContext,
-  type RequestHandler,
+  MAX_OUT_FILES,
+  MAX_OUT_FILE_BYTES,
+  MAX_OUT_TOTAL_BYTES,
   type RunResult,
   type RunStatus,
   type SessionChange,
-} from './sessions/session.ts';
+} from './sessions/run-result.ts';
+export type { RefusedRequest, RequestContext, RequestHandler } from './sessions/run-requests.ts';
 export type { Sandbox, SandboxTier } from './sandbox.ts';
 export type { ExecuteOptions } from './sessions/manager.ts';

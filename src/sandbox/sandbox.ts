@@ -10,7 +10,7 @@ import type { RuntimeStatus } from './engines/detect.ts';
 import type { PackagesState } from './image/derived.ts';
 import type { ImageDistributions } from './image/distributions.ts';
 import type { ExecuteOptions, SessionInfo } from './sessions/manager.ts';
-import type { RunResult } from './sessions/session.ts';
+import type { RunResult } from './sessions/run-result.ts';
 
 /** Which sandbox runs the code, for the run log, the listing and the views. */
 export interface SandboxTier {

@@ -5,8 +5,8 @@ import { chmod, mkdtemp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { defaultSandboxConfig } from '../../src/config/schema.ts';
-import { checkRuntime, probeRuntime, selectRuntime } from '../../src/sandbox/engines/detect.ts';
+import { defaultSandboxConfig, type RuntimeName } from '../../src/config/schema.ts';
+import { checkRuntime, probeRuntime, selectRuntime, type CheckName } from '../../src/sandbox/engines/detect.ts';
 import { locateRuntime } from '../../src/sandbox/engines/locate.ts';
 import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
@@ -84,21 +84,28 @@ async function confWithoutInit(): Promise<string> {
   return file;
 }
 
+/**
+ * Every check of a real sandbox start, in order, passed: Podman runs each sandbox in its own user
+ * namespace here; Docker cannot (sandbox-isolation.test.ts).
+ */
+function passedChecks(runtime: RuntimeName): [CheckName, boolean][] {
+  return [
+    ['installed', true],
+    ['daemon', true],
+    ['limits', true],
+    ['image', true],
+    ['start', true],
+    ['isolation', runtime === 'podman'],
+  ];
+}
+
 for (const runtime of testRuntimes()) {
   test(`${runtime}: every check of a real sandbox start passes, with the image's Python`, async () => {
     const status = await checkRuntime(runtime, testSandbox(runtime));
     assert.equal(status.state, 'ready', status.problems.join(' '));
     assert.deepEqual(
       status.checks.map((c) => [c.name, c.ok]),
-      // Podman runs each sandbox in its own user namespace here; Docker cannot (sandbox-isolation.test.ts).
-      [
-        ['installed', true],
-        ['daemon', true],
-        ['limits', true],
-        ['image', true],
-        ['start', true],
-        ['isolation', runtime === 'podman'],
-      ],
+      passedChecks(runtime),
     );
     assert.match(status.python ?? '', /^3\.\d+$/);
   });
@@ -111,14 +118,7 @@ for (const runtime of testRuntimes()) {
       const status = engine.runtime;
       assert.deepEqual(
         status.checks.map((c) => [c.name, c.ok]),
-        [
-          ['installed', true],
-          ['daemon', true],
-          ['limits', true],
-          ['image', true],
-          ['start', true],
-          ['isolation', runtime === 'podman'],
-        ],
+        passedChecks(runtime),
       );
       assert.match(status.python ?? '', /^3\.\d+$/);
       // The container that proved the start runs the first code: no container start is waited for.

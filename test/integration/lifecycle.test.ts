@@ -10,7 +10,7 @@ import { runCli } from '../../src/sandbox/engines/cli.ts';
 import { LABEL, labelsArgs, OWNER_LABEL, removeArgs, SESSION_LABEL } from '../../src/sandbox/engines/commands.ts';
 import { KernelContainer, OWNER } from '../../src/sandbox/container/kernel-container.ts';
 import { runOnContainer } from '../../src/sandbox/sessions/run.ts';
-import { MAX_REQUESTS_IN_FLIGHT } from '../../src/sandbox/sessions/session.ts';
+import { MAX_REQUESTS_IN_FLIGHT } from '../../src/sandbox/sessions/run-requests.ts';
 import { preludeCode } from '../../src/bridge/sandbox-api/prelude.ts';
 import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';

@@ -2,7 +2,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
-import { MAX_IMAGES_PER_RUN, type RefusedRequest } from '../../src/sandbox/sessions/session.ts';
+import { MAX_IMAGES_PER_RUN } from '../../src/sandbox/sessions/run-result.ts';
+import type { RefusedRequest } from '../../src/sandbox/sessions/run-requests.ts';
 import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';

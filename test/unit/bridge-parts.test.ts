@@ -9,7 +9,7 @@ import { startsThisBridge } from '../../src/bridge/proxy/transports.ts';
 import { RunLog } from '../../src/state/run-log/writer.ts';
 import { displayStatus, parseRunLog } from '../../src/state/run-log/reader.ts';
 import { toSandboxResult } from '../../src/bridge/results/tool-results.ts';
-import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import type { RunResult } from '../../src/sandbox/sessions/run-result.ts';
 import { runResult } from '../helpers/run-result.ts';
 
 const server = (raw: unknown) => parseConfig({ servers: { s: raw } }).servers.s!;

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { resultJson, runOutput, terminalJson, terminalText, writeRunResult, type TextSink } from '../../src/cli/output.ts';
-import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import type { RunResult } from '../../src/sandbox/sessions/run-result.ts';
 import { runResult } from '../helpers/run-result.ts';
 
 const CLIPBOARD = '\x1b]52;c;ZWNobyBwd25lZA==\x07';

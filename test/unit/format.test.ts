@@ -8,7 +8,7 @@ import { cutMiddle, shareBudget } from '../../src/bridge/results/budget.ts';
 import { readRun, renderText, runViewSchema, shapeResult, shapeRun, splitError } from '../../src/bridge/results/format.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { LastLine, progressMessage } from '../../src/bridge/tool/progress.ts';
-import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import type { RunResult } from '../../src/sandbox/sessions/run-result.ts';
 import { noisePng } from '../fixtures/png.ts';
 import { runResult } from '../helpers/run-result.ts';
 

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ProxyHub } from '../../src/bridge/proxy/hub.ts';
 import { createHostMethods, MAX_LISTED_TOOL_NAMES, MAX_TOOL_IMAGES_PER_RUN } from '../../src/bridge/sandbox-api/host-methods.ts';
-import type { RequestContext } from '../../src/sandbox/sessions/run.ts';
+import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
 
 function context(runId: string): RequestContext {
   return {

@@ -10,7 +10,7 @@ import { shapeRun } from '../../src/bridge/results/format.ts';
 import { MAX_OUT_NAME_CHARS, outFilePath } from '../../src/shared/out-names.ts';
 import { RunLogReader } from '../../src/state/run-log/reader.ts';
 import { RUN_LOG_FILE, RunLog } from '../../src/state/run-log/writer.ts';
-import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import type { RunResult } from '../../src/sandbox/sessions/run-result.ts';
 import { runResult } from '../helpers/run-result.ts';
 
 /** Every name an attack sent: terminal escapes, OSC 8 links, line breaks, RTL, forged paths. */

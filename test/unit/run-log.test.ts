@@ -12,7 +12,7 @@ import { RunLog } from '../../src/state/run-log/writer.ts';
 import { recordRefusedRequest } from '../../src/bridge/sandbox-api/host-methods.ts';
 import { parseRunLog, RunLogReader } from '../../src/state/run-log/reader.ts';
 import { runLogFiles } from '../../src/state/run-log/files.ts';
-import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import type { RunResult } from '../../src/sandbox/sessions/run-result.ts';
 import { runResult } from '../helpers/run-result.ts';
 
 const posix = process.platform !== 'win32';

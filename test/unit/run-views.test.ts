@@ -13,7 +13,7 @@ import { createHostMethods } from '../../src/bridge/sandbox-api/host-methods.ts'
 import { parseRunLog, type RunRecord } from '../../src/state/run-log/reader.ts';
 import { MAX_SNIPPET_ARGUMENT_CHARS, RunLog } from '../../src/state/run-log/writer.ts';
 import { parseDocstring, SnippetStore, snippetDirs, snippetHash, snippetSourceFromRun } from '../../src/state/snippets.ts';
-import type { RequestContext } from '../../src/sandbox/sessions/run.ts';
+import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
 import type { SandboxReport } from '../../src/sandbox/engines/detect.ts';
 import { HEAD_LINES, outputBlock, streamsJson, TAIL_LINES, withoutBase64 } from '../../src/extension/panels/run-panel-text.ts';
 import { runEndLine, runHeadline, runState } from '../../src/extension/views/run-text.ts';

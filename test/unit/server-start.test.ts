@@ -8,7 +8,7 @@ import { applySecrets, secretsSchema, takeSecrets } from '../../src/config/secre
 import { substitute, substituteServer, VariableError, type VariableContext } from '../../src/config/variables.ts';
 import { redactor, stderrSummary } from '../../src/bridge/proxy/stderr.ts';
 import { INHERITED_NETWORK_ENV, serverEnvironment } from '../../src/bridge/proxy/transports.ts';
-import { RunClock } from '../../src/sandbox/sessions/session.ts';
+import { RunClock } from '../../src/sandbox/sessions/run-clock.ts';
 import { FakeClock } from '../helpers/fake-clock.ts';
 
 const context: VariableContext = {

@@ -29,7 +29,7 @@ import { RunLog } from '../../src/state/run-log/writer.ts';
 import { RunLogReader } from '../../src/state/run-log/reader.ts';
 import { writeSnippet } from '../../src/state/snippets.ts';
 import { withLockSync } from '../../src/state/lock.ts';
-import type { RunResult } from '../../src/sandbox/sessions/session.ts';
+import type { RunResult } from '../../src/sandbox/sessions/run-result.ts';
 import { runResult } from '../helpers/run-result.ts';
 
 const posix = process.platform !== 'win32';

@@ -4,6 +4,7 @@
 import { setCatalogWriter } from '../../src/state/catalog-file.ts';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { RunLog } from '../../src/state/run-log/writer.ts';
+import { runResult } from '../helpers/run-result.ts';
 
 const [dir, name, count] = process.argv.slice(2) as [string, string, string];
 setCatalogWriter({ role: 'bridge', owner: name });
@@ -19,25 +20,7 @@ for (let i = 0; i < Number(count); i++) {
   log.runStarted({ run, session: name, code: `# ${run}\n${'x = 1\n'.repeat(40)}`, timeoutMs: 1000 });
   for (let c = 0; c < 3; c++)
     log.toolCall({ run, server: servers[0]!, tool: 'echo', arguments: { c, pad: 'p'.repeat(50) }, outcome: 'ok', durationMs: 1 });
-  log.runEnded(
-    {
-      runId: run,
-      session: name,
-      status: 'ok',
-      stdout: `${run}\n`,
-      stderr: '',
-      value: null,
-      error: null,
-      images: [],
-      durationMs: 1,
-      omitted: { stdout: 0, stderr: 0, images: 0 },
-      truncated: false,
-      sessionLost: false,
-      coldStart: false,
-      requests: 3,
-    },
-    { toolCalls: 3 },
-  );
+  log.runEnded(runResult({ runId: run, session: name, stdout: `${run}\n`, requests: 3 }), { toolCalls: 3 });
   if (i % 10 === 0) {
     catalog.setState(servers[i % 20 === 0 ? 0 : 1]!, 'running');
     catalog.setTools(servers[0]!, [{ name: `tool-${i}` }]);

@@ -125,7 +125,7 @@ const refusedShape = z.object({
 });
 
 /**
- * A request the sandbox made after its run had ended, refused unserved (sandbox/sessions/run.ts refuseRequest):
+ * A request the sandbox made after its run had ended, refused unserved (sandbox/sessions/run-requests.ts refuseRequest):
  * on record in the run log as a denied call, under the host's run and with the reason.
  */
 export function recordRefusedRequest(runLog: RunLog | undefined, refused: RefusedRequest): void {

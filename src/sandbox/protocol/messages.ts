@@ -71,7 +71,7 @@ export const kernelMessageSchema = z.discriminatedUnion('t', [
      * function; a `done` without the right token is ignored. Code that digs the token out of
      * the kernel's memory can still end its run early, but not unnoticed: its requests after
      * that end are refused and put on record, and the real `done` that follows marks the
-     * forgery, so the interpreter is restarted (sessions/run.ts watchBetweenRuns).
+     * forgery, so the interpreter is restarted (sessions/run-requests.ts watchBetweenRuns).
      */
     token: z.string().max(64).nullable().optional(),
     /** Threads of the code still alive after an interrupted run: the host restarts the interpreter. */

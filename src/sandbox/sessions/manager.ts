@@ -18,15 +18,9 @@ import { packagesState, type PackagesState } from '../image/derived.ts';
 import { KernelContainer, type RuntimeRef } from '../container/kernel-container.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
-import {
-  Session,
-  startKernel,
-  type StartKernel,
-  type RefusedRequest,
-  type RequestHandler,
-  type RunResult,
-  type SessionChange,
-} from './session.ts';
+import { Session, startKernel, type StartKernel } from './session.ts';
+import type { RunResult, SessionChange } from './run-result.ts';
+import type { RefusedRequest, RequestHandler } from './run-requests.ts';
 import type { Sandbox, SandboxEngine, SandboxTier } from '../sandbox.ts';
 import { WASM_IMAGE_KEY, WasmKernel } from '../wasm/wasm-kernel.ts';
 

@@ -6,185 +6,30 @@ import { randomUUID } from 'node:crypto';
 import type { SandboxConfig } from '../../config/schema.ts';
 import type { ExitInfo, Kernel } from '../protocol/kernel-process.ts';
 import { CappedText } from './capped-text.ts';
-import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
 import type { KernelError, KernelMessage } from '../protocol/messages.ts';
 import { kindOf, type ErrorKind } from '../../shared/error-kinds.ts';
 import { base64Bytes } from '../../shared/byte-size.ts';
+import {
+  MAX_IMAGE_BASE64_CHARS,
+  MAX_IMAGES_PER_RUN,
+  MAX_OUT_ENTRIES,
+  MAX_OUT_FILE_BYTES,
+  MAX_OUT_FILES,
+  MAX_OUT_TOTAL_BYTES,
+  type RunFile,
+  type RunImage,
+  type RunResult,
+  type RunStatus,
+} from './run-result.ts';
+import { MAX_REQUESTS_IN_FLIGHT, refuseRequest, watchBetweenRuns } from './run-requests.ts';
+import type { RunOptions, RunSpec, TrackedRun } from './run-spec.ts';
+import { RunClock } from './run-clock.ts';
 
-export type RunStatus = 'ok' | 'error' | 'timeout' | 'cancelled';
-
-export interface RunImage {
-  mime: string;
-  /** base64 */
-  data: string;
-}
-
-/** Why a run found its session's earlier state gone (said in the result, with the reason). */
-export interface SessionChange {
-  kind: 'reaped' | 'evicted' | 'reset' | 'lost';
-  reason: string;
-}
-
-/** A file from /work/out: its content (base64) unless a cap kept it back. */
-export interface RunFile {
-  path: string;
-  bytes: number;
-  data?: string;
-  /** Why the content is not here: over the count, one file's size, the run's total, or the listing cut. */
-  skipped?: 'count' | 'size' | 'total' | 'listing';
-}
-
-/** Files from /work/out kept per run (the kernel's own caps are the same). */
-export const MAX_OUT_FILES = 20;
-export const MAX_OUT_FILE_BYTES = 4 * 1024 * 1024;
-export const MAX_OUT_TOTAL_BYTES = 8 * 1024 * 1024;
-/** File entries (with or without content) kept per run. */
-const MAX_OUT_ENTRIES = 201;
-
-export interface RunResult {
-  runId: string;
-  session: string;
-  status: RunStatus;
-  stdout: string;
-  stderr: string;
-  /** repr() of the last bare expression, when it was not None. */
-  value: string | null;
-  error: KernelError | null;
-  images: RunImage[];
-  /** Files the code left under /work/out (the kernel sends them and empties the folder). */
-  files?: RunFile[];
-  durationMs: number;
-  /** Characters cut from the middle of stdout / stderr (0 when nothing was cut). */
-  omitted: { stdout: number; stderr: number; images: number };
-  truncated: boolean;
-  /** The session's interpreter is gone (killed, crashed, out of memory); state was lost. */
-  sessionLost: boolean;
-  /** The session's state was gone before this run started (not for a brand-new session). */
-  sessionChange?: SessionChange;
-  /** This run started a new container (a cold start). */
-  coldStart: boolean;
-  /** Requests the code made to the host (tool calls). */
-  requests: number;
-}
-
-export interface RequestContext {
-  runId: string;
-  session: string;
-  signal: AbortSignal;
-  /** Adds an image to the run's result (as if the code had emitted it). */
-  emitImage(mime: string, data: string): void;
-  /**
-   * Waits for `work` with the run's time limit paused: for waits that are not the code's doing
-   * (a proxied server starting), each bounded by its own timeout. Nested and concurrent waits
-   * share one pause; the time left is kept, not reset. The signal still stops the run.
-   */
-  untimed: <T>(work: Promise<T>) => Promise<T>;
-  /** Names what this request waits for (e.g. "memory.read_graph"), for a timeout's message. */
-  describe(what: string): void;
-}
-
-/** Serves a request from sandboxed code. Throwing sends the error back into Python. */
-export type RequestHandler = (method: string, params: unknown, context: RequestContext) => Promise<unknown>;
-
-/** A request the host refused unserved because no run of its own was in progress to own it. */
-export interface RefusedRequest {
-  /** The host's run it is recorded under: the one in progress, or the session's last. */
-  run: string;
-  method: string;
-  params: unknown;
-  reason: string;
-}
-
-/**
- * Answers a request that no run in progress owns (it came from code of a run that has ended,
- * a thread the code left behind, say), so that its caller gets an error instead of waiting for
- * ever, and tells `onRefused` so the refusal is on record.
- */
-export function refuseRequest(
-  container: Kernel,
-  message: Extract<KernelMessage, { t: 'req' }>,
-  refused: RefusedRequest,
-  onRefused?: (refused: RefusedRequest) => void,
-): void {
-  container.send({
-    t: 'res',
-    id: message.id,
-    ok: false,
-    error: { type: 'RunEnded', kind: 'run-ended', message: `Refused: ${refused.reason}.` },
-  });
-  onRefused?.(refused);
-}
-
-export interface RunOptions {
-  /** The run's id, when the caller wants to know it up front (for logs). */
-  runId?: string;
-  timeoutMs: number;
-  signal?: AbortSignal;
-  onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
-  onRequest?: RequestHandler;
-  /** Told of every request refused because its run had ended (for the audit record). */
-  onRefusedRequest?: (refused: RefusedRequest) => void;
-}
-
-/**
- * What a container hears between runs: a request is refused (its run has ended) and put on
- * record; a `done` means the run before forged its end and its code may still be running.
- */
-export function watchBetweenRuns(
-  container: Kernel,
-  lastRun: string,
-  onRefused: RunOptions['onRefusedRequest'],
-  onForgedEnd: (run: string) => void,
-): void {
-  if (!container.alive) return;
-  container.on({
-    message: (message) => {
-      if (message.t === 'req') {
-        const reason = `the call came from code of run ${message.run} after its end; calls are served only while their run is in progress`;
-        refuseRequest(container, message, { run: lastRun, method: message.method, params: message.params, reason }, onRefused);
-      } else if (message.t === 'done') {
-        onForgedEnd(lastRun);
-      }
-    },
-  });
-}
-
-export const MAX_IMAGES_PER_RUN = 16;
-/** 8 MiB of image bytes, as base64 (the kernel refuses bigger images with a ValueError). */
-export const MAX_IMAGE_BASE64_CHARS = Math.ceil((8 * 1024 * 1024) / 3) * 4;
-export const MAX_REQUESTS_IN_FLIGHT = 64;
 /**
  * What is left of the grace once the kernel saw the code catch its interrupt and go on (or
  * ignore SIGINT): code that ends right after catching it still ends on its own.
  */
 export const IGNORED_GRACE_MS = 250;
-/** At most this much of a run's time goes uncounted in untimed() waits (the longest connect timeout). */
-export const MAX_UNTIMED_MS = 600_000;
-
-export interface TrackedRun {
-  result: RunResult;
-  /**
-   * The interpreter must be restarted before the next run (the code ignored its interrupt, or
-   * left threads running). `result.error.message` then ends mid-sentence, for the session to
-   * say what the restart did.
-   */
-  restart: boolean;
-}
-
-export interface RunSpec {
-  container: Kernel;
-  runId: string;
-  session: string;
-  config: SandboxConfig;
-  options: RunOptions;
-  /** This run started its container. */
-  cold: boolean;
-  /** performance.now() when the run was asked for. */
-  started: number;
-  code: string;
-  /** Told when a `done` comes after the run ended: its end was forged (see watchBetweenRuns). */
-  onForgedEnd?: (run: string) => void;
-}
 
 /** Runs `code` on a container; never rejects (a dead container is a lost session). */
 export function runOnContainer(spec: RunSpec): Promise<TrackedRun> {
@@ -281,42 +126,41 @@ class RunTracker {
         void this.onRequest(message.id, message.method, message.params);
         return;
       case 'done':
-        // Without this run's token: code guessing it (122 random bits), ignored.
-        if (message.run === this.runId && message.token !== this.token) return;
-        if (message.run !== this.runId) {
-          // The kernel sends one `done` per run: an earlier run's here means that run's end was
-          // forged (its real one follows). Nothing it ran can be trusted to have stopped.
-          const error = {
-            type: 'ForgedRunEnd',
-            message: `The sandbox reported the end of an earlier run (${message.run}) during this one: code forged the end of that run and went on running`,
-            traceback: '',
-          };
-          return this.finish('error', null, error, true, true);
-        }
-        if (this.stopping && message.leftoverThreads) {
-          const threads = message.leftoverThreads === 1 ? '1 thread it started was' : `${message.leftoverThreads} threads it started were`;
-          const error = this.stopError(message.error);
-          this.finish(
-            this.stopping,
-            null,
-            { ...error, message: `${error.message} ${threads} still running after the interrupt` },
-            true,
-            true,
-          );
-        } else if (message.status === 'interrupted' && this.stopping) {
-          this.finish(this.stopping, null, this.stopError(message.error), false);
-        } else if (message.status === 'interrupted') {
-          // A run that finished on its own just as it was stopped keeps its real outcome.
-          this.finish('error', null, message.error, false);
-        } else {
-          this.finish(message.status, message.value, message.error, false);
-        }
+        this.onDone(message);
         return;
       case 'ignored':
         if (message.run === this.runId) this.onIgnored();
         return;
       case 'ready':
         return;
+    }
+  }
+
+  /** The run's end from the kernel, or a forged end of an earlier run. */
+  private onDone(message: Extract<KernelMessage, { t: 'done' }>): void {
+    // Without this run's token: code guessing it (122 random bits), ignored.
+    if (message.run === this.runId && message.token !== this.token) return;
+    if (message.run !== this.runId) {
+      // The kernel sends one `done` per run: an earlier run's here means that run's end was
+      // forged (its real one follows). Nothing it ran can be trusted to have stopped.
+      const error = {
+        type: 'ForgedRunEnd',
+        message: `The sandbox reported the end of an earlier run (${message.run}) during this one: code forged the end of that run and went on running`,
+        traceback: '',
+      };
+      return this.finish('error', null, error, true, true);
+    }
+    if (this.stopping && message.leftoverThreads) {
+      const threads = message.leftoverThreads === 1 ? '1 thread it started was' : `${message.leftoverThreads} threads it started were`;
+      const error = this.stopError(message.error);
+      this.finish(this.stopping, null, { ...error, message: `${error.message} ${threads} still running after the interrupt` }, true, true);
+    } else if (message.status === 'interrupted' && this.stopping) {
+      this.finish(this.stopping, null, this.stopError(message.error), false);
+    } else if (message.status === 'interrupted') {
+      // A run that finished on its own just as it was stopped keeps its real outcome.
+      this.finish('error', null, message.error, false);
+    } else {
+      this.finish(message.status, message.value, message.error, false);
     }
   }
 
@@ -511,73 +355,5 @@ class RunTracker {
       requests: this.requests,
     };
     this.settle({ result, restart });
-  }
-}
-
-/**
- * A run's time limit, which can be paused while the host waits on the code's behalf: nested
- * and concurrent pauses count once, and at most `budgetMs` in all goes uncounted.
- */
-export class RunClock {
-  /** Time paused so far (not counted against the limit). */
-  untimedMs = 0;
-  private leftMs: number;
-  private budgetMs: number;
-  private since: number;
-  private timer: ClockTimer | undefined;
-  /** Waits in progress; the clock stands still while there is one. */
-  private pauses = 0;
-  private stopped = false;
-  private readonly onTimeout: () => void;
-  /** The time and timers read (tests drive them). */
-  private readonly clock: Clock;
-
-  constructor(limitMs: number, onTimeout: () => void, budgetMs = MAX_UNTIMED_MS, clock: Clock = realClock) {
-    this.leftMs = limitMs;
-    this.budgetMs = budgetMs;
-    this.onTimeout = onTimeout;
-    this.clock = clock;
-    this.since = clock.now();
-    this.arm();
-  }
-
-  async untimed<T>(work: Promise<T>): Promise<T> {
-    if (this.stopped) return work;
-    if (this.pauses === 0) this.book();
-    this.pauses++;
-    if (this.pauses === 1) this.arm();
-    try {
-      return await work;
-    } finally {
-      this.book();
-      this.pauses--;
-      if (!this.stopped) this.arm();
-    }
-  }
-
-  stop(): void {
-    this.stopped = true;
-    this.clock.clearTimeout(this.timer);
-  }
-
-  /** Books the time since the last booking: counted, or uncounted while paused (up to the budget). */
-  private book(): void {
-    const now = this.clock.now();
-    const elapsed = now - this.since;
-    this.since = now;
-    const free = this.pauses > 0 ? Math.min(elapsed, this.budgetMs) : 0;
-    this.budgetMs -= free;
-    this.untimedMs += free;
-    this.leftMs = Math.max(0, this.leftMs - (elapsed - free));
-  }
-
-  /** While paused the clock stands still until the budget is spent, then runs again. */
-  private arm(): void {
-    this.clock.clearTimeout(this.timer);
-    const ms = this.pauses > 0 ? this.leftMs + this.budgetMs : this.leftMs;
-    this.timer = this.clock.setTimeout(() => {
-      this.stopped = true;
-      this.onTimeout();
-    }, ms);
   }
 }

@@ -8,23 +8,10 @@ import { randomUUID } from 'node:crypto';
 import type { SandboxConfig } from '../../config/schema.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import { SandboxStartError } from '../errors.ts';
-import { runOnContainer, watchBetweenRuns, type RunOptions, type RunResult, type RunStatus, type SessionChange } from './run.ts';
-
-export {
-  MAX_IMAGE_BASE64_CHARS,
-  MAX_IMAGES_PER_RUN,
-  MAX_REQUESTS_IN_FLIGHT,
-  MAX_UNTIMED_MS,
-  RunClock,
-  type RequestContext,
-  type RequestHandler,
-  type RefusedRequest,
-  type RunImage,
-  type RunOptions,
-  type RunResult,
-  type RunStatus,
-  type SessionChange,
-} from './run.ts';
+import { runOnContainer } from './run.ts';
+import type { RunResult, RunStatus, SessionChange } from './run-result.ts';
+import { watchBetweenRuns } from './run-requests.ts';
+import type { RunOptions } from './run-spec.ts';
 
 let useCounter = 0;
 
