@@ -312,6 +312,11 @@ export const proxyConfigSchema = z
       .min(1024)
       .max(16 * MiB)
       .default(64 * 1024),
+    /**
+     * Seconds search_tool_docs() and discovered_servers() wait, in all, for servers still
+     * starting (off the run's clock); then they answer with what is known and name the rest.
+     */
+    discoveryWaitSeconds: z.number().min(0).max(120).default(10),
     /** Notifications (and requests) a server may send per second; the excess is dropped. */
     maxNotificationsPerSecond: z.number().int().min(1).max(100_000).default(100),
     /** Resources, resource templates or prompts of proxied servers the bridge lists to its own client (all servers together); the rest are left out. */

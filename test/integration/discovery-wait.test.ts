@@ -1,21 +1,25 @@
 // How long discovery waits for proxied servers, with a real server that starts slowly: search
-// and discovered_servers() wait a bounded time and say who is not ready; the Tools view's
-// refresh (discover(Infinity)) waits for every start to end.
+// and discovered_servers() wait a bounded time (proxy.discoveryWaitSeconds, off the run's clock)
+// and say who is not ready, and search never answers an empty list because of a start; the
+// Tools view's refresh (discover(Infinity)) waits for every start to end.
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { DISCOVERY_WAIT_MS, ProxyHub } from '../../src/bridge/proxy/hub.ts';
+import { ProxyHub } from '../../src/bridge/proxy/hub.ts';
 import { configSchema } from '../../src/config/schema.ts';
-import { FIXTURE, tempDir } from '../helpers/bridge.ts';
+import { FIXTURE, startBridge, structured, tempDir, textOf } from '../helpers/bridge.ts';
+import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 
-const START_DELAY_MS = DISCOVERY_WAIT_MS + 1500;
+const DISCOVERY_WAIT_SECONDS = 1;
+const START_DELAY_MS = DISCOVERY_WAIT_SECONDS * 1000 + 1500;
 
 async function slowHub(t: { after(fn: () => unknown): void }): Promise<ProxyHub> {
   const dir = await tempDir('cem-discovery-');
   const hub = new ProxyHub(
     configSchema.parse({
       stateDir: join(dir, 'state'),
+      proxy: { discoveryWaitSeconds: DISCOVERY_WAIT_SECONDS },
       servers: { slow: { command: process.execPath, args: [FIXTURE, '--start-delay', String(START_DELAY_MS)] } },
     }),
   );
@@ -50,4 +54,41 @@ test('discover(Infinity) on a fresh hub waits for the whole start', async (t) =>
   assert.deepEqual(await hub.discover(Infinity), []);
   assert.ok(Date.now() - started >= START_DELAY_MS - 200, `waited ${Date.now() - started} ms`);
   assert.ok(hub.catalog.get('slow')?.tools?.length);
+});
+
+function slowServer(delayMs: number) {
+  return { slow: { command: process.execPath, args: [FIXTURE, '--start-delay', String(delayMs)] } };
+}
+
+const sandbox = { runtime: testRuntimes()[0], image: TEST_IMAGE };
+
+test("search_tool_docs waits for a starting server off the run's clock, and finds its tools", async () => {
+  // The server answers 8 s after its start; the run may take 2 s of its own.
+  const bridge = await startBridge({ sandbox: { ...sandbox, timeoutSeconds: 2 }, servers: slowServer(8000) });
+  try {
+    const result = await bridge.call('print([h["tool"] for h in await search_tool_docs("add two numbers")])');
+    assert.equal(structured(result).status, 'ok', textOf(result));
+    assert.match(String(structured(result).stdout), /'add'/);
+  } finally {
+    await bridge.close();
+  }
+});
+
+test('with no hit while a server is still starting, search_tool_docs names it instead of answering []', async () => {
+  const bridge = await startBridge({ sandbox, proxy: { discoveryWaitSeconds: 0.5 }, servers: slowServer(600_000) });
+  try {
+    const code = [
+      'try:',
+      '    print(await search_tool_docs("add two numbers"))',
+      'except ToolError as e:',
+      '    print(e.kind, "|", e)',
+      'print([(s["name"], s["status"]) for s in discovered_servers()])',
+    ].join('\n');
+    const result = await bridge.call(code);
+    const stdout = String(structured(result).stdout);
+    assert.match(stdout, /^unavailable \| .*still starting after 0\.5 s: slow\b/m, textOf(result));
+    assert.match(stdout, /\[\('slow', 'starting'\)\]/);
+  } finally {
+    await bridge.close();
+  }
 });

@@ -62,9 +62,6 @@ export type HubConfig = Pick<Config, 'servers' | 'proxy' | 'consent'> & {
   tokenKey?: Buffer | undefined;
 };
 
-/** How long search and discovery wait, in all, for servers whose tools are not known yet. */
-export const DISCOVERY_WAIT_MS = 1500;
-
 /** A server whose tools are not known (yet), and why. */
 export interface NotReady {
   server: string;
@@ -82,6 +79,8 @@ export class ProxyHub {
   private readonly refused = new Map<string, string>();
   private readonly log: (message: string) => void;
   private readonly limits: ProxyLimits;
+  /** How long search and discovery wait, in all, for servers whose tools are not known yet. */
+  readonly discoveryWaitMs: number;
   /** OAuth sign-ins and token files (in the state dir, so only with one). */
   private readonly oauth: HubOAuth | undefined;
   private closed = false;
@@ -106,6 +105,7 @@ export class ProxyHub {
       callMs: config.proxy.callTimeoutSeconds * 1000,
     };
     this.limits = config.proxy;
+    this.discoveryWaitMs = config.proxy.discoveryWaitSeconds * 1000;
     options.relay?.relay.limit(config.proxy);
     this.oauth = options.stateDir
       ? new HubOAuth(options.stateDir, config.tokenKey, this.log, undefined, options.interactiveSignIn ?? true)
@@ -223,7 +223,7 @@ export class ProxyHub {
    * A start already waited for that long is not waited for again. `Infinity` waits for every
    * start or listing to end (the Tools view's refresh). Returns the servers whose tools are still unknown.
    */
-  async discover(waitMs = DISCOVERY_WAIT_MS): Promise<NotReady[]> {
+  async discover(waitMs = this.discoveryWaitMs): Promise<NotReady[]> {
     this.askConsent(this.catalog.names());
     const missing = this.catalog.records().flatMap((r) => (!r.tools && this.usable(r.name) ? [this.connections.get(r.name)!] : []));
     await Promise.all(

@@ -8,7 +8,8 @@ import type { RefusedRequest, RequestContext, RequestHandler } from '../../sandb
 import type { ToolEntry } from '../catalog/catalog.ts';
 import { takesOtherKeys } from '../catalog/signature.ts';
 import { toolHint } from '../catalog/tool-hints.ts';
-import type { ProxyHub } from '../proxy/hub.ts';
+import type { NotReady, ProxyHub } from '../proxy/hub.ts';
+import { ServerUnavailableError } from '../proxy/server-errors.ts';
 import { getPrompt, listAll, readResource, type Listing } from './resources.ts';
 import type { ConfirmationGate } from '../client/confirmations.ts';
 import type { RunLog } from '../../state/run-log/writer.ts';
@@ -147,6 +148,16 @@ export function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
   return outcomeOfKind(kindOf(error));
 }
 
+/** No hits while servers are still starting: say who, rather than answer an empty list. */
+function refuseWhileStarting(notReady: NotReady[], waitedMs: number): void {
+  const starting = notReady.filter((n) => n.state === 'starting' || n.state === 'not-started').map((n) => n.server);
+  if (starting.length === 0) return;
+  throw new ServerUnavailableError(
+    `search_tool_docs found nothing in the servers ready so far; still starting after ${waitedMs / 1000} s: ${starting.join(', ')}. ` +
+      'Search again in a moment, or see discovered_servers() for their state.',
+  );
+}
+
 export function createHostMethods(
   hub: ProxyHub,
   runLog: RunLog | undefined,
@@ -197,7 +208,8 @@ export function createHostMethods(
     },
     async list_servers(_params, context) {
       context.describe('discovered_servers()');
-      await hub.discover();
+      // Waiting for servers to start is not the code's doing: off the run's clock.
+      await context.untimed(hub.discover());
       return hub.catalog.records().map((r) => {
         const common = { name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' };
         // A server awaiting consent shows no tools (not even cached ones) and says why.
@@ -229,14 +241,17 @@ export function createHostMethods(
     },
     async search_tools(params, context) {
       context.describe('search_tool_docs()');
-      const notReady = await hub.discover();
+      const notReady = await context.untimed(hub.discover());
       const tools = hub.search(params.query, params.limit).map((t) => toolDoc(t, params.detail));
       // Snippets that match come first (at most half of the hits, at least one), then tools.
       const found = snippets ? await snippets.search(params.query, Math.max(1, Math.floor(params.limit / 2))) : [];
       const snippetHits = await Promise.all(
         found.map(async (s) => snippetDoc(params.detail === 'full' ? await snippets!.get(s.name).catch(() => s) : s, params.detail)),
       );
-      return { hits: [...snippetHits, ...tools].slice(0, params.limit), notReady };
+      const hits = [...snippetHits, ...tools].slice(0, params.limit);
+      // An empty answer must mean "nothing fits", never "not started yet".
+      if (hits.length === 0) refuseWhileStarting(notReady, hub.discoveryWaitMs);
+      return { hits, notReady };
     },
     async query_tools(params, context) {
       context.describe(`the tool docs of ${params.server}`);

@@ -47,7 +47,8 @@ class ToolError(Exception):
     # its annotations and _meta when the server gave them).
 
     def __init__(self, server, tool, message, kind="tool-error", code=None, data=None, structured=None, content=None):
-        super().__init__("%s.%s: %s" % (server, tool, message))
+        # A refusal of no one tool (a search) has neither server nor tool: its message alone.
+        super().__init__("%s.%s: %s" % (server, tool, message) if server is not None else message)
         self.server = server
         self.tool = tool
         self.kind = kind
@@ -156,7 +157,8 @@ def discovered_servers():
     ("not-started", "starting", "running", "error", or "awaiting-consent" / "declined" for a
     server the workspace defines and the user has not allowed) and, for those, the reason;
     "warning" says what of its tool list was left out by the bridge's limits. Servers whose tools
-    are not known yet are started; this waits for them only briefly."""
+    are not known yet are started; this waits for them up to proxy.discoveryWaitSeconds (10 s by
+    default), off the run's clock."""
     return _host.request_sync("list_servers", {})
 
 
@@ -164,9 +166,14 @@ async def search_tool_docs(query, limit=5, detail="summary"):
     """Ranked search over every enabled server's tools, best first. Each hit has server, tool,
     alias and description, and "hint": "read-only" or "destructive" when the server says so;
     detail="full" adds signature, returns and inputSchema (and title, annotations, outputSchema,
-    icons when the server gives them). Servers whose tools
-    are not known yet (still starting, or failed) are named in one line on stderr."""
-    reply = await _host.request("search_tools", {"query": str(query), "limit": int(limit), "detail": detail})
+    icons when the server gives them). Servers still starting are waited for (as in
+    discovered_servers()); those whose tools are still not known (starting, or failed) are named
+    in one line on stderr. No hit while a server is still starting raises ToolError
+    (kind "unavailable") naming it, so [] always means nothing fits."""
+    try:
+        reply = await _host.request("search_tools", {"query": str(query), "limit": int(limit), "detail": detail})
+    except _host.HostError as error:
+        raise _host_tool_error(None, None, error) from None
     if isinstance(reply, list):
         return reply
     not_ready = reply.get("notReady") or []
