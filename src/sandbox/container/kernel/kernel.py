@@ -642,8 +642,6 @@ def _run_code(code):
         return "error", None, error
     finally:
         _user[0] = False
-    if len(text) > _MAX_VALUE_CHARS:
-        text = text[:_MAX_VALUE_CHARS] + "... [repr cut at %d characters]" % _MAX_VALUE_CHARS
     return "ok", text, None
 
 
