@@ -1,5 +1,8 @@
 # Code Execution Mode's WebAssembly kernel: the Python side, run by Pyodide inside the Deno
-# worker (worker.ts) after helpers.py, in one namespace. The worker hands it `bridge`, a few
+# worker (worker.ts). The last file of its source (../source.ts lists them, in order): before it
+# come the container kernel's portable files (hints.py, values.py: errors, tracebacks and values
+# as text; files_out.py: the files left under /work/out) and wasm_hints.py, in one namespace,
+# whose names this file uses. The worker hands it `bridge`, a few
 # JavaScript functions that carry frames to the host: output, images, files and requests. It
 # owns no descriptor and no thread: the worker's JavaScript sends `done`, and the main thread
 # of the Deno process alone writes frames, so code here can neither forge a run's end nor write
@@ -15,7 +18,6 @@ import json
 import linecache
 import os
 import signal
-import stat as _stat
 import sys
 import time
 
@@ -26,11 +28,6 @@ _MAX_METHOD_CHARS = 64
 _MAX_REQUEST_BYTES = 10 * 1024 * 1024
 _IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
 _MAX_IMAGE_BYTES = 8 * 1024 * 1024
-_OUT_DIR = "/work/out"
-_MAX_OUT_FILES = 20
-_MAX_OUT_FILE_BYTES = 4 * 1024 * 1024
-_MAX_OUT_TOTAL_BYTES = 8 * 1024 * 1024
-_MAX_OUT_LISTED = 200
 
 
 class _Kernel:
@@ -234,56 +231,12 @@ async def request(method, params=None):
     return _reply_value(reply)
 
 
-# ---- files out: what the code leaves under /work/out comes back with the result ----
+# ---- files out (files_out.py): what the code leaves under /work/out comes back with the result ----
 
 
-def _collect_out():
-    import shutil
-
-    try:
-        if not os.listdir(_OUT_DIR):
-            return
-    except OSError:
-        os.makedirs(_OUT_DIR, exist_ok=True)
-        return
-    found = []
-    for root, dirs, files in os.walk(_OUT_DIR, followlinks=False):
-        dirs.sort()
-        found += [os.path.join(root, name) for name in sorted(files)]
-        if len(found) >= _MAX_OUT_LISTED:
-            break
-    cut_listing = len(found) > _MAX_OUT_LISTED
-    sent = total = 0
-    for path in sorted(found[:_MAX_OUT_LISTED]):
-        frame = {"path": os.path.relpath(path, _OUT_DIR)[:500]}
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if not _stat.S_ISREG(info.st_mode):
-            continue
-        frame["bytes"] = info.st_size
-        if info.st_size > _MAX_OUT_FILE_BYTES:
-            frame["skipped"] = "size"
-        elif sent >= _MAX_OUT_FILES:
-            frame["skipped"] = "count"
-        elif total + info.st_size > _MAX_OUT_TOTAL_BYTES:
-            frame["skipped"] = "total"
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-            frame["data"] = base64.b64encode(data).decode("ascii")
-            sent += 1
-            total += len(data)
-        _kernel.bridge.file(json.dumps(frame))
-    if cut_listing:
-        _kernel.bridge.file(json.dumps({"path": "...", "bytes": 0, "skipped": "listing"}))
-    for name in os.listdir(_OUT_DIR):
-        path = os.path.join(_OUT_DIR, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
+def _send(frame):
+    """files_out.py's way to the host, for its `file` frames: the worker tags them with the run."""
+    _kernel.bridge.file(json.dumps(frame))
 
 
 # ---- executing code ----
@@ -312,9 +265,9 @@ async def _run_code(code):
     filename = "<run-%d>" % _run_count[0]
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     try:
-        body, expr = compile_run(code, filename)
+        body, expr = _compile(code, filename)
     except SyntaxError as exc:
-        return "error", None, error_of(exc)
+        return "error", None, _error_of(exc)
     try:
         _kernel.running = True
         await _evaluate(body)
@@ -323,16 +276,16 @@ async def _run_code(code):
         if value is None:
             return "ok", None, None
         _namespace["_"] = value
-        return "ok", value_text(value), None
+        return "ok", _value_text(value), None
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         _kernel.running = False  # first: the interrupt that ends the run is not one ignored
         _cancel_leftover_tasks()
         if isinstance(exc, asyncio.CancelledError) and _kernel.cancelled:
             exc = KeyboardInterrupt()
-        return ("interrupted" if _kernel.bridge.interrupted() else "error"), None, error_of(exc)
+        return ("interrupted" if _kernel.bridge.interrupted() else "error"), None, _error_of(exc)
     except BaseException as exc:  # SystemExit too: user code must not end the kernel
         _kernel.running = False
-        return "error", None, error_of(exc)
+        return "error", None, _error_of(exc)
     finally:
         _kernel.running = False
 
@@ -341,7 +294,7 @@ async def _execute(code):
     try:
         status, value, error = await _run_code(code)
     except BaseException as exc:  # an interrupt on the kernel's own lines: the run still reports
-        status, value, error = ("interrupted" if _kernel.bridge.interrupted() else "error"), None, error_of(exc)
+        status, value, error = ("interrupted" if _kernel.bridge.interrupted() else "error"), None, _error_of(exc)
     # A cancel that came when the code no longer awaited must not cancel the report.
     task = asyncio.current_task()
     while task is not None and task.cancelling():
@@ -349,7 +302,7 @@ async def _execute(code):
     try:
         _stdout.flush()
         _stderr.flush()
-        _collect_out()
+        _collect_out(None)
     except BaseException as exc:
         try:
             _kernel.bridge.out("stderr", "[sandbox] output after the run was lost: %s\n" % type(exc).__name__)
@@ -414,12 +367,12 @@ def start(bridge):
     host.emit_image = emit_image
     host.emit_figures = emit_figures
     host.HostError = HostError
-    host.add_error_hint = add_error_hint
-    host.hide_frames = hide_frames
+    host.add_error_hint = _add_error_hint
+    host.hide_frames = _hide_frames
     sys.modules["sandbox_host"] = host
     import warnings
 
-    warnings.showwarning = unawaited_warning(warnings.showwarning)
+    warnings.showwarning = _unawaited_warning(warnings.showwarning)
     time.sleep = _sleep
     import posix
 
@@ -427,5 +380,6 @@ def start(bridge):
         for module in (os, posix):
             if hasattr(module, name):
                 setattr(module, name, _no_processes("os." + name))
+    _install_wasm_hints()
     os.makedirs(_OUT_DIR, exist_ok=True)
     return "%d.%d.%d" % sys.version_info[:3]
