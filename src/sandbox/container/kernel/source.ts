@@ -7,13 +7,14 @@ import { readFileSync } from 'node:fs';
 
 /** The files that need nothing of the container's process: they only define names at import (no
  * descriptors, threads or signals), so another kernel may load them on its own. In order. */
-// The WebAssembly kernel (sandbox/wasm/source.ts) loads hints.py, values.py and files_out.py too.
+// The WebAssembly kernel (sandbox/wasm/source.ts) loads hints.py, values.py, files_out.py and streams.py too.
 export const PORTABLE_KERNEL_FILES = [
   'hints.py', // errors that carry their fix
   'values.py', // a run's error, traceback and value as text; compiling its code
   'plots.py', // matplotlib's figures as images: the backend hook, emit_figures, the dpi
   'files_out.py', // the files the code leaves under /work/out, as frames
   'distributions.py', // the image's installed distributions, for the ready frame
+  'streams.py', // sys.stdout and sys.stderr: text buffered and handed on in chunks
 ] as const;
 
 export type PortableKernelFile = (typeof PORTABLE_KERNEL_FILES)[number];

@@ -1,9 +1,9 @@
 # Code Execution Mode's WebAssembly kernel: the Python side, run by Pyodide inside the Deno
 # worker (worker.ts). The last file of its source (../source.ts lists them, in order): before it
 # come the container kernel's portable files (hints.py, values.py: errors, tracebacks and values
-# as text; files_out.py: the files left under /work/out) and wasm_hints.py, in one namespace,
-# whose names this file uses. The worker hands it `bridge`, a few
-# JavaScript functions that carry frames to the host: output, images, files and requests. It
+# as text; files_out.py: the files left under /work/out; streams.py: sys.stdout and sys.stderr)
+# and wasm_hints.py, in one namespace, whose names this file uses. The worker hands it `bridge`,
+# a few JavaScript functions that carry frames to the host: output, images, files and requests. It
 # owns no descriptor and no thread: the worker's JavaScript sends `done`, and the main thread
 # of the Deno process alone writes frames, so code here can neither forge a run's end nor write
 # protocol bytes. Interrupts arrive as Pyodide's interrupt buffer (KeyboardInterrupt in running
@@ -11,7 +11,6 @@
 import asyncio
 import base64
 import builtins
-import codecs
 import io
 import itertools
 import json
@@ -21,8 +20,6 @@ import signal
 import sys
 import time
 
-_CHUNK_CHARS = 64 * 1024
-_FLUSH_SECONDS = 0.1
 _MAX_METHOD_CHARS = 64
 # The host's cap on a request frame (kernel-container.ts KERNEL_FRAME_LIMITS.req).
 _MAX_REQUEST_BYTES = 10 * 1024 * 1024
@@ -78,87 +75,13 @@ def _on_sigint(signum, frame):
 # ---- output ----
 
 
-class _StreamWriter(io.TextIOBase):
-    """sys.stdout / sys.stderr: buffers text and sends it to the host in chunks."""
-
-    def __init__(self, name):
-        super().__init__()
-        self._name = name
-        self._parts = []
-        self._size = 0
-        self._last_flush = time.monotonic()
-        self._buffer = None
-
-    @property
-    def encoding(self):
-        return "utf-8"
-
-    @property
-    def errors(self):
-        return "replace"
-
-    @property
-    def buffer(self):
-        if self._buffer is None:
-            self._buffer = _StreamBuffer(self)
-        return self._buffer
-
-    def writable(self):
-        return True
-
-    def isatty(self):
-        return False
-
-    def write(self, text):
-        if not isinstance(text, str):
-            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
-        if not text:
-            return 0
-        self._parts.append(text)
-        self._size += len(text)
-        if self._size >= _CHUNK_CHARS or time.monotonic() - self._last_flush >= _FLUSH_SECONDS:
-            self.flush()
-        return len(text)
-
-    def restart_clock(self):
-        """A run's first print waits for company, as later ones do."""
-        self._last_flush = time.monotonic()
-
-    def flush(self):
-        if not self._parts:
-            return
-        data = "".join(self._parts)
-        self._parts = []
-        self._size = 0
-        self._last_flush = time.monotonic()
-        for start in range(0, len(data), _CHUNK_CHARS):
-            # False: interrupted while the host was behind; the rest is dropped.
-            if not _kernel.bridge.out(self._name, data[start:start + _CHUNK_CHARS]):
-                return
+def _send_out(stream, data):
+    """The stream writers' (streams.py) way to the host; False: interrupted while the host was behind."""
+    return _kernel.bridge.out(stream, data)
 
 
-class _StreamBuffer(io.BufferedIOBase):
-    """sys.stdout.buffer: decodes UTF-8 as it comes."""
-
-    def __init__(self, text):
-        super().__init__()
-        self._text = text
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def writable(self):
-        return True
-
-    def write(self, data):
-        data = bytes(memoryview(data))
-        self._text.write(self._decoder.decode(data))
-        return len(data)
-
-    def flush(self):
-        self._text.flush()
-
-
-_stdout = _StreamWriter("stdout")
-_stderr = _StreamWriter("stderr")
+_stdout = _StreamWriter("stdout", _send_out)
+_stderr = _StreamWriter("stderr", _send_out)
 
 
 def emit_image(data, mime="image/png"):
