@@ -5,8 +5,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { kernelSource } from '../src/sandbox/container/kernel/source.ts';
 import { pyodideDir } from '../src/sandbox/wasm/command.ts';
+import { wasmKernelSource } from '../src/sandbox/wasm/source.ts';
 import { WasmKernel } from '../test/helpers/wasm-kernel.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
@@ -75,7 +75,7 @@ async function spareFigures(n: number, coldStartMs: number): Promise<Pick<WasmKe
 }
 
 export async function wasmKernelFigures(n: number): Promise<WasmKernelRow> {
-  kernelSource();
+  wasmKernelSource();
   const starts: number[] = [];
   let startCpu = 0;
   let kernel: WasmKernel | undefined;

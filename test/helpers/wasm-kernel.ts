@@ -1,15 +1,15 @@
 // A WebAssembly kernel process (src/sandbox/wasm/deno-kernel/host.ts) driven as the host drives
-// a container's kernel: the container's bootstrap on stdin, then frames through the real codec,
+// a container's kernel: its bootstrap (its Python source) on stdin, then frames through the real codec,
 // every frame from the kernel checked with the real schemas. For its tests and its bench.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Readable, Writable } from 'node:stream';
 import { KERNEL_FRAME_LIMITS, MAX_KERNEL_FRAME_BYTES } from '../../src/sandbox/protocol/kernel-process.ts';
-import { kernelSource } from '../../src/sandbox/container/kernel/source.ts';
 import { encodeFrame, FrameDecoder } from '../../src/sandbox/protocol/codec.ts';
 import { kernelMessageSchema, type HostMessage, type KernelMessage } from '../../src/sandbox/protocol/messages.ts';
 import { wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
+import { wasmKernelSource } from '../../src/sandbox/wasm/source.ts';
 
 export const START_MS = 180_000;
 const RUN_MS = 120_000;
@@ -53,8 +53,8 @@ export class WasmKernel {
     this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString('utf8')));
     this.child.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     this.child.on('exit', (code) => (this.exitCode = code));
-    // The container's bootstrap, as kernel-container.ts writes it: read and skipped.
-    const source = kernelSource();
+    // The bootstrap, as kernel-process.ts writes it: the kernel's Python source.
+    const source = wasmKernelSource();
     this.child.stdin.write(`${source.length}\n`);
     this.child.stdin.write(source);
   }

@@ -1,5 +1,5 @@
 // The WebAssembly kernel as a process (src/sandbox/wasm/deno-kernel/host.ts, Pyodide in Deno),
-// driven as the host drives a container's kernel: the same bootstrap on stdin, then frames
+// driven as the host drives a container's kernel: its bootstrap (its Python source) on stdin, then frames
 // through the real codec, every frame from the kernel checked with the real schemas. Covers
 // what the protocol carries (output, errors, state, top-level await, requests, interrupts,
 // restart) and an attack battery: each attack is contained and the process keeps answering.
@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { preludeCode } from '../../src/bridge/sandbox-api/prelude.ts';
-import { kernelSource } from '../../src/sandbox/container/kernel/source.ts';
 import { kernelDir, pyodideDir, wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
+import { wasmKernelSource } from '../../src/sandbox/wasm/source.ts';
 import { echo, START_MS, WasmKernel, type Done, type RunOptions } from '../helpers/wasm-kernel.ts';
 import { quietFor, until } from '../helpers/wait.ts';
 
@@ -393,7 +393,7 @@ describe('the WebAssembly kernel process', () => {
   test('restart: a fresh interpreter says ready, without the old state', async () => {
     const readies = kernel.frames.filter((f) => f.t === 'ready').length;
     const ready = kernel.next((m) => m.t === 'ready', START_MS);
-    kernel.send({ t: 'restart', source: kernelSource().toString('utf8') });
+    kernel.send({ t: 'restart', source: wasmKernelSource().toString('utf8') });
     await ready;
     assert.equal(kernel.frames.filter((f) => f.t === 'ready').length, readies + 1);
     const gone = await failure(kernel, 'kept');

@@ -1,8 +1,9 @@
 // How to start the WebAssembly kernel (deno-kernel/host.ts) as a process that speaks the
 // container kernel's protocol: the Deno binary the `deno` package installed for this platform,
 // the Pyodide folder of the `pyodide` package, and the only permission the process gets,
-// reading those two folders. The Deno programs and Python files sit in deno-kernel/ beside
-// this module in src/ and beside the bundle in dist/, so the same relative URL works in both.
+// reading those two folders (its Python comes on stdin: source.ts). The Deno programs sit in
+// deno-kernel/ beside this module in src/ and beside the bundle in dist/, so the same relative
+// URL works in both.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -50,7 +51,7 @@ export function pyodideDir(): string {
   return bundledPyodide() ?? dirname(require.resolve('pyodide/package.json'));
 }
 
-/** The folder of the kernel's Deno programs and Python files. */
+/** The folder of the kernel's Deno programs (and of its own Python files, which the bridge reads). */
 export function kernelDir(): string {
   return fileURLToPath(new URL('./deno-kernel/', import.meta.url));
 }

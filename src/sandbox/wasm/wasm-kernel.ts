@@ -1,16 +1,16 @@
 // One WebAssembly sandbox: a kernel process (protocol/kernel-process.ts) that is Deno running
 // Pyodide with no permission but reading its own files (command.ts says the exact line). Its
-// Python is its own (deno-kernel/), so the bootstrap carries no source; it ends by SIGKILL.
+// bootstrap carries its Python source (source.ts), as a container's does; it ends by SIGKILL.
 import { randomBytes } from 'node:crypto';
 import type { SandboxConfig } from '../../config/schema.ts';
 import { SandboxStartError } from '../errors.ts';
 import { KernelProcess } from '../protocol/kernel-process.ts';
 import { wasmKernelCommand } from './command.ts';
+import { wasmKernelSource } from './source.ts';
 
 /** What the WebAssembly sandbox's distributions are remembered by: its Python runtime, pinned. */
 export const WASM_IMAGE_KEY = 'wasm:pyodide';
 
-const NO_SOURCE = Buffer.alloc(0);
 const UNITS: Record<string, number> = { b: 1 / (1024 * 1024), k: 1 / 1024, m: 1, g: 1024 };
 
 /** sandbox.memory ("512m", "2g") in MiB, within what WebAssembly can address (64 MiB to 4 GiB). */
@@ -33,7 +33,7 @@ export class WasmKernel extends KernelProcess {
         name: `cem-wasm-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`,
         command: command.command,
         args: command.args,
-        source: () => NO_SOURCE,
+        source: wasmKernelSource,
         imageKey: WASM_IMAGE_KEY,
         what: 'WebAssembly sandbox',
       },

@@ -5,16 +5,18 @@
 # it); Python 3.9+ and the standard library only, nothing else: it loads alone. Whatever runs
 # in the interpreter (the MCP runtime) may add hooks with sandbox_host.add_error_hint(hook):
 # hook(exc, kind, hint) returns a better hint, or None to keep the one it got; and hide its own
-# frames with sandbox_host.hide_frames(filename).
+# frames with sandbox_host.hide_frames(filename). A kernel adds its own rules, tried before the
+# common ones, with _add_error_rule(rule), and its own plumbing's frames with _hide_frames_under.
 import errno as _errno
 import os as _os
 import sys as _sys
 
 _error_hints = []
+_error_rules = []  # a kernel's own: rule(exc) -> (kind, hint), or None to leave it to the next
 # Frames of these files are plumbing, not the code's: the traceback leaves them out.
 _HIDDEN_FILES = {"<kernel>"}
 _STDLIB = _os.path.dirname(_os.__file__) + _os.sep
-_HIDDEN_STDLIB = tuple(_STDLIB + name + _os.sep for name in ("asyncio", "concurrent"))
+_HIDDEN_PREFIXES = tuple(_STDLIB + name + _os.sep for name in ("asyncio", "concurrent"))
 _NETWORK_ERRNOS = {_errno.ENETUNREACH, _errno.EHOSTUNREACH, _errno.ENETDOWN, _errno.EADDRNOTAVAIL}
 _MAX_PACKAGES_SHOWN = 20
 # What the standard library offers instead of common packages.
@@ -38,7 +40,7 @@ def _frame_hidden(filename, network=False):
     standard library's (socket, urllib, http: the chain that ends in the DNS failure)."""
     if not isinstance(filename, str):
         return False
-    if filename in _HIDDEN_FILES or filename.startswith(_HIDDEN_STDLIB):
+    if filename in _HIDDEN_FILES or filename.startswith(_HIDDEN_PREFIXES):
         return True
     return network and filename.startswith(_STDLIB)
 
@@ -79,10 +81,23 @@ def _installed_packages():
     return sorted(names, key=str.lower)
 
 
-def _module_hint(exc):
+def _missing_module(exc):
+    """The top-level module an import did not find, else None (a submodule of a package that is
+    there: the message says enough)."""
     name = getattr(exc, "name", None)
-    if not isinstance(name, str) or not name or "." in name:
-        return None  # a submodule of a package that is there: the message says enough
+    return name if isinstance(name, str) and name and "." not in name else None
+
+
+def _instead_of(name):
+    """" Instead of <name> use <what the standard library offers>.", or "" if nothing is known."""
+    instead = _INSTEAD.get(name)
+    return " Instead of %s use %s." % (name, instead) if instead else ""
+
+
+def _module_hint(exc):
+    name = _missing_module(exc)
+    if name is None:
+        return None
     packages = _installed_packages()
     if packages:
         shown = ", ".join(packages[:_MAX_PACKAGES_SHOWN]) + (", ..." if len(packages) > _MAX_PACKAGES_SHOWN else "")
@@ -90,10 +105,7 @@ def _module_hint(exc):
     else:
         text = "Only the Python standard library is installed."
     text += " pip is not available (no network); the user adds packages with the setting sandbox.packages (built into the sandbox image)."
-    instead = _INSTEAD.get(name)
-    if instead:
-        text += " Instead of %s use %s." % (name, instead)
-    return text
+    return text + _instead_of(name)
 
 
 def _is_coroutine_misuse(exc):
@@ -107,19 +119,30 @@ def _str_of(exc):
         return ""
 
 
+_NO_NETWORK = "The sandbox has no network (by design): do not retry."
+
+
+def _common_hint(exc):
+    """(kind, hint) of the errors every kernel knows the fix of, else None."""
+    if isinstance(exc, ModuleNotFoundError):
+        hint = _module_hint(exc)
+        return ("module", hint) if hint else None
+    if _is_coroutine_misuse(exc):
+        return "coroutine", "That value is a coroutine: an async function was called without await. Write: result = await f(...)"
+    if isinstance(exc, OSError) and _is_network_error(exc):
+        return "network", _NO_NETWORK
+    return None
+
+
 def _hint_of(exc):
     """(kind, hint) for an error whose fix can be said, else (None, None)."""
     kind = hint = None
     try:
-        if isinstance(exc, ModuleNotFoundError):
-            hint = _module_hint(exc)
-            kind = "module" if hint else None
-        elif _is_coroutine_misuse(exc):
-            kind = "coroutine"
-            hint = "That value is a coroutine: an async function was called without await. Write: result = await f(...)"
-        elif isinstance(exc, OSError) and _is_network_error(exc):
-            kind = "network"
-            hint = "The sandbox has no network (by design): do not retry."
+        for rule in _error_rules + [_common_hint]:
+            found = rule(exc)
+            if found:
+                kind, hint = found
+                break
         for hook in list(_error_hints):
             better = hook(exc, kind, hint)
             if better:
@@ -135,6 +158,17 @@ def _add_error_hint(hook):
 
 def _hide_frames(filename):
     _HIDDEN_FILES.add(str(filename))
+
+
+def _add_error_rule(rule):
+    """A kernel's own errors: rule(exc) returns (kind, hint), or None; tried before the common ones."""
+    _error_rules.append(rule)
+
+
+def _hide_frames_under(*prefixes):
+    """Leaves out of tracebacks every frame whose file name starts with one of `prefixes`."""
+    global _HIDDEN_PREFIXES
+    _HIDDEN_PREFIXES += tuple(str(prefix) for prefix in prefixes)
 
 
 def _unawaited_warning(show):

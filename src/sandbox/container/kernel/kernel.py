@@ -38,8 +38,6 @@ import types
 import warnings
 
 _HEADER = struct.Struct(">I")
-_CHUNK_CHARS = 64 * 1024
-_FLUSH_SECONDS = 0.1
 _MAX_METHOD_CHARS = 64
 # The host's cap on a request frame (kernel-container.ts KERNEL_FRAME_LIMITS.req): a bigger call
 # raises here, in the code, instead of ending the session.
@@ -269,90 +267,19 @@ def _send(message):
 # ---- the run's stdout and stderr ----
 
 
-class _StreamWriter(io.TextIOBase):
-    """sys.stdout / sys.stderr: buffers text and sends it as frames tagged with the run."""
+class _RunStream(_StreamWriter):
+    """A stream writer (streams.py) whose text goes out as `out` frames tagged with the run; a
+    flush is kernel code user code calls, so an interrupt waits for it."""
 
-    def __init__(self, name):
-        super().__init__()
-        self._name = name
-        self._parts = []
-        self._size = 0
-        self._last_flush = time.monotonic()
-        self._lock = threading.RLock()
-        self._buffer = None
-
-    @property
-    def encoding(self):
-        return "utf-8"
-
-    @property
-    def buffer(self):
-        """Bytes written here reach the same stream, as UTF-8 (code that writes bytes expects it)."""
-        if self._buffer is None:
-            self._buffer = _StreamBuffer(self)
-        return self._buffer
-
-    @property
-    def errors(self):
-        return "replace"
-
-    def writable(self):
-        return True
-
-    def isatty(self):
-        return False
-
-    def write(self, text):
-        # Not guarded: buffering is safe to interrupt, and this is print's hot path.
-        if not isinstance(text, str):
-            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
-        if not text:
-            return 0
-        with self._lock:
-            self._parts.append(text)
-            self._size += len(text)
-            due = self._size >= _CHUNK_CHARS or time.monotonic() - self._last_flush >= _FLUSH_SECONDS
-        if due:
-            self.flush()
-        return len(text)
-
-    @_guarded
-    def flush(self):
-        with self._lock:
-            if not self._parts:
-                return
-            data = "".join(self._parts)
-            self._parts = []
-            self._size = 0
-            self._last_flush = time.monotonic()
-            run = _state.run or _state.last_run
-            for start in range(0, len(data), _CHUNK_CHARS):
-                if not _send({"t": "out", "run": run, "stream": self._name, "data": data[start:start + _CHUNK_CHARS]}):
-                    return  # interrupted while the host was behind: the rest is dropped
+    flush = _guarded(_StreamWriter.flush)
 
 
-class _StreamBuffer(io.BufferedIOBase):
-    """sys.stdout.buffer: decodes UTF-8 as it comes (a character may be split between writes)."""
-
-    def __init__(self, text):
-        super().__init__()
-        self._text = text
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def writable(self):
-        return True
-
-    def write(self, data):
-        data = bytes(memoryview(data))
-        self._text.write(self._decoder.decode(data))
-        return len(data)
-
-    def flush(self):
-        self._text.flush()
+def _send_out(stream, data):
+    return _send({"t": "out", "run": _state.run or _state.last_run, "stream": stream, "data": data})
 
 
-_stdout = _StreamWriter("stdout")
-_stderr = _StreamWriter("stderr")
+_stdout = _RunStream("stdout", _send_out)
+_stderr = _RunStream("stderr", _send_out)
 sys.stdout = _stdout
 sys.stderr = _stderr
 sys.stdin = io.StringIO("")
@@ -642,8 +569,6 @@ def _run_code(code):
         return "error", None, error
     finally:
         _user[0] = False
-    if len(text) > _MAX_VALUE_CHARS:
-        text = text[:_MAX_VALUE_CHARS] + "... [repr cut at %d characters]" % _MAX_VALUE_CHARS
     return "ok", text, None
 
 

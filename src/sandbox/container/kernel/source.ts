@@ -7,13 +7,17 @@ import { readFileSync } from 'node:fs';
 
 /** The files that need nothing of the container's process: they only define names at import (no
  * descriptors, threads or signals), so another kernel may load them on its own. In order. */
+// The WebAssembly kernel (sandbox/wasm/source.ts) loads hints.py, values.py, files_out.py and streams.py too.
 export const PORTABLE_KERNEL_FILES = [
   'hints.py', // errors that carry their fix
   'values.py', // a run's error, traceback and value as text; compiling its code
   'plots.py', // matplotlib's figures as images: the backend hook, emit_figures, the dpi
   'files_out.py', // the files the code leaves under /work/out, as frames
   'distributions.py', // the image's installed distributions, for the ready frame
+  'streams.py', // sys.stdout and sys.stderr: text buffered and handed on in chunks
 ] as const;
+
+export type PortableKernelFile = (typeof PORTABLE_KERNEL_FILES)[number];
 
 export const KERNEL_FILES = [
   'seccomp.py', // the seccomp filter, installed first
@@ -25,11 +29,16 @@ export const KERNEL_FILES = [
 let cached: Buffer | undefined;
 
 export function kernelSource(): Buffer {
-  cached ??= Buffer.concat(
-    KERNEL_FILES.flatMap((name, i) => {
+  cached ??= joinKernelFiles(KERNEL_FILES);
+  return cached;
+}
+
+/** Files of this folder, in order, joined by newlines into one program. */
+export function joinKernelFiles(names: readonly string[]): Buffer {
+  return Buffer.concat(
+    names.flatMap((name, i) => {
       const file = readFileSync(new URL(`./${name}`, import.meta.url));
       return i ? [Buffer.from('\n'), file] : [file];
     }),
   );
-  return cached;
 }

@@ -97,12 +97,15 @@ def _error_of(exc):
 
 
 def _value_text(value):
-    """repr of a run's last value; a coroutine (a call without await) says so, and is closed."""
+    """repr of a run's last value, capped; a coroutine (a call without await) says so, and is closed."""
     if isinstance(value, types.CoroutineType):
         name = getattr(value, "__qualname__", "f")
         value.close()  # no "never awaited" warning: this says it
         return "<coroutine %s(), not awaited: write result = await %s(...)>" % (name, name)
-    return _text_of(value, repr)
+    text = _text_of(value, repr)
+    if len(text) > _MAX_VALUE_CHARS:
+        text = text[:_MAX_VALUE_CHARS] + "... [repr cut at %d characters]" % _MAX_VALUE_CHARS
+    return text
 
 
 def _compile(code, filename):

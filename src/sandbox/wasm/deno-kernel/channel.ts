@@ -27,6 +27,8 @@ export interface WorkerInit {
   port: MessagePort;
   /** file: URL of the Pyodide folder, ending in a slash. */
   pyodideUrl: string;
+  /** The kernel's Python source (sandbox/wasm/source.ts), as the host sent it. */
+  source: string;
   control: SharedArrayBuffer;
   /** Pyodide's interrupt buffer (its first byte: 2, SIGINT, raises KeyboardInterrupt in running code), 4 bytes to wait on. */
   interrupt: SharedArrayBuffer;

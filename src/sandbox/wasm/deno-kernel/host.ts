@@ -5,14 +5,15 @@
 //
 // Started with no permission but reading the Pyodide folder and this one (no network, no
 // environment, no processes, no writes, no FFI, no system information); the worker drops even
-// those reads before any Python runs. See docs/wasm.md.
+// those reads before any Python runs. The Python it runs comes from the host on stdin, so no
+// other folder need be readable. See docs/wasm.md.
 //
 //   deno run --no-prompt --allow-read=<pyodide>,<this folder> --unstable-worker-options host.ts \
 //     --pyodide=<pyodide> [--memory-mb=512] [--spare]
 //
-// Like the container kernel it first reads `<length>\n` and that many bytes (the container
-// kernel's source, which has no use here and is skipped), then frames: a 4-byte big-endian
-// length and UTF-8 JSON.
+// Like the container kernel it first reads `<length>\n` and that many bytes, its Python source
+// (sandbox/wasm/source.ts: the container kernel's portable files, then deno-kernel's), which
+// every interpreter it starts runs; then frames: a 4-byte big-endian length and UTF-8 JSON.
 import type { FromWorker, ToWorker, WorkerInit } from './channel.ts';
 import { CONTROL, CONTROL_SLOTS, MAX_SYNC_REPLY_BYTES, pathOf } from './channel.ts';
 
@@ -21,6 +22,8 @@ const decoder = new TextDecoder();
 
 /** Host frames over this are refused (the host writes them: a cap only against mistakes). */
 const MAX_HOST_FRAME_BYTES = 256 * 1024 * 1024;
+/** The kernel's Python source is far smaller: a cap only against a wrong bootstrap. */
+const MAX_SOURCE_BYTES = 4 * 1024 * 1024;
 const DEFAULT_MEMORY_MB = 512;
 /**
  * The process may use this much beyond the WebAssembly cap (the runtime itself, a spare, the
@@ -32,12 +35,14 @@ const MEMORY_WATCH_MS = 50;
 
 interface Options {
   pyodideUrl: string;
+  /** The kernel's Python source, from the bootstrap. */
+  source: string;
   memoryBytes: number;
   /** Keep a second interpreter started for the next restart. */
   spare: boolean;
 }
 
-function parseOptions(args: readonly string[]): Options {
+function parseOptions(args: readonly string[]): Omit<Options, 'source'> {
   let pyodide: string | undefined;
   let memoryMb = DEFAULT_MEMORY_MB;
   let spare = false;
@@ -114,6 +119,7 @@ function createKernel(options: Options, announce: boolean): Kernel {
   const init: WorkerInit = {
     port: channel.port2,
     pyodideUrl: options.pyodideUrl,
+    source: options.source,
     control,
     interrupt,
     reply,
@@ -448,8 +454,13 @@ function resetInterrupt(current: Kernel): void {
   Atomics.store(current.interrupt, 0, 0);
 }
 
-/** Reads the bootstrap, then frames, until stdin ends; then the process ends. */
-async function readStdin(options: Options): Promise<void> {
+/**
+ * Reads the bootstrap (the kernel's Python source) and starts the first interpreter with it,
+ * then reads frames until stdin ends; then the process ends.
+ */
+async function readStdin(parsed: Omit<Options, 'source'>): Promise<void> {
+  let options: Options | undefined;
+  const sourceParts: Uint8Array[] = [];
   const reader = Deno.stdin.readable.getReader();
   let buffered = new Uint8Array(0);
   const take = (n: number) => {
@@ -457,7 +468,7 @@ async function readStdin(options: Options): Promise<void> {
     buffered = buffered.subarray(n);
     return out;
   };
-  let skip = -1; // bootstrap bytes still to skip; -1 while its length line is incomplete
+  let skip = -1; // bootstrap bytes still to read; -1 while its length line is incomplete
   for (;;) {
     const { value, done } = await reader.read();
     if (done) break;
@@ -469,10 +480,21 @@ async function readStdin(options: Options): Promise<void> {
       const newline = buffered.indexOf(10);
       if (newline < 0) continue;
       skip = Number(decoder.decode(take(newline + 1)).trim());
-      if (!Number.isSafeInteger(skip) || skip < 0) throw new Error('stdin must start with the bootstrap: <length>\\n<that many bytes>');
+      if (!Number.isSafeInteger(skip) || skip <= 0 || skip > MAX_SOURCE_BYTES) {
+        throw new Error("stdin must start with the bootstrap: <length>\\n<the kernel's Python source, that many bytes>");
+      }
     }
-    if (skip > 0) skip -= take(Math.min(skip, buffered.length)).length;
+    if (skip > 0) {
+      const part = take(Math.min(skip, buffered.length));
+      sourceParts.push(part.slice());
+      skip -= part.length;
+    }
     if (skip > 0) continue;
+    if (!options) {
+      options = { ...parsed, source: decoder.decode(concat(sourceParts)) };
+      kernel = createKernel(options, true);
+      watchMemory(options);
+    }
     while (buffered.length >= 4) {
       const size = new DataView(buffered.buffer, buffered.byteOffset, 4).getUint32(0);
       if (size > MAX_HOST_FRAME_BYTES) throw new Error(`a host frame of ${size} bytes is over the limit`);
@@ -502,11 +524,19 @@ function watchMemory(options: Options): void {
   }, MEMORY_WATCH_MS);
 }
 
-const options = parseOptions(Deno.args);
-kernel = createKernel(options, true);
-watchMemory(options);
+function concat(parts: Uint8Array[]): Uint8Array {
+  const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    joined.set(part, at);
+    at += part.length;
+  }
+  return joined;
+}
+
+const parsed = parseOptions(Deno.args);
 try {
-  await readStdin(options);
+  await readStdin(parsed);
 } catch (error) {
   console.error(`sandbox kernel: ${error instanceof Error ? error.message : String(error)}`);
 }

@@ -1,6 +1,9 @@
 # Code Execution Mode's WebAssembly kernel: the Python side, run by Pyodide inside the Deno
-# worker (worker.ts) after helpers.py, in one namespace. The worker hands it `bridge`, a few
-# JavaScript functions that carry frames to the host: output, images, files and requests. It
+# worker (worker.ts). The last file of its source (../source.ts lists them, in order): before it
+# come the container kernel's portable files (hints.py, values.py: errors, tracebacks and values
+# as text; files_out.py: the files left under /work/out; streams.py: sys.stdout and sys.stderr)
+# and wasm_hints.py, in one namespace, whose names this file uses. The worker hands it `bridge`,
+# a few JavaScript functions that carry frames to the host: output, images, files and requests. It
 # owns no descriptor and no thread: the worker's JavaScript sends `done`, and the main thread
 # of the Deno process alone writes frames, so code here can neither forge a run's end nor write
 # protocol bytes. Interrupts arrive as Pyodide's interrupt buffer (KeyboardInterrupt in running
@@ -8,29 +11,20 @@
 import asyncio
 import base64
 import builtins
-import codecs
 import io
 import itertools
 import json
 import linecache
 import os
 import signal
-import stat as _stat
 import sys
 import time
 
-_CHUNK_CHARS = 64 * 1024
-_FLUSH_SECONDS = 0.1
 _MAX_METHOD_CHARS = 64
 # The host's cap on a request frame (kernel-container.ts KERNEL_FRAME_LIMITS.req).
 _MAX_REQUEST_BYTES = 10 * 1024 * 1024
 _IMAGE_MIMES = ("image/png", "image/jpeg", "image/gif", "image/webp", "image/svg+xml")
 _MAX_IMAGE_BYTES = 8 * 1024 * 1024
-_OUT_DIR = "/work/out"
-_MAX_OUT_FILES = 20
-_MAX_OUT_FILE_BYTES = 4 * 1024 * 1024
-_MAX_OUT_TOTAL_BYTES = 8 * 1024 * 1024
-_MAX_OUT_LISTED = 200
 
 
 class _Kernel:
@@ -81,87 +75,13 @@ def _on_sigint(signum, frame):
 # ---- output ----
 
 
-class _StreamWriter(io.TextIOBase):
-    """sys.stdout / sys.stderr: buffers text and sends it to the host in chunks."""
-
-    def __init__(self, name):
-        super().__init__()
-        self._name = name
-        self._parts = []
-        self._size = 0
-        self._last_flush = time.monotonic()
-        self._buffer = None
-
-    @property
-    def encoding(self):
-        return "utf-8"
-
-    @property
-    def errors(self):
-        return "replace"
-
-    @property
-    def buffer(self):
-        if self._buffer is None:
-            self._buffer = _StreamBuffer(self)
-        return self._buffer
-
-    def writable(self):
-        return True
-
-    def isatty(self):
-        return False
-
-    def write(self, text):
-        if not isinstance(text, str):
-            raise TypeError("write() argument must be str, not %s" % type(text).__name__)
-        if not text:
-            return 0
-        self._parts.append(text)
-        self._size += len(text)
-        if self._size >= _CHUNK_CHARS or time.monotonic() - self._last_flush >= _FLUSH_SECONDS:
-            self.flush()
-        return len(text)
-
-    def restart_clock(self):
-        """A run's first print waits for company, as later ones do."""
-        self._last_flush = time.monotonic()
-
-    def flush(self):
-        if not self._parts:
-            return
-        data = "".join(self._parts)
-        self._parts = []
-        self._size = 0
-        self._last_flush = time.monotonic()
-        for start in range(0, len(data), _CHUNK_CHARS):
-            # False: interrupted while the host was behind; the rest is dropped.
-            if not _kernel.bridge.out(self._name, data[start:start + _CHUNK_CHARS]):
-                return
+def _send_out(stream, data):
+    """The stream writers' (streams.py) way to the host; False: interrupted while the host was behind."""
+    return _kernel.bridge.out(stream, data)
 
 
-class _StreamBuffer(io.BufferedIOBase):
-    """sys.stdout.buffer: decodes UTF-8 as it comes."""
-
-    def __init__(self, text):
-        super().__init__()
-        self._text = text
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def writable(self):
-        return True
-
-    def write(self, data):
-        data = bytes(memoryview(data))
-        self._text.write(self._decoder.decode(data))
-        return len(data)
-
-    def flush(self):
-        self._text.flush()
-
-
-_stdout = _StreamWriter("stdout")
-_stderr = _StreamWriter("stderr")
+_stdout = _StreamWriter("stdout", _send_out)
+_stderr = _StreamWriter("stderr", _send_out)
 
 
 def emit_image(data, mime="image/png"):
@@ -234,56 +154,12 @@ async def request(method, params=None):
     return _reply_value(reply)
 
 
-# ---- files out: what the code leaves under /work/out comes back with the result ----
+# ---- files out (files_out.py): what the code leaves under /work/out comes back with the result ----
 
 
-def _collect_out():
-    import shutil
-
-    try:
-        if not os.listdir(_OUT_DIR):
-            return
-    except OSError:
-        os.makedirs(_OUT_DIR, exist_ok=True)
-        return
-    found = []
-    for root, dirs, files in os.walk(_OUT_DIR, followlinks=False):
-        dirs.sort()
-        found += [os.path.join(root, name) for name in sorted(files)]
-        if len(found) >= _MAX_OUT_LISTED:
-            break
-    cut_listing = len(found) > _MAX_OUT_LISTED
-    sent = total = 0
-    for path in sorted(found[:_MAX_OUT_LISTED]):
-        frame = {"path": os.path.relpath(path, _OUT_DIR)[:500]}
-        try:
-            info = os.lstat(path)
-        except OSError:
-            continue
-        if not _stat.S_ISREG(info.st_mode):
-            continue
-        frame["bytes"] = info.st_size
-        if info.st_size > _MAX_OUT_FILE_BYTES:
-            frame["skipped"] = "size"
-        elif sent >= _MAX_OUT_FILES:
-            frame["skipped"] = "count"
-        elif total + info.st_size > _MAX_OUT_TOTAL_BYTES:
-            frame["skipped"] = "total"
-        else:
-            with open(path, "rb") as f:
-                data = f.read()
-            frame["data"] = base64.b64encode(data).decode("ascii")
-            sent += 1
-            total += len(data)
-        _kernel.bridge.file(json.dumps(frame))
-    if cut_listing:
-        _kernel.bridge.file(json.dumps({"path": "...", "bytes": 0, "skipped": "listing"}))
-    for name in os.listdir(_OUT_DIR):
-        path = os.path.join(_OUT_DIR, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
+def _send(frame):
+    """files_out.py's way to the host, for its `file` frames: the worker tags them with the run."""
+    _kernel.bridge.file(json.dumps(frame))
 
 
 # ---- executing code ----
@@ -312,9 +188,9 @@ async def _run_code(code):
     filename = "<run-%d>" % _run_count[0]
     linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
     try:
-        body, expr = compile_run(code, filename)
+        body, expr = _compile(code, filename)
     except SyntaxError as exc:
-        return "error", None, error_of(exc)
+        return "error", None, _error_of(exc)
     try:
         _kernel.running = True
         await _evaluate(body)
@@ -323,16 +199,16 @@ async def _run_code(code):
         if value is None:
             return "ok", None, None
         _namespace["_"] = value
-        return "ok", value_text(value), None
+        return "ok", _value_text(value), None
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         _kernel.running = False  # first: the interrupt that ends the run is not one ignored
         _cancel_leftover_tasks()
         if isinstance(exc, asyncio.CancelledError) and _kernel.cancelled:
             exc = KeyboardInterrupt()
-        return ("interrupted" if _kernel.bridge.interrupted() else "error"), None, error_of(exc)
+        return ("interrupted" if _kernel.bridge.interrupted() else "error"), None, _error_of(exc)
     except BaseException as exc:  # SystemExit too: user code must not end the kernel
         _kernel.running = False
-        return "error", None, error_of(exc)
+        return "error", None, _error_of(exc)
     finally:
         _kernel.running = False
 
@@ -341,7 +217,7 @@ async def _execute(code):
     try:
         status, value, error = await _run_code(code)
     except BaseException as exc:  # an interrupt on the kernel's own lines: the run still reports
-        status, value, error = ("interrupted" if _kernel.bridge.interrupted() else "error"), None, error_of(exc)
+        status, value, error = ("interrupted" if _kernel.bridge.interrupted() else "error"), None, _error_of(exc)
     # A cancel that came when the code no longer awaited must not cancel the report.
     task = asyncio.current_task()
     while task is not None and task.cancelling():
@@ -349,7 +225,7 @@ async def _execute(code):
     try:
         _stdout.flush()
         _stderr.flush()
-        _collect_out()
+        _collect_out(None)
     except BaseException as exc:
         try:
             _kernel.bridge.out("stderr", "[sandbox] output after the run was lost: %s\n" % type(exc).__name__)
@@ -414,12 +290,12 @@ def start(bridge):
     host.emit_image = emit_image
     host.emit_figures = emit_figures
     host.HostError = HostError
-    host.add_error_hint = add_error_hint
-    host.hide_frames = hide_frames
+    host.add_error_hint = _add_error_hint
+    host.hide_frames = _hide_frames
     sys.modules["sandbox_host"] = host
     import warnings
 
-    warnings.showwarning = unawaited_warning(warnings.showwarning)
+    warnings.showwarning = _unawaited_warning(warnings.showwarning)
     time.sleep = _sleep
     import posix
 
@@ -427,5 +303,6 @@ def start(bridge):
         for module in (os, posix):
             if hasattr(module, name):
                 setattr(module, name, _no_processes("os." + name))
+    _install_wasm_hints()
     os.makedirs(_OUT_DIR, exist_ok=True)
     return "%d.%d.%d" % sys.version_info[:3]

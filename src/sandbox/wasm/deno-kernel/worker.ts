@@ -1,4 +1,4 @@
-// The WebAssembly kernel's worker: loads Pyodide and the Python kernel (helpers.py, kernel.py),
+// The WebAssembly kernel's worker: loads Pyodide and the Python kernel (the source host.ts passes on),
 // then takes away everything of the host that Python's `js` module could reach, and runs each
 // `exec` the main thread (host.ts) passes on. Runs as a Deno worker so that the main thread
 // keeps reading stdin while Python runs: interrupts arrive through Pyodide's interrupt buffer,
@@ -46,15 +46,11 @@ globalThis.addEventListener('unhandledrejection', (event) => event.preventDefaul
 
 try {
   const pyodide = await loadPython();
-  const kernelSource = [
-    await Deno.readTextFile(new URL('./helpers.py', import.meta.url)),
-    await Deno.readTextFile(new URL('./kernel.py', import.meta.url)),
-  ].join('\n');
   // Nothing from here on needs the host: read access goes before any Python runs.
   Deno.permissions.revokeSync({ name: 'read' });
   stripGlobals();
   const namespace = (pyodide.globals.get('dict') as PyCallable)() as PyDict;
-  pyodide.runPython(kernelSource, { globals: namespace, filename: '<kernel>' });
+  pyodide.runPython(init.source, { globals: namespace, filename: '<kernel>' });
   pyodide.setInterruptBuffer(interruptBuffer);
   // What reaches the C-level streams (os.write(1, ...)), as it comes: the kernel replaces sys.stdout and sys.stderr.
   pyodide.setStdout(rawStream('stdout'));
