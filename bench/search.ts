@@ -18,7 +18,10 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const rounds = process.argv.includes('--smoke') ? 2 : 40;
   for (let i = 0; i < 3; i++) {
     const l = searchLatency(5000, rounds);
-    console.log(`Search over ${l.tools} tools: index built in ${ms(l.buildMs)}, query p50 ${ms(l.query.p50)}, p95 ${ms(l.query.p95)}`);
+    console.log(
+      `Search over ${l.tools} tools: index built in ${ms(l.buildMs)}, query p50 ${ms(l.query.p50)}, p95 ${ms(l.query.p95)}; ` +
+        `a 1,000-word query p50 ${ms(l.longQuery.p50)}`,
+    );
   }
   for (const [name, q] of Object.entries(searchQuality())) {
     console.log(`${name.padEnd(8)} ${q.queries} queries: recall@1 ${q.recallAt1.toFixed(2)}, recall@5 ${q.recallAt5.toFixed(2)}`);

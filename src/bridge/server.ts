@@ -208,6 +208,7 @@ export async function createBridge(
   // The client's roots changed: every proxied server told of roots is told too.
   server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => hub.rootsChanged());
   const runPython = registerRunPython(server, config.sandbox, {
+    structured: config.structuredResults,
     installedPackages: [...listedPackages, ...imageNames()],
     sandbox,
     hub,

@@ -444,6 +444,15 @@ export const configSchema = z
       .max(MAX_CONFIG_ROOTS)
       .optional()
       .meta({ cliOnly: "VS Code, as the bridge's client, gives its workspace folders as roots, which win." }),
+    /**
+     * Whether run_python declares an outputSchema and returns structuredContent beside its text.
+     * A client that hands the model structuredContent alone (VS Code does) gets the run as
+     * escaped JSON, longer and harder to read than the text: off, it gets the text only.
+     */
+    structuredResults: z.boolean().default(true).meta({
+      cliOnly:
+        'VS Code hands the model the JSON of structuredContent alone when a result has one; the extension turns it off so the model reads the text.',
+    }),
     /** JSON schema reference some editors add; ignored. */
     $schema: z.string().optional().meta({ cliOnly: 'A JSON schema reference some editors add to a file; ignored.' }),
   })

@@ -4,7 +4,8 @@
 // is not running (not started yet, or not trusted), the person is told and offered to start it.
 import * as vscode from 'vscode';
 import type { RunRecord } from '../state/run-log/reader.ts';
-import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome, type RunOutcome } from './bridge-tool.ts';
+import { SANDBOX_UNAVAILABLE } from '../state/run-log/writer.ts';
+import { bridgeToolName, findCallRun, outcomeOfRun, REFUSED_TYPES, runOutcome, type RunOutcome } from './bridge-tool.ts';
 import { SERVER_LABEL } from './provider.ts';
 import type { RunsView } from './views/runs-view.ts';
 import type { RuntimeStatusBar } from './views/runtime-status.ts';
@@ -55,14 +56,17 @@ export class BridgeRunner {
       });
       return undefined;
     }
+    // A text-only result (this extension's bridge sends no structuredContent): the run log says how it went.
+    const run = await this.waitForRun(code, session, since);
+    if (outcome.status === undefined && run?.status) outcome = outcomeOfRun(run, outcome.text);
     if (outcome.auditLog) void vscode.window.showWarningMessage(`Code Execution Mode: ${outcome.auditLog}.`);
     if (outcome.status === undefined || (outcome.error && REFUSED_TYPES.includes(outcome.error.type))) {
       // Refused before it ran (an argument the bridge does not take): the text says why.
       void vscode.window.showErrorMessage(outcome.error?.message ?? (outcome.text || 'The sandbox bridge gave no result.'));
       return outcome;
     }
-    if (outcome.status === 'error' && outcome.durationMs === undefined && outcome.error) this.sandboxFailed(outcome.error);
-    const run = await this.waitForRun(code, session, since);
+    if (outcome.status === 'error' && outcome.error && (outcome.durationMs === undefined || outcome.error.type === SANDBOX_UNAVAILABLE))
+      this.sandboxFailed(outcome.error);
     if (run) this.deps.showRun(run);
     this.deps.runs.refresh();
     return outcome;
@@ -71,7 +75,7 @@ export class BridgeRunner {
   /** No sandbox could start: say so in a person's words, with the fix at hand. */
   private sandboxFailed(error: { type: string; message: string }): void {
     // The bridge's message for a missing image speaks to the model; a person gets a button.
-    const missing = error.type === 'ImageMissingError' ? /The sandbox image "([^"]+)" is not present in (\w+)/.exec(error.message) : null;
+    const missing = /The sandbox image "([^"]+)" is not present in (\w+)/.exec(error.message);
     const shown = missing ? `The sandbox image ${missing[1]} is not present in ${missing[2]}: pull it once to run code.` : error.message;
     void vscode.window.showErrorMessage(shown, ...(missing ? ['Pull'] : []), 'Diagnose').then((choice) => {
       if (choice === 'Pull') void this.deps.runtime.pull();

@@ -55,13 +55,37 @@ export function findCallRun<R extends { code: string; session: string; started: 
     .sort((a, b) => b.started.localeCompare(a.started))[0];
 }
 
-/** VS Code hands back the structured content as JSON text when there is one, else the text. */
+/** The start of the note every result carries while the run log cannot be written (bridge/tool/run-python.ts). */
+const AUDIT_NOTE = /^\[(the audit log is not being written .*)\]$/m;
+
+/**
+ * VS Code hands back the structured content as JSON text when there is one, else the text. The
+ * extension's own bridge sends text only (structuredResults off): then the status comes from the
+ * run log (outcomeOfRun), and a text with no run behind it is a refusal.
+ */
 export function runOutcome(text: string): RunOutcome {
   try {
     const parsed = outcomeSchema.safeParse(JSON.parse(text));
     if (parsed.success) return { ...parsed.data, text };
   } catch {
-    // plain text: an argument error or a client-side failure
+    // plain text: the bridge's text form, an argument error or a client-side failure
   }
-  return { text };
+  const audit = AUDIT_NOTE.exec(text)?.[1];
+  return { text, ...(audit ? { auditLog: audit } : {}) };
+}
+
+/** The outcome of a text-only result, from the run the log has for it. */
+export function outcomeOfRun(
+  run: { status?: string; session: string; durationMs?: number; error: { type: string; message: string } | null },
+  text: string,
+): RunOutcome {
+  const audit = AUDIT_NOTE.exec(text)?.[1];
+  return {
+    text,
+    session: run.session,
+    ...(run.status !== undefined ? { status: run.status } : {}),
+    ...(run.durationMs !== undefined ? { durationMs: run.durationMs } : {}),
+    ...(run.error ? { error: { type: run.error.type, message: run.error.message } } : {}),
+    ...(audit ? { auditLog: audit } : {}),
+  };
 }

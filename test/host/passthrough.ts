@@ -105,7 +105,7 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
       for (const line of ['- Name: Ada Lovelace', '- Agreed to terms: true', '- Favorite Integer: 42', '- Favorite Number: 3.14']) {
         assert(text.includes(line), `"${line}" is not in the result: ${text}`);
       }
-      // The raw answer (inside the JSON VS Code hands the model) has the defaults taken and the rows clicked.
+      // The raw answer (as printed; unescaped should it come as JSON) has the defaults taken and the rows clicked.
       const raw = text.replace(/\\"/g, '"');
       for (const part of [
         '"action": "accept"',

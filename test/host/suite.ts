@@ -196,7 +196,7 @@ export async function run(): Promise<void> {
         '(os.getuid(), [e["name"] for e in graph["entities"]])',
       ].join('\n'),
     );
-    // VS Code hands the model the structured content when there is one, else the text.
+    // The extension's bridge sends text only: VS Code hands the model that text.
     assert(runText.includes("(65534, ['Ada'])"), `unexpected result: ${runText}`);
   });
 
@@ -480,6 +480,11 @@ export async function run(): Promise<void> {
     assert(image.data[0]!.mimeType.startsWith('image/'), `mime ${image.data[0]!.mimeType}`);
     assert(image.text.includes('<image image/png 70 bytes, attached>'), image.text);
     assert(!/[A-Za-z0-9+/]{60,}/.test(image.text), `base64 in the text: ${image.text}`);
+  });
+
+  await check('VS Code hands the model the text of a result, not escaped JSON: lines and quotes as printed', async () => {
+    const text = await invoke('print("first line\\nsays \\"hi\\"")\n6 * 7');
+    assert(text === 'first line\nsays "hi"\nOut: 42', `the model got: ${JSON.stringify(text)}`);
   });
 
   await check('the run panel folds long output, searches the folded lines, opens it in an editor, zooms an image', async () => {

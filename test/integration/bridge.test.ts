@@ -297,6 +297,26 @@ describe(`bridge on ${runtime}`, () => {
   });
 });
 
+test('structuredResults off (as the extension sets it): no outputSchema, no structuredContent, the text as printed', async () => {
+  const bridge = await startBridge({ sandbox, structuredResults: false });
+  try {
+    const { tools } = await bridge.client.listTools();
+    assert.equal(tools[0]?.outputSchema, undefined, 'the tool declares no output schema');
+    const ok = await bridge.call('print("one\\ntwo \\"three\\"")\n6 * 7');
+    assert.equal(ok.structuredContent, undefined);
+    assert.equal(textOf(ok), 'one\ntwo "three"\nOut: 42');
+    const failed = await bridge.call('1 / 0');
+    assert.equal(failed.structuredContent, undefined);
+    assert.equal(failed.isError, true);
+    assert.match(textOf(failed), /ZeroDivisionError: division by zero$/);
+    const refused = await bridge.call('1', { timeout: 10_000 });
+    assert.equal(refused.structuredContent, undefined);
+    assert.match(textOf(refused), /^InvalidArguments: /);
+  } finally {
+    await bridge.close();
+  }
+});
+
 test('bad configuration is refused with the field named', async () => {
   const dir = await tempDir('cem-badcfg-');
   const file = join(dir, 'config.json');

@@ -10,7 +10,8 @@ import { test } from 'node:test';
 import { ensurePrivateDir } from '../../src/state/private-files.ts';
 import { RUN_PYTHON_DESCRIPTION, runPythonDescription } from '../../src/bridge/tool/run-python.ts';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
-import { bridgeToolName, findCallRun, REFUSED_TYPES, runOutcome } from '../../src/extension/bridge-tool.ts';
+import { bridgeToolName, findCallRun, outcomeOfRun, REFUSED_TYPES, runOutcome } from '../../src/extension/bridge-tool.ts';
+import { SANDBOX_UNAVAILABLE } from '../../src/state/run-log/writer.ts';
 import { DirWatcher } from '../../src/extension/dir-watcher.ts';
 import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/settings/trusted-settings.ts';
 import { until } from '../helpers/wait.ts';
@@ -110,6 +111,20 @@ test("a run_python result as VS Code hands it back: the structured content's JSO
   );
   assert.ok(REFUSED_TYPES.includes(refused.error!.type));
   assert.deepEqual(runOutcome('Input validation error: reset'), { text: 'Input validation error: reset' });
+});
+
+test('a text-only result: the status comes from the run in the log, and the audit note from the text', () => {
+  const text = 'Out: 42\n[the audit log is not being written (disk full): this run is not recorded]';
+  const plain = runOutcome(text);
+  assert.equal(plain.status, undefined, 'the text alone says no status');
+  assert.equal(plain.auditLog, 'the audit log is not being written (disk full): this run is not recorded');
+  const ok = outcomeOfRun({ status: 'ok', session: 'default', durationMs: 12, error: null }, 'Out: 42');
+  assert.deepEqual(ok, { text: 'Out: 42', session: 'default', status: 'ok', durationMs: 12 });
+  const failed = outcomeOfRun(
+    { status: 'error', session: 's', durationMs: 3, error: { type: SANDBOX_UNAVAILABLE, message: 'no runtime' } },
+    'SandboxUnavailable: no runtime',
+  );
+  assert.deepEqual(failed.error, { type: SANDBOX_UNAVAILABLE, message: 'no runtime' });
 });
 
 test('the run of a Run Selection call is found in the log by its code, session and time', () => {

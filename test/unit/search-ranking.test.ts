@@ -180,7 +180,7 @@ test('a plain word a server is named after is not a server hint', () => {
   assert.equal(top(tools, 'dump everything in the knowledge graph')[0], 'memory/read_graph');
 });
 
-test('only the first words of a long query count, and a long query stays fast', () => {
+test('only the first words of a long query count, and a long query over 5,000 tools answers', () => {
   const tools = [tool('a', 'read_file', 'Read a file'), tool('b', 'resize_image', 'Resize an image')];
   const filler = Array.from({ length: MAX_QUERY_WORDS - 1 }, () => 'file').join(' ');
   assert.ok(top(tools, `${filler} image`).includes('b/resize_image'));
@@ -197,14 +197,8 @@ test('only the first words of a long query count, and a long query stays fast', 
   );
   const ranker = new ToolRanker(many);
   ranker.rank('warm up', 5);
-  // The fastest of five, generous for a busy machine: this only catches a blow-up.
-  let ms = Infinity;
-  for (let i = 0; i < 5; i++) {
-    const start = performance.now();
-    assert.equal(ranker.rank(query, 5).length, 5);
-    ms = Math.min(ms, performance.now() - start);
-  }
-  assert.ok(ms < 100, `${ms} ms`);
+  // How fast is for `npm run bench` (bench/search.ts); here: a 1,000-word query over 5,000 tools answers.
+  assert.equal(ranker.rank(query, 5).length, 5);
 });
 
 test('empty and stop-word queries find nothing; limit is honoured; ties keep catalog order', () => {

@@ -100,6 +100,8 @@ export interface RunPythonDeps {
     };
   };
   log: (message: string) => void;
+  /** Whether results carry structuredContent (and the tool an outputSchema); config.structuredResults. */
+  structured?: boolean;
   /** Names of the sandbox.packages installed in the image runs use (none: not built or not set), then the image's own as last remembered. */
   installedPackages?: readonly string[];
 }
@@ -107,64 +109,73 @@ export interface RunPythonDeps {
 /** Registers run_python; its description changes (and the client is told) through the returned tool's update(). */
 export function registerRunPython(server: McpServer, config: SandboxConfig, deps: RunPythonDeps): RegisteredTool {
   const strict = strictInput(config);
+  const structured = deps.structured ?? true;
+  // Without structured results the text alone goes out: a client that prefers structuredContent reads the text.
+  const sent = (result: CallToolResult): CallToolResult => {
+    if (structured) return result;
+    const { structuredContent: _left, ...text } = result;
+    return text;
+  };
   return server.registerTool(
     RUN_PYTHON,
-    { description: runPythonDescription(config, deps.installedPackages), inputSchema: listedInput(config), outputSchema: runViewShape },
-    async (listed, extra): Promise<CallToolResult> => {
-      const checked = strict.safeParse(listed);
-      if (!checked.success) {
-        return failed('InvalidArguments', describeIssues(checked.error, '', { whole: 'arguments', separator: '; ' }));
-      }
-      const args = checked.data;
-      const runId = randomUUID();
-      const session = args.session ?? 'default';
-      const timeoutMs = (args.timeout ?? config.timeoutSeconds) * 1000;
-      // Servers asked for up front start together; the first that fails is reported.
-      const started = await Promise.allSettled((args.servers ?? []).map((name) => deps.hub.listTools(name)));
-      const refused = started.findIndex((s) => s.status === 'rejected');
-      if (refused >= 0) {
-        const reason = (started[refused] as PromiseRejectedResult).reason as unknown;
-        return failed(
-          'ServerUnavailable',
-          `Could not start server "${args.servers![refused]}": ${reason instanceof Error ? reason.message : String(reason)}`,
-        );
-      }
-      const requests = deps.requests.forRun();
-      const progress = startProgress(
-        extra,
-        () => requests.toolCalls(),
-        requests.watchProgress && ((sink) => requests.watchProgress!(sink)),
-      );
-      deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
-      try {
-        const result = await deps.sandbox.execute(args.code, {
-          runId,
-          session,
-          timeoutMs,
-          reset: args.reset ?? false,
-          signal: extra.signal,
-          onOutput: progress.onOutput,
-          onRequest: requests.handle,
-        });
-        const toolCalls = requests.toolCalls();
-        const reading = readRun({ result, toolCalls, toolImages: requests.toolImages(), budget: config.resultChars });
-        // The log keeps the full record: the output as captured, every image emitted or returned.
-        const tier = deps.sandbox.tier();
-        deps.runLog?.runEnded({ ...result, images: [...reading.recorded] }, { toolCalls, ...(tier ? { sandbox: tier } : {}) });
-        // Shaped after the record is written: a write that fails now is said in this result.
-        return shapeResult(reading, { audit: auditNote(deps.runLog), maxBytes: MAX_RESULT_BYTES }).reply;
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        deps.runLog?.runFailed({ run: runId, session, message });
-        deps.log(`run ${runId} failed: ${message}`);
-        // The same shape as a run's, so a client that reads only structuredContent (VS Code) gets the fix too.
-        const type = error instanceof Error ? error.name : 'Error';
-        return failed(type, message, session, auditNote(deps.runLog));
-      } finally {
-        progress.stop();
-      }
+    {
+      description: runPythonDescription(config, deps.installedPackages),
+      inputSchema: listedInput(config),
+      ...(structured ? { outputSchema: runViewShape } : {}),
     },
+    async (listed, extra): Promise<CallToolResult> => sent(await runOnce(listed, extra)),
   );
+
+  async function runOnce(listed: unknown, extra: Extra): Promise<CallToolResult> {
+    const checked = strict.safeParse(listed);
+    if (!checked.success) {
+      return failed('InvalidArguments', describeIssues(checked.error, '', { whole: 'arguments', separator: '; ' }));
+    }
+    const args = checked.data;
+    const runId = randomUUID();
+    const session = args.session ?? 'default';
+    const timeoutMs = (args.timeout ?? config.timeoutSeconds) * 1000;
+    // Servers asked for up front start together; the first that fails is reported.
+    const started = await Promise.allSettled((args.servers ?? []).map((name) => deps.hub.listTools(name)));
+    const refused = started.findIndex((s) => s.status === 'rejected');
+    if (refused >= 0) {
+      const reason = (started[refused] as PromiseRejectedResult).reason as unknown;
+      return failed(
+        'ServerUnavailable',
+        `Could not start server "${args.servers![refused]}": ${reason instanceof Error ? reason.message : String(reason)}`,
+      );
+    }
+    const requests = deps.requests.forRun();
+    const progress = startProgress(extra, () => requests.toolCalls(), requests.watchProgress && ((sink) => requests.watchProgress!(sink)));
+    deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
+    try {
+      const result = await deps.sandbox.execute(args.code, {
+        runId,
+        session,
+        timeoutMs,
+        reset: args.reset ?? false,
+        signal: extra.signal,
+        onOutput: progress.onOutput,
+        onRequest: requests.handle,
+      });
+      const toolCalls = requests.toolCalls();
+      const reading = readRun({ result, toolCalls, toolImages: requests.toolImages(), budget: config.resultChars });
+      // The log keeps the full record: the output as captured, every image emitted or returned.
+      const tier = deps.sandbox.tier();
+      deps.runLog?.runEnded({ ...result, images: [...reading.recorded] }, { toolCalls, ...(tier ? { sandbox: tier } : {}) });
+      // Shaped after the record is written: a write that fails now is said in this result.
+      return shapeResult(reading, { audit: auditNote(deps.runLog), maxBytes: MAX_RESULT_BYTES }).reply;
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      deps.runLog?.runFailed({ run: runId, session, message });
+      deps.log(`run ${runId} failed: ${message}`);
+      // The same shape as a run's, so a client that reads only structuredContent (VS Code) gets the fix too.
+      const type = error instanceof Error ? error.name : 'Error';
+      return failed(type, message, session, auditNote(deps.runLog));
+    } finally {
+      progress.stop();
+    }
+  }
 }
 
 /** Said in every result while the run log cannot be written, so the loss is seen. */

@@ -192,6 +192,8 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
       // The workspace's snippets (shared through git) run only in a trusted workspace.
       ...(folder && trusted ? { workspaceSnippetsDir: join(folder, ...WORKSPACE_SNIPPETS_PATH) } : {}),
       consent: { decisionsFile: consent.decisionsFile, requestsFile: consent.requestsFile, servers: gated },
+      // VS Code hands the model structuredContent alone when there is one: the text reads better, in fewer tokens.
+      structuredResults: false,
     },
     problems,
     entries,

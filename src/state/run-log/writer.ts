@@ -25,6 +25,8 @@ import type {
 } from './events.ts';
 import { RUN_LOG_FILE } from './files.ts';
 
+/** The error type the log records for a run whose sandbox could not start. */
+export const SANDBOX_UNAVAILABLE = 'SandboxUnavailable';
 export { IMAGES_DIR, RUN_LOG_FILE } from './files.ts';
 export type {
   ConfirmationAnswer,
@@ -231,7 +233,7 @@ export class RunLog {
       session: event.session,
       status: 'error',
       ...(started === undefined ? {} : { durationMs: round(performance.now() - started) }),
-      error: { type: 'SandboxUnavailable', message: redactUrlSecrets(event.message), traceback: '' },
+      error: { type: SANDBOX_UNAVAILABLE, message: redactUrlSecrets(event.message), traceback: '' },
     });
   }
 
