@@ -206,9 +206,10 @@ export async function run(): Promise<void> {
     );
     assert(run.toolCalls.length === 2, `expected 2 tool calls, got ${run.toolCalls.length}`);
     const item = ext.runs.getTreeItem({ kind: 'run', run });
-    // The row leads with state, duration and session; the code's first line is beside it.
-    assert(/^ok · [\d.]+ (ms|s) · default$/.test(String(item.label)), `label: ${String(item.label)}`);
-    assert(String(item.description).startsWith('await mcp_memory.create_entities'), `description: ${String(item.description)}`);
+    // The row leads with the code's first line; state, duration and session are beside it.
+    assert(String(item.label).startsWith('await mcp_memory.create_entities'), `label: ${String(item.label)}`);
+    assert(/^ok · [\d.]+ (ms|s) · default$/.test(String(item.description)), `description: ${String(item.description)}`);
+    assert((item.iconPath as vscode.ThemeIcon).id === 'pass', `icon: ${(item.iconPath as vscode.ThemeIcon).id}`);
     assert((item.tooltip as vscode.MarkdownString).value.includes('2 tool calls'), 'the tooltip does not count the tool calls');
     await vscode.commands.executeCommand('workbench.view.extension.codeExecutionMode');
   });
@@ -400,7 +401,8 @@ export async function run(): Promise<void> {
       30_000,
     );
     const row = ext.runs.getTreeItem({ kind: 'run', run: waiting });
-    assert(String(row.label).startsWith('waiting for confirmation · '), `label: ${String(row.label)}`);
+    assert(String(row.description).startsWith('waiting for confirmation · '), `description: ${String(row.description)}`);
+    assert((row.iconPath as vscode.ThemeIcon).id === 'bell-dot', `icon: ${(row.iconPath as vscode.ThemeIcon).id}`);
     await showNotifications();
     await ui([
       confirmationShown,
@@ -678,8 +680,10 @@ export async function run(): Promise<void> {
       ext.runs.runs().find((r) => r.code.includes('image-missing-probe') && r.status === 'error'),
     );
     assert(run.durationMs !== undefined, 'the failed run has no duration');
-    const label = String(ext.runs.getTreeItem({ kind: 'run', run }).label);
-    assert(/^error · [\d.]+ (ms|s) · /.test(label), `label: ${label}`);
+    const row = ext.runs.getTreeItem({ kind: 'run', run });
+    assert(String(row.label) === '"image-missing-probe"', `label: ${String(row.label)}`);
+    assert(/^error · [\d.]+ (ms|s) · /.test(String(row.description)), `description: ${String(row.description)}`);
+    assert((row.iconPath as vscode.ThemeIcon).id === 'error', `icon: ${(row.iconPath as vscode.ThemeIcon).id}`);
   });
 
   await check('Diagnose opens a report with the failed image check and a Pull button', async () => {

@@ -1,5 +1,5 @@
 // The wording and bounds of the run views without VS Code: snippet provenance in the run log
-// (used and saved, arguments shortened, under concurrency), the Runs view's headline with live
+// (used and saved, arguments shortened, under concurrency), the Runs view's rows with live
 // elapsed time, the run panel's folded output and hidden base64, the Tools view's Python calls
 // with the sandbox's aliases, and the walkthrough's steps.
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ import { parseDocstring, SnippetStore, snippetDirs, snippetHash, snippetSourceFr
 import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
 import type { SandboxReport } from '../../src/sandbox/engines/detect.ts';
 import { HEAD_LINES, outputBlock, streamsJson, TAIL_LINES, withoutBase64 } from '../../src/extension/panels/run-panel-text.ts';
-import { runEndLine, runHeadline, runState } from '../../src/extension/views/run-text.ts';
+import { codeLine, runEndLine, runFacts, runLabel, runState } from '../../src/extension/views/run-text.ts';
 import { formatDuration } from '../../src/shared/durations.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { pythonCall, serverAliases, toolAliases } from '../../src/extension/views/tool-call-text.ts';
@@ -170,22 +170,38 @@ function record(overrides: Partial<RunRecord>): RunRecord {
   };
 }
 
-test('a Runs view row leads with state, duration and session; a running one shows its elapsed time', () => {
+test("a Runs view row is labelled by the code's first meaningful line: no blank, comment or bare import line first", () => {
+  assert.equal(runLabel(record({ code: 'print(1)' })), 'print(1)');
+  assert.equal(codeLine('\n\n# sum the graph\n   total = sum(x)  \nprint(total)'), 'total = sum(x)');
+  assert.equal(codeLine('import os\nfrom pathlib import Path\nimport json as j, re\n\nos.listdir("/work")'), 'os.listdir("/work")');
+  // Imports alone: the first of them; comments alone: the first comment.
+  assert.equal(codeLine('import numpy as np\nimport pandas'), 'import numpy as np');
+  assert.equal(codeLine('# nothing yet\n# really'), '# nothing yet');
+  // An import that does more than import is the line.
+  assert.equal(codeLine('import os; print(os.getcwd())\nx = 1'), 'import os; print(os.getcwd())');
+  assert.equal(codeLine('  \n'), '(empty)');
+  const long = codeLine(`result = await mcp_memory.create_entities(entities=[${'{"name": "Ada"}, '.repeat(10)}])`);
+  assert.equal(long.length, 60);
+  assert.ok(long.startsWith('result = await mcp_memory.create_entities(') && long.endsWith('...'), long);
+  assert.equal(codeLine('x = 1', 60), 'x = 1');
+});
+
+test('a Runs view row describes state, duration and session; a running one shows its elapsed time', () => {
   assert.equal(formatDuration(420.4), '420 ms');
   assert.equal(formatDuration(1234), '1.2 s');
   assert.equal(formatDuration(12_345), '12 s');
   assert.equal(formatDuration(125_000), '2 min 5 s');
   assert.equal(formatDuration(undefined), '');
-  assert.equal(runHeadline(record({ status: 'ok', durationMs: 1234 })), 'ok · 1.2 s · default');
+  assert.equal(runFacts(record({ status: 'ok', durationMs: 1234 })), 'ok · 1.2 s · default');
   const started = Date.parse('2026-01-01T00:00:00.000Z');
   const running = record({ started: new Date(started).toISOString(), timeoutMs: 60_000 });
-  assert.equal(runHeadline(running, started + 3_400), 'running · 3.4 s · default');
-  assert.equal(runHeadline(running, started + 15_000), 'running · 15 s · default');
+  assert.equal(runFacts(running, started + 3_400), 'running · 3.4 s · default');
+  assert.equal(runFacts(running, started + 15_000), 'running · 15 s · default');
   const waiting = record({ ...running, confirmations: [{ asked: running.started, server: 'fs', tool: 'write_file', arguments: {} }] });
   assert.equal(runState(waiting, started + 1000), 'waiting for confirmation');
-  assert.equal(runHeadline(waiting, started + 2000), 'waiting for confirmation · 2.0 s · default');
+  assert.equal(runFacts(waiting, started + 2000), 'waiting for confirmation · 2.0 s · default');
   // Past its limit and a minute: lost, no clock.
-  assert.equal(runHeadline(running, started + 10 * 60_000), 'lost · default');
+  assert.equal(runFacts(running, started + 10 * 60_000), 'lost · default');
 });
 
 test('the output channel says "1 tool call" and "2 tool calls", and a failed run its duration', () => {
