@@ -1,7 +1,7 @@
 // The wording and bounds of the run views without VS Code: snippet provenance in the run log
 // (used and saved, arguments shortened, under concurrency), the Runs view's rows with live
 // elapsed time, the run panel's folded output and hidden base64, the Tools view's Python calls
-// with the sandbox's aliases, and the walkthrough's steps.
+// with the sandbox's aliases and its server states, and the walkthrough's steps.
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
@@ -20,6 +20,7 @@ import { codeLine, runEndLine, runFacts, runLabel, runState } from '../../src/ex
 import { formatDuration } from '../../src/shared/durations.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { pythonCall, serverAliases, toolAliases } from '../../src/extension/views/tool-call-text.ts';
+import { errorClause, serverStateText } from '../../src/extension/views/tool-summary.ts';
 import { sandboxSteps, WALKTHROUGH_KEYS } from '../../src/extension/walkthrough-steps.ts';
 
 const GREET = '"""Greets someone."""\n\n\ndef main(name):\n    return "Hello, " + name\n';
@@ -256,6 +257,26 @@ test('the Tools view shows the Python call with the aliases the sandbox uses', (
     pythonCall('everything', tools.get('printEnv')!, { required: ['not-a-name', 7, 'ok'] }),
     'await mcp_everything.printenv(ok=...)',
   );
+});
+
+test("the Tools view says a server's state in words and its error's first clause", () => {
+  assert.equal(serverStateText('not-started', false), 'not started');
+  assert.equal(serverStateText('not-started', true), 'idle');
+  assert.equal(serverStateText('running', true), 'running');
+  assert.equal(serverStateText('awaiting-consent', false), 'awaiting consent');
+  assert.equal(
+    errorClause('server "broken" failed to start: spawn /nope ENOENT (it exited with code 1); its stderr ended with: boom', 'broken'),
+    'failed to start',
+  );
+  assert.equal(errorClause('server "broken" could not start: the command "nope" was not found', 'broken'), 'could not start');
+  assert.equal(
+    errorClause('server "slow" did not finish starting within 6 s (proxy.connectTimeoutSeconds)', 'slow'),
+    'did not finish starting within 6 s',
+  );
+  // Another server's name is not taken off; a message of one clause is whole, a long one clipped.
+  assert.equal(errorClause('server "other" is gone', 'broken'), 'server "other" is gone');
+  assert.equal(errorClause('x'.repeat(100), 'broken').length, 48);
+  assert.equal(errorClause('', 'broken'), 'failed');
 });
 
 test('walkthrough steps: the runtime and the image are done from the sandbox report', () => {
