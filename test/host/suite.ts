@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { waitingForConfirmation } from '../../src/state/run-log/reader.ts';
 import { snippetHash } from '../../src/state/snippets.ts';
+import { formatDuration } from '../../src/shared/durations.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import { consentChecks } from './consent.ts';
 import { oauthChecks } from './oauth.ts';
@@ -230,7 +231,8 @@ export async function run(): Promise<void> {
     await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
     const panel = await waitFor('the panel', () => ext.panel());
     assert(panel.run.id === run.id, 'the panel shows another run');
-    assert(panel.title.startsWith('Run: ok'), `panel title ${panel.title}`);
+    // Titled by the code's first line (short) and the time it started.
+    assert(/^await mcp_memory\.create_\S* · \d\d:\d\d:\d\d$/.test(panel.title), `panel title ${panel.title}`);
     await sleep(4000);
     await screenshot('run-panel');
   });
@@ -450,6 +452,20 @@ export async function run(): Promise<void> {
       run.toolCalls.every((c) => c.outcome !== 'ok'),
       `calls: ${JSON.stringify(run.toolCalls)}`,
     );
+  });
+
+  await check("the run panel shows a confirmed call's own time, the user's wait apart", async () => {
+    const run = await waitFor('the confirmed run', () =>
+      ext.runs.runs().find((r) => r.code.includes('confirmed in the UI') && r.confirmations[0]?.answer?.startsWith('allowed')),
+    );
+    const waited = run.confirmations[0]!.waitedMs ?? 0;
+    const call = run.toolCalls.find((c) => c.tool === 'echo');
+    assert(call && waited > 0 && call.durationMs >= waited, `call ${JSON.stringify(call)}, waited ${waited} ms`);
+    await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
+    const panel = await waitFor('the panel for that run', () => (ext.panel()?.run.id === run.id ? ext.panel() : undefined), 10_000);
+    const cell = /<td>([^<]*) \(\+([^<]*) waiting for you\)<\/td>/.exec(panel.page);
+    assert(cell, 'the tool call row does not show the wait apart');
+    assert(cell[1] === formatDuration(call.durationMs - waited) && cell[2] === formatDuration(waited), `shown: ${cell[0]}`);
   });
 
   await check('what VS Code hands the model: a flood within the budget, a returned image once, no base64 as text', async () => {

@@ -1,6 +1,6 @@
 // The wording and bounds of the run views without VS Code: snippet provenance in the run log
 // (used and saved, arguments shortened, under concurrency), the Runs view's rows with live
-// elapsed time, the run panel's folded output and hidden base64, the Tools view's Python calls
+// elapsed time, the run panel's title, call times and folded output and hidden base64, the Tools view's Python calls
 // with the sandbox's aliases and its server states, and the walkthrough's steps.
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
@@ -16,7 +16,17 @@ import { parseDocstring, SnippetStore, snippetDirs, snippetHash, snippetSourceFr
 import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
 import type { SandboxReport } from '../../src/sandbox/engines/detect.ts';
 import { HEAD_LINES, outputBlock, streamsJson, TAIL_LINES, withoutBase64 } from '../../src/extension/panels/run-panel-text.ts';
-import { codeLine, runEndLine, runFacts, runLabel, runState } from '../../src/extension/views/run-text.ts';
+import {
+  callConfirmations,
+  callTime,
+  codeLine,
+  runEndLine,
+  runFacts,
+  runLabel,
+  runState,
+  runTabTitle,
+  runWaitedText,
+} from '../../src/extension/views/run-text.ts';
 import { formatDuration } from '../../src/shared/durations.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { pythonCall, serverAliases, toolAliases } from '../../src/extension/views/tool-call-text.ts';
@@ -203,6 +213,42 @@ test('a Runs view row describes state, duration and session; a running one shows
   assert.equal(runFacts(waiting, started + 2000), 'waiting for confirmation · 2.0 s · default');
   // Past its limit and a minute: lost, no clock.
   assert.equal(runFacts(running, started + 10 * 60_000), 'lost · default');
+});
+
+test("a run panel's tab is titled by the code's first line, short, and the time the run started", () => {
+  const started = new Date(2026, 0, 2, 14, 2, 31).toISOString();
+  assert.equal(runTabTitle(record({ code: '# say it\nprint(1)', started })), 'print(1) · 14:02:31');
+  const long = runTabTitle(record({ code: 'graph = await mcp_memory.read_graph(include_everything=True)', started }));
+  assert.equal(long, 'graph = await mcp_memory.read... · 14:02:31');
+  assert.equal(runTabTitle(record({ code: 'x', started: 'not a time' })), 'x');
+});
+
+test("a confirmed call's time is its own, with the user's wait shown apart", () => {
+  const t = (ms: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString();
+  const call = (server: string, tool: string, end: number, durationMs: number) => ({
+    time: t(end),
+    server,
+    tool,
+    arguments: {},
+    outcome: 'ok',
+    durationMs,
+  });
+  const run = record({
+    toolCalls: [call('fs', 'read', 100, 20), call('fs', 'write', 7000, 6900), call('fs', 'write', 9000, 150)],
+    confirmations: [
+      { asked: t(150), answered: t(6950), server: 'fs', tool: 'write', arguments: {}, answer: 'allowed-once', waitedMs: 6800 },
+      // Asked before the third call began: not its wait (an answer for another call).
+      { asked: t(8000), answered: t(8100), server: 'fs', tool: 'write', arguments: {}, answer: 'declined', waitedMs: 100 },
+    ],
+  });
+  const confirmed = callConfirmations(run);
+  assert.deepEqual([...confirmed.keys()], [1]);
+  assert.equal(callTime(run.toolCalls[0]!, confirmed.get(0)), '20 ms');
+  assert.equal(callTime(run.toolCalls[1]!, confirmed.get(1)), '100 ms (+6.8 s waiting for you)');
+  // A wait longer than the logged call (clock reads apart) leaves no negative time.
+  assert.equal(callTime({ durationMs: 50 }, { waitedMs: 80 }), '0 ms (+50 ms waiting for you)');
+  assert.equal(runWaitedText(run), ', 6.9 s of it waiting for you');
+  assert.equal(runWaitedText(record({})), '');
 });
 
 test('the output channel says "1 tool call" and "2 tool calls", and a failed run its duration', () => {

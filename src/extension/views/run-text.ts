@@ -1,7 +1,15 @@
 // How runs are said in the views, the panel and the output channel: durations, counts with the
-// right plural, a run's code by its first meaningful line (the Runs view's label) and its state,
-// duration and session beside it. No `vscode` here, so the unit tests check the wording.
-import { displayStatus, waitingForConfirmation, type RunRecord } from '../../state/run-log/reader.ts';
+// right plural, a run's code by its first meaningful line (the Runs view's label, the panel's
+// tab title), its state, duration and session beside it, and a tool call's own time apart from
+// the time it waited for the user's confirmation. No `vscode` here, so the unit tests check
+// the wording.
+import {
+  displayStatus,
+  waitingForConfirmation,
+  type ConfirmationRecord,
+  type RunRecord,
+  type ToolCallRecord,
+} from '../../state/run-log/reader.ts';
 import { clip } from '../../shared/clip.ts';
 import { plural } from '../../shared/plural.ts';
 import { formatDuration } from '../../shared/durations.ts';
@@ -45,6 +53,54 @@ export function runElapsed(run: RunRecord, now = Date.now()): string {
 /** Beside a run's code in the Runs view: "ok · 1.2 s · default". */
 export function runFacts(run: RunRecord, now = Date.now()): string {
   return [runState(run, now), runElapsed(run, now), run.session].filter(Boolean).join(' · ');
+}
+
+/** A run panel's tab: the code's first line, short, and the time the run started: "print(1) · 14:02:31". */
+export function runTabTitle(run: Pick<RunRecord, 'code' | 'started'>): string {
+  const started = new Date(run.started);
+  const time = Number.isNaN(started.getTime()) ? '' : started.toTimeString().slice(0, 8);
+  return [codeLine(run.code, 32), time].filter(Boolean).join(' · ');
+}
+
+/**
+ * The confirmation each tool call waited for, by the call's index: the answered question about
+ * the same tool asked while the call was going (a call's logged time includes that wait).
+ */
+export function callConfirmations(run: Pick<RunRecord, 'toolCalls' | 'confirmations'>): Map<number, ConfirmationRecord> {
+  const found = new Map<number, ConfirmationRecord>();
+  const used = new Set<ConfirmationRecord>();
+  run.toolCalls.forEach((call, i) => {
+    const ended = Date.parse(call.time);
+    // Log times are whole milliseconds and written by another clock read: a little slack.
+    const began = ended - call.durationMs - 50;
+    const match = run.confirmations.find(
+      (c) =>
+        !used.has(c) &&
+        c.waitedMs !== undefined &&
+        c.server === call.server &&
+        c.tool === call.tool &&
+        Date.parse(c.asked) >= began &&
+        Date.parse(c.answered ?? c.asked) <= ended + 50,
+    );
+    if (match) {
+      used.add(match);
+      found.set(i, match);
+    }
+  });
+  return found;
+}
+
+/** A tool call's time without the user's part: "0.1 s (+6.8 s waiting for you)", or "0.1 s" when none was asked. */
+export function callTime(call: Pick<ToolCallRecord, 'durationMs'>, confirmation?: Pick<ConfirmationRecord, 'waitedMs'>): string {
+  const waited = Math.min(confirmation?.waitedMs ?? 0, call.durationMs);
+  if (waited <= 0) return formatDuration(call.durationMs);
+  return `${formatDuration(call.durationMs - waited)} (+${formatDuration(waited)} waiting for you)`;
+}
+
+/** ", 6.8 s of it waiting for you": the part of a run's time its confirmations waited for the user, when there was one. */
+export function runWaitedText(run: Pick<RunRecord, 'confirmations'>): string {
+  const waited = run.confirmations.reduce((sum, c) => sum + (c.waitedMs ?? 0), 0);
+  return waited >= 1 ? `, ${formatDuration(waited)} of it waiting for you` : '';
 }
 
 /** The output channel's line for a run that ended. */
