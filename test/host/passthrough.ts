@@ -205,7 +205,9 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
       const server = await waitFor(
         'broken in error in the Tools view',
         async () => {
-          await vscode.commands.executeCommand('codeExecutionMode.refreshTools');
+          // The view shows the states of this window's bridge: started with the new list, it tries every server.
+          await startBridge();
+          await invoke('len(discovered_servers())');
           return ext.tools.servers().find((s) => s.name === 'broken' && s.state === 'error');
         },
         90_000,
