@@ -1,6 +1,7 @@
 // Writes the JSON Schema of the extension's settings into package.json, generated from the
-// configuration's zod schema (src/extension/settings/manifest-settings.ts says how); each
-// setting's description, order and scope stay as written. Run after changing either:
+// configuration's zod schema, with the order the Settings editor lists them in
+// (src/extension/settings/manifest-settings.ts says how); each setting's description and scope
+// stay as written. Run after changing either:
 // `npm run settings-schema`. test/unit/settings-schema.test.ts fails while package.json differs.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { renderManifest } from '../src/extension/settings/manifest-settings.ts';

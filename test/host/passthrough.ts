@@ -6,6 +6,8 @@
 //   in the run panel and the Runs view's tooltip.
 // - server-filesystem started without directories asks its client for roots: VS Code's
 //   workspace folder is its root, and Python reads a file of that folder through it.
+// - The Tools view as VS Code gets it: server-everything's tools named as Python calls them,
+//   and a server that fails to start shown by its error's first clause, in red.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as vscode from 'vscode';
@@ -76,6 +78,20 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
         },
         90_000,
       );
+    });
+
+    await check("passthrough: the Tools view names server-everything's tools as Python calls them (get-sum as get_sum)", async () => {
+      const server = await waitFor("everything's tools in the Tools view", async () => {
+        await vscode.commands.executeCommand('codeExecutionMode.refreshTools');
+        return ext.tools.servers().find((s) => s.name === 'everything' && s.tools?.some((t) => t.name === 'get-sum'));
+      });
+      const row = ext.tools.getTreeItem(server);
+      assert(/^(running|idle) · \d+ tools$/.test(String(row.description)), `description: ${String(row.description)}`);
+      const tool = ext.tools.getChildren(server).find((n) => n.kind === 'tool' && n.name === 'get-sum');
+      assert(tool, 'get-sum is not among its rows');
+      const item = ext.tools.getTreeItem(tool);
+      assert(item.label === 'get_sum', `label: ${String(item.label)}`);
+      assert((item.tooltip as vscode.MarkdownString).value.includes('mcp_everything.get_sum('), 'the tooltip lacks the Python call');
     });
 
     await check("passthrough: server-everything's elicitation answered in VS Code's own UI; Python gets the accepted content", async () => {
@@ -176,6 +192,36 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
         relays.some((e) => e.type === 'relay' && e.outcome === 'answered' && e.waitedMs > 0),
         `relay lines: ${JSON.stringify(relays)}`,
       );
+    });
+
+    await check("passthrough: a server that fails to start shows its error's first clause in the Tools view, in red", async () => {
+      const fixture = join(repo, 'test/fixtures/fixture-server.ts');
+      const servers = settings.get<Record<string, unknown>>('servers') ?? {};
+      await settings.update(
+        'servers',
+        { ...servers, broken: { command: process.execPath, args: [fixture, '--fail-start'], description: 'Fails on purpose' } },
+        vscode.ConfigurationTarget.Global,
+      );
+      const server = await waitFor(
+        'broken in error in the Tools view',
+        async () => {
+          // The view shows the states of this window's bridge: started with the new list, it tries every server.
+          await startBridge();
+          await invoke('len(discovered_servers())');
+          return ext.tools.servers().find((s) => s.name === 'broken' && s.state === 'error');
+        },
+        90_000,
+      );
+      const row = ext.tools.getTreeItem(server);
+      const description = String(row.description);
+      assert(description && !description.includes('broken') && !description.includes(':'), `description: ${description}`);
+      const error = server.error ?? '';
+      assert(error.startsWith(`server "broken" ${description}`), `description ${description} of ${error}`);
+      // The tooltip has the whole message (as Markdown text: spaces and punctuation escaped).
+      const tooltip = (row.tooltip as vscode.MarkdownString).value.replace(/&nbsp;/g, ' ').replace(/\\(.)/g, '$1');
+      assert(tooltip.includes(error), `tooltip: ${tooltip}`);
+      const icon = row.iconPath as vscode.ThemeIcon;
+      assert(icon.id === 'error' && icon.color?.id === 'list.errorForeground', `icon: ${icon.id} ${icon.color?.id}`);
     });
   } finally {
     rmSync(note, { force: true });

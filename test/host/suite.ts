@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import * as vscode from 'vscode';
 import { waitingForConfirmation } from '../../src/state/run-log/reader.ts';
 import { snippetHash } from '../../src/state/snippets.ts';
+import { formatDuration } from '../../src/shared/durations.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import { consentChecks } from './consent.ts';
 import { oauthChecks } from './oauth.ts';
@@ -206,9 +207,10 @@ export async function run(): Promise<void> {
     );
     assert(run.toolCalls.length === 2, `expected 2 tool calls, got ${run.toolCalls.length}`);
     const item = ext.runs.getTreeItem({ kind: 'run', run });
-    // The row leads with state, duration and session; the code's first line is beside it.
-    assert(/^ok · [\d.]+ (ms|s) · default$/.test(String(item.label)), `label: ${String(item.label)}`);
-    assert(String(item.description).startsWith('await mcp_memory.create_entities'), `description: ${String(item.description)}`);
+    // The row leads with the code's first line; state, duration and session are beside it.
+    assert(String(item.label).startsWith('await mcp_memory.create_entities'), `label: ${String(item.label)}`);
+    assert(/^ok · [\d.]+ (ms|s) · default$/.test(String(item.description)), `description: ${String(item.description)}`);
+    assert((item.iconPath as vscode.ThemeIcon).id === 'pass', `icon: ${(item.iconPath as vscode.ThemeIcon).id}`);
     assert((item.tooltip as vscode.MarkdownString).value.includes('2 tool calls'), 'the tooltip does not count the tool calls');
     await vscode.commands.executeCommand('workbench.view.extension.codeExecutionMode');
   });
@@ -229,7 +231,8 @@ export async function run(): Promise<void> {
     await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
     const panel = await waitFor('the panel', () => ext.panel());
     assert(panel.run.id === run.id, 'the panel shows another run');
-    assert(panel.title.startsWith('Run: ok'), `panel title ${panel.title}`);
+    // Titled by the code's first line (short) and the time it started.
+    assert(/^await mcp_memory\.create_\S* · \d\d:\d\d:\d\d$/.test(panel.title), `panel title ${panel.title}`);
     await sleep(4000);
     await screenshot('run-panel');
   });
@@ -400,7 +403,8 @@ export async function run(): Promise<void> {
       30_000,
     );
     const row = ext.runs.getTreeItem({ kind: 'run', run: waiting });
-    assert(String(row.label).startsWith('waiting for confirmation · '), `label: ${String(row.label)}`);
+    assert(String(row.description).startsWith('waiting for confirmation · '), `description: ${String(row.description)}`);
+    assert((row.iconPath as vscode.ThemeIcon).id === 'bell-dot', `icon: ${(row.iconPath as vscode.ThemeIcon).id}`);
     await showNotifications();
     await ui([
       confirmationShown,
@@ -448,6 +452,20 @@ export async function run(): Promise<void> {
       run.toolCalls.every((c) => c.outcome !== 'ok'),
       `calls: ${JSON.stringify(run.toolCalls)}`,
     );
+  });
+
+  await check("the run panel shows a confirmed call's own time, the user's wait apart", async () => {
+    const run = await waitFor('the confirmed run', () =>
+      ext.runs.runs().find((r) => r.code.includes('confirmed in the UI') && r.confirmations[0]?.answer?.startsWith('allowed')),
+    );
+    const waited = run.confirmations[0]!.waitedMs ?? 0;
+    const call = run.toolCalls.find((c) => c.tool === 'echo');
+    assert(call && waited > 0 && call.durationMs >= waited, `call ${JSON.stringify(call)}, waited ${waited} ms`);
+    await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
+    const panel = await waitFor('the panel for that run', () => (ext.panel()?.run.id === run.id ? ext.panel() : undefined), 10_000);
+    const cell = /<td>([^<]*) \(\+([^<]*) waiting for you\)<\/td>/.exec(panel.page);
+    assert(cell, 'the tool call row does not show the wait apart');
+    assert(cell[1] === formatDuration(call.durationMs - waited) && cell[2] === formatDuration(waited), `shown: ${cell[0]}`);
   });
 
   await check('what VS Code hands the model: a flood within the budget, a returned image once, no base64 as text', async () => {
@@ -683,8 +701,10 @@ export async function run(): Promise<void> {
       ext.runs.runs().find((r) => r.code.includes('image-missing-probe') && r.status === 'error'),
     );
     assert(run.durationMs !== undefined, 'the failed run has no duration');
-    const label = String(ext.runs.getTreeItem({ kind: 'run', run }).label);
-    assert(/^error · [\d.]+ (ms|s) · /.test(label), `label: ${label}`);
+    const row = ext.runs.getTreeItem({ kind: 'run', run });
+    assert(String(row.label) === '"image-missing-probe"', `label: ${String(row.label)}`);
+    assert(/^error · [\d.]+ (ms|s) · /.test(String(row.description)), `description: ${String(row.description)}`);
+    assert((row.iconPath as vscode.ThemeIcon).id === 'error', `icon: ${(row.iconPath as vscode.ThemeIcon).id}`);
   });
 
   await check('Diagnose opens a report with the failed image check and a Pull button', async () => {

@@ -1,7 +1,7 @@
 // The wording and bounds of the run views without VS Code: snippet provenance in the run log
-// (used and saved, arguments shortened, under concurrency), the Runs view's headline with live
-// elapsed time, the run panel's folded output and hidden base64, the Tools view's Python calls
-// with the sandbox's aliases, and the walkthrough's steps.
+// (used and saved, arguments shortened, under concurrency), the Runs view's rows with live
+// elapsed time, the run panel's title, call times and folded output and hidden base64, the Tools view's Python calls
+// with the sandbox's aliases and its server states, and the walkthrough's steps.
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync } from 'node:fs';
 import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
@@ -16,10 +16,21 @@ import { parseDocstring, SnippetStore, snippetDirs, snippetHash, snippetSourceFr
 import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
 import type { SandboxReport } from '../../src/sandbox/engines/detect.ts';
 import { HEAD_LINES, outputBlock, streamsJson, TAIL_LINES, withoutBase64 } from '../../src/extension/panels/run-panel-text.ts';
-import { runEndLine, runHeadline, runState } from '../../src/extension/views/run-text.ts';
+import {
+  callConfirmations,
+  callTime,
+  codeLine,
+  runEndLine,
+  runFacts,
+  runLabel,
+  runState,
+  runTabTitle,
+  runWaitedText,
+} from '../../src/extension/views/run-text.ts';
 import { formatDuration } from '../../src/shared/durations.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { pythonCall, serverAliases, toolAliases } from '../../src/extension/views/tool-call-text.ts';
+import { errorClause, serverStateText } from '../../src/extension/views/tool-summary.ts';
 import { sandboxSteps, WALKTHROUGH_KEYS } from '../../src/extension/walkthrough-steps.ts';
 
 const GREET = '"""Greets someone."""\n\n\ndef main(name):\n    return "Hello, " + name\n';
@@ -170,22 +181,74 @@ function record(overrides: Partial<RunRecord>): RunRecord {
   };
 }
 
-test('a Runs view row leads with state, duration and session; a running one shows its elapsed time', () => {
+test("a Runs view row is labelled by the code's first meaningful line: no blank, comment or bare import line first", () => {
+  assert.equal(runLabel(record({ code: 'print(1)' })), 'print(1)');
+  assert.equal(codeLine('\n\n# sum the graph\n   total = sum(x)  \nprint(total)'), 'total = sum(x)');
+  assert.equal(codeLine('import os\nfrom pathlib import Path\nimport json as j, re\n\nos.listdir("/work")'), 'os.listdir("/work")');
+  // Imports alone: the first of them; comments alone: the first comment.
+  assert.equal(codeLine('import numpy as np\nimport pandas'), 'import numpy as np');
+  assert.equal(codeLine('# nothing yet\n# really'), '# nothing yet');
+  // An import that does more than import is the line.
+  assert.equal(codeLine('import os; print(os.getcwd())\nx = 1'), 'import os; print(os.getcwd())');
+  assert.equal(codeLine('  \n'), '(empty)');
+  const long = codeLine(`result = await mcp_memory.create_entities(entities=[${'{"name": "Ada"}, '.repeat(10)}])`);
+  assert.equal(long.length, 60);
+  assert.ok(long.startsWith('result = await mcp_memory.create_entities(') && long.endsWith('...'), long);
+  assert.equal(codeLine('x = 1', 60), 'x = 1');
+});
+
+test('a Runs view row describes state, duration and session; a running one shows its elapsed time', () => {
   assert.equal(formatDuration(420.4), '420 ms');
   assert.equal(formatDuration(1234), '1.2 s');
   assert.equal(formatDuration(12_345), '12 s');
   assert.equal(formatDuration(125_000), '2 min 5 s');
   assert.equal(formatDuration(undefined), '');
-  assert.equal(runHeadline(record({ status: 'ok', durationMs: 1234 })), 'ok · 1.2 s · default');
+  assert.equal(runFacts(record({ status: 'ok', durationMs: 1234 })), 'ok · 1.2 s · default');
   const started = Date.parse('2026-01-01T00:00:00.000Z');
   const running = record({ started: new Date(started).toISOString(), timeoutMs: 60_000 });
-  assert.equal(runHeadline(running, started + 3_400), 'running · 3.4 s · default');
-  assert.equal(runHeadline(running, started + 15_000), 'running · 15 s · default');
+  assert.equal(runFacts(running, started + 3_400), 'running · 3.4 s · default');
+  assert.equal(runFacts(running, started + 15_000), 'running · 15 s · default');
   const waiting = record({ ...running, confirmations: [{ asked: running.started, server: 'fs', tool: 'write_file', arguments: {} }] });
   assert.equal(runState(waiting, started + 1000), 'waiting for confirmation');
-  assert.equal(runHeadline(waiting, started + 2000), 'waiting for confirmation · 2.0 s · default');
+  assert.equal(runFacts(waiting, started + 2000), 'waiting for confirmation · 2.0 s · default');
   // Past its limit and a minute: lost, no clock.
-  assert.equal(runHeadline(running, started + 10 * 60_000), 'lost · default');
+  assert.equal(runFacts(running, started + 10 * 60_000), 'lost · default');
+});
+
+test("a run panel's tab is titled by the code's first line, short, and the time the run started", () => {
+  const started = new Date(2026, 0, 2, 14, 2, 31).toISOString();
+  assert.equal(runTabTitle(record({ code: '# say it\nprint(1)', started })), 'print(1) · 14:02:31');
+  const long = runTabTitle(record({ code: 'graph = await mcp_memory.read_graph(include_everything=True)', started }));
+  assert.equal(long, 'graph = await mcp_memory.read... · 14:02:31');
+  assert.equal(runTabTitle(record({ code: 'x', started: 'not a time' })), 'x');
+});
+
+test("a confirmed call's time is its own, with the user's wait shown apart", () => {
+  const t = (ms: number) => new Date(Date.parse('2026-01-01T00:00:00.000Z') + ms).toISOString();
+  const call = (server: string, tool: string, end: number, durationMs: number) => ({
+    time: t(end),
+    server,
+    tool,
+    arguments: {},
+    outcome: 'ok',
+    durationMs,
+  });
+  const run = record({
+    toolCalls: [call('fs', 'read', 100, 20), call('fs', 'write', 7000, 6900), call('fs', 'write', 9000, 150)],
+    confirmations: [
+      { asked: t(150), answered: t(6950), server: 'fs', tool: 'write', arguments: {}, answer: 'allowed-once', waitedMs: 6800 },
+      // Asked before the third call began: not its wait (an answer for another call).
+      { asked: t(8000), answered: t(8100), server: 'fs', tool: 'write', arguments: {}, answer: 'declined', waitedMs: 100 },
+    ],
+  });
+  const confirmed = callConfirmations(run);
+  assert.deepEqual([...confirmed.keys()], [1]);
+  assert.equal(callTime(run.toolCalls[0]!, confirmed.get(0)), '20 ms');
+  assert.equal(callTime(run.toolCalls[1]!, confirmed.get(1)), '100 ms (+6.8 s waiting for you)');
+  // A wait longer than the logged call (clock reads apart) leaves no negative time.
+  assert.equal(callTime({ durationMs: 50 }, { waitedMs: 80 }), '0 ms (+50 ms waiting for you)');
+  assert.equal(runWaitedText(run), ', 6.9 s of it waiting for you');
+  assert.equal(runWaitedText(record({})), '');
 });
 
 test('the output channel says "1 tool call" and "2 tool calls", and a failed run its duration', () => {
@@ -240,6 +303,26 @@ test('the Tools view shows the Python call with the aliases the sandbox uses', (
     pythonCall('everything', tools.get('printEnv')!, { required: ['not-a-name', 7, 'ok'] }),
     'await mcp_everything.printenv(ok=...)',
   );
+});
+
+test("the Tools view says a server's state in words and its error's first clause", () => {
+  assert.equal(serverStateText('not-started', false), 'not started');
+  assert.equal(serverStateText('not-started', true), 'idle');
+  assert.equal(serverStateText('running', true), 'running');
+  assert.equal(serverStateText('awaiting-consent', false), 'awaiting consent');
+  assert.equal(
+    errorClause('server "broken" failed to start: spawn /nope ENOENT (it exited with code 1); its stderr ended with: boom', 'broken'),
+    'failed to start',
+  );
+  assert.equal(errorClause('server "broken" could not start: the command "nope" was not found', 'broken'), 'could not start');
+  assert.equal(
+    errorClause('server "slow" did not finish starting within 6 s (proxy.connectTimeoutSeconds)', 'slow'),
+    'did not finish starting within 6 s',
+  );
+  // Another server's name is not taken off; a message of one clause is whole, a long one clipped.
+  assert.equal(errorClause('server "other" is gone', 'broken'), 'server "other" is gone');
+  assert.equal(errorClause('x'.repeat(100), 'broken').length, 48);
+  assert.equal(errorClause('', 'broken'), 'failed');
 });
 
 test('walkthrough steps: the runtime and the image are done from the sandbox report', () => {

@@ -1,11 +1,12 @@
 // package.json's settings are generated from the configuration's zod schema
 // (`npm run settings-schema`): these tests fail when the two drift apart, and when a key of the
-// configuration has neither a VS Code setting nor a reason it has none.
+// configuration has neither a VS Code setting nor a reason it has none; and the Settings editor
+// lists them in the order a person sets the sandbox up.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { cliOnlyKeys, configSchema, proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema } from '../../src/config/schema.ts';
-import { mirroredSettings, renderManifest } from '../../src/extension/settings/manifest-settings.ts';
+import { mirroredSettings, renderManifest, settingOrders } from '../../src/extension/settings/manifest-settings.ts';
 
 const manifestText = readFileSync('package.json', 'utf8');
 type Manifest = { contributes: { configuration: { properties: Record<string, Record<string, unknown>> } } };
@@ -75,4 +76,47 @@ test('each setting defaults to what the configuration defaults to', () => {
     // A key without a default is absent: the setting's "" says so.
     assert.deepEqual(properties[name]!.default, value ?? '', name);
   }
+});
+
+test('the Settings editor lists backend and runtime, image, servers, limits, then the advanced settings', () => {
+  const properties = (JSON.parse(manifestText) as Manifest).contributes.configuration.properties;
+  const order = (name: string) => properties[`codeExecutionMode.${name}`]!.order as number;
+  const orders = Object.values(properties).map((p) => p.order);
+  assert.ok(
+    orders.every((o) => typeof o === 'number'),
+    'every setting has an order',
+  );
+  assert.equal(new Set(orders).size, orders.length, 'no two settings share an order');
+  assert.deepEqual(Object.fromEntries(Object.keys(properties).map((name) => [name, properties[name]!.order])), settingOrders());
+  const sequence = [
+    'sandbox.backend',
+    'sandbox.runtime',
+    'sandbox.image',
+    'servers',
+    'sandbox.memory',
+    'sandbox.podmanPath',
+    'proxy.callTimeoutSeconds',
+  ];
+  assert.deepEqual(
+    [...sequence].sort((a, b) => order(a) - order(b)),
+    sequence,
+  );
+  // Every limit of a run comes before every advanced setting.
+  const limits = ['sandbox.timeoutSeconds', 'sandbox.memory', 'sandbox.cpus', 'sandbox.pids', 'sandbox.maxSessions'];
+  const advanced = ['sandbox.runtimeOrder', 'sandbox.extraRunArgs', 'sandbox.ociRuntime', 'runLog.keepFiles'];
+  assert.ok(Math.max(...limits.map(order)) < Math.min(...advanced.map(order)));
+});
+
+test('the servers setting links to the commands that list and edit them, each one the extension contributes', () => {
+  const manifest = JSON.parse(manifestText) as Manifest & { contributes: { commands: Array<{ command: string }> } };
+  const text = manifest.contributes.configuration.properties['codeExecutionMode.servers']!.markdownDescription as string;
+  const linked = [...text.matchAll(/\]\(command:([\w.]+)\)/g)].map((m) => m[1]!);
+  for (const id of ['addServer', 'editServer', 'enableServer', 'disableServer', 'removeServer', 'importServers'])
+    assert.ok(linked.includes(`codeExecutionMode.${id}`), `no link to ${id}`);
+  const contributed = new Set(manifest.contributes.commands.map((c) => c.command));
+  // A view's ".focus" command is VS Code's own.
+  assert.deepEqual(
+    linked.filter((id) => !contributed.has(id) && !id.endsWith('.focus')),
+    [],
+  );
 });

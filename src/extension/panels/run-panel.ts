@@ -1,9 +1,11 @@
-// The run-log panel: one run for auditing, with the code highlighted, stdout and stderr (long
-// ones folded, searchable, openable in an editor; base64 never shown as text), the value or
-// error, images (click to zoom, or open full size), every tool call with its arguments, outcome
-// and timing, the confirmations asked, the requests proxied servers made of the bridge's client
-// (roots, elicitation, sampling), the snippets run and saved, and export to JSON. Strict
-// CSP: no inline script but the nonce'd one, resources only from media/ and the state dir's images.
+// The run-log panel: one run for auditing, titled by its code's first line and the time it
+// started, with the code highlighted, stdout and stderr (long ones folded, searchable, openable
+// in an editor; base64 never shown as text), the value or error, images (click to zoom, or open
+// full size), every tool call with its arguments, outcome and time (its own, apart from the wait
+// for the user's confirmation), the confirmations asked, the requests proxied servers made of
+// the bridge's client (roots, elicitation, sampling), the snippets run and saved, and export to
+// JSON. Strict CSP: no inline script but the nonce'd one, resources only from media/ and the
+// state dir's images.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -19,7 +21,7 @@ import { outputBlock, streamsJson, withoutBase64 } from './run-panel-text.ts';
 import { relayTable } from '../views/relay-text.ts';
 import { plural } from '../../shared/plural.ts';
 import { formatDuration } from '../../shared/durations.ts';
-import { runElapsed, runState } from '../views/run-text.ts';
+import { callConfirmations, callTime, runElapsed, runState, runTabTitle, runWaitedText } from '../views/run-text.ts';
 
 hljs.registerLanguage('python', python);
 
@@ -92,7 +94,7 @@ export class RunPanel implements vscode.Disposable {
     const record = JSON.stringify(run);
     if (record === this.rendered) return;
     this.rendered = record;
-    this.panel.title = `Run: ${displayStatus(run)} · ${run.session}`;
+    this.panel.title = runTabTitle(run);
     this.panel.webview.html = this.html(run);
   }
 
@@ -187,7 +189,7 @@ export class RunPanel implements vscode.Disposable {
       `<span class="status ${escape(status)}">${escape(state)}</span>`,
       `session <code>${escape(run.session)}</code>`,
       escape(new Date(run.started).toLocaleString()),
-      escape(runElapsed(run)),
+      escape(runElapsed(run) ? `${runElapsed(run)}${runWaitedText(run)}` : ''),
       plural(run.toolCallCount, 'tool call'),
       run.truncated ? 'output truncated' : '',
       run.sessionLost ? 'session state lost' : '',
@@ -212,11 +214,13 @@ export class RunPanel implements vscode.Disposable {
           `<td><pre>${escape(JSON.stringify(c.arguments, null, 2))}</pre>${c.error ? `<div class="error">${escape(c.error)}</div>` : ''}</td></tr>`,
       )
       .join('');
+    // A call's logged time includes the wait for the user's answer: shown apart.
+    const confirmed = callConfirmations(run);
     const calls = run.toolCalls
       .map(
-        (c) =>
+        (c, i) =>
           `<tr class="${c.outcome === 'ok' ? '' : 'bad'}"><td><code>${escape(c.server)}.${escape(c.tool)}</code></td><td>${escape(c.outcome)}</td>` +
-          `<td>${escape(formatDuration(c.durationMs))}</td><td><pre>${escape(JSON.stringify(c.arguments, null, 2))}</pre>${c.error ? `<div class="error">${escape(c.error)}</div>` : ''}</td></tr>`,
+          `<td>${escape(callTime(c, confirmed.get(i)))}</td><td><pre>${escape(JSON.stringify(c.arguments, null, 2))}</pre>${c.error ? `<div class="error">${escape(c.error)}</div>` : ''}</td></tr>`,
       )
       .join('');
     const omitted = run.omittedToolCalls;

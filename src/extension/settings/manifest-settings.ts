@@ -1,7 +1,8 @@
 // The settings that mirror keys of the configuration, and the JSON Schema each has in
 // package.json, generated from the configuration's zod schema so that the two never disagree
-// (types, ranges, defaults, patterns). What a person wrote stays as package.json has it: the
-// order of the settings, each one's description, scope and other words for the settings editor.
+// (types, ranges, defaults, patterns), and the order the Settings editor lists them in (each
+// one's `order`, from SETTING_ORDER). What a person wrote stays as package.json has it: each
+// setting's description, scope and other words for the settings editor.
 // scripts/settings-schema.ts writes package.json from this; a unit test fails when it differs.
 // No 'vscode' here.
 import { z } from 'zod';
@@ -26,13 +27,56 @@ const HAND_WRITTEN = new Set([
   'markdownEnumDescriptions',
   'enumItemLabels',
   'scope',
-  'order',
   'tags',
   'editPresentation',
   'deprecationMessage',
   'markdownDeprecationMessage',
   'ignoreSync',
 ]);
+
+/**
+ * The settings the Settings editor lists first, in this order (by their name after
+ * `codeExecutionMode.`), as a person sets the sandbox up: where code runs, its image, the
+ * servers and what sandboxed code may read, the limits of a run, then the advanced ones. The
+ * settings not named here (the proxy's and the run log's bounds) follow, in the order
+ * mirroredSettings gives them.
+ */
+export const SETTING_ORDER: readonly string[] = [
+  'sandbox.backend',
+  'sandbox.runtime',
+  'sandbox.image',
+  'sandbox.packages',
+  'servers',
+  'sandbox.workspaceAccess',
+  'sandbox.timeoutSeconds',
+  'sandbox.maxTimeoutSeconds',
+  'sandbox.memory',
+  'sandbox.cpus',
+  'sandbox.pids',
+  'sandbox.tmpSize',
+  'sandbox.maxSessions',
+  'sandbox.idleSeconds',
+  'sandbox.resultChars',
+  'sandbox.maxOutputChars',
+  'sandbox.prewarm',
+  'sandbox.runtimeOrder',
+  'sandbox.podmanPath',
+  'sandbox.dockerPath',
+  'sandbox.ociRuntime',
+  'sandbox.extraRunArgs',
+  'sandbox.pipIndexUrl',
+  'sandbox.interruptGraceSeconds',
+];
+
+/** Each setting's `order` (1, 2, ...): SETTING_ORDER first, then the rest; throws on a name there that is no setting. */
+export function settingOrders(): Record<string, number> {
+  const names = Object.keys(mirroredSettings());
+  const first = SETTING_ORDER.map((name) => `${SECTION}.${name}`);
+  const unknown = first.filter((name) => !names.includes(name));
+  if (unknown.length > 0) throw new Error(`SETTING_ORDER names settings that do not exist: ${unknown.join(', ')}`);
+  const ordered = [...first, ...names.filter((name) => !first.includes(name))];
+  return Object.fromEntries(ordered.map((name, i) => [name, i + 1]));
+}
 
 /** Every setting of the extension, by its full name, with the configuration key it mirrors. */
 export function mirroredSettings(): Record<string, MirroredSetting> {
@@ -69,12 +113,18 @@ export function settingJsonSchema(schema: z.ZodType): JsonSchema {
   };
 }
 
-/** One setting's entry: `type` first, the generated rest, then what a person wrote. */
-function entryOf(setting: MirroredSetting, written: JsonSchema): JsonSchema {
+/** One setting's entry: `type` first, the generated rest and its order, then what a person wrote. */
+function entryOf(setting: MirroredSetting, order: number, written: JsonSchema): JsonSchema {
   const { type, description, ...generated } = settingJsonSchema(setting.schema);
   const human = Object.fromEntries(Object.entries(written).filter(([key]) => HAND_WRITTEN.has(key)));
   if (!human.description && !human.markdownDescription && !description) throw new Error('has no description: write one in package.json');
-  return { ...(type === undefined ? {} : { type }), ...generated, ...(description === undefined ? {} : { description }), ...human };
+  return {
+    ...(type === undefined ? {} : { type }),
+    ...generated,
+    order,
+    ...(description === undefined ? {} : { description }),
+    ...human,
+  };
 }
 
 /** package.json as the generation writes it, from its current text; throws on a setting that mirrors nothing, or one missing. */
@@ -88,10 +138,11 @@ export function renderManifest(text: string): string {
   const missing = Object.keys(mirrored).filter((name) => !Object.hasOwn(written, name));
   if (missing.length > 0)
     throw new Error(`package.json: add these settings, each with its description, where they belong: ${missing.join(', ')}`);
+  const orders = settingOrders();
   const properties: Record<string, JsonSchema> = {};
   for (const [name, entry] of Object.entries(written)) {
     try {
-      properties[name] = entryOf(mirrored[name]!, entry);
+      properties[name] = entryOf(mirrored[name]!, orders[name]!, entry);
     } catch (error) {
       throw new Error(`package.json: ${name} ${(error as Error).message}`, { cause: error });
     }

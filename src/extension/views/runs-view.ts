@@ -1,12 +1,14 @@
-// The Sandbox Runs view: newest first, each row leading with state, duration and session
-// ("ok · 1.2 s · default") and the code's first line beside it; each run's tool calls as
-// children. Live: refreshed when the run log changes, and every second while a run is going
-// (its elapsed time, "waiting for confirmation" while a question is open).
+// The Sandbox Runs view: newest first, each row led by the code's first meaningful line; its
+// state, duration and session follow in the description ("ok · 1.2 s · default": what the
+// inline actions cover on hover, not the code) and the tooltip, and the icon shows the state
+// too. Each run's tool calls as children. Live: refreshed when the run log changes, and every
+// second while a run is going (its elapsed time, "waiting for confirmation" while a question
+// is open).
 import * as vscode from 'vscode';
 import { displayStatus, type RunRecord, type ToolCallRecord } from '../../state/run-log/reader.ts';
 import { plural } from '../../shared/plural.ts';
 import { formatDuration } from '../../shared/durations.ts';
-import { runHeadline, runLabel, runState } from './run-text.ts';
+import { runElapsed, runFacts, runLabel, runState } from './run-text.ts';
 import { relaySummary } from './relay-text.ts';
 import type { StateFiles } from '../state-files.ts';
 
@@ -85,19 +87,20 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     }
     const { run } = node;
     const item = new vscode.TreeItem(
-      runHeadline(run),
+      runLabel(run),
       run.toolCalls.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
     );
     const status = displayStatus(run);
     const state = runState(run);
     // A run whose tool call waits for the user's answer says so (live: the question is in the log).
     const waiting = state === 'waiting for confirmation';
-    item.description = runLabel(run);
+    item.description = runFacts(run);
     const [icon, color] = waiting ? ['bell-dot', 'notificationsWarningIcon.foreground'] : (STATUS_ICONS[status] ?? ['loading~spin', '']);
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);
     const snippets = run.snippets.length > 0 ? ` · ran ${run.snippets.map((s) => `\`${s.name}\``).join(', ')}` : '';
+    const elapsed = runElapsed(run);
     item.tooltip = new vscode.MarkdownString(
-      `**${state}** · ${new Date(run.started).toLocaleString()} · session \`${run.session}\` · ${plural(run.toolCallCount, 'tool call')}${snippets}${relaySummary(run.relays)}\n`,
+      `**${state}**${elapsed ? ` · ${elapsed}` : ''} · ${new Date(run.started).toLocaleString()} · session \`${run.session}\` · ${plural(run.toolCallCount, 'tool call')}${snippets}${relaySummary(run.relays)}\n`,
     ).appendCodeblock(run.code.slice(0, 3000), 'python');
     item.contextValue = `run.${status}`;
     item.id = run.id;

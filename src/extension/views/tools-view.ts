@@ -1,14 +1,15 @@
-// The Tools view: every configured server with its state (not started, running, error with
-// the message, disabled, awaiting consent with a Review… action; enable/disable inline), its
-// tools beneath with descriptions and the Python call the sandbox takes (its real aliases) in
-// the tooltip and a Copy Call action, the saved snippets, and notes (settings set aside,
+// The Tools view: every configured server with its state (not started, idle, running, error
+// with its first clause beside it and the whole message in the tooltip, disabled, awaiting
+// consent with a Review… action; enable/disable inline), its tools beneath by the names Python
+// calls them (the sandbox's aliases) with descriptions and the Python call in the tooltip and a
+// Copy Call action, the saved snippets, and notes (settings set aside,
 // workspace values awaiting consent).
 import * as vscode from 'vscode';
 import type { CatalogServers } from '../../state/catalog-file.ts';
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import type { Snippet } from '../../state/snippets.ts';
 import type { ToolHint } from '../../bridge/catalog/tool-hints.ts';
-import { toolDescription, toolSummary } from './tool-summary.ts';
+import { errorClause, serverStateText, toolDescription, toolSummary } from './tool-summary.ts';
 import type { StateFiles } from '../state-files.ts';
 import { pythonCall, serverAliases, toolAliases } from './tool-call-text.ts';
 
@@ -31,6 +32,8 @@ export interface ToolSummary {
   title?: string;
   description?: string;
   hint?: ToolHint;
+  /** The tool's name in Python (`get_sum` for `get-sum`): the sandbox's alias. */
+  alias?: string;
   /** What the agent writes: `await mcp_<server>.<tool>(required=...)`, with the sandbox's aliases. */
   call?: string;
 }
@@ -126,7 +129,12 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
         ...(cached?.warning && enabled ? { warning: redactUrlSecrets(cached.warning) } : {}),
         ...(entry.description ? { description: entry.description } : {}),
         ...(cached?.tools
-          ? { tools: cached.tools.map((t) => ({ ...toolSummary(t), call: pythonCall(alias, toolAlias.get(t.name)!, t.inputSchema) })) }
+          ? {
+              tools: cached.tools.map((t) => {
+                const python = toolAlias.get(t.name)!;
+                return { ...toolSummary(t), alias: python, call: pythonCall(alias, python, t.inputSchema) };
+              }),
+            }
           : {}),
       };
     });
@@ -181,7 +189,8 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       return item;
     }
     if (node.kind === 'tool') {
-      const item = new vscode.TreeItem(node.name);
+      // Named as Python calls it; the server's own name, when it differs, is in the tooltip.
+      const item = new vscode.TreeItem(node.alias ?? node.name);
       // The server's hint as a mark: a lock for read-only tools, a warning for destructive ones.
       item.iconPath =
         node.hint === 'destructive'
@@ -191,22 +200,25 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
       // Server text is untrusted: the call goes in a code block, the rest as plain text.
       item.tooltip = new vscode.MarkdownString()
         .appendCodeblock(node.call ?? node.name, 'python')
-        .appendText(`${node.title ? `${node.title}` : ''}${node.hint ? ` · ${node.hint}` : ''}\n\n${node.description ?? ''}`);
+        .appendText(
+          `${node.alias && node.alias !== node.name ? `listed by its server as ${node.name}\n\n` : ''}` +
+            `${node.title ? `${node.title}` : ''}${node.hint ? ` · ${node.hint}` : ''}\n\n${node.description ?? ''}`,
+        );
       item.contextValue = 'tool';
       item.id = `tool:${node.server}:${node.name}`;
       return item;
     }
     if (node.state === 'awaiting-consent' || node.state === 'declined') return consentItem(node);
     const count = node.tools ? `${node.tools.length} tools` : 'tools not listed yet';
-    // "not-started" with known tools: listed earlier (cached); it starts on first use.
-    const state = node.state === 'not-started' && node.tools ? 'idle' : node.state;
+    const state = serverStateText(node.state, node.tools !== undefined);
     const item = new vscode.TreeItem(
       node.name,
       node.tools?.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
     );
-    item.description = node.state === 'error' ? `error: ${node.error ?? ''}` : `${state} · ${count}`;
+    // An error's first clause fits beside the name; the whole message is in the tooltip.
+    item.description = node.state === 'error' ? errorClause(node.error ?? '', node.name) : `${state} · ${count}`;
     const icon = { running: 'vm-running', error: 'error', disabled: 'circle-slash', starting: 'loading~spin' }[node.state] ?? 'server';
-    item.iconPath = new vscode.ThemeIcon(icon);
+    item.iconPath = new vscode.ThemeIcon(icon, node.state === 'error' ? new vscode.ThemeColor('list.errorForeground') : undefined);
     item.tooltip = new vscode.MarkdownString(`\`mcp_${node.alias}\` · `).appendText(
       `${node.name} · ${state}\n\n${node.description ?? ''}${node.error ? `\n\n${node.error}` : ''}`,
     );
