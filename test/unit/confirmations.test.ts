@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import {
+  ALLOW_FIELD,
+  ALLOW_FOR_SESSION,
+  ALLOW_ONCE,
   ConfirmationGate,
   questionFor,
   shownArguments,
@@ -39,14 +42,38 @@ test('confirm: destructive by default, all, none; confirmTools always; read-only
   assert.throws(() => serverSchema.parse({ command: 'x', confirm: 'sometimes' }));
 });
 
-test('the question names server, tool and title, and shows the whole arguments', () => {
+test("the question names server, tool, title and the tool's hints, and shows the whole arguments", () => {
   // A long string is shown to its end: a tail past some cut cannot hide what is sent.
   const target = `harmless.txt${' '.repeat(300)}AND EVERYTHING ELSE`;
-  const question = questionFor({ server: 's', tool: 'rm', title: 'Remove', arguments: { target, n: 1 }, timeoutMs: 1000 }, 'default');
+  const annotations = { destructiveHint: true, openWorldHint: false, title: 'ignored' };
+  const question = questionFor(
+    { server: 's', tool: 'rm', title: 'Remove', annotations, arguments: { target, n: 1 }, timeoutMs: 1000 },
+    'default',
+  );
   assert.match(question.message, /s\.rm \("Remove"\)/);
+  assert.match(question.message, /hints about it \(its own, not checked\): destructive, closed-world\./);
+  assert.match(questionFor({ server: 's', tool: 'rm', arguments: {}, timeoutMs: 1 }, 'x').message, /gives no hints/);
   assert.ok(question.message.includes(JSON.stringify({ target, n: 1 })), question.message);
   assert.doesNotMatch(question.message, /…/);
-  assert.equal(question.requestedSchema.properties.forSession?.type, 'boolean');
+});
+
+test('the form: one choice, "this call only" first and default, the session only as the other option', () => {
+  const question = questionFor({ server: 's', tool: 'rm', arguments: {}, timeoutMs: 1000 }, 'work');
+  assert.deepEqual(Object.keys(question.requestedSchema.properties), [ALLOW_FIELD]);
+  assert.equal(question.requestedSchema.required, undefined, 'an accept with nothing filled in stays valid (and allows one call)');
+  const field = question.requestedSchema.properties[ALLOW_FIELD] as {
+    type: string;
+    default?: string;
+    oneOf?: { const: string; title: string }[];
+  };
+  assert.equal(field.type, 'string');
+  assert.equal(field.default, ALLOW_ONCE);
+  assert.deepEqual(
+    field.oneOf?.map((o) => o.const),
+    [ALLOW_ONCE, ALLOW_FOR_SESSION],
+  );
+  assert.match(field.oneOf?.[1]?.title ?? '', /s\.rm in session "work"/);
+  assert.match(question.message, /choose "this tool for the rest of this session"/);
 });
 
 test('the arguments shown: bidi, zero-width and other unseen characters escaped visibly, in keys and values', () => {
@@ -104,7 +131,20 @@ test('the gate: one question at a time in order, answers, session allowance, tim
     throw new McpError(ErrorCode.RequestTimeout, 'Request timed out');
   };
   await assert.rejects(gate.confirm(request('t'), context), /no answer .* within 1 s/);
-  answer = async () => ({ action: 'accept', content: { forSession: true } });
+  // The earlier form's boolean, and any other value, allow one call: only the session option widens it.
+  const onlyOnce: NonNullable<ElicitResult['content']>[] = [
+    { forSession: true },
+    { [ALLOW_FIELD]: ALLOW_ONCE },
+    { [ALLOW_FIELD]: 'true' },
+    {},
+  ];
+  for (const content of onlyOnce) {
+    answer = async () => ({ action: 'accept', content });
+    await gate.confirm(request('once'), context);
+    await gate.confirm(request('again'), context);
+    assert.deepEqual(asked.slice(-2), ['once', 'again'], JSON.stringify(content));
+  }
+  answer = async () => ({ action: 'accept', content: { [ALLOW_FIELD]: ALLOW_FOR_SESSION } });
   await gate.confirm(request('s'), context);
   await gate.confirm(request('s2'), context);
   assert.equal(asked.at(-1), 's', 'allowed for the session: not asked again');
@@ -146,6 +186,7 @@ test('the gate: one question at a time in order, answers, session allowance, tim
     'declined',
     'allowed-once',
     'timeout',
+    ...Array<string>(8).fill('allowed-once'),
     'allowed-for-session',
     'allowed-for-session',
     'too-large',
