@@ -1,5 +1,6 @@
 // Which calls ask the user (confirm, confirmTools, annotations), what the question shows, the
-// gate's queue and answers with a scripted asker, and the run log's confirmation lines read back.
+// gate's queue and answers with a scripted asker, the run log's confirmation lines read back, and
+// the questions the extension shows as waiting.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +19,7 @@ import {
 } from '../../src/bridge/client/confirmations.ts';
 import { confirmationNeeded } from '../../src/bridge/proxy/confirm.ts';
 import { parseRunLog, waitingForConfirmation } from '../../src/state/run-log/reader.ts';
+import { pendingConfirmations, pendingMessage, pendingText } from '../../src/extension/views/confirmation-text.ts';
 import { RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { serverSchema } from '../../src/config/schema.ts';
 
@@ -201,4 +203,45 @@ test('the gate: one question at a time in order, answers, session allowance, tim
       `${JSON.stringify({ type: 'confirmation-from-the-future', run: 'w', time: 'x' })}\n`,
   );
   assert.equal(waitingForConfirmation(open1[0]!), true);
+});
+
+test('the questions waiting: asked and unanswered in runs still going, said in the status bar and the notification', () => {
+  const now = Date.now();
+  const at = (ms: number) => new Date(now + ms).toISOString();
+  const line = (event: Record<string, unknown>) => JSON.stringify(event);
+  const asked = (run: string, tool: string, ms: number) =>
+    line({ type: 'confirmation', run, time: at(ms), server: 'fs', tool, arguments: {}, phase: 'asked' });
+  const runs = parseRunLog(
+    [
+      line({ type: 'run-start', run: 'a', session: 'default', time: at(-5000), code: 'x', timeoutMs: 60_000 }),
+      asked('a', 'rm', -4000),
+      line({ type: 'run-start', run: 'b', session: 'work', time: at(-3000), code: 'y', timeoutMs: 60_000 }),
+      asked('b', 'mv', -2000),
+      line({
+        type: 'confirmation',
+        run: 'b',
+        time: at(-1000),
+        server: 'fs',
+        tool: 'mv',
+        arguments: {},
+        phase: 'answered',
+        answer: 'allowed-once',
+      }),
+      asked('b', 'cp', -500),
+      // Long past its limit: lost, not waiting.
+      line({ type: 'run-start', run: 'c', session: 'old', time: at(-900_000), code: 'z', timeoutMs: 1000 }),
+      asked('c', 'rm', -899_000),
+    ].join('\n'),
+  );
+  const pending = pendingConfirmations(runs, now);
+  assert.deepEqual(
+    pending.map((q) => [q.run, q.session, `${q.server}.${q.tool}`]),
+    [
+      ['a', 'default', 'fs.rm'],
+      ['b', 'work', 'fs.cp'],
+    ],
+  );
+  assert.equal(pendingText(pending), '$(bell-dot) Confirm 2 tool calls');
+  assert.equal(pendingText(pending.slice(0, 1)), '$(bell-dot) Confirm a tool call');
+  assert.match(pendingMessage(pending[1]!), /fs\.cp \(session "work"\) waits for your answer.*Respond, then Enter, allows this one call/);
 });
