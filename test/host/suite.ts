@@ -410,7 +410,7 @@ export async function run(): Promise<void> {
       ...shot('confirmation'),
       { click: '.notifications-center .monaco-button', text: 'Respond' },
       pickShown,
-      { waitMs: 300 },
+      ...shot('confirmation-choice', 300),
       { press: 'ArrowDown' },
       { press: 'Enter' },
     ]);
