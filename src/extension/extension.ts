@@ -15,6 +15,7 @@ import { DiagnosePanel } from './panels/diagnose-panel.ts';
 import { BridgeProvider, PROVIDER_ID, SERVER_LABEL } from './provider.ts';
 import { RunPanel } from './panels/run-panel.ts';
 import { RunsView } from './views/runs-view.ts';
+import { PendingConfirmationsStatus } from './views/pending-confirmations.ts';
 import { RuntimeStatusBar } from './views/runtime-status.ts';
 import { ServerSecrets } from './settings/secrets.ts';
 import { registerServerCommands } from './commands/servers.ts';
@@ -35,6 +36,8 @@ export interface ExtensionApi {
   runs: RunsView;
   tools: ToolsView;
   runtime: RuntimeStatusBar;
+  /** Confirmations waiting for the user: the status bar item and its notification. */
+  confirmations: PendingConfirmationsStatus;
   secrets: ServerSecrets;
   /** Consent to what the workspace defines: decisions, the question, and a responder for tests. */
   consent: WorkspaceConsent;
@@ -79,6 +82,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   let settings: SettingsResult = read();
   const runtime = new RuntimeStatusBar(settings.config.sandbox, log, context.extensionUri);
   context.subscriptions.push(files, provider, runs, tools, runtime);
+  const confirmations = new PendingConfirmationsStatus(files);
+  context.subscriptions.push(confirmations);
 
   // A state dir that cannot be written loses the audit record: say so, with the path.
   const stateWarnings: string[] = [];
@@ -297,6 +302,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     runs,
     tools,
     runtime,
+    confirmations,
     secrets,
     consent,
     activationMs,

@@ -394,9 +394,12 @@ export async function run(): Promise<void> {
   const question = '.notifications-center .notification-list-item';
   const confirmationShown = { waitFor: question, text: 'wants to call the tool fixture.echo' } as const;
   const showNotifications = () => vscode.commands.executeCommand('notifications.showList');
-  await check("a confirmation answered in VS Code's own UI: Respond, then the tool runs once", async () => {
+  // The form's one field is a pick: "this call only" (first, pre-selected), then "this tool for
+  // the rest of this session". Its title names the tool.
+  const pickShown = { waitFor: '.quick-input-widget .quick-input-title', text: 'Allow fixture.echo for' } as const;
+  await check("a confirmation answered in VS Code's own UI: Respond, then the session option; that session asks no more", async () => {
     const code = 'await mcp_fixture.echo(message="confirmed in the UI")';
-    const pending = invoke(code);
+    const pending = invoke(code, { session: 'trusting' });
     const waiting = await waitFor(
       'the run to wait for confirmation',
       () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)),
@@ -410,21 +413,26 @@ export async function run(): Promise<void> {
       confirmationShown,
       ...shot('confirmation'),
       { click: '.notifications-center .monaco-button', text: 'Respond' },
-      // The form's one field: "for the rest of this session", a yes/no pick; false allows this call once.
-      { waitFor: '.quick-input-widget .quick-input-title', text: 'Allow this tool for the rest of this session' },
-      { type: 'false' },
-      { waitMs: 300 },
+      pickShown,
+      ...shot('confirmation-choice', 300),
+      { press: 'ArrowDown' },
       { press: 'Enter' },
     ]);
     const text = await pending;
     await vscode.commands.executeCommand('notifications.hideList');
     assert(text.includes('confirmed in the UI'), `result: ${text}`);
     const run = await waitFor('the answer in the run log', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
-    assert(run.confirmations[0]?.answer === 'allowed-once', `confirmations: ${JSON.stringify(run.confirmations)}`);
+    assert(run.confirmations[0]?.answer === 'allowed-for-session', `confirmations: ${JSON.stringify(run.confirmations)}`);
     assert(
       run.toolCalls.some((c) => c.tool === 'echo' && c.outcome === 'ok'),
       `calls: ${JSON.stringify(run.toolCalls)}`,
     );
+    // Allowed for that session: the next call there runs without a question.
+    const next = 'await mcp_fixture.echo(message="no question now")';
+    const again = await invoke(next, { session: 'trusting' });
+    assert(again.includes('no question now'), `result: ${again}`);
+    const quiet = await waitFor('the second run in the log', () => ext.runs.runs().find((r) => r.code === next && r.status === 'ok'));
+    assert(quiet.confirmations.length === 0, `confirmations: ${JSON.stringify(quiet.confirmations)}`);
   });
 
   await check("a confirmation declined in VS Code's own UI: Cancel, then ToolError(kind='declined') and no call", async () => {
@@ -440,7 +448,7 @@ export async function run(): Promise<void> {
       confirmationShown,
       // Secondary actions sit behind the notification's "More Actions..." button, shown on hover.
       { hover: question, text: 'wants to call the tool fixture.echo' },
-      { click: '.notifications-center .codicon-notifications-configure' },
+      { click: `${question}:has-text("wants to call the tool fixture.echo") .codicon-notifications-configure` },
       { click: '.context-view .action-label', text: 'Cancel' },
     ]);
     const text = await pending;
@@ -467,6 +475,43 @@ export async function run(): Promise<void> {
     assert(cell, 'the tool call row does not show the wait apart');
     assert(cell[1] === formatDuration(call.durationMs - waited) && cell[2] === formatDuration(waited), `shown: ${cell[0]}`);
   });
+
+  await check(
+    'a plain Enter after Respond allows this call only: the next call of the tool in the session asks again; the status bar says a call waits',
+    async () => {
+      const answerWithEnter = async (code: string) => {
+        const pending = invoke(code);
+        await waitFor(
+          'the run to wait for confirmation',
+          () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)),
+          30_000,
+        );
+        const status = await waitFor('the status bar item', () => ext.confirmations.text, 10_000);
+        assert(status === '$(bell-dot) Confirm a tool call', `status bar: ${status}`);
+        await showNotifications();
+        await ui([
+          // The extension's own notification, beside VS Code's question.
+          { waitFor: question, text: 'fixture.echo (session "default") waits for your answer' },
+          confirmationShown,
+          { click: '.notifications-center .monaco-button', text: 'Respond' },
+          pickShown,
+          { waitMs: 300 },
+          { press: 'Enter' },
+        ]);
+        const text = await pending;
+        await vscode.commands.executeCommand('notifications.hideList');
+        const run = await waitFor('the answer in the run log', () => ext.runs.runs().find((r) => r.code === code && r.status === 'ok'));
+        return { text, run };
+      };
+      const first = await answerWithEnter('await mcp_fixture.echo(message="enter once")');
+      assert(first.text.includes('enter once'), `result: ${first.text}`);
+      assert(first.run.confirmations[0]?.answer === 'allowed-once', `confirmations: ${JSON.stringify(first.run.confirmations)}`);
+      await waitFor('the status bar item to go', () => (ext.confirmations.text === undefined ? true : undefined), 10_000);
+      const second = await answerWithEnter('await mcp_fixture.echo(message="asked again")');
+      assert(second.text.includes('asked again'), `result: ${second.text}`);
+      assert(second.run.confirmations[0]?.answer === 'allowed-once', `confirmations: ${JSON.stringify(second.run.confirmations)}`);
+    },
+  );
 
   await check('what VS Code hands the model: a flood within the budget, a returned image once, no base64 as text', async () => {
     // Images come back as data parts (mimeType + bytes); everything else as text parts.

@@ -1,6 +1,7 @@
 // Confirmations of proxied tool calls, through the real bridge process, a real container and
 // real MCP SDK clients on both sides: a client that takes form elicitations answers them
-// (accept, accept for the session, decline, cancel, no answer), a client without elicitation
+// (accept, accept for the session, decline, cancel, no answer; the earlier form's boolean
+// allows one call only), a client without elicitation
 // gets "needs-confirmation", and so do arguments too large for the question to show whole;
 // arguments are shown escaped; the per-server `confirm` and `confirmTools` decide who asks; calls
 // from asyncio.gather ask one at a time, in order; the wait is not charged to the run's timeout;
@@ -18,6 +19,7 @@ import {
   type ElicitRequestFormParams,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
+import { ALLOW_FIELD, ALLOW_FOR_SESSION, ALLOW_ONCE } from '../../src/bridge/client/confirmations.ts';
 import { parseRunLog, waitingForConfirmation } from '../../src/state/run-log/reader.ts';
 import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { structured, tempDir } from '../helpers/bridge.ts';
@@ -126,7 +128,7 @@ for (const { label, sandbox: shown } of [
       await bridge?.close();
     });
 
-    test('a destructive tool asks, naming the server, the tool, its title and the arguments; accept allows this call once', async () => {
+    test('a destructive tool asks, naming the server, the tool, its title, its hints and the arguments; accept allows this call once', async () => {
       bridge.questions.length = 0;
       bridge.answer = () => ({ action: 'accept' });
       const first = await bridge.run(attempt('mcp_fx.remove(id="item-1")'));
@@ -137,7 +139,14 @@ for (const { label, sandbox: shown } of [
       assert.match(message, /fx\.remove/);
       assert.match(message, /Remove an item/);
       assert.match(message, /"id":"item-1"/);
-      assert.ok(bridge.questions[0]!.requestedSchema.properties.forSession, 'the form offers "for the rest of this session"');
+      assert.match(message, /hints about it \(its own, not checked\): destructive\./);
+      const field = bridge.questions[0]!.requestedSchema.properties[ALLOW_FIELD] as { default?: string; oneOf?: { const: string }[] };
+      assert.deepEqual(
+        field.oneOf?.map((o) => o.const),
+        [ALLOW_ONCE, ALLOW_FOR_SESSION],
+        'the form offers "this call only" first, then "for the rest of this session"',
+      );
+      assert.equal(field.default, ALLOW_ONCE);
       // Allowed once: the next call asks again.
       const second = await bridge.run(attempt('mcp_fx.remove(id="item-2")'));
       assert.match(String(second.stdout), /ok: removed item-2/);
@@ -203,9 +212,17 @@ for (const { label, sandbox: shown } of [
       assert.ok(Date.now() - started < 15_000);
     });
 
-    test('"allow for the rest of this session" stops asking in that session only', async () => {
+    test('the default choice and the earlier form\'s `forSession: true` allow one call; "for the rest of this session" stops asking in that session only', async () => {
       bridge.questions.length = 0;
-      bridge.answer = () => ({ action: 'accept', content: { forSession: true } });
+      const onlyOnce: NonNullable<ElicitResult['content']>[] = [{ [ALLOW_FIELD]: ALLOW_ONCE }, { forSession: true }];
+      for (const content of onlyOnce) {
+        bridge.answer = () => ({ action: 'accept', content });
+        const once = await bridge.run(`${attempt('mcp_fx.remove(id="o1")')}${attempt('mcp_fx.remove(id="o2")')}`, { session: 'trusting' });
+        assert.match(String(once.stdout), /ok: removed o1\nok: removed o2/);
+      }
+      assert.equal(bridge.questions.length, 4, 'each call asked');
+      bridge.questions.length = 0;
+      bridge.answer = () => ({ action: 'accept', content: { [ALLOW_FIELD]: ALLOW_FOR_SESSION } });
       const code = `${attempt('mcp_fx.remove(id="s1")')}${attempt('mcp_fx.remove(id="s2")')}`;
       const result = await bridge.run(code, { session: 'trusting' });
       assert.match(String(result.stdout), /ok: removed s1\nok: removed s2/);

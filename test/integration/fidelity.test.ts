@@ -455,10 +455,7 @@ for (const kind of ['stdio', 'streamableHttp', 'sse'] as const satisfies readonl
       assert.equal(refused.length, 5);
       for (const r of refused) assert.equal(r.code, -32600, JSON.stringify(r));
       assert.match(refused[0]?.message ?? '', /wording of the bridge's own confirmation \("Code Execution Mode"\)/);
-      assert.match(
-        refused[1]?.message ?? '',
-        /wording of the bridge's own confirmation \("Allow this tool for the rest of this session"\)/,
-      );
+      assert.match(refused[1]?.message ?? '', /wording of the bridge's own confirmation \("this tool for the rest of this session"\)/);
       for (const r of refused.slice(2)) assert.match(r.message ?? '', /only the bridge's own confirmation uses \("forSession"/);
     });
 

@@ -1,5 +1,6 @@
 // Which calls ask the user (confirm, confirmTools, annotations), what the question shows, the
-// gate's queue and answers with a scripted asker, and the run log's confirmation lines read back.
+// gate's queue and answers with a scripted asker, the run log's confirmation lines read back, and
+// the questions the extension shows as waiting.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,6 +8,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { ErrorCode, McpError, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import {
+  ALLOW_FIELD,
+  ALLOW_FOR_SESSION,
+  ALLOW_ONCE,
   ConfirmationGate,
   questionFor,
   shownArguments,
@@ -15,6 +19,7 @@ import {
 } from '../../src/bridge/client/confirmations.ts';
 import { confirmationNeeded } from '../../src/bridge/proxy/confirm.ts';
 import { parseRunLog, waitingForConfirmation } from '../../src/state/run-log/reader.ts';
+import { pendingConfirmations, pendingMessage, pendingText } from '../../src/extension/views/confirmation-text.ts';
 import { RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { serverSchema } from '../../src/config/schema.ts';
 
@@ -39,14 +44,38 @@ test('confirm: destructive by default, all, none; confirmTools always; read-only
   assert.throws(() => serverSchema.parse({ command: 'x', confirm: 'sometimes' }));
 });
 
-test('the question names server, tool and title, and shows the whole arguments', () => {
+test("the question names server, tool, title and the tool's hints, and shows the whole arguments", () => {
   // A long string is shown to its end: a tail past some cut cannot hide what is sent.
   const target = `harmless.txt${' '.repeat(300)}AND EVERYTHING ELSE`;
-  const question = questionFor({ server: 's', tool: 'rm', title: 'Remove', arguments: { target, n: 1 }, timeoutMs: 1000 }, 'default');
+  const annotations = { destructiveHint: true, openWorldHint: false, title: 'ignored' };
+  const question = questionFor(
+    { server: 's', tool: 'rm', title: 'Remove', annotations, arguments: { target, n: 1 }, timeoutMs: 1000 },
+    'default',
+  );
   assert.match(question.message, /s\.rm \("Remove"\)/);
+  assert.match(question.message, /hints about it \(its own, not checked\): destructive, closed-world\./);
+  assert.match(questionFor({ server: 's', tool: 'rm', arguments: {}, timeoutMs: 1 }, 'x').message, /gives no hints/);
   assert.ok(question.message.includes(JSON.stringify({ target, n: 1 })), question.message);
   assert.doesNotMatch(question.message, /…/);
-  assert.equal(question.requestedSchema.properties.forSession?.type, 'boolean');
+});
+
+test('the form: one choice, "this call only" first and default, the session only as the other option', () => {
+  const question = questionFor({ server: 's', tool: 'rm', arguments: {}, timeoutMs: 1000 }, 'work');
+  assert.deepEqual(Object.keys(question.requestedSchema.properties), [ALLOW_FIELD]);
+  assert.equal(question.requestedSchema.required, undefined, 'an accept with nothing filled in stays valid (and allows one call)');
+  const field = question.requestedSchema.properties[ALLOW_FIELD] as {
+    type: string;
+    default?: string;
+    oneOf?: { const: string; title: string }[];
+  };
+  assert.equal(field.type, 'string');
+  assert.equal(field.default, ALLOW_ONCE);
+  assert.deepEqual(
+    field.oneOf?.map((o) => o.const),
+    [ALLOW_ONCE, ALLOW_FOR_SESSION],
+  );
+  assert.match(field.oneOf?.[1]?.title ?? '', /s\.rm in session "work"/);
+  assert.match(question.message, /choose "this tool for the rest of this session"/);
 });
 
 test('the arguments shown: bidi, zero-width and other unseen characters escaped visibly, in keys and values', () => {
@@ -104,7 +133,20 @@ test('the gate: one question at a time in order, answers, session allowance, tim
     throw new McpError(ErrorCode.RequestTimeout, 'Request timed out');
   };
   await assert.rejects(gate.confirm(request('t'), context), /no answer .* within 1 s/);
-  answer = async () => ({ action: 'accept', content: { forSession: true } });
+  // The earlier form's boolean, and any other value, allow one call: only the session option widens it.
+  const onlyOnce: NonNullable<ElicitResult['content']>[] = [
+    { forSession: true },
+    { [ALLOW_FIELD]: ALLOW_ONCE },
+    { [ALLOW_FIELD]: 'true' },
+    {},
+  ];
+  for (const content of onlyOnce) {
+    answer = async () => ({ action: 'accept', content });
+    await gate.confirm(request('once'), context);
+    await gate.confirm(request('again'), context);
+    assert.deepEqual(asked.slice(-2), ['once', 'again'], JSON.stringify(content));
+  }
+  answer = async () => ({ action: 'accept', content: { [ALLOW_FIELD]: ALLOW_FOR_SESSION } });
   await gate.confirm(request('s'), context);
   await gate.confirm(request('s2'), context);
   assert.equal(asked.at(-1), 's', 'allowed for the session: not asked again');
@@ -146,6 +188,7 @@ test('the gate: one question at a time in order, answers, session allowance, tim
     'declined',
     'allowed-once',
     'timeout',
+    ...Array<string>(8).fill('allowed-once'),
     'allowed-for-session',
     'allowed-for-session',
     'too-large',
@@ -160,4 +203,45 @@ test('the gate: one question at a time in order, answers, session allowance, tim
       `${JSON.stringify({ type: 'confirmation-from-the-future', run: 'w', time: 'x' })}\n`,
   );
   assert.equal(waitingForConfirmation(open1[0]!), true);
+});
+
+test('the questions waiting: asked and unanswered in runs still going, said in the status bar and the notification', () => {
+  const now = Date.now();
+  const at = (ms: number) => new Date(now + ms).toISOString();
+  const line = (event: Record<string, unknown>) => JSON.stringify(event);
+  const asked = (run: string, tool: string, ms: number) =>
+    line({ type: 'confirmation', run, time: at(ms), server: 'fs', tool, arguments: {}, phase: 'asked' });
+  const runs = parseRunLog(
+    [
+      line({ type: 'run-start', run: 'a', session: 'default', time: at(-5000), code: 'x', timeoutMs: 60_000 }),
+      asked('a', 'rm', -4000),
+      line({ type: 'run-start', run: 'b', session: 'work', time: at(-3000), code: 'y', timeoutMs: 60_000 }),
+      asked('b', 'mv', -2000),
+      line({
+        type: 'confirmation',
+        run: 'b',
+        time: at(-1000),
+        server: 'fs',
+        tool: 'mv',
+        arguments: {},
+        phase: 'answered',
+        answer: 'allowed-once',
+      }),
+      asked('b', 'cp', -500),
+      // Long past its limit: lost, not waiting.
+      line({ type: 'run-start', run: 'c', session: 'old', time: at(-900_000), code: 'z', timeoutMs: 1000 }),
+      asked('c', 'rm', -899_000),
+    ].join('\n'),
+  );
+  const pending = pendingConfirmations(runs, now);
+  assert.deepEqual(
+    pending.map((q) => [q.run, q.session, `${q.server}.${q.tool}`]),
+    [
+      ['a', 'default', 'fs.rm'],
+      ['b', 'work', 'fs.cp'],
+    ],
+  );
+  assert.equal(pendingText(pending), '$(bell-dot) Confirm 2 tool calls');
+  assert.equal(pendingText(pending.slice(0, 1)), '$(bell-dot) Confirm a tool call');
+  assert.match(pendingMessage(pending[1]!), /fs\.cp \(session "work"\) waits for your answer.*Respond, then Enter, allows this one call/);
 });

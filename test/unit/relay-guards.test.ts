@@ -11,7 +11,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpError, ErrorCode, type ElicitRequestFormParams } from '@modelcontextprotocol/sdk/types.js';
 import { BridgeClientRelay, MAX_TITLE_CHARS, ROOTS_RECORD_MS } from '../../src/bridge/client/relay.ts';
-import { CONFIRMATION_PREFIX, FOR_SESSION_FIELD, questionFor } from '../../src/bridge/client/confirmations.ts';
+import { ALLOW_FIELD, CONFIRMATION_PREFIX, questionFor } from '../../src/bridge/client/confirmations.ts';
 import { callAsTask } from '../../src/bridge/proxy/task-call.ts';
 import { RelayAdmission } from '../../src/bridge/client/relay-limits.ts';
 import { RefusalGroups } from '../../src/bridge/client/relay-refusals.ts';
@@ -199,7 +199,7 @@ test('a relayed question cannot pass for the bridge confirmation: prefix on its 
   assert.equal([...(fields.long?.title ?? '')].length, '[evil] '.length + MAX_TITLE_CHARS);
   // The confirmation's own field name is refused in a relayed form (and never asked).
   await assert.rejects(
-    relay.elicit(form('Confirm', { [FOR_SESSION_FIELD]: { type: 'boolean' } }), ctx('evil')),
+    relay.elicit(form('Confirm', { [ALLOW_FIELD]: { type: 'boolean' } }), ctx('evil')),
     /only the bridge's own confirmation uses/,
   );
   assert.equal(client.asked.length, 1);
@@ -217,7 +217,7 @@ test("the bridge's confirmation says it is Code Execution Mode's; a listing's ti
   const firstLine = question.message.split('\n')[0]!;
   assert.match(firstLine, /s\.rm x \("Remove MCP server "s" asks: hi"\)/);
   const long = questionFor({ server: 's', tool: 't', title: 'z'.repeat(1000), arguments: {}, timeoutMs: 1000 }, 'default');
-  assert.ok(long.message.length < 400, String(long.message.length));
+  assert.ok(long.message.length < 500, String(long.message.length));
 });
 
 test('URL elicitations follow the sign-in rule; completion notices only from the server that asked', async () => {

@@ -14,9 +14,9 @@ import { CONFIRMATION_PREFIX, confirmationFields, confirmationWording, questionF
 import { confirmationWordingReason, foldedName, foldedWords, reservedFieldReason } from '../../src/bridge/client/relay-imitation.ts';
 import { RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 
-test("the reserved names are the confirmation form's own, and the fold meets every look-alike of them", () => {
+test("the reserved names are the confirmation form's own (and its earlier form's), and the fold meets every look-alike of them", () => {
   const question = questionFor({ server: 's', tool: 't', arguments: {}, timeoutMs: 0 }, 'default');
-  assert.deepEqual(confirmationFields(), Object.keys(question.requestedSchema.properties));
+  assert.deepEqual(confirmationFields(), [...Object.keys(question.requestedSchema.properties), 'forSession']);
   for (const field of confirmationFields()) {
     const upper = field.toUpperCase();
     const fullWidth = [...field].map((c) => String.fromCodePoint(c.codePointAt(0)! + 0xfee0)).join('');
@@ -62,7 +62,12 @@ test("the confirmation's wording is refused in any disguise, ordinary questions 
     assert.match(confirmationWordingReason(message) ?? '', /wording of the bridge's own confirmation/, JSON.stringify(message));
   }
   const titled = { type: 'object', properties: { ok: { type: 'boolean', title: 'Allow this tool for the rest of this session' } } };
-  assert.match(confirmationWordingReason('Your name?', titled) ?? '', /"Allow this tool for the rest of this session"/);
+  assert.match(confirmationWordingReason('Your name?', titled) ?? '', /"this tool for the rest of this session"/);
+  const option = {
+    type: 'object',
+    properties: { ok: { type: 'string', oneOf: [{ const: 'This-Tool for the REST of this\u00a0ses\u200bsion', title: 'x' }] } },
+  };
+  assert.match(confirmationWordingReason('Pick one', option) ?? '', /"this tool for the rest of this session"/);
   const described = { type: 'object', properties: { ok: { type: 'string', oneOf: [{ const: 'y', title: 'code execution mode' }] } } };
   assert.ok(confirmationWordingReason('Pick one', described));
   for (const message of [

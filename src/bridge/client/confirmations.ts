@@ -1,9 +1,12 @@
 // Confirmations of proxied tool calls: the question goes to the bridge's MCP client as a form
 // elicitation while the Python call waits (off the run's clock, bounded by the server's
 // confirmTimeoutSeconds). One question at a time per bridge, in the order the calls came, so
-// the calls of an asyncio.gather are asked about one by one. "For the rest of this session"
-// is remembered per run_python session (by name) for as long as the bridge runs. The question
-// shows the whole arguments, escaped; arguments too large to show are refused, never cut.
+// the calls of an asyncio.gather are asked about one by one. Accepting allows this one call:
+// the form's one field is a choice whose first and default option is "this call only", so a
+// client that pre-selects or submits the default never grants more. Only its other option,
+// picked on purpose, allows the tool for the rest of the run_python session (by name) while the
+// bridge runs. The question shows the tool's hints and whole arguments, escaped; arguments too
+// large to show are refused, never cut.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ErrorCode, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -30,7 +33,17 @@ export interface ConfirmationAsker {
  */
 export const MAX_SHOWN_ARGUMENT_CHARS = 4000;
 
-export const FOR_SESSION_FIELD = 'forSession';
+/** The form's one field: how far the accept reaches. */
+export const ALLOW_FIELD = 'allowFor';
+/** Its first and default option: an accept as offered allows this call and no other. */
+export const ALLOW_ONCE = 'this call only';
+/** Its other option, the only answer that allows the tool for the rest of the session. */
+export const ALLOW_FOR_SESSION = 'this tool for the rest of this session';
+/**
+ * The field of the form earlier versions asked (a boolean that VS Code showed with "true"
+ * pre-selected). An answer in it allows one call at most; relayed forms may not use its name.
+ */
+const EARLIER_FIELDS = ['forSession'];
 
 /**
  * How the bridge's own confirmation begins. A relayed question always begins with
@@ -43,6 +56,14 @@ export const CONFIRMATION_PREFIX = 'Code Execution Mode: ';
 const WANTS_TO_CALL = 'wants to call the tool';
 const ACCEPT_OR_DECLINE = 'Accept to allow this call; decline to refuse it.';
 
+/** The tool's annotations the question names, as the server set them (hints, not checked). */
+const SHOWN_HINTS = [
+  ['destructiveHint', 'destructive', 'not destructive'],
+  ['readOnlyHint', 'read-only', 'not read-only'],
+  ['idempotentHint', 'idempotent', 'not idempotent'],
+  ['openWorldHint', 'open-world', 'closed-world'],
+] as const;
+
 /** Characters of a tool's name or title (the server's, from its listing) shown in the question. */
 const MAX_SHOWN_NAME_CHARS = 100;
 
@@ -54,6 +75,15 @@ export function shownArguments(args: Record<string, unknown>): string {
   return escapeUnseen(JSON.stringify(args) ?? '{}');
 }
 
+/** The tool's hints in words, as its server's listing sets them: "destructive, open-world", or a sentence saying there are none. */
+export function shownHints(annotations: unknown): string {
+  const set = typeof annotations === 'object' && annotations !== null ? (annotations as Record<string, unknown>) : {};
+  const words = SHOWN_HINTS.flatMap(([key, yes, no]) => (set[key] === true ? [yes] : set[key] === false ? [no] : []));
+  return words.length > 0
+    ? `The server's hints about it (its own, not checked): ${words.join(', ')}.`
+    : 'The server gives no hints about what it does.';
+}
+
 export function questionFor(
   request: ConfirmationRequest,
   session: string,
@@ -63,23 +93,36 @@ export function questionFor(
   const tool = oneLine(request.tool, MAX_SHOWN_NAME_CHARS);
   const title = request.title ? oneLine(request.title, MAX_SHOWN_NAME_CHARS) : '';
   const name = title ? `${request.server}.${tool} ("${title}")` : `${request.server}.${tool}`;
+  const qualified = `${request.server}.${tool}`;
   return {
     mode: 'form',
     message:
       `${CONFIRMATION_PREFIX}code running in the sandbox (session "${session}") ${WANTS_TO_CALL} ${name} of MCP server "${request.server}" ` +
-      `with these arguments:\n${shown}\n\n${ACCEPT_OR_DECLINE}`,
+      `with these arguments:\n${shown}\n\n${shownHints(request.annotations)}\n\n${ACCEPT_OR_DECLINE} ` +
+      `To stop asking about ${qualified} in session "${session}", choose "${ALLOW_FOR_SESSION}".`,
     requestedSchema: {
       type: 'object',
       properties: {
-        [FOR_SESSION_FIELD]: {
-          type: 'boolean',
-          title: 'Allow this tool for the rest of this session',
-          description: `Do not ask again about ${request.server}.${tool} in session "${session}" while the bridge runs`,
-          default: false,
+        // A choice, not a boolean: clients show its options in order with the default first,
+        // so a plain Enter (or an accept with nothing filled in) allows this call only.
+        [ALLOW_FIELD]: {
+          type: 'string',
+          title: `Allow ${qualified} for`,
+          description: `The first allows this call only; the second stops the questions about ${qualified} in session "${session}" while the bridge runs`,
+          oneOf: [
+            { const: ALLOW_ONCE, title: `allow this call of ${qualified}; ask again next time` },
+            { const: ALLOW_FOR_SESSION, title: `do not ask again about ${qualified} in session "${session}"` },
+          ],
+          default: ALLOW_ONCE,
         },
       },
     },
   };
+}
+
+/** Whether an accepted answer allows the tool for the rest of the session: only its exact option does. */
+export function allowsForSession(content: ElicitResult['content']): boolean {
+  return content?.[ALLOW_FIELD] === ALLOW_FOR_SESSION;
 }
 
 /** The confirmation's form as it is now, about no call in particular. */
@@ -87,15 +130,14 @@ function sampleQuestion(): ElicitRequestFormParams {
   return questionFor({ server: 's', tool: 't', arguments: {}, timeoutMs: 0 }, 'default');
 }
 
-/** The field names of the confirmation's form: a relayed form may use none of them (relay.ts). */
+/** The field names of the confirmation's form, and of its earlier form: a relayed form may use none of them (relay.ts). */
 export function confirmationFields(): string[] {
-  return Object.keys(sampleQuestion().requestedSchema.properties);
+  return [...Object.keys(sampleQuestion().requestedSchema.properties), ...EARLIER_FIELDS];
 }
 
-/** Wording that marks a question as the confirmation: its prefix, its own sentences, its fields' titles. */
+/** Wording that marks a question as the confirmation: its prefix, its own sentences, its session option. */
 export function confirmationWording(): string[] {
-  const titles = Object.values(sampleQuestion().requestedSchema.properties).flatMap((field) => (field.title ? [field.title] : []));
-  return [CONFIRMATION_PREFIX, WANTS_TO_CALL, ACCEPT_OR_DECLINE, ...titles];
+  return [CONFIRMATION_PREFIX, WANTS_TO_CALL, ACCEPT_OR_DECLINE, ALLOW_FOR_SESSION];
 }
 
 export class ConfirmationGate {
@@ -180,7 +222,9 @@ export class ConfirmationGate {
         `the user ${result.action === 'decline' ? 'declined' : 'cancelled'} the call of ${request.server}.${request.tool}; it was not made`,
       );
     }
-    const forSession = result.content?.[FOR_SESSION_FIELD] === true;
+    // Only the session option, chosen, widens the grant; anything else (nothing filled in, the
+    // earlier form's `forSession: true`) allows this call only.
+    const forSession = allowsForSession(result.content);
     if (forSession) this.allowedForSession.add(key);
     this.record(request, context, forSession ? 'allowed-for-session' : 'allowed-once', performance.now() - asked);
   }

@@ -33,6 +33,8 @@ export interface ConfirmationRequest {
   server: string;
   tool: string;
   title?: string;
+  /** The tool's annotations from its server's listing (hints, not checked), shown in the question. */
+  annotations?: unknown;
   arguments: Record<string, unknown>;
   timeoutMs: number;
 }

@@ -295,6 +295,7 @@ export class ProxyHub {
         server: resolved.name,
         tool: entry.tool,
         ...(entry.title ? { title: entry.title } : {}),
+        ...(entry.annotations !== undefined ? { annotations: entry.annotations } : {}),
         arguments: args,
         timeoutMs: (resolved.config.confirmTimeoutSeconds ?? 120) * 1000,
       });
