@@ -36,9 +36,10 @@ export async function packagesChecks(kit: HostKit, ext: ExtensionApi, invoke: In
         () => (ext.config().sandbox.packages.join() === 'cem-hostpkg' ? true : undefined),
         10_000,
       );
+      // "stale" when an image of an earlier list (another run's index URL) is still there.
       await waitFor(
         'the status bar to say packages not built',
-        () => (ext.runtime.text.includes('packages not built') ? true : undefined),
+        () => (/packages (not built|stale)/.test(ext.runtime.text) ? true : undefined),
         60_000,
       ).catch(() => assert(false, `status bar: ${ext.runtime.text}`));
       await vscode.commands.executeCommand('codeExecutionMode.diagnoseRuntime');
