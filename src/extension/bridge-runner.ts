@@ -4,7 +4,6 @@
 // is not running (not started yet, or not trusted), the person is told and offered to start it.
 import * as vscode from 'vscode';
 import type { RunRecord } from '../state/run-log/reader.ts';
-import { SANDBOX_UNAVAILABLE } from '../state/run-log/writer.ts';
 import { bridgeToolName, findCallRun, outcomeOfRun, REFUSED_TYPES, runOutcome, type RunOutcome } from './bridge-tool.ts';
 import { SERVER_LABEL } from './provider.ts';
 import type { RunsView } from './views/runs-view.ts';
@@ -65,7 +64,7 @@ export class BridgeRunner {
       void vscode.window.showErrorMessage(outcome.error?.message ?? (outcome.text || 'The sandbox bridge gave no result.'));
       return outcome;
     }
-    if (outcome.status === 'error' && outcome.error && (outcome.durationMs === undefined || outcome.error.type === SANDBOX_UNAVAILABLE))
+    if (outcome.status === 'error' && outcome.error && (outcome.durationMs === undefined || outcome.notRun))
       this.sandboxFailed(outcome.error);
     if (run) this.deps.showRun(run);
     this.deps.runs.refresh();

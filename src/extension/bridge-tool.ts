@@ -37,7 +37,11 @@ const outcomeSchema = z.object({
   error: z.object({ type: z.string(), message: z.string() }).nullable().optional(),
   auditLog: z.string().optional(),
 });
-export type RunOutcome = z.infer<typeof outcomeSchema> & { text: string };
+export type RunOutcome = z.infer<typeof outcomeSchema> & {
+  text: string;
+  /** No sandbox could run the code (from the run log, for a text-only result). */
+  notRun?: boolean;
+};
 
 /** Refusals of the call itself: nothing ran and the run log has no run. */
 export const REFUSED_TYPES: readonly string[] = ['InvalidArguments', 'ServerUnavailable'];
@@ -76,7 +80,7 @@ export function runOutcome(text: string): RunOutcome {
 
 /** The outcome of a text-only result, from the run the log has for it. */
 export function outcomeOfRun(
-  run: { status?: string; session: string; durationMs?: number; error: { type: string; message: string } | null },
+  run: { status?: string; session: string; durationMs?: number; error: { type: string; message: string } | null; notRun?: boolean },
   text: string,
 ): RunOutcome {
   const audit = AUDIT_NOTE.exec(text)?.[1];
@@ -86,6 +90,7 @@ export function outcomeOfRun(
     ...(run.status !== undefined ? { status: run.status } : {}),
     ...(run.durationMs !== undefined ? { durationMs: run.durationMs } : {}),
     ...(run.error ? { error: { type: run.error.type, message: run.error.message } } : {}),
+    ...(run.notRun ? { notRun: true } : {}),
     ...(audit ? { auditLog: audit } : {}),
   };
 }

@@ -143,10 +143,12 @@ test('a run that fails before it starts is logged with its duration, and old rec
   const log = new RunLog(dir);
   log.runStarted({ run: 'f', session: 's', code: '1', timeoutMs: 1000 });
   await new Promise((resolve) => setTimeout(resolve, 20));
-  log.runFailed({ run: 'f', session: 's', message: 'The sandbox image "x" is not present in podman' });
+  log.runFailed({ run: 'f', session: 's', type: 'ImageMissingError', message: 'The sandbox image "x" is not present in podman' });
   log.close();
   const [failed] = parseRunLog(await readFile(join(dir, 'runs.jsonl'), 'utf8'));
   assert.equal(failed!.status, 'error');
+  // The error under the name the model read, marked as a run no sandbox ran.
+  assert.deepEqual([failed!.error?.type, failed!.notRun], ['ImageMissingError', true]);
   assert.ok(failed!.durationMs !== undefined && failed!.durationMs >= 15, `durationMs ${failed!.durationMs}`);
   const legacy = parseRunLog(
     [

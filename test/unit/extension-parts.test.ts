@@ -11,7 +11,6 @@ import { ensurePrivateDir } from '../../src/state/private-files.ts';
 import { RUN_PYTHON_DESCRIPTION, runPythonDescription } from '../../src/bridge/tool/run-python.ts';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import { bridgeToolName, findCallRun, outcomeOfRun, REFUSED_TYPES, runOutcome } from '../../src/extension/bridge-tool.ts';
-import { SANDBOX_UNAVAILABLE } from '../../src/state/run-log/writer.ts';
 import { DirWatcher } from '../../src/extension/dir-watcher.ts';
 import { RESTRICTED_SETTINGS, SANDBOX_SETTING_KEYS, settingValue } from '../../src/extension/settings/trusted-settings.ts';
 import { until } from '../helpers/wait.ts';
@@ -121,10 +120,10 @@ test('a text-only result: the status comes from the run in the log, and the audi
   const ok = outcomeOfRun({ status: 'ok', session: 'default', durationMs: 12, error: null }, 'Out: 42');
   assert.deepEqual(ok, { text: 'Out: 42', session: 'default', status: 'ok', durationMs: 12 });
   const failed = outcomeOfRun(
-    { status: 'error', session: 's', durationMs: 3, error: { type: SANDBOX_UNAVAILABLE, message: 'no runtime' } },
-    'SandboxUnavailable: no runtime',
+    { status: 'error', session: 's', durationMs: 3, error: { type: 'RuntimeUnavailableError', message: 'no runtime' }, notRun: true },
+    'RuntimeUnavailableError: no runtime',
   );
-  assert.deepEqual(failed.error, { type: SANDBOX_UNAVAILABLE, message: 'no runtime' });
+  assert.deepEqual([failed.error, failed.notRun], [{ type: 'RuntimeUnavailableError', message: 'no runtime' }, true]);
 });
 
 test('the run of a Run Selection call is found in the log by its code, session and time', () => {

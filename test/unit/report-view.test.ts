@@ -52,6 +52,9 @@ test('the status bar names the runtime nearest to working and what it lacks', ()
   const ready = { ...imageMissing(), state: 'ready' as const };
   assert.equal(statusText({ image: 'i', chosen: ready, runtimes: [ready] }), '$(vm-active) podman: ready');
   assert.equal(statusText({ image: 'i', runtimes: [] }), '$(error) Sandbox: check failed');
+  // None installed: no runtime is named as if it were the one to fix.
+  const none: SandboxReport = { image: 'i', runtimes: [{ ...notInstalled(), name: 'podman' }, notInstalled()] };
+  assert.equal(statusText(none), '$(circle-slash) Sandbox: no container runtime');
   assert.equal(verdict(report).tone, 'bad');
 });
 

@@ -167,10 +167,11 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
       return shapeResult(reading, { audit: auditNote(deps.runLog), maxBytes: MAX_RESULT_BYTES }).reply;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      deps.runLog?.runFailed({ run: runId, session, message });
-      deps.log(`run ${runId} failed: ${message}`);
-      // The same shape as a run's, so a client that reads only structuredContent (VS Code) gets the fix too.
+      // One name for the model and the log: the error's own.
       const type = error instanceof Error ? error.name : 'Error';
+      deps.runLog?.runFailed({ run: runId, session, type, message });
+      deps.log(`run ${runId} failed: ${message}`);
+      // The same shape as a run's, so a client that reads only structuredContent gets the fix too.
       return failed(type, message, session, auditNote(deps.runLog));
     } finally {
       progress.stop();

@@ -54,6 +54,8 @@ export function statusText(report: SandboxReport): string {
   if (!shown) return '$(error) Sandbox: check failed';
   // Runs work without the packages (in the base image), but the person should build them.
   if (shown.state === 'ready' && shown.packages?.state === 'missing') return `$(package) ${shown.name}: ${packagesWords(shown)}`;
+  // None installed: naming the first one checked would suggest it is the one to fix.
+  if (shown.state === 'not-installed') return `${ICONS[shown.state]} Sandbox: no container runtime`;
   return `${ICONS[shown.state]} ${shown.name}: ${SHORT[shown.state] ?? stateLabel(shown.state)}`;
 }
 

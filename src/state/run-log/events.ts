@@ -148,6 +148,8 @@ export const runEndEventSchema = z.object({
   truncated: z.boolean().optional(),
   sessionLost: z.boolean().optional(),
   sessionChange: z.object({ kind: z.string(), reason: z.string() }).optional(),
+  /** No sandbox could run the code (none started): `error` says why, under the name the model read too. */
+  notRun: z.boolean().optional(),
   sandbox: sandboxTierSchema.extend({ isolation: z.string() }).optional(),
 });
 

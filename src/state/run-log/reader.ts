@@ -93,6 +93,8 @@ export interface RunRecord {
   toolCallCount: number;
   truncated: boolean;
   sessionLost: boolean;
+  /** No sandbox could run the code: `error` says why. */
+  notRun?: boolean;
   /** Why the session's earlier state was gone when the run started (reaped, evicted, reset, lost). */
   sessionChange?: { kind: string; reason: string };
   /** The runtime and isolation tier the run had (absent from logs of older bridges). */
@@ -217,6 +219,7 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
       run.truncated = event.truncated ?? false;
       run.sessionLost = event.sessionLost ?? false;
       if (event.sessionChange) run.sessionChange = event.sessionChange;
+      if (event.notRun) run.notRun = true;
       if (event.sandbox) run.sandbox = event.sandbox;
       if (event.toolCalls !== undefined) run.endedCount = event.toolCalls;
     }

@@ -25,8 +25,6 @@ import type {
 } from './events.ts';
 import { RUN_LOG_FILE } from './files.ts';
 
-/** The error type the log records for a run whose sandbox could not start. */
-export const SANDBOX_UNAVAILABLE = 'SandboxUnavailable';
 export { IMAGES_DIR, RUN_LOG_FILE } from './files.ts';
 export type {
   ConfirmationAnswer,
@@ -222,7 +220,8 @@ export class RunLog {
   }
 
   /** Also used for failures before a run could start (no runtime, bad image). */
-  runFailed(event: { run: string; session: string; message: string }): void {
+  /** A run no sandbox could run: `type` is the error's name, as the model read it. */
+  runFailed(event: { run: string; session: string; type: string; message: string }): void {
     const started = this.startedAt.get(event.run);
     this.startedAt.delete(event.run);
     this.summarizeOmitted(event.run);
@@ -233,7 +232,8 @@ export class RunLog {
       session: event.session,
       status: 'error',
       ...(started === undefined ? {} : { durationMs: round(performance.now() - started) }),
-      error: { type: SANDBOX_UNAVAILABLE, message: redactUrlSecrets(event.message), traceback: '' },
+      error: { type: event.type, message: redactUrlSecrets(event.message), traceback: '' },
+      notRun: true,
     });
   }
 
