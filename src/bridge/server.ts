@@ -34,6 +34,8 @@ import { registerRunPython, runPythonDescription } from './tool/run-python.ts';
 import { preludeCode, preludeUpdateCode } from './sandbox-api/prelude.ts';
 import { serverInstructions } from './server-instructions.ts';
 import { watchConfigFile } from './config-reload.ts';
+import { SessionsWithState, takeRestart } from '../state/bridge-restarts.ts';
+import { OWNER_ENV } from '../state/catalog-file.ts';
 import { clip } from '../shared/clip.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
@@ -379,6 +381,22 @@ export function sandboxText(tier: SandboxTier | undefined, backend: SandboxBacke
 }
 
 /**
+ * A VS Code window's bridge: the sessions its previous bridge had are told, on their first run,
+ * that they were reset and why; this bridge's own are recorded for the next one.
+ */
+async function carryOverSessions(bridge: Bridge, stateDir: string, log: (message: string) => void): Promise<void> {
+  const owner = process.env[OWNER_ENV];
+  if (!owner) return;
+  const previous = await takeRestart(stateDir, owner);
+  if (previous) {
+    bridge.sandbox.markReset(previous.sessions, { kind: 'reset', reason: previous.reason });
+    log(`sessions of the previous bridge (${previous.sessions.join(', ')}) are told on their next run: ${previous.reason}`);
+  }
+  const withState = new SessionsWithState(stateDir, owner, log);
+  bridge.onSessionUsed = (session) => withState.add(session);
+}
+
+/**
  * Serves the bridge on stdin/stdout until the client goes away or a signal arrives. With
  * `configFile`, changes to the file are applied while it runs (`load` reads it as at start).
  */
@@ -390,6 +408,7 @@ export async function serveStdio(
   const pullHint = pullHintFor(process.env[CLIENT_ENV]);
   const bridge = await createBridge(config, log, { ...(pullHint ? { pullHint } : {}), awaitClient: true });
   const reload = configFile && watchConfigFile({ ...configFile, running: config, apply: (next) => bridge.reconfigure(next), log });
+  await carryOverSessions(bridge, config.stateDir, log);
   const transport = new StdioServerTransport();
   let stopping = false;
   const stop = async (why: string) => {

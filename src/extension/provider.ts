@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
 import { OWNER_ENV } from '../state/catalog-file.ts';
+import { noteRestart } from '../state/bridge-restarts.ts';
 import { ensurePrivateDirAsync, writePrivateFile } from '../state/private-files.ts';
 import { CLIENT_ENV } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
@@ -69,6 +70,8 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
     if (first || !before) return undefined;
     const keys = [...restartReasons(before.config, config), ...(secrets !== before.secrets ? ['a server secret'] : [])];
     this.log.info(`bridge configuration changed (${keys.join(', ')}; version ${version}); VS Code restarts the server`);
+    // Read by the next bridge: its sessions' first runs say why their state is gone.
+    await noteRestart(config.stateDir, this.owner, keys).catch((error: Error) => this.log.warn(`restart not noted: ${error.message}`));
     this.changed.fire();
     return keys;
   }

@@ -1,11 +1,15 @@
 // A running bridge applies changes to its configuration file without a restart: a session keeps
 // its variables when a server is added (and calls the new one at once, as mcp_<alias> and through
 // call_tool), a removed server's calls fail saying so, and a file that does not load is ignored
-// with a line in the log.
+// with a line in the log. A VS Code window's next bridge (after a restart for a sandbox setting)
+// tells each session of the previous one, on its first run, that it was reset and why.
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
-import { FIXTURE, startBridge, structured, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+import { join } from 'node:path';
+import { noteRestart } from '../../src/state/bridge-restarts.ts';
+import { OWNER_ENV } from '../../src/state/catalog-file.ts';
+import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { apiSandboxes } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -60,5 +64,35 @@ for (const { label, sandbox } of apiSandboxes()) {
         await bridge.close();
       }
     });
+  });
+}
+
+for (const { label, sandbox } of apiSandboxes().slice(0, 1)) {
+  test(`after a restart for a sandbox setting, a session's next result says it was reset and why, on ${label}`, async () => {
+    const stateDir = join(await tempDir('cem-restart-'), 'state');
+    const env = { [OWNER_ENV]: 'window-under-test' };
+    const first = await startBridge({ sandbox, stateDir }, env);
+    try {
+      await ok(first, 'x = 41');
+    } finally {
+      await first.close();
+    }
+    // What the extension writes before it has VS Code restart the bridge.
+    await noteRestart(stateDir, 'window-under-test', ['sandbox.memory']);
+    const second = await startBridge({ sandbox: { ...sandbox, memory: '384m' }, stateDir }, env);
+    try {
+      const view = structured(await second.call('x + 1'));
+      assert.equal(view.status, 'error');
+      assert.deepEqual(view.sessionChange, {
+        kind: 'reset',
+        reason: 'the bridge restarted after a settings change (sandbox.memory), which needs a new sandbox',
+      });
+      assert.match(JSON.stringify(view.error), /NameError/);
+      const fresh = structured(await second.call('print(1)', { session: 'new-one' }));
+      assert.equal(fresh.sessionChange, undefined, 'a session the previous bridge did not have is not told anything');
+      assert.equal(structured(await second.call('print(2)')).sessionChange, undefined, 'said once');
+    } finally {
+      await second.close();
+    }
   });
 }
