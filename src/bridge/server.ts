@@ -31,8 +31,11 @@ import type { ServerLogMessage } from './proxy/connection.ts';
 import { ProxyHub } from './proxy/hub.ts';
 import { RunLog } from '../state/run-log/writer.ts';
 import { registerRunPython, runPythonDescription } from './tool/run-python.ts';
-import { preludeCode } from './sandbox-api/prelude.ts';
+import { preludeCode, preludeUpdateCode } from './sandbox-api/prelude.ts';
 import { serverInstructions } from './server-instructions.ts';
+import { watchConfigFile } from './config-reload.ts';
+import { SessionsWithState, takeRestart } from '../state/bridge-restarts.ts';
+import { OWNER_ENV } from '../state/catalog-file.ts';
 import { clip } from '../shared/clip.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
@@ -47,6 +50,14 @@ export interface Bridge {
   runLog: RunLog;
   /** Each run's request handler (the CLI's `run` uses it too). */
   requests: HostMethods;
+  /**
+   * Applies a changed configuration's servers, proxy settings and result sizes without a
+   * restart (the sessions keep their variables); the rest of it needs a new bridge and is not
+   * read (config/restart-keys.ts says which is which).
+   */
+  reconfigure(next: ConfigWithSecrets): Promise<void>;
+  /** Told of each session a run used (it may hold state now). */
+  onSessionUsed: ((session: string) => void) | undefined;
   close(): Promise<void>;
 }
 
@@ -109,12 +120,14 @@ export async function createBridge(
   const serverListChanged = (name: string, kind: 'resources' | 'prompts') => exposure?.listChanged(name, kind);
   // Proxied servers' requests to their client (roots, elicitation, sampling) go to the bridge's.
   // Served to a client, they start only once it initialized, so that they are told what it supports.
-  const relay: BridgeClientRelay = new BridgeClientRelay(clientServer, {
+  // Kept: reconfigure() sets the new timeout in it, read by each relayed request.
+  const relayOptions = {
     roots: config.roots ?? [],
     timeoutMs: config.proxy.relayTimeoutSeconds * 1000,
     log,
     awaitClientMs: options.awaitClient ? config.proxy.connectTimeoutSeconds * 1000 : undefined,
-  });
+  };
+  const relay: BridgeClientRelay = new BridgeClientRelay(clientServer, relayOptions);
   const hub = new ProxyHub(config, {
     stateDir: config.stateDir,
     log,
@@ -143,9 +156,10 @@ export async function createBridge(
     new SnippetStore(snippetDirs(config.stateDir, config.workspaceSnippetsDir)),
     confirmations,
   );
-  const prelude = preludeCode(
-    hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' })),
-  );
+  const preludeServers = () =>
+    hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' }));
+  let preludeKey = JSON.stringify(preludeServers());
+  const prelude = preludeCode(preludeServers());
   // A packages image built while the bridge runs, or an image found to have packages of its own
   // (numpy in a user's image, learned from its first container): run_python's listing says so
   // from then on, and the client is told the list changed (the instructions are fixed at initialize).
@@ -207,6 +221,7 @@ export async function createBridge(
   server.server.oninitialized = () => relay.markInitialized();
   // The client's roots changed: every proxied server told of roots is told too.
   server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => hub.rootsChanged());
+  let sessionUsed: ((session: string) => void) | undefined;
   const runPython = registerRunPython(server, config.sandbox, {
     structured: config.structuredResults,
     installedPackages: [...listedPackages, ...imageNames()],
@@ -215,11 +230,13 @@ export async function createBridge(
     runLog,
     requests: methods,
     log,
+    onSessionUsed: (session) => sessionUsed?.(session),
   });
   // The capability resource first, then the proxied servers' resources, templates and prompts.
   // These handlers are the server's only resource and prompt handlers: add the bridge's own through `own`
   // (McpServer.registerResource/registerPrompt would refuse to install theirs).
-  exposure = exposeProxied(server, {
+  // Kept: reconfigure() sets the new cap in it, read by each listing.
+  const exposureOptions = {
     hub,
     runLog,
     log,
@@ -243,7 +260,8 @@ export async function createBridge(
           ),
       },
     ],
-  });
+  };
+  exposure = exposeProxied(server, exposureOptions);
   // Updated (and the client told) only when the text or the sandbox.packages names change: the
   // distributions of each new container's image change nothing once the listing says "with packages".
   const listedDescription = () =>
@@ -270,6 +288,23 @@ export async function createBridge(
         }, PACKAGES_RECHECK_MS)
       : undefined;
   packagesWatch?.unref();
+  const reconfigure = async (next: ConfigWithSecrets) => {
+    // Shared by the sessions and run_python: the next run's output is cut and shaped by these.
+    config.sandbox.resultChars = next.sandbox.resultChars;
+    config.sandbox.maxOutputChars = next.sandbox.maxOutputChars;
+    relayOptions.timeoutMs = next.proxy.relayTimeoutSeconds * 1000;
+    exposureOptions.maxListedItems = next.proxy.maxListedItems;
+    await hub.reconfigure(next);
+    // Sessions learn the new servers before their next run (new ones from the start).
+    const servers = preludeServers();
+    const key = JSON.stringify(servers);
+    if (key !== preludeKey) {
+      preludeKey = key;
+      sandbox.setPrelude(preludeCode(servers), preludeUpdateCode(servers));
+    }
+    // The client is told of a new listing only when its text changed.
+    refreshListing?.();
+  };
   let closing: Promise<void> | undefined;
   return {
     server,
@@ -277,6 +312,13 @@ export async function createBridge(
     sandbox,
     runLog,
     requests: methods,
+    reconfigure,
+    set onSessionUsed(listener: ((session: string) => void) | undefined) {
+      sessionUsed = listener;
+    },
+    get onSessionUsed() {
+      return sessionUsed;
+    },
     close: () =>
       (closing ??= (async () => {
         clearInterval(packagesWatch);
@@ -339,16 +381,42 @@ export function sandboxText(tier: SandboxTier | undefined, backend: SandboxBacke
   return `Sandbox: a ${tier.runtime} container${tier.isolation === 'gVisor' ? ' in gVisor' : ''}.`;
 }
 
-/** Serves the bridge on stdin/stdout until the client goes away or a signal arrives. */
-export async function serveStdio(config: ConfigWithSecrets, log: (message: string) => void): Promise<void> {
+/**
+ * A VS Code window's bridge: the sessions its previous bridge had are told, on their first run,
+ * that they were reset and why; this bridge's own are recorded for the next one.
+ */
+async function carryOverSessions(bridge: Bridge, stateDir: string, log: (message: string) => void): Promise<void> {
+  const owner = process.env[OWNER_ENV];
+  if (!owner) return;
+  const previous = await takeRestart(stateDir, owner);
+  if (previous) {
+    bridge.sandbox.markReset(previous.sessions, { kind: 'reset', reason: previous.reason });
+    log(`sessions of the previous bridge (${previous.sessions.join(', ')}) are told on their next run: ${previous.reason}`);
+  }
+  const withState = new SessionsWithState(stateDir, owner, log);
+  bridge.onSessionUsed = (session) => withState.add(session);
+}
+
+/**
+ * Serves the bridge on stdin/stdout until the client goes away or a signal arrives. With
+ * `configFile`, changes to the file are applied while it runs (`load` reads it as at start).
+ */
+export async function serveStdio(
+  config: ConfigWithSecrets,
+  log: (message: string) => void,
+  configFile?: { file: string; load: () => Promise<ConfigWithSecrets> },
+): Promise<void> {
   const pullHint = pullHintFor(process.env[CLIENT_ENV]);
   const bridge = await createBridge(config, log, { ...(pullHint ? { pullHint } : {}), awaitClient: true });
+  const reload = configFile && watchConfigFile({ ...configFile, running: config, apply: (next) => bridge.reconfigure(next), log });
+  await carryOverSessions(bridge, config.stateDir, log);
   const transport = new StdioServerTransport();
   let stopping = false;
   const stop = async (why: string) => {
     if (stopping) return;
     stopping = true;
     log(`shutting down: ${why}`);
+    reload?.close();
     await bridge.close();
     process.exit(0);
   };

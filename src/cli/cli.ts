@@ -6,7 +6,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, expandHome, loadConfigFile, parseConfig } from '../config/load.ts';
 import type { Config, SandboxConfig } from '../config/schema.ts';
-import { applySecrets, takeSecrets } from '../config/secrets.ts';
+import { applySecrets, takeSecrets, type ConfigWithSecrets, type Secrets } from '../config/secrets.ts';
 import {
   checkSandbox,
   forbiddenMountDirs,
@@ -91,11 +91,18 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const config = await configFrom(values);
+  // Taken once (they leave the environment): a reload of the file applies them again.
+  const secrets = takeSecrets(process.env);
+  const tokenKey = takeTokenKey(process.env);
+  const config = await configFrom(values, secrets, tokenKey);
   switch (command) {
     case 'serve':
       // stdout carries the protocol: everything else goes to stderr.
-      await serveStdio(config, (line) => process.stderr.write(`[code-execution-mode] ${line}\n`));
+      await serveStdio(
+        config,
+        (line) => process.stderr.write(`[code-execution-mode] ${line}\n`),
+        values.config ? { file: values.config, load: () => configFrom(values, secrets, tokenKey) } : undefined,
+      );
       return new Promise<number>(() => {});
     case 'run':
       return runCommand(config, values, rest);
@@ -114,17 +121,21 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-async function configFrom(values: {
-  config?: string;
-  backend?: string;
-  runtime?: string;
-  image?: string;
-  pull?: boolean;
-  workspace?: string[];
-  'workspace-access'?: string;
-}): Promise<Config> {
+async function configFrom(
+  values: {
+    config?: string;
+    backend?: string;
+    runtime?: string;
+    image?: string;
+    pull?: boolean;
+    workspace?: string[];
+    'workspace-access'?: string;
+  },
+  secrets: Secrets,
+  tokenKey: Buffer | undefined,
+): Promise<ConfigWithSecrets> {
   const loaded: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
-  const base = { ...applySecrets(loaded, takeSecrets(process.env)), tokenKey: takeTokenKey(process.env) };
+  const base = { ...applySecrets(loaded, secrets), tokenKey };
   const sandbox: Record<string, unknown> = { ...base.sandbox };
   if (values.backend) sandbox.backend = values.backend;
   if (values.runtime) sandbox.runtime = values.runtime;

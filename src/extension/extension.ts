@@ -13,6 +13,7 @@ import { BridgeRunner } from './bridge-runner.ts';
 import { WorkspaceConsent } from './settings/consent.ts';
 import { DiagnosePanel } from './panels/diagnose-panel.ts';
 import { BridgeProvider, PROVIDER_ID, SERVER_LABEL } from './provider.ts';
+import { settingsSnapshot, showRestartNotice } from './settings/restart-notice.ts';
 import { RunPanel } from './panels/run-panel.ts';
 import { RunsView } from './views/runs-view.ts';
 import { PendingConfirmationsStatus } from './views/pending-confirmations.ts';
@@ -125,12 +126,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     showRun: (run) => RunPanel.show(run, context.extensionUri, stateDir),
   });
 
+  // The settings as the running bridge got them: what Undo puts back after a restart.
+  let applied = settingsSnapshot();
   const applySettings = async () => {
     settings = read();
     for (const problem of settings.problems) log.warn(problem);
     consent.setItems(settings.consent);
     tools.setSettings(settings.entries, settings.problems, consent.view());
-    await provider.update(settings.config);
+    const before = applied;
+    applied = settingsSnapshot();
+    const restartedFor = await provider.update(settings.config);
+    if (restartedFor) void showRestartNotice(restartedFor, before);
     await dropLocal();
   };
   // The bridge reads decisions from the start: write them before it can be started.

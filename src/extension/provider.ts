@@ -1,13 +1,17 @@
 // Gives VS Code the bundled bridge as an MCP stdio server, so agent mode sees run_python with
 // no mcp.json. The configuration goes by file (no secrets in it); secrets are added only at
-// start time, in the process environment. Any change bumps the version so VS Code restarts it.
+// start time, in the process environment. The running bridge applies changes of the servers,
+// proxy and result settings from the file itself (its sessions keep their state); only a change
+// that needs a new sandbox or bridge bumps the version, so that VS Code restarts it.
 import { createHash } from 'node:crypto';
 import { dirname } from 'node:path';
 import * as vscode from 'vscode';
 import { OWNER_ENV } from '../state/catalog-file.ts';
+import { noteRestart } from '../state/bridge-restarts.ts';
 import { ensurePrivateDirAsync, writePrivateFile } from '../state/private-files.ts';
 import { CLIENT_ENV } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
+import { restartKey, restartReasons } from '../config/restart-keys.ts';
 import { SECRETS_ENV } from '../config/secrets.ts';
 import { TOKEN_KEY_ENV } from '../state/oauth-tokens.ts';
 import type { ServerSecrets } from './settings/secrets.ts';
@@ -27,6 +31,9 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
   /** The key that seals OAuth token files (sign-in.ts), given to the bridge with the secrets. */
   tokenKey: (() => Promise<string | undefined>) | undefined;
   private restarts = 0;
+  /** What the running bridge was started with (to name what a restart is for). */
+  private started: { config: Config; secrets: string } | undefined;
+  private written = '';
 
   /** `owner`: this window's id; the bridge writes its catalog section under it. */
   constructor(cliPath: string, configFile: string, secrets: ServerSecrets, log: vscode.LogOutputChannel, owner: string) {
@@ -37,22 +44,36 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
     this.owner = owner;
   }
 
-  /** Writes the bridge's configuration; tells VS Code when it (or a secret) changed. */
-  async update(config: Config): Promise<void> {
+  /**
+   * Writes the bridge's configuration (the running bridge applies what it can of it); tells
+   * VS Code to restart the bridge when a key it cannot apply (or a secret) changed, and returns
+   * those keys then.
+   */
+  async update(config: Config): Promise<string[] | undefined> {
     const text = `${JSON.stringify(config, null, 2)}\n`;
     // Owner-only, like the state dir: it names the servers, their commands and the state dir.
     await ensurePrivateDirAsync(dirname(this.configFile));
-    await writePrivateFile(this.configFile, text);
+    if (text !== this.written) await writePrivateFile(this.configFile, text);
+    const applied = this.written !== '' && text !== this.written;
+    this.written = text;
     const secrets = JSON.stringify(await this.secrets.all());
-    const hash = createHash('sha256').update(text).update(secrets).digest('hex').slice(0, 12);
+    const hash = createHash('sha256').update(restartKey(config)).update(secrets).digest('hex').slice(0, 12);
     const version = this.restarts > 0 ? `${hash}.${this.restarts}` : hash;
-    if (version === this.version) return;
+    const before = this.started;
+    if (version === this.version) {
+      if (applied) this.log.info('bridge configuration changed; the running bridge applies it (its sessions keep their state)');
+      return undefined;
+    }
     const first = this.version === '';
     this.version = version;
-    if (!first) {
-      this.log.info(`bridge configuration changed (version ${version}); VS Code restarts the server`);
-      this.changed.fire();
-    }
+    this.started = { config, secrets };
+    if (first || !before) return undefined;
+    const keys = [...restartReasons(before.config, config), ...(secrets !== before.secrets ? ['a server secret'] : [])];
+    this.log.info(`bridge configuration changed (${keys.join(', ')}; version ${version}); VS Code restarts the server`);
+    // Read by the next bridge: its sessions' first runs say why their state is gone.
+    await noteRestart(config.stateDir, this.owner, keys).catch((error: Error) => this.log.warn(`restart not noted: ${error.message}`));
+    this.changed.fire();
+    return keys;
   }
 
   /** Has VS Code restart the bridge (after a sign-out: no session keeps the old tokens). */

@@ -10,7 +10,7 @@ import type { RuntimeStatus } from './engines/detect.ts';
 import type { PackagesState } from './image/derived.ts';
 import type { ImageDistributions } from './image/distributions.ts';
 import type { ExecuteOptions, SessionInfo } from './sessions/manager.ts';
-import type { RunResult } from './sessions/run-result.ts';
+import type { RunResult, SessionChange } from './sessions/run-result.ts';
 
 /** Which sandbox runs the code, for the run log, the listing and the views. */
 export interface SandboxTier {
@@ -50,4 +50,8 @@ export interface Sandbox {
   recheckPackages(): Promise<PackagesState | undefined>;
   /** The third-party distributions of the image new sessions use, once a sandbox started. */
   imageDistributions(): ImageDistributions | undefined;
+  /** New interpreters run `code` first; live ones that ran an older prelude run `update` before their next run. */
+  setPrelude(code: string, update: string): void;
+  /** Sessions of these names that a run has not started yet say, on their first run, that their state is gone and why. */
+  markReset(names: readonly string[], change: SessionChange): void;
 }

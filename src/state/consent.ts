@@ -48,7 +48,7 @@ const POLL_MS = 1000;
 const REQUEST_REPEAT_MS = 3000;
 
 export class ConsentGate {
-  private readonly config: ConsentConfig | undefined;
+  private config: ConsentConfig | undefined;
   private readonly log: (message: string) => void;
   private seen = '';
   /** When the decisions file was last looked at (on `clock`). */
@@ -57,6 +57,7 @@ export class ConsentGate {
   private denied = new Set<string>();
   private readonly states = new Map<string, ConsentState>();
   private timer: ClockTimer | undefined;
+  private onCheck: ((server: string, state: ConsentState, changed: boolean) => void) | undefined;
   private lastRequest = { key: '', at: -Infinity };
   /** What the poll and the repeat window read the time from (tests drive it). */
   private readonly clock: Clock;
@@ -121,11 +122,13 @@ export class ConsentGate {
    * fresh read of the decisions) and revoked between two checks, which then see no change.
    */
   watch(onCheck: (server: string, state: ConsentState, changed: boolean) => void): void {
+    this.onCheck = onCheck;
     if (!this.config || Object.keys(this.config.servers).length === 0 || this.timer) return;
     for (const server of Object.keys(this.config.servers)) this.states.set(server, this.state(server));
     this.timer = this.clock.setInterval(() => {
+      if (!this.config) return;
       this.refresh();
-      for (const [server, wanted] of Object.entries(this.config!.servers)) {
+      for (const [server, wanted] of Object.entries(this.config.servers)) {
         const state = this.known(wanted);
         const changed = this.states.get(server) !== state;
         this.states.set(server, state);
@@ -135,7 +138,17 @@ export class ConsentGate {
     this.timer.unref?.();
   }
 
+  /** The servers that need consent changed while the bridge runs (a server added to the workspace). */
+  update(config: ConsentConfig | undefined): void {
+    this.config = config;
+    this.seen = '';
+    // A server gated from now on starts from its current state, not as a change.
+    for (const server of Object.keys(config?.servers ?? {})) if (!this.states.has(server)) this.states.set(server, this.state(server));
+    if (this.onCheck) this.watch(this.onCheck);
+  }
+
   close(): void {
+    this.onCheck = undefined;
     this.clock.clearTimeout(this.timer);
     this.timer = undefined;
   }

@@ -16,6 +16,8 @@ export const FILESYSTEM_SERVER = resolve('node_modules/@modelcontextprotocol/ser
 export interface BridgeHandle {
   client: Client;
   stateDir: string;
+  /** The file the bridge was started with (--config); it applies changes to it while it runs. */
+  configFile: string;
   stderr: () => string;
   /** The bridge process's id (to read its memory from /proc). */
   pid: number | null;
@@ -57,6 +59,7 @@ export async function startBridge(
   return {
     client,
     stateDir,
+    configFile,
     stderr: () => stderr,
     pid: transport.pid,
     call: async (code, extra = {}, options = {}) =>

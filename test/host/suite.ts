@@ -13,6 +13,7 @@ import { oauthChecks } from './oauth.ts';
 import { packagesChecks } from './packages.ts';
 import { passthroughChecks } from './passthrough.ts';
 import { wasmChecks } from './wasm.ts';
+import { keepSessionsChecks } from './keep-sessions.ts';
 
 interface Outcome {
   name: string;
@@ -184,6 +185,7 @@ export async function run(): Promise<void> {
     if (only.includes('passthrough')) await passthroughChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
     if (only.includes('packages')) await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
     if (only.includes('wasm')) await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
+    if (only.includes('sessions')) await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
     return save(true);
   }
 
@@ -800,6 +802,7 @@ export async function run(): Promise<void> {
   await passthroughChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
   await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
   await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
+  await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
 
   save(true);
 }

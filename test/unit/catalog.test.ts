@@ -247,3 +247,30 @@ test('a schema built to fan out costs little to render', () => {
   assert.ok(performance.now() - started < 500, `${performance.now() - started} ms`);
   assert.ok(param!.type.length <= 240);
 });
+
+test('reconfigure keeps the tools of unchanged servers, drops removed ones and starts changed ones afresh', async () => {
+  const catalog = new ToolCatalog([
+    { name: 'a-b', fingerprint: 'f1' },
+    { name: 'gone', fingerprint: 'f2' },
+    { name: 'changed', fingerprint: 'f3' },
+  ]);
+  catalog.setTools('a-b', [{ name: 'get-sum', inputSchema: { type: 'object' } }]);
+  catalog.setTools('changed', [{ name: 'old', inputSchema: { type: 'object' } }]);
+  await catalog.reconfigure([
+    { name: 'a_b', fingerprint: 'f4' },
+    { name: 'a-b', description: 'kept', fingerprint: 'f1' },
+    { name: 'changed', fingerprint: 'f5' },
+  ]);
+  assert.deepEqual(catalog.names(), ['a_b', 'a-b', 'changed']);
+  const kept = catalog.get('a-b')!;
+  assert.equal(kept.alias, 'a_b_2', 'its alias follows the new list');
+  assert.equal(kept.tools?.[0]?.serverAlias, 'a_b_2', 'and so do its tools');
+  assert.equal(kept.tools?.[0]?.serverDescription, 'kept');
+  assert.equal(catalog.get('changed')?.tools, undefined, 'a changed definition lists its tools again');
+  assert.equal(catalog.get('changed')?.state, 'not-started');
+  assert.equal(catalog.findServer('gone'), undefined);
+  assert.deepEqual(
+    catalog.search('sum', 5).map((t) => t.tool),
+    ['get-sum'],
+  );
+});

@@ -97,6 +97,32 @@ export class ToolCatalog {
     });
   }
 
+  /**
+   * The servers changed while the bridge runs: a server whose fingerprint is the same keeps its
+   * record and tools (its alias and description follow the new list), a new or changed one
+   * starts afresh (from the cache when it has one for its config), a removed one is dropped.
+   */
+  async reconfigure(servers: ReadonlyArray<{ name: string; description?: string; fingerprint: string }>): Promise<void> {
+    const aliases = uniqueAliases(servers.map((s) => s.name));
+    const old = new Map(this.servers);
+    this.servers.clear();
+    servers.forEach((s, i) => {
+      const kept = old.get(s.name);
+      const record: ServerRecord =
+        kept?.fingerprint === s.fingerprint ? kept : { name: s.name, alias: aliases[i]!, state: 'not-started', fingerprint: s.fingerprint };
+      const renamed = record.alias !== aliases[i] || record.description !== s.description;
+      record.alias = aliases[i]!;
+      if (s.description) record.description = s.description;
+      else delete record.description;
+      // Tool entries carry their server's alias and description.
+      if (renamed && record.tools) record.tools = this.entriesFor(record, record.tools.map(listedOf), tasksOf(record.tools));
+      this.servers.set(s.name, record);
+    });
+    this.index = undefined;
+    await this.load();
+    this.changed(true);
+  }
+
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -261,4 +287,21 @@ export class ToolCatalog {
     // Only this writer's section is replaced: other bridges of the state dir keep theirs.
     await saveCatalogSection(dir, servers);
   }
+}
+
+/** A tool entry as it was listed (to rebuild its entry under a new alias). */
+function listedOf(t: ToolEntry): ListedTool {
+  return {
+    name: t.tool,
+    ...(t.title ? { title: t.title } : {}),
+    description: t.description,
+    inputSchema: t.inputSchema,
+    ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
+    ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
+    ...(t.icons ? { icons: t.icons } : {}),
+  } as ListedTool;
+}
+
+function tasksOf(tools: readonly ToolEntry[]): Map<string, TaskSupport> {
+  return new Map(tools.flatMap((t) => (t.taskSupport ? [[t.tool, t.taskSupport] as const] : [])));
 }

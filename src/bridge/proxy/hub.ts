@@ -14,7 +14,7 @@ import { substituteServer, type VariableContext } from '../../config/variables.t
 import { ToolCatalog, type ServerState, type ToolEntry } from '../catalog/catalog.ts';
 import { confirmationNeeded, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './confirm.ts';
 import { ConsentGate, ConsentNeededError, type ConsentState } from '../../state/consent.ts';
-import { ServerConnection, type RelaySetting, type ServerLogMessage, type StartContext } from './connection.ts';
+import { ServerConnection, type ProxyTimeouts, type RelaySetting, type ServerLogMessage, type StartContext } from './connection.ts';
 import { jsonBytes, ProxyLimitError, type ProxyLimits } from './limits.ts';
 import { sizeText } from '../../shared/byte-size.ts';
 import { toolAllowed } from './policy.ts';
@@ -78,11 +78,20 @@ export class ProxyHub {
   private readonly consent: ConsentGate;
   private readonly refused = new Map<string, string>();
   private readonly log: (message: string) => void;
+  /** Shared with every connection, and updated in place by reconfigure(): new calls read the new values. */
   private readonly limits: ProxyLimits;
+  private readonly timeouts: ProxyTimeouts;
   /** How long search and discovery wait, in all, for servers whose tools are not known yet. */
-  readonly discoveryWaitMs: number;
+  discoveryWaitMs: number;
   /** OAuth sign-ins and token files (in the state dir, so only with one). */
   private readonly oauth: HubOAuth | undefined;
+  private readonly options: HubOptions;
+  /** Why this bridge must not start stdio servers (it is itself started by one), if so. */
+  private readonly nested: string | undefined;
+  private readonly variables: Omit<VariableContext, 'inputs'>;
+  private secrets: Secrets | undefined;
+  /** Servers taken out of the configuration while the bridge runs: a call to one says so. */
+  private readonly removed = new Set<string>();
   private closed = false;
 
   constructor(config: HubConfig, options: HubOptions = {}) {
@@ -90,66 +99,112 @@ export class ProxyHub {
     const log = options.log;
     this.log = log ? (message) => log(redactUrlSecrets(message)) : () => {};
     this.consent = new ConsentGate(config.consent, this.log);
-    const enabled = Object.entries(config.servers).filter(([, server]) => server.enabled);
+    this.options = options;
+    const enabled = enabledServers(config);
     this.catalog = new ToolCatalog(
-      enabled.map(([name, server]) => ({
-        name,
-        ...(server.description ? { description: server.description } : {}),
-        fingerprint: fingerprint(server),
-      })),
+      enabled.map(([name, server]) => catalogEntry(name, server)),
       options.stateDir,
     );
-    const timeouts = {
-      connectMs: config.proxy.connectTimeoutSeconds * 1000,
-      listMs: config.proxy.listTimeoutSeconds * 1000,
-      callMs: config.proxy.callTimeoutSeconds * 1000,
-    };
-    this.limits = config.proxy;
+    this.timeouts = timeoutsOf(config.proxy);
+    this.limits = { ...config.proxy };
     this.discoveryWaitMs = config.proxy.discoveryWaitSeconds * 1000;
     options.relay?.relay.limit(config.proxy);
     this.oauth = options.stateDir
       ? new HubOAuth(options.stateDir, config.tokenKey, this.log, undefined, options.interactiveSignIn ?? true)
       : undefined;
-    const own = options.env ?? process.env;
-    const nested = nestedRefusal(own);
+    this.nested = nestedRefusal(options.env ?? process.env);
     const { [SECRETS_ENV]: _secrets, ...env } = process.env;
-    const variables: Omit<VariableContext, 'inputs'> = {
+    this.variables = {
       workspaceFolder: config.workspaceFolder,
       userHome: homedir(),
       pathSeparator: sep,
       env,
       envIgnoresCase: process.platform === 'win32',
     };
-    for (const [name, server] of enabled) {
-      this.configs.set(name, server);
-      const start = startContext(server, config.secrets?.[name], variables);
-      const why =
-        isStdio(server) && nested
-          ? `server "${name}" is not started: ${nested}`
-          : startsThisBridge(resolvedOrAsIs(server, start.variables, start.secretKeys)) && !server.allowSelfProxy
-            ? `server "${name}" would start this bridge again and is not proxied (set allowSelfProxy to override)`
-            : undefined;
-      if (why) {
-        this.refused.set(name, why);
-        this.catalog.setState(name, 'error', why);
-        this.log(why);
-        continue;
-      }
-      if (isStdio(server)) start.env = markerEnv(server, own);
-      this.oauth?.attach(start, name, server);
-      const make = () => {
-        const connection = new ServerConnection(name, server, this.catalog, timeouts, this.log, start, this.limits);
-        const serverLog = options.serverLog;
-        if (serverLog) connection.serverLog = (message) => serverLog(name, message);
-        connection.relay = options.relay;
-        const listChanged = options.serverListChanged;
-        if (listChanged) connection.listChanged = (kind) => listChanged(name, kind);
-        return connection;
-      };
-      this.connectionMakers.set(name, make);
-      this.connections.set(name, make());
-    }
+    this.secrets = config.secrets;
+    for (const [name, server] of enabled) this.addServer(name, server);
     this.consent.watch((name, state, changed) => void this.enforceConsent(name, state, changed));
+  }
+
+  /** Sets up a server's connection (not started), or records why it is refused. */
+  private addServer(name: string, server: ServerConfig): void {
+    this.removed.delete(name);
+    this.configs.set(name, server);
+    const start = startContext(server, this.secrets?.[name], this.variables);
+    const why =
+      isStdio(server) && this.nested
+        ? `server "${name}" is not started: ${this.nested}`
+        : startsThisBridge(resolvedOrAsIs(server, start.variables, start.secretKeys)) && !server.allowSelfProxy
+          ? `server "${name}" would start this bridge again and is not proxied (set allowSelfProxy to override)`
+          : undefined;
+    if (why) {
+      this.refused.set(name, why);
+      this.catalog.setState(name, 'error', why);
+      this.log(why);
+      return;
+    }
+    if (isStdio(server)) start.env = markerEnv(server, this.options.env ?? process.env);
+    this.oauth?.attach(start, name, server);
+    const options = this.options;
+    const make = () => {
+      const connection = new ServerConnection(name, server, this.catalog, this.timeouts, this.log, start, this.limits);
+      const serverLog = options.serverLog;
+      if (serverLog) connection.serverLog = (message) => serverLog(name, message);
+      connection.relay = options.relay;
+      const listChanged = options.serverListChanged;
+      if (listChanged) connection.listChanged = (kind) => listChanged(name, kind);
+      return connection;
+    };
+    this.connectionMakers.set(name, make);
+    this.connections.set(name, make());
+  }
+
+  /** Closes a server's connection and forgets it (removed, or about to be set up with a new config). */
+  private async dropServer(name: string): Promise<void> {
+    const connection = this.connections.get(name);
+    this.connections.delete(name);
+    this.connectionMakers.delete(name);
+    this.configs.delete(name);
+    this.refused.delete(name);
+    await connection?.close();
+  }
+
+  /**
+   * The configuration changed while the bridge runs: new servers are set up (started on first
+   * use), removed ones closed, those whose definition changed closed and set up afresh; the
+   * others keep their connections. Limits and timeouts apply to calls made from now on.
+   * Returns the names of the servers added, removed and changed.
+   */
+  async reconfigure(config: HubConfig): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
+    Object.assign(this.limits, config.proxy);
+    Object.assign(this.timeouts, timeoutsOf(config.proxy));
+    this.discoveryWaitMs = config.proxy.discoveryWaitSeconds * 1000;
+    this.options.relay?.relay.limit(config.proxy);
+    this.secrets = config.secrets;
+    this.consent.update(config.consent);
+    const enabled = new Map(enabledServers(config));
+    const before = new Map(this.configs);
+    const removed = [...before.keys()].filter((name) => !enabled.has(name));
+    const added = [...enabled.keys()].filter((name) => !before.has(name));
+    const changed = [...enabled].flatMap(([name, server]) => {
+      const old = before.get(name);
+      return old && (fingerprint(old) !== fingerprint(server) || JSON.stringify(old) !== JSON.stringify(server)) ? [name] : [];
+    });
+    const restarted = changed.filter((name) => fingerprint(before.get(name)!) !== fingerprint(enabled.get(name)!));
+    await Promise.all([...removed, ...restarted].map((name) => this.dropServer(name)));
+    for (const name of removed) this.removed.add(name);
+    await this.catalog.reconfigure([...enabled].map(([name, server]) => catalogEntry(name, server)));
+    for (const name of [...added, ...restarted]) this.addServer(name, enabled.get(name)!);
+    // A change of policy only (tools allowed, confirmations, description): the connection stays.
+    for (const name of changed.filter((n) => !restarted.includes(n))) this.configs.set(name, enabled.get(name)!);
+    if (added.length + removed.length + changed.length > 0)
+      this.log(
+        `servers reconfigured: ${[['added', added] as const, ['removed', removed] as const, ['changed', changed] as const]
+          .filter(([, names]) => names.length > 0)
+          .map(([what, names]) => `${what} ${names.join(', ')}`)
+          .join('; ')}`,
+      );
+    return { added, removed, changed };
   }
 
   /** Whether the user allows the server (always, for servers that need no consent). */
@@ -206,6 +261,10 @@ export class ProxyHub {
     const config = record && this.configs.get(record.name);
     if (!record || !connection || !config) {
       const known = this.catalog.names();
+      if (this.removed.has(name))
+        throw new UnknownServerError(
+          `server "${name}" was removed from the bridge's configuration; available: ${known.length > 0 ? known.join(', ') : 'none configured'}`,
+        );
       throw new UnknownServerError(`no enabled server "${name}"; available: ${known.length > 0 ? known.join(', ') : 'none configured'}`);
     }
     return { name: record.name, connection, config };
@@ -391,6 +450,22 @@ function resolvedOrAsIs(server: ServerConfig, variables: VariableContext, secret
   } catch {
     return server;
   }
+}
+
+function enabledServers(config: HubConfig): Array<[string, ServerConfig]> {
+  return Object.entries(config.servers).filter(([, server]) => server.enabled);
+}
+
+function catalogEntry(name: string, server: ServerConfig): { name: string; description?: string; fingerprint: string } {
+  return { name, ...(server.description ? { description: server.description } : {}), fingerprint: fingerprint(server) };
+}
+
+function timeoutsOf(proxy: HubConfig['proxy']): ProxyTimeouts {
+  return {
+    connectMs: proxy.connectTimeoutSeconds * 1000,
+    listMs: proxy.listTimeoutSeconds * 1000,
+    callMs: proxy.callTimeoutSeconds * 1000,
+  };
 }
 
 function fingerprint(server: ServerConfig): string {

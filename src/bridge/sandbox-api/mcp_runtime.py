@@ -609,8 +609,31 @@ def _install(servers, namespace):
     if hasattr(_host, "add_error_hint"):
         _host.add_error_hint(_error_hint)
         _host.hide_frames("<mcp.runtime>")  # the prelude compiles this module under that name
+    _add_proxies(servers, namespace, runtime)
+
+
+def _add_proxies(servers, namespace, runtime):
     for info in servers:
         proxy = _ServerProxy(info)
         _proxies[info["name"]] = proxy
         namespace[info["alias"]] = proxy
-        setattr(runtime, info["alias"], proxy)
+        if runtime is not None:
+            setattr(runtime, info["alias"], proxy)
+
+
+def _update_servers(servers, namespace):
+    """The bridge's server list changed while this interpreter lived (a settings change): the
+    session keeps its variables, removed servers lose their mcp_<alias> object, and every
+    server gets a fresh one (a changed server's tools are listed anew on first use)."""
+    runtime = sys.modules.get(__name__)
+    for info in _SERVERS:
+        old = _proxies.pop(info["name"], None)
+        if old is None:
+            continue
+        # Only the names this module set: a variable the code bound to that name is left alone.
+        if namespace.get(info["alias"]) is old:
+            del namespace[info["alias"]]
+        if runtime is not None and getattr(runtime, info["alias"], None) is old:
+            delattr(runtime, info["alias"])
+    _SERVERS[:] = servers
+    _add_proxies(servers, namespace, runtime)

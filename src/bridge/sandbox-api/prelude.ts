@@ -1,6 +1,7 @@
 // The code each new sandbox interpreter runs before the first run: it loads the MCP runtime
 // (mcp_runtime.py, beside this module in src/ and beside the bundle in dist/) as the module
-// `mcp.runtime` and installs its names and one proxy per enabled server.
+// `mcp.runtime` and installs its names and one proxy per enabled server. When the servers
+// change while the bridge runs, an interpreter started before runs the update instead.
 import { readFileSync } from 'node:fs';
 
 let cached: string | undefined;
@@ -26,4 +27,9 @@ export function preludeCode(servers: readonly PreludeServer[]): string {
     `_cem_module._install(__import__("json").loads(${JSON.stringify(JSON.stringify(servers))}), globals())`,
     'del _cem_sys, _cem_types, _cem_module',
   ].join('\n');
+}
+
+/** What an interpreter that ran an older prelude runs to learn the new server list (its variables stay). */
+export function preludeUpdateCode(servers: readonly PreludeServer[]): string {
+  return `__import__("sys").modules["mcp.runtime"]._update_servers(__import__("json").loads(${JSON.stringify(JSON.stringify(servers))}), globals())`;
 }

@@ -102,6 +102,8 @@ export interface RunPythonDeps {
   log: (message: string) => void;
   /** Whether results carry structuredContent (and the tool an outputSchema); config.structuredResults. */
   structured?: boolean;
+  /** Told of the session each run used, once its result is in (the session may hold state now). */
+  onSessionUsed?: (session: string) => void;
   /** Names of the sandbox.packages installed in the image runs use (none: not built or not set), then the image's own as last remembered. */
   installedPackages?: readonly string[];
 }
@@ -158,6 +160,7 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         onOutput: progress.onOutput,
         onRequest: requests.handle,
       });
+      deps.onSessionUsed?.(session);
       const toolCalls = requests.toolCalls();
       const reading = readRun({ result, toolCalls, toolImages: requests.toolImages(), budget: config.resultChars });
       // The log keeps the full record: the output as captured, every image emitted or returned.

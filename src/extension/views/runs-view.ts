@@ -101,7 +101,10 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     const elapsed = runElapsed(run);
     item.tooltip = new vscode.MarkdownString(
       `**${state}**${elapsed ? ` · ${elapsed}` : ''} · ${new Date(run.started).toLocaleString()} · session \`${run.session}\` · ${plural(run.toolCallCount, 'tool call')}${snippets}${relaySummary(run.relays)}\n`,
-    ).appendCodeblock(run.code.slice(0, 3000), 'python');
+    );
+    // The session's earlier state was gone when this run started (a restart, an idle close...).
+    if (run.sessionChange) item.tooltip.appendText(`Started fresh: session ${run.sessionChange.kind}, ${run.sessionChange.reason}.\n`);
+    item.tooltip.appendCodeblock(run.code.slice(0, 3000), 'python');
     item.contextValue = `run.${status}`;
     item.id = run.id;
     item.command = { command: 'codeExecutionMode.openRun', title: 'Open Run', arguments: [run.id] };

@@ -18,7 +18,7 @@ import { packagesState, type PackagesState } from '../image/derived.ts';
 import { KernelContainer, type RuntimeRef } from '../container/kernel-container.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
-import { Session, startKernel, type StartKernel } from './session.ts';
+import { Session, startKernel, type Prelude, type StartKernel } from './session.ts';
 import type { RunResult, SessionChange } from './run-result.ts';
 import type { RefusedRequest, RequestHandler } from './run-requests.ts';
 import type { Sandbox, SandboxEngine, SandboxTier } from '../sandbox.ts';
@@ -108,10 +108,13 @@ export class SessionManager implements Sandbox {
 
   readonly config: SandboxConfig;
   private readonly options: SessionManagerOptions;
+  /** The code new interpreters run first (options.prelude, until setPrelude). */
+  private prelude: Prelude | undefined;
 
   constructor(config: SandboxConfig, options: SessionManagerOptions = {}) {
     this.config = config;
     this.options = options;
+    this.prelude = options.prelude === undefined ? undefined : { code: options.prelude };
     process.once('exit', this.exitHandler);
   }
 
@@ -206,9 +209,7 @@ export class SessionManager implements Sandbox {
     // runtime's `info` alone can take longer than a container start); it serves only once they
     // passed and agree, else it is closed. It runs nothing but the kernel until then.
     const guess = firstStartGuess(this.config, this.options.detect);
-    const early = guess
-      ? startKernel(this.containerStarter(guess), this.config, 'spare', this.options.prelude).catch(() => null)
-      : undefined;
+    const early = guess ? startKernel(this.containerStarter(guess), this.config, 'spare', this.prelude?.code).catch(() => null) : undefined;
     let status: RuntimeStatus;
     try {
       status = await selectRuntime(this.config, { ...this.options.detect, skipStart: true }, this.options.pullHint);
@@ -228,7 +229,7 @@ export class SessionManager implements Sandbox {
           this.containerStarter({ ...status, ownUserNamespace: own }),
           this.config,
           'spare',
-          this.options.prelude,
+          this.prelude?.code,
         );
       } catch {
         return selectRuntime(this.config, this.options.detect, this.options.pullHint);
@@ -326,6 +327,15 @@ export class SessionManager implements Sandbox {
     }));
   }
 
+  setPrelude(code: string, update: string): void {
+    // A spare started with the old prelude catches up on its first run, like a live session.
+    this.prelude = { code, update };
+  }
+
+  markReset(names: readonly string[], change: SessionChange): void {
+    for (const name of names) if (!this.sessions.has(name)) this.retire(name, change);
+  }
+
   async closeSession(name: string): Promise<boolean> {
     const session = this.sessions.get(name);
     if (!session) return false;
@@ -359,7 +369,7 @@ export class SessionManager implements Sandbox {
       // The first check's container, when it proved the start, is the first spare.
       return (
         (engine.kind === 'container' ? this.takeProven() : undefined) ??
-        startKernel(this.starter(engine), this.config, 'spare', this.options.prelude)
+        startKernel(this.starter(engine), this.config, 'spare', this.prelude?.code)
       );
     })();
     this.spare = spare;
@@ -437,7 +447,7 @@ export class SessionManager implements Sandbox {
       name,
       this.starter(engine),
       this.config,
-      this.options.prelude,
+      () => this.prelude,
       () => this.takeSpare(),
       change,
       (container) => this.learn(container),

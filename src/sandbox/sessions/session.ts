@@ -15,6 +15,19 @@ import type { RunOptions } from './run-spec.ts';
 
 let useCounter = 0;
 
+/**
+ * The code every new interpreter runs first and, once it has changed (the bridge's servers
+ * changed), the code an interpreter that ran an older one runs before its next run, keeping
+ * its variables.
+ */
+export interface Prelude {
+  code: string;
+  update?: string;
+}
+
+/** The prelude each live interpreter ran (or caught up with), by its kernel. */
+const ranPrelude = new WeakMap<Kernel, string>();
+
 export class Session {
   private container: Kernel | undefined;
   private starting: Promise<Kernel> | undefined;
@@ -37,12 +50,12 @@ export class Session {
   private readonly start: StartKernel;
   private readonly config: SandboxConfig;
 
-  private readonly prelude: string | undefined;
+  private readonly prelude: () => Prelude | undefined;
   private readonly takeSpare: (() => Promise<Kernel | undefined>) | undefined;
   private readonly onStarted: ((container: Kernel) => void) | undefined;
 
   /**
-   * `prelude` runs in every new interpreter of this session before its first run;
+   * `prelude` (read at each start and run) runs in every new interpreter of this session before its first run;
    * `takeSpare` hands over a pre-started container (with the prelude run), if there is one;
    * `change` is why an earlier session of this name is gone (reaped, evicted), for its first run to say;
    * `onStarted` is told of each container this session starts itself (before its first run).
@@ -51,7 +64,7 @@ export class Session {
     name: string,
     start: StartKernel,
     config: SandboxConfig,
-    prelude?: string,
+    prelude: () => Prelude | undefined = () => undefined,
     takeSpare?: () => Promise<Kernel | undefined>,
     change?: SessionChange,
     onStarted?: (container: Kernel) => void,
@@ -115,7 +128,7 @@ export class Session {
   private async restartInterpreter(): Promise<boolean> {
     const container = this.container;
     if (!container?.alive) return false;
-    return restartKernel(container, this.config, this.name, this.prelude);
+    return restartKernel(container, this.config, this.name, this.prelude()?.code);
   }
 
   private async ensureContainer(): Promise<{ container: Kernel; cold: boolean }> {
@@ -123,7 +136,7 @@ export class Session {
     // A pre-started spare (never used by anyone) makes the first run of a session warm.
     const spare = await this.takeSpare?.();
     if (spare?.alive) return { container: this.adopt(spare), cold: false };
-    this.starting ??= startKernel(this.start, this.config, this.name, this.prelude);
+    this.starting ??= startKernel(this.start, this.config, this.name, this.prelude()?.code);
     try {
       const started = this.adopt(await this.starting);
       this.onStarted?.(started);
@@ -163,6 +176,7 @@ export class Session {
       };
       if (!restarted) return this.runNow(code, { ...options, runId });
     }
+    await this.catchUp(container);
     const change = this.pendingChange;
     this.pendingChange = undefined;
     this.runs++;
@@ -193,6 +207,15 @@ export class Session {
     this.aliveAfterRun = this.alive;
     if (change) result.sessionChange = change;
     return result;
+  }
+
+  /** An interpreter that ran an older prelude runs its update first (a failure leaves it as it was). */
+  private async catchUp(container: Kernel): Promise<void> {
+    const now = this.prelude();
+    const ran = ranPrelude.get(container);
+    // An interpreter that ran no prelude has no runtime to update.
+    if (!now?.update || ran === undefined || ran === now.code) return;
+    await runPrelude(container, this.config, this.name, now.update, now.code);
   }
 
   private emptyResult(runId: string, status: RunStatus, started: number, message: string): RunResult {
@@ -245,8 +268,14 @@ export async function restartKernel(container: Kernel, config: SandboxConfig, se
   return false;
 }
 
-/** Runs the prelude in a new interpreter; the failure in words, or undefined. */
-async function runPrelude(container: Kernel, config: SandboxConfig, session: string, prelude?: string): Promise<string | undefined> {
+/** Runs the prelude in a new interpreter (`becomes`: the prelude it then has); the failure in words, or undefined. */
+async function runPrelude(
+  container: Kernel,
+  config: SandboxConfig,
+  session: string,
+  prelude?: string,
+  becomes = prelude,
+): Promise<string | undefined> {
   if (prelude === undefined) return undefined;
   const { result } = await runOnContainer({
     container,
@@ -258,6 +287,9 @@ async function runPrelude(container: Kernel, config: SandboxConfig, session: str
     started: performance.now(),
     code: prelude,
   });
-  if (result.status === 'ok') return undefined;
+  if (result.status === 'ok') {
+    if (becomes !== undefined) ranPrelude.set(container, becomes);
+    return undefined;
+  }
   return `The sandbox's runtime failed to load: ${result.error?.type}: ${result.error?.message}\n${result.error?.traceback ?? ''}`;
 }

@@ -1,0 +1,64 @@
+// Host checks that settings changes keep the agent's Python sessions: adding a server in the
+// settings reaches the running bridge (a variable set before is still there, and the new
+// server's tool is callable from the same session); a sandbox setting restarts the bridge, and
+// the session's next result says it was reset and which setting did it (so does the Runs view).
+import * as vscode from 'vscode';
+import type { ExtensionApi } from '../../src/extension/extension.ts';
+import type { HostKit } from './consent.ts';
+
+export async function keepSessionsChecks(kit: HostKit, ext: ExtensionApi, fixtureServer: string): Promise<void> {
+  const { check, waitFor, invoke, startBridge } = kit;
+  const assert: HostKit['assert'] = kit.assert;
+  const settings = vscode.workspace.getConfiguration('codeExecutionMode');
+  const servers = settings.get<Record<string, unknown>>('servers') ?? {};
+  try {
+    await check('adding a server in the settings keeps a session variable, and its tool is callable there', async () => {
+      await startBridge();
+      const before = await invoke('kept = 41\nkept');
+      assert(before.includes('41'), `before: ${before}`);
+      await settings.update(
+        'servers',
+        { ...servers, keepfix: { command: process.execPath, args: [fixtureServer], description: 'added while the bridge runs' } },
+        vscode.ConfigurationTarget.Global,
+      );
+      const after = await waitFor(
+        'the running bridge to apply the new server',
+        async () => {
+          const out = await invoke(
+            'print(kept + 1)\nprint(await mcp_keepfix.echo(message="alias ok"))\nprint(await call_tool("keepfix", "echo", {"message": "call_tool ok"}))',
+          );
+          // The session's own variable gone means the bridge restarted: no point in waiting.
+          assert(!/name 'kept' is not defined/.test(out), `the session lost its variable: ${out}`);
+          // Until the bridge has read the file, the new name is not defined yet.
+          return /name 'mcp_keepfix' is not defined/.test(out) ? undefined : out;
+        },
+        60_000,
+      );
+      assert(/"status":\s*"ok"/.test(after) && /42\\nalias ok\\ncall_tool ok/.test(after), `after: ${after}`);
+      assert(!after.includes('sessionChange'), `the session was reset: ${after}`);
+    });
+
+    await check("a sandbox setting restarts the bridge, and the session's next result says why", async () => {
+      await invoke('reset_marker = 1');
+      await settings.update('sandbox.memory', '384m', vscode.ConfigurationTarget.Global);
+      const out = await waitFor(
+        'a result from the restarted bridge',
+        async () => {
+          await startBridge();
+          const text = await invoke('print("after the change")');
+          return text.includes('sessionChange') ? text : undefined;
+        },
+        120_000,
+      );
+      assert(/"kind":\s*"reset"/.test(out) && out.includes('sandbox.memory'), `result: ${out}`);
+      const run = await waitFor('the run in the Runs view', () =>
+        ext.runs.runs().find((r) => r.code.includes('after the change') && r.sessionChange),
+      );
+      const tooltip = ext.runs.getTreeItem({ kind: 'run', run }).tooltip as vscode.MarkdownString;
+      assert(tooltip.value.includes('sandbox.memory'), `tooltip: ${tooltip.value}`);
+    });
+  } finally {
+    await settings.update('servers', servers, vscode.ConfigurationTarget.Global);
+    await settings.update('sandbox.memory', undefined, vscode.ConfigurationTarget.Global);
+  }
+}
