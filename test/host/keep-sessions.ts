@@ -13,9 +13,16 @@ export async function keepSessionsChecks(kit: HostKit, ext: ExtensionApi, fixtur
   const servers = settings.get<Record<string, unknown>>('servers') ?? {};
   try {
     await check('adding a server in the settings keeps a session variable, and its tool is callable there', async () => {
-      await startBridge();
-      const before = await invoke('kept = 41\nkept');
-      assert(before.includes('41'), `before: ${before}`);
+      // The group before may have put its settings back just now: a restart it caused cancels a call in flight.
+      await waitFor(
+        'a session variable set in a settled bridge',
+        async () => {
+          await startBridge();
+          const before = await invoke('kept = 41\nkept').catch(() => '');
+          return before.includes('41') ? before : undefined;
+        },
+        60_000,
+      );
       await settings.update(
         'servers',
         { ...servers, keepfix: { command: process.execPath, args: [fixtureServer], description: 'added while the bridge runs' } },
@@ -34,8 +41,8 @@ export async function keepSessionsChecks(kit: HostKit, ext: ExtensionApi, fixtur
         },
         60_000,
       );
-      assert(/"status":\s*"ok"/.test(after) && /42\\nalias ok\\ncall_tool ok/.test(after), `after: ${after}`);
-      assert(!after.includes('sessionChange'), `the session was reset: ${after}`);
+      // The model reads the text (the extension's bridge sends no structuredContent).
+      assert(after === '42\nalias ok\ncall_tool ok\n[2 tool calls]', `after: ${after}`);
     });
 
     await check("a sandbox setting restarts the bridge, and the session's next result says why", async () => {
@@ -46,11 +53,12 @@ export async function keepSessionsChecks(kit: HostKit, ext: ExtensionApi, fixtur
         async () => {
           await startBridge();
           const text = await invoke('print("after the change")');
-          return text.includes('sessionChange') ? text : undefined;
+          // A reset session's result starts with the line that says so.
+          return text.startsWith('[session "default" was reset: ') ? text : undefined;
         },
         120_000,
       );
-      assert(/"kind":\s*"reset"/.test(out) && out.includes('sandbox.memory'), `result: ${out}`);
+      assert(out.includes('sandbox.memory') && out.endsWith('\nafter the change'), `result: ${out}`);
       const run = await waitFor('the run in the Runs view', () =>
         ext.runs.runs().find((r) => r.code.includes('after the change') && r.sessionChange),
       );
