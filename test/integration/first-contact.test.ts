@@ -42,6 +42,8 @@ for (const runtime of testRuntimes()) {
     assert.equal(run.exitCode, 3);
     assert.match(run.stderr, new RegExp(`Pulling ${MISSING} with ${runtime}`));
     assert.match(run.stderr, new RegExp(`Pulling ${MISSING} with ${runtime} failed: `));
+    // The runtime's words, then what they most likely mean and the fix.
+    assert.match(run.stderr, /Likely cause: the registry could not be reached .*Fix: check the connection/);
   });
 }
 

@@ -74,6 +74,13 @@ test('the Diagnose panel shows every check, the problems and a button per fix, u
   assert.doesNotMatch(html, /<script>(?!.*nonce)/, 'no inline script without the nonce');
 });
 
+test('backticked names in problems show as code, never as backticks, and stay escaped', () => {
+  const named = { ...imageMissing(), problems: ['Run `podman system migrate`, then `<b>x</b>`.'] };
+  const html = diagnoseHtml({ image: 'i', runtimes: [named] }, assets);
+  assert.match(html, /<li>Run <code>podman system migrate<\/code>, then <code>&lt;b&gt;x&lt;\/b&gt;<\/code>\.<\/li>/);
+  assert.ok(!html.includes('`'), 'a backtick is left in the page');
+});
+
 test('the panel escapes what the runtimes said and disables its buttons while busy', () => {
   const hostile = { ...imageMissing(), problems: ['<img src=x onerror=alert(1)>'] };
   const html = diagnoseHtml({ image: '<b>i</b>', runtimes: [hostile] }, { ...assets, busy: 'Pulling…' });

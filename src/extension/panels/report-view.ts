@@ -12,7 +12,7 @@ import {
   stateLabel,
   tierWords,
 } from '../../sandbox/index.ts';
-import { escapeHtml as escape } from './html.ts';
+import { escapeHtml as escape, escapeWithCode } from './html.ts';
 
 const ICONS: Record<RuntimeStatus['state'], string> = {
   ready: '$(vm-active)',
@@ -101,7 +101,7 @@ function checkRows(status: RuntimeStatus): string {
       return (
         `<tr class="check ${result.replace(' ', '-')}" data-check="${name}" data-result="${result}">` +
         `<td class="mark" aria-hidden="true">${mark}</td><th scope="row">${escape(checkLabel(name))}</th>` +
-        `<td class="result">${result}</td><td class="detail">${escape(detail)}</td></tr>`
+        `<td class="result">${result}</td><td class="detail">${escapeWithCode(detail)}</td></tr>`
       );
     })
     .join('');
@@ -136,7 +136,7 @@ function runtimeSection(status: RuntimeStatus, index: number, chosen: boolean, d
     status.python ? `Python ${status.python} in the image` : '',
   ].filter((fact): fact is string => Boolean(fact));
   const problems = status.problems.length
-    ? `<h3>Problems</h3><ul class="problems">${status.problems.map((p) => `<li>${escape(p)}</li>`).join('')}</ul>`
+    ? `<h3>Problems</h3><ul class="problems">${status.problems.map((p) => `<li>${escapeWithCode(p)}</li>`).join('')}</ul>`
     : '';
   const fixes = status.fixes.length
     ? `<h3>Fixes</h3><ul class="fixes">${status.fixes.map((f, i) => fixButtons(f, index, i, disabled)).join('')}</ul>`
@@ -157,9 +157,9 @@ function wasmSection(report: SandboxReport): string {
   return (
     `<section class="runtime" data-runtime="wasm" data-state="${wasm.ready ? 'ready' : 'not-ready'}">` +
     `<h2>WebAssembly <span class="state ${wasm.ready ? 'ok' : 'bad'}">${wasm.ready ? 'ready' : 'not ready'}</span>${inUse ? ' <span class="in-use">in use</span>' : ''}</h2>` +
-    `<p class="facts">${escape(wasm.detail)}</p>` +
+    `<p class="facts">${escapeWithCode(wasm.detail)}</p>` +
     `<p>Python's standard library, no subprocesses, no packages, no workspace folder. ${escape(CONTAINER_ADVICE[0]!.toUpperCase() + CONTAINER_ADVICE.slice(1))}.</p>` +
-    (wasm.fix ? `<h3>Fixes</h3><ul class="fixes"><li class="fix">${escape(wasm.fix)}</li></ul>` : '') +
+    (wasm.fix ? `<h3>Fixes</h3><ul class="fixes"><li class="fix">${escapeWithCode(wasm.fix)}</li></ul>` : '') +
     '</section>'
   );
 }
@@ -181,7 +181,7 @@ export function diagnoseHtml(report: SandboxReport | undefined, assets: PanelAss
 <body>
 <header>
 <h1>Sandbox runtime</h1>
-<p class="verdict ${summary.tone}" role="status">${escape(summary.text)}</p>
+<p class="verdict ${summary.tone}" role="status">${escapeWithCode(summary.text)}</p>
 ${report ? `<p class="image">Image <code>${escape(report.image)}</code></p>` : ''}
 <div class="actions"><button data-action="checkAgain"${disabled}>Check again</button><button class="secondary" data-action="copyReport"${report ? disabled : ' disabled'}>Copy report</button><button class="secondary" data-action="showOutput">Show output</button></div>
 ${assets.busy ? `<p class="busy" role="status">${escape(assets.busy)}</p>` : ''}

@@ -5,6 +5,7 @@ import type { SandboxConfig } from '../../config/schema.ts';
 import { SandboxError } from '../errors.ts';
 import { pullArgs } from '../engines/commands.ts';
 import { runtimeForPull, type DetectOptions } from '../engines/detect.ts';
+import { pullFailureHint } from './pull-failure.ts';
 
 export async function pullImage(
   sandbox: SandboxConfig,
@@ -28,7 +29,8 @@ export async function pullImage(
   }
   const result = await child;
   if (result.failed) {
-    throw new SandboxError(`Pulling ${sandbox.image} with ${runtime.name} failed: ${tail || `exit code ${result.exitCode}`}`);
+    const said = (tail || `exit code ${result.exitCode}`).replace(/\.$/, '');
+    throw new SandboxError(`Pulling ${sandbox.image} with ${runtime.name} failed: ${said}.${pullFailureHint(said)}`);
   }
   onProgress(`${sandbox.image} is ready.`);
 }
