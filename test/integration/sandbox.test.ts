@@ -100,6 +100,8 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.status, 'timeout');
       assert.equal(result.sessionLost, false);
       assert.match(result.error?.traceback ?? '', /KeyboardInterrupt/);
+      // The result says the state is kept, so the model need not set it up again.
+      assert.match(result.error?.message ?? '', /was interrupted\. The session's state \(variables, imports\) is kept\.$/);
       const next = await sandbox.execute('survivor', { session: 't' });
       assert.equal(next.value, "'yes'");
       assert.equal(next.coldStart, false);

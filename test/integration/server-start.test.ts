@@ -203,7 +203,10 @@ describe(`proxied servers that start badly (${runtime})`, () => {
     assert.ok(end, 'the run ended');
     assert.equal(end.status, 'cancelled');
     assert.ok(end.durationMs < 3000, `the run took ${end.durationMs} ms`);
-    assert.match(end.error.message, /^The run was cancelled and interrupted while waiting for stuck\.echo \(0\.\d s\)\.$/);
+    assert.match(
+      end.error.message,
+      /^The run was cancelled and interrupted while waiting for stuck\.echo \(0\.\d s\)\. The session's state \(variables, imports\) is kept\.$/,
+    );
     assert.ok(Date.now() - started < 4000);
   });
 
@@ -281,7 +284,7 @@ describe(`proxied servers that start badly (${runtime})`, () => {
     const error = structured(result).error as { message: string };
     assert.match(
       error.message,
-      /^The code did not finish within 2 s and was interrupted while waiting for healthy\.hang \([12]\.\d s\)\.$/,
+      /^The code did not finish within 2 s and was interrupted while waiting for healthy\.hang \([12]\.\d s\)\. The session's state \(variables, imports\) is kept\.$/,
     );
   });
 

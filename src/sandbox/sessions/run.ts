@@ -29,6 +29,9 @@ import { RunClock } from './run-clock.ts';
  * What is left of the grace once the kernel saw the code catch its interrupt and go on (or
  * ignore SIGINT): code that ends right after catching it still ends on its own.
  */
+/** Said after a clean stop (a timeout or a cancel the code obeyed): the session is as it was. */
+export const STATE_KEPT = "The session's state (variables, imports) is kept.";
+
 export const IGNORED_GRACE_MS = 250;
 
 /** Runs `code` on a container; never rejects (a dead container is a lost session). */
@@ -155,7 +158,9 @@ class RunTracker {
       const error = this.stopError(message.error);
       this.finish(this.stopping, null, { ...error, message: `${error.message} ${threads} still running after the interrupt` }, true, true);
     } else if (message.status === 'interrupted' && this.stopping) {
-      this.finish(this.stopping, null, this.stopError(message.error), false);
+      // Stopped cleanly: the model should know it need not set anything up again.
+      const error = this.stopError(message.error);
+      this.finish(this.stopping, null, { ...error, message: `${error.message} ${STATE_KEPT}` }, false);
     } else if (message.status === 'interrupted') {
       // A run that finished on its own just as it was stopped keeps its real outcome.
       this.finish('error', null, message.error, false);
