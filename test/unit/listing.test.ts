@@ -156,6 +156,9 @@ test('server instructions name the servers with one line each, within the cap', 
   catalog.setTools('server-2', [{ name: 'read-file' }, { name: 'write' }, { name: 'a' }, { name: 'b' }, { name: 'c' }]);
   const text = serverInstructions(catalog.records(), () => true);
   assert.match(text, /query_tool_docs\(server, tool, detail="full"\)/);
+  // What the code can reach besides tools is named too, so it is not found by reading globals().
+  for (const name of ['list_resources(server)', 'read_resource(server, uri)', 'get_prompt(server, name, args)', 'capability_summary()'])
+    assert.ok(text.includes(name), `${name} is not named`);
   assert.match(text, /^- mcp_server_0: Knowledge graph memory\.$/m);
   assert.doesNotMatch(text, /Second line/);
   assert.match(text, /^- mcp_server_1: x{117}\.\.\.$/m);
