@@ -356,6 +356,8 @@ export function capabilityText(hub: ProxyHub, packages?: string): string {
     lines.push(
       `- \`mcp_${record.alias}\` (${record.name}): ${record.description ?? ''} [${record.state}; ${tools}]${record.error ? ` ${record.error}` : ''}`,
     );
+    // The server's own words, quoted as its own (untrusted: cleaned and capped by the catalog).
+    if (record.instructions) lines.push(...record.instructions.split('\n').map((line) => `  > ${line}`));
   }
   if (hub.catalog.records().length === 0) lines.push('- none configured');
   lines.push(

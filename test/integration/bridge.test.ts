@@ -317,6 +317,37 @@ test('structuredResults off (as the extension sets it): no outputSchema, no stru
   }
 });
 
+test("a server's own instructions reach discovered_servers(), help() and the capabilities resource, cleaned and capped", async () => {
+  // Its words, untrusted: a bidi override and the escape character go (what followed it is plain
+  // text then), and a flood is cut.
+  const instructions = `Use add for sums.\nNever call fail.\u202e\u001b[31m${'x'.repeat(5000)}`;
+  const bridge = await startBridge({
+    sandbox,
+    servers: { fixture: { command: process.execPath, args: [FIXTURE, '--instructions', instructions] } },
+  });
+  try {
+    const code = [
+      'import json',
+      'said = [s.get("instructions") for s in discovered_servers() if s["name"] == "fixture"][0]',
+      'help(mcp_fixture)',
+      'print(json.dumps(said))',
+    ].join('\n');
+    const result = await bridge.call(code);
+    const stdout = String(structured(result).stdout);
+    assert.match(stdout, /^The server says:\n  Use add for sums\.\n  Never call fail\.\[31mx+/m, textOf(result));
+    const said = JSON.parse(stdout.trim().split('\n').at(-1)!) as string;
+    assert.ok(said.startsWith('Use add for sums.\nNever call fail.[31mxxx'), said.slice(0, 80));
+    assert.ok([...said].length <= 2000, `${said.length} characters kept`);
+    assert.doesNotMatch(said, /[\u202e\u001b]/);
+    const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
+    const text = String((resource.contents[0] as { text?: string }).text);
+    assert.match(text, /^ {2}> Use add for sums\.$/m);
+    assert.match(text, /^ {2}> Never call fail\.\[31mx+/m);
+  } finally {
+    await bridge.close();
+  }
+});
+
 test('bad configuration is refused with the field named', async () => {
   const dir = await tempDir('cem-badcfg-');
   const file = join(dir, 'config.json');

@@ -15,6 +15,7 @@ import {
 } from '../../state/catalog-file.ts';
 import { ToolIndex } from './search.ts';
 import { paramsOf, returnsOf, signatureOf, type ParamDoc } from './signature.ts';
+import { lines } from '../../shared/shown-text.ts';
 
 export { CATALOG_FILE, type ServerState } from '../../state/catalog-file.ts';
 
@@ -66,6 +67,8 @@ export interface ServerRecord {
   detail?: string;
   /** What of its tool list was left out (a cap), in our words. */
   warning?: string;
+  /** The server's own `instructions` from its initialize answer: untrusted, cleaned and capped. */
+  instructions?: string;
   /** undefined while never listed (nor cached). */
   tools?: ToolEntry[];
   updatedAt?: string;
@@ -74,6 +77,8 @@ export interface ServerRecord {
 }
 
 export const MAX_TOOLS_PER_SERVER = 10_000;
+/** Characters of a server's own instructions kept (they reach the model through help() and discovery). */
+export const MAX_SERVER_INSTRUCTIONS_CHARS = 2000;
 
 export class ToolCatalog {
   private readonly servers = new Map<string, ServerRecord>();
@@ -169,6 +174,15 @@ export class ToolCatalog {
       else delete record.detail;
     }
     this.changed(true);
+  }
+
+  /** Records the instructions a server gave when it started (untrusted: cleaned and capped; none: removed). */
+  setInstructions(server: string, instructions: string | undefined): void {
+    const record = this.servers.get(server);
+    if (!record) return;
+    const text = instructions ? lines(redactUrlSecrets(instructions), MAX_SERVER_INSTRUCTIONS_CHARS) : '';
+    if (text) record.instructions = text;
+    else delete record.instructions;
   }
 
   /** Records a fresh tool list (untrusted: validated and capped), with what was left out. */

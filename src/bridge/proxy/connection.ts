@@ -375,6 +375,7 @@ export class ServerConnection {
       this.link = link;
       this.listed = false;
       this.catalog.setState(this.name, 'running');
+      this.catalog.setInstructions(this.name, link.client.getInstructions());
       this.log(`server ${this.name}: connected (${kind})`);
       return link;
     }

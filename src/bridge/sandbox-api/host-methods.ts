@@ -221,6 +221,7 @@ export function createHostMethods(
           tools: r.tools ? r.tools.length : null,
           toolNames: r.tools ? toolNamesOf(r.tools) : null,
           status: r.state,
+          ...(r.instructions ? { instructions: r.instructions } : {}),
           ...(r.error ? { error: r.error } : {}),
           ...(r.warning ? { warning: r.warning } : {}),
         };

@@ -153,7 +153,8 @@ async def get_prompt(server, name, arguments=None):
 
 def discovered_servers():
     """One dict per enabled server: name, alias, description, tools (count, when known, cached
-    ones too), toolNames (their Python names, the first 60), status
+    ones too), toolNames (their Python names, the first 60), instructions (what the server
+    says of itself when it starts, capped; its words, not the bridge's), status
     ("not-started", "starting", "running", "error", or "awaiting-consent" / "declined" for a
     server the workspace defines and the user has not allowed) and, for those, the reason;
     "warning" says what of its tool list was left out by the bridge's limits. Servers whose tools
@@ -538,6 +539,11 @@ class _ServerProxy:
     def _help_text(self):
         """What help(mcp_<server>) prints: the server and one signature per tool."""
         lines = ["%s: %s" % (self._info["alias"], self._info.get("description") or "an MCP server")]
+        # The server's own instructions (from its start; its words, not the bridge's).
+        said = next((s.get("instructions") for s in discovered_servers() if s.get("name") == self._info["name"]), None)
+        if said:
+            lines.append("The server says:")
+            lines.extend("  " + line for line in said.splitlines())
         for function in sorted({id(f): f for f in self._load().values()}.values(), key=lambda f: f.__name__):
             lines.append("  async %s%s" % (function.__name__, _short(str(getattr(function, "__signature__", "(...)")), 300)))
         lines.append("Call: await %s.<tool>(**kwargs); one tool's docs: help(%s.<tool>)." % (self._info["alias"], self._info["alias"]))
