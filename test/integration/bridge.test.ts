@@ -334,7 +334,7 @@ test("a server's own instructions reach discovered_servers(), help() and the cap
     ].join('\n');
     const result = await bridge.call(code);
     const stdout = String(structured(result).stdout);
-    assert.match(stdout, /^The server says:\n  Use add for sums\.\n  Never call fail\.\[31mx+/m, textOf(result));
+    assert.match(stdout, /^The server says:\n {2}Use add for sums\.\n {2}Never call fail\.\[31mx+/m, textOf(result));
     const said = JSON.parse(stdout.trim().split('\n').at(-1)!) as string;
     assert.ok(said.startsWith('Use add for sums.\nNever call fail.[31mxxx'), said.slice(0, 80));
     assert.ok([...said].length <= 2000, `${said.length} characters kept`);
