@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { classifyBase64, KnownImages, replaceBase64, sniffImage } from '../../src/bridge/results/base64-text.ts';
 import { sizeText } from '../../src/shared/byte-size.ts';
 import { cutMiddle, shareBudget } from '../../src/bridge/results/budget.ts';
-import { readRun, renderText, runViewSchema, shapeResult, shapeRun, splitError } from '../../src/bridge/results/format.ts';
+import { FILES_KEPT, readRun, renderText, runViewSchema, shapeResult, shapeRun, splitError } from '../../src/bridge/results/format.ts';
 import { plural } from '../../src/shared/plural.ts';
 import { LastLine, progressMessage } from '../../src/bridge/tool/progress.ts';
 import type { RunResult } from '../../src/sandbox/sessions/run-result.ts';
@@ -312,6 +312,11 @@ test('files from /work/out: small UTF-8 text inline, binary or bigger attached w
   assert.ok(runViewSchema.safeParse(shaped.view).success);
   assert.match(shaped.text, /\[file \/work\/out\/notes\.md, 6 bytes\]\n# hi\n\n\[end of \/work\/out\/notes\.md\]/);
   assert.match(shaped.text, /\[file \/work\/out\/raw\.bin, 4 bytes: attached\]/);
+  // Where the user finds them: said once, in the notes (not when the run log is not written).
+  assert.deepEqual(shaped.view.notes, [FILES_KEPT]);
+  assert.equal(shapeResult(reading, { audit: 'the audit log is not being written' }).view.notes, undefined);
+  const inline = shapeRun({ result: result({ files: [{ path: 'a.txt', bytes: 2, data: b64('hi') }] }), toolCalls: 0, budget: 20_000 });
+  assert.equal(inline.view.notes, undefined, 'a file shown inline needs no finding');
   const capped = shapeResult(reading, { maxBytes: 1000 });
   assert.equal(capped.files.length, 0);
   assert.match(capped.view.files![1]!.note ?? '', /too big/);

@@ -302,6 +302,10 @@ export function shapeResult(reading: RunReading, finish: FinishInput = {}): Shap
   return build(reading, finish.audit, true);
 }
 
+/** Where the user finds the files of /work/out that came back attached (or were kept back). */
+export const FILES_KEPT =
+  'the user finds these files with the run: in VS Code, Sandbox Runs > this run > Save As; elsewhere, beside the run log in the state folder';
+
 /** The view, text and reply of a reading; `bare`: without images and attached files. */
 function build(reading: RunReading, audit: string | undefined, bare: boolean): ShapedRun {
   const { result, toolCalls, error } = reading;
@@ -320,6 +324,8 @@ function build(reading: RunReading, audit: string | undefined, bare: boolean): S
     );
   }
   if (reading.refused > 0) allNotes.push(`${plural(reading.refused, 'image')} not attached: ${ACTIVE_IMAGE_REASON}`);
+  // The model cannot hand a file over: it can say where the user finds it (unless the log is not written).
+  if (!audit && fileViews.some((f) => f.attached || f.note?.includes('the run log keeps it'))) allNotes.push(FILES_KEPT);
   const view: RunView = { status: result.status };
   if (result.sessionChange) view.sessionChange = result.sessionChange;
   if (reading.out) view.stdout = reading.out;
