@@ -285,15 +285,7 @@ export class ToolCatalog {
         ...(record.tools && record.updatedAt
           ? {
               updatedAt: record.updatedAt,
-              tools: record.tools.map((t) => ({
-                name: t.tool,
-                ...(t.title ? { title: t.title } : {}),
-                description: t.description,
-                inputSchema: t.inputSchema,
-                ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
-                ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
-                ...(t.icons ? { icons: t.icons } : {}),
-              })),
+              tools: record.tools.map(listedOf),
             }
           : {}),
       };
