@@ -1,5 +1,6 @@
 // Runs the test suites with Node's test runner: unit first (fast, no containers, files side by
-// side), then the integration suites one file at a time (they start real containers).
+// side), then the integration suites two files at a time (they start real containers, and wait on
+// them: a second file uses the time one spends waiting), the leftovers check alone at the end.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -19,21 +20,28 @@ function testFiles(dir) {
 }
 
 // Unit files start no containers and share nothing (each runs in its own process, with its own
-// temporary folders), so they run side by side; integration files stay one at a time.
-const CONCURRENCY = { unit: availableParallelism(), integration: 1 };
+// temporary folders), so they run side by side. Integration files share the machine's runtimes
+// but nothing of each other's (their own state dirs, sessions and containers), so two at a time;
+// CEM_TEST_CONCURRENCY=1 runs them one by one (to time one file, or to read interleaved logs).
+const integration = Number(process.env.CEM_TEST_CONCURRENCY ?? 2);
+if (!Number.isInteger(integration) || integration < 1) throw new Error('CEM_TEST_CONCURRENCY: a whole number of files, 1 or more');
+const CONCURRENCY = { unit: availableParallelism(), integration };
 
-// The leftovers check must see what every other suite left behind, so it goes last.
+// The leftovers check must see what every other suite left behind, so it runs after them, alone.
 const LAST = join('test', 'integration', 'leftovers.test.ts');
 const started = String(Date.now());
 let status = 0;
+function run(files, concurrency) {
+  const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
+    stdio: 'inherit',
+    env: { ...process.env, CEM_TEST_STARTED: started },
+  });
+  if (result.status !== 0) status = result.status ?? 1;
+}
 for (const layer of wanted) {
   const files = testFiles(join('test', layer));
-  if (files.includes(LAST)) files.push(...files.splice(files.indexOf(LAST), 1));
-  const result = spawnSync(
-    process.execPath,
-    ['--test', `--test-concurrency=${CONCURRENCY[layer] ?? 1}`, '--test-reporter=spec', ...files],
-    { stdio: 'inherit', env: { ...process.env, CEM_TEST_STARTED: started } },
-  );
-  if (result.status !== 0) status = result.status ?? 1;
+  const last = files.includes(LAST) ? files.splice(files.indexOf(LAST), 1) : [];
+  run(files, CONCURRENCY[layer] ?? 1);
+  if (last.length > 0) run(last, 1);
 }
 process.exit(status);
