@@ -1,19 +1,25 @@
 // Figures of the WebAssembly kernel as a process (Pyodide in Deno, no permissions), beside
-// Pyodide loaded in this Node process as the baseline: cold start to `ready`, a warm print(1)
-// round trip, a request round trip, a restart, and memory. Run alone: `node bench/wasm-kernel.ts [n]`.
+// Pyodide loaded in this Node process as the baseline: cold start to `ready` (from the
+// interpreter snapshot, as the product starts, and from scratch), a warm print(1) round trip, a
+// request round trip, a restart, and memory. Run alone: `node bench/wasm-kernel.ts [n]`.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { pyodideDir } from '../src/sandbox/wasm/command.ts';
+import { interpreterSnapshot } from '../src/sandbox/wasm/snapshot.ts';
 import { wasmKernelSource } from '../src/sandbox/wasm/source.ts';
 import { WasmKernel } from '../test/helpers/wasm-kernel.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 
 export interface WasmKernelRow {
+  /** From the interpreter snapshot (snapshot.ts), as the product starts. */
   coldStart: Summary;
   /** CPU seconds the process used up to `ready` (user + system): what a loaded machine stretches. */
   startCpuSeconds: number;
+  /** With no snapshot: the first start on a machine, or when it cannot be made. */
+  coldStartFromScratch: Summary;
+  startCpuSecondsFromScratch: number;
   warmPrint: Summary;
   /** A run making one synchronous request to the host, answered at once. */
   requestRun: Summary;
@@ -74,20 +80,29 @@ async function spareFigures(n: number, coldStartMs: number): Promise<Pick<WasmKe
   }
 }
 
-export async function wasmKernelFigures(n: number): Promise<WasmKernelRow> {
-  wasmKernelSource();
+/** n cold starts; the last kernel is left running. */
+async function coldStarts(n: number, snapshot: string | undefined): Promise<{ starts: number[]; cpu: number; kernel: WasmKernel }> {
   const starts: number[] = [];
-  let startCpu = 0;
+  let cpu = 0;
   let kernel: WasmKernel | undefined;
   for (let i = 0; i < n; i++) {
     await kernel?.close();
     const started = performance.now();
-    kernel = new WasmKernel();
+    kernel = new WasmKernel({}, { snapshot });
     await kernel.ready();
     starts.push(performance.now() - started);
-    startCpu += cpuSeconds(kernel.child.pid!);
+    cpu += cpuSeconds(kernel.child.pid!);
   }
-  const k = kernel!;
+  return { starts, cpu: cpu / n, kernel: kernel! };
+}
+
+export async function wasmKernelFigures(n: number): Promise<WasmKernelRow> {
+  wasmKernelSource();
+  const scratch = await coldStarts(n, undefined);
+  await scratch.kernel.close();
+  const snapshot = await interpreterSnapshot();
+  if (!snapshot) throw new Error('the interpreter snapshot could not be made (see the message above)');
+  const { starts, cpu: startCpu, kernel: k } = await coldStarts(n, snapshot);
   try {
     const rssAfterStartMb = statusMb(k.child.pid!, 'VmRSS');
     await k.run('print(1)');
@@ -106,7 +121,9 @@ export async function wasmKernelFigures(n: number): Promise<WasmKernelRow> {
     const { restartWithSpare, rssWithSpareMb } = await spareFigures(n, summarize(starts).p50);
     return {
       coldStart: summarize(starts),
-      startCpuSeconds: startCpu / n,
+      startCpuSeconds: startCpu,
+      coldStartFromScratch: summarize(scratch.starts),
+      startCpuSecondsFromScratch: scratch.cpu,
       warmPrint,
       requestRun,
       restart,
@@ -125,8 +142,10 @@ export function printWasmKernel(row: WasmKernelRow): void {
   const line = (what: string, s: Summary) =>
     console.log(`  ${what.padEnd(34)} p50 ${ms(s.p50).padStart(9)}  p95 ${ms(s.p95).padStart(9)}  (n=${s.n})`);
   console.log('WebAssembly kernel process (Pyodide in Deno, no permissions)');
-  line('cold start to ready', row.coldStart);
-  console.log(`  ${'CPU to ready'.padEnd(34)} ${row.startCpuSeconds.toFixed(2)} s`);
+  line('cold start to ready (snapshot)', row.coldStart);
+  console.log(`  ${'CPU to ready (snapshot)'.padEnd(34)} ${row.startCpuSeconds.toFixed(2)} s`);
+  line('cold start to ready, from scratch', row.coldStartFromScratch);
+  console.log(`  ${'CPU to ready, from scratch'.padEnd(34)} ${row.startCpuSecondsFromScratch.toFixed(2)} s`);
   line('warm print(1) exec -> done', row.warmPrint);
   line('run with one host request', row.requestRun);
   line('restart to ready', row.restart);

@@ -3,16 +3,19 @@
 // through the real codec, every frame from the kernel checked with the real schemas. Covers
 // what the protocol carries (output, errors, state, top-level await, requests, interrupts,
 // restart) and an attack battery: each attack is contained and the process keeps answering.
+// The battery's kernel starts as the product's do, from the interpreter snapshot (snapshot.ts);
+// the spare's start from scratch, the fallback.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { preludeCode } from '../../src/bridge/sandbox-api/prelude.ts';
 import { kernelDir, pyodideDir, wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
+import { interpreterSnapshot, snapshotFile } from '../../src/sandbox/wasm/snapshot.ts';
 import { wasmKernelSource } from '../../src/sandbox/wasm/source.ts';
 import { echo, START_MS, WasmKernel, type Done, type RunOptions } from '../helpers/wasm-kernel.ts';
 import { quietFor, until } from '../helpers/wait.ts';
@@ -45,7 +48,9 @@ describe('the WebAssembly kernel process', () => {
   let scratch: string;
   before(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'cem-wasm-'));
-    kernel = new WasmKernel({ CEM_TEST_SECRET: SECRET });
+    const snapshot = await interpreterSnapshot();
+    assert.ok(snapshot, 'the interpreter snapshot is made (or was there)');
+    kernel = new WasmKernel({ CEM_TEST_SECRET: SECRET }, { snapshot });
     await kernel.ready();
     await value(kernel, 'kept = "state"');
   });
@@ -56,12 +61,16 @@ describe('the WebAssembly kernel process', () => {
 
   test('its Deno programs pass deno check', () => {
     const command = wasmKernelCommand();
-    const checked = spawnSync(command.command, ['check', '--no-config', '--no-lock', '--unstable-worker-options', 'host.ts', 'worker.ts'], {
-      cwd: kernelDir(),
-      env: { ...process.env, ...command.env, NO_COLOR: '1' },
-      encoding: 'utf8',
-      timeout: 120_000,
-    });
+    const checked = spawnSync(
+      command.command,
+      ['check', '--no-config', '--no-lock', '--unstable-worker-options', 'host.ts', 'worker.ts', 'make-snapshot.ts'],
+      {
+        cwd: kernelDir(),
+        env: { ...process.env, ...command.env, NO_COLOR: '1' },
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
     assert.equal(checked.status, 0, checked.stderr);
   });
 
@@ -434,7 +443,7 @@ describe('the WebAssembly kernel process with a spare interpreter', () => {
 describe('the WebAssembly kernel process and a bomb of JavaScript objects', () => {
   let kernel: WasmKernel;
   before(async () => {
-    kernel = new WasmKernel({}, { memoryMb: 128 });
+    kernel = new WasmKernel({}, { memoryMb: 128, snapshot: await interpreterSnapshot() });
     await kernel.ready();
     await value(kernel, 'kept = "state"');
   });
@@ -451,5 +460,61 @@ describe('the WebAssembly kernel process and a bomb of JavaScript objects', () =
     assert.equal((await failure(kernel, 'kept')).type, 'NameError');
     assert.equal(await value(kernel, '1 + 1'), '2');
     assert.equal(kernel.exitCode, undefined, 'the process lives on');
+  });
+});
+
+describe('the interpreter snapshot', () => {
+  const cache = mkdtempSync(join(tmpdir(), 'cem-snapshot-'));
+  const previous = process.env.CEM_CACHE_DIR;
+  after(() => {
+    if (previous === undefined) delete process.env.CEM_CACHE_DIR;
+    else process.env.CEM_CACHE_DIR = previous;
+    rmSync(cache, { recursive: true, force: true });
+  });
+
+  test('is made once into an owner-only file, a stale lock of a maker that died broken, and found after', async () => {
+    process.env.CEM_CACHE_DIR = join(cache, 'made');
+    const file = snapshotFile(process.env.CEM_CACHE_DIR);
+    mkdirSync(process.env.CEM_CACHE_DIR, { recursive: true });
+    writeFileSync(`${file}.lock`, '');
+    const old = new Date(Date.now() - 10 * 60_000);
+    utimesSync(`${file}.lock`, old, old);
+    // Two starts at once share one maker.
+    const [first, second] = await Promise.all([interpreterSnapshot(), interpreterSnapshot()]);
+    assert.equal(first, file);
+    assert.equal(second, file);
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    assert.equal(existsSync(`${file}.lock`), false);
+    const made = statSync(file).mtimeMs;
+    assert.equal(await interpreterSnapshot(), file);
+    assert.equal(statSync(file).mtimeMs, made, 'not made again');
+  });
+
+  test('interpreters restored from it are fresh and apart: their own random numbers, no state of another', async () => {
+    const snapshot = await interpreterSnapshot();
+    const kernels = [new WasmKernel({}, { snapshot }), new WasmKernel({}, { snapshot })];
+    try {
+      await Promise.all(kernels.map((k) => k.ready()));
+      const [a, b] = kernels as [WasmKernel, WasmKernel];
+      await value(a, 'secret_of_a = 1');
+      const draws = await Promise.all(kernels.map((k) => value(k, 'import random, secrets\n(random.random(), secrets.token_hex(8))')));
+      assert.notEqual(draws[0], draws[1]);
+      assert.equal((await failure(b, 'secret_of_a')).type, 'NameError');
+    } finally {
+      await Promise.all(kernels.map((k) => k.close()));
+    }
+  });
+
+  test('a file that is not a snapshot: the interpreter starts from scratch, says so, and runs', async () => {
+    const bad = join(cache, 'bad.snapshot');
+    writeFileSync(bad, randomBytes(2 * 1024 * 1024), { mode: 0o600 });
+    const kernel = new WasmKernel({}, { snapshot: bad });
+    try {
+      await kernel.ready();
+      assert.equal(await value(kernel, '6 * 7'), '42');
+      assert.match(kernel.stderr, /the interpreter snapshot did not load, so it starts from scratch/);
+    } finally {
+      await kernel.close();
+    }
   });
 });

@@ -60,7 +60,7 @@ export function kernelDir(): string {
  * The command line of one WebAssembly kernel process, its memory capped at `memoryMb`. Its stdin and stdout carry the container
  * kernel's bootstrap and frames; its stderr says why it could not start or why an interpreter ended.
  */
-export function wasmKernelCommand(options: { memoryMb?: number; spare?: boolean } = {}): WasmKernelCommand {
+export function wasmKernelCommand(options: { memoryMb?: number; spare?: boolean; snapshot?: string } = {}): WasmKernelCommand {
   const pyodide = pyodideDir();
   const kernel = kernelDir();
   const memoryMb = options.memoryMb ?? DEFAULT_WASM_MEMORY_MB;
@@ -70,8 +70,9 @@ export function wasmKernelCommand(options: { memoryMb?: number; spare?: boolean 
       'run',
       // No permission is ever asked for: what is not granted here is refused.
       '--no-prompt',
-      // Read the two folders, nothing else (no --allow-net, -env, -run, -write, -ffi, -sys, -import).
-      `--allow-read=${pyodide},${kernel}`,
+      // Read the two folders (and the interpreter snapshot, snapshot.ts), nothing else (no
+      // --allow-net, -env, -run, -write, -ffi, -sys, -import).
+      `--allow-read=${[pyodide, kernel, ...(options.snapshot ? [options.snapshot] : [])].join(',')}`,
       // The worker gets its own permissions, so it can drop even these reads once Python is loaded.
       '--unstable-worker-options',
       `--v8-flags=--max-old-space-size=${memoryMb + JS_HEAP_HEADROOM_MB}`,
@@ -84,6 +85,7 @@ export function wasmKernelCommand(options: { memoryMb?: number; spare?: boolean 
       // A second interpreter kept started: a restart (reset, code that ignores its interrupt)
       // takes milliseconds instead of a start, for the memory of one more interpreter.
       ...(options.spare ? ['--spare'] : []),
+      ...(options.snapshot ? [`--snapshot=${options.snapshot}`] : []),
     ],
     env: { DENO_NO_UPDATE_CHECK: '1', DENO_NO_PACKAGE_JSON: '1' },
   };

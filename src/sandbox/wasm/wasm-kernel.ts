@@ -6,6 +6,7 @@ import type { SandboxConfig } from '../../config/schema.ts';
 import { SandboxStartError } from '../errors.ts';
 import { KernelProcess } from '../protocol/kernel-process.ts';
 import { wasmKernelCommand } from './command.ts';
+import { interpreterSnapshot } from './snapshot.ts';
 import { wasmKernelSource } from './source.ts';
 
 /** What the WebAssembly sandbox's distributions are remembered by: its Python runtime, pinned. */
@@ -26,8 +27,8 @@ export const WASM_RESTART_TIMEOUT_MS = 60_000;
 let counter = 0;
 
 export class WasmKernel extends KernelProcess {
-  private constructor(config: SandboxConfig) {
-    const command = wasmKernelCommand({ memoryMb: wasmMemoryMb(config.memory) });
+  private constructor(config: SandboxConfig, snapshot: string | undefined) {
+    const command = wasmKernelCommand({ memoryMb: wasmMemoryMb(config.memory), snapshot });
     super(
       {
         name: `cem-wasm-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`,
@@ -46,11 +47,12 @@ export class WasmKernel extends KernelProcess {
     return super.restart(timeoutMs);
   }
 
-  /** Starts a WebAssembly kernel and resolves once it is ready. */
+  /** Starts a WebAssembly kernel (from the interpreter snapshot, made first if need be) and resolves once it is ready. */
   static async start(config: SandboxConfig, startTimeoutMs = 60_000): Promise<WasmKernel> {
+    const snapshot = await interpreterSnapshot();
     let kernel: WasmKernel;
     try {
-      kernel = new WasmKernel(config);
+      kernel = new WasmKernel(config, snapshot);
     } catch (error) {
       throw new SandboxStartError(error instanceof Error ? error.message : String(error));
     }

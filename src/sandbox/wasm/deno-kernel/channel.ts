@@ -36,6 +36,8 @@ export interface WorkerInit {
   reply: SharedArrayBuffer;
   /** The cap on WebAssembly memory (Python's heap). */
   memoryBytes: number;
+  /** A started interpreter's memory (make-snapshot.ts) to restore instead of starting CPython. */
+  snapshot?: Uint8Array;
 }
 
 export type ToWorker = { k: 'exec'; code: string } | { k: 'interrupt' } | { k: 'res'; id: number; text: string };

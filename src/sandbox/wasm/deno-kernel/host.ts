@@ -8,8 +8,11 @@
 // those reads before any Python runs. The Python it runs comes from the host on stdin, so no
 // other folder need be readable. See docs/wasm.md.
 //
-//   deno run --no-prompt --allow-read=<pyodide>,<this folder> --unstable-worker-options host.ts \
-//     --pyodide=<pyodide> [--memory-mb=512] [--spare]
+//   deno run --no-prompt --allow-read=<pyodide>,<this folder>[,<snapshot>] --unstable-worker-options host.ts \
+//     --pyodide=<pyodide> [--memory-mb=512] [--spare] [--snapshot=<file>]
+//
+// With --snapshot, every interpreter is restored from that file (make-snapshot.ts made it), which
+// skips CPython's start; without it, or when the file cannot be read, each starts from scratch.
 //
 // Like the container kernel it first reads `<length>\n` and that many bytes, its Python source
 // (sandbox/wasm/source.ts: the container kernel's portable files, then deno-kernel's), which
@@ -40,22 +43,36 @@ interface Options {
   memoryBytes: number;
   /** Keep a second interpreter started for the next restart. */
   spare: boolean;
+  /** The interpreter snapshot's bytes, read once at the start. */
+  snapshot?: Uint8Array;
 }
 
 function parseOptions(args: readonly string[]): Omit<Options, 'source'> {
   let pyodide: string | undefined;
   let memoryMb = DEFAULT_MEMORY_MB;
   let spare = false;
+  let snapshot: Uint8Array | undefined;
   for (const arg of args) {
     if (arg === '--spare') spare = true;
     else if (arg.startsWith('--pyodide=')) pyodide = arg.slice('--pyodide='.length);
     else if (arg.startsWith('--memory-mb=')) memoryMb = Number(arg.slice('--memory-mb='.length));
-    else throw new Error(`unknown argument ${arg}: expected --pyodide=DIR, --memory-mb=N and --spare`);
+    else if (arg.startsWith('--snapshot=')) snapshot = readSnapshot(arg.slice('--snapshot='.length));
+    else throw new Error(`unknown argument ${arg}: expected --pyodide=DIR, --memory-mb=N, --spare and --snapshot=FILE`);
   }
   if (!pyodide) throw new Error('--pyodide=DIR is required: the folder of the pyodide npm package');
   if (!Number.isInteger(memoryMb) || memoryMb < 64 || memoryMb > 4096) throw new Error('--memory-mb must be an integer from 64 to 4096');
   const url = pyodide.startsWith('file:') ? pyodide : `file://${pyodide.startsWith('/') ? '' : '/'}${pyodide.replaceAll('\\', '/')}`;
-  return { pyodideUrl: url.endsWith('/') ? url : `${url}/`, memoryBytes: memoryMb * 1024 * 1024, spare };
+  return { pyodideUrl: url.endsWith('/') ? url : `${url}/`, memoryBytes: memoryMb * 1024 * 1024, spare, snapshot };
+}
+
+/** The snapshot's bytes; none (each interpreter then starts from scratch) when it cannot be read. */
+function readSnapshot(file: string): Uint8Array | undefined {
+  try {
+    return Deno.readFileSync(file);
+  } catch (error) {
+    console.error(`sandbox kernel: the interpreter snapshot ${file} cannot be read, so interpreters start from scratch: ${String(error)}`);
+    return undefined;
+  }
 }
 
 // ---- frames out: one writer, whole frames, in order ----
@@ -124,6 +141,8 @@ function createKernel(options: Options, announce: boolean): Kernel {
     interrupt,
     reply,
     memoryBytes: options.memoryBytes,
+    // A copy for each worker: the restored interpreter's memory is made from it.
+    ...(options.snapshot ? { snapshot: options.snapshot } : {}),
   };
   worker.postMessage(init, [channel.port2]);
   // Only the private port counts: the worker's global channel is reachable by its code.

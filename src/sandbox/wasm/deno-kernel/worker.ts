@@ -8,16 +8,9 @@
 /// <reference lib="deno.worker" />
 import type { FromWorker, ToWorker, WorkerInit } from './channel.ts';
 import { createRequire } from 'node:module';
-import { CONTROL, OUT_CHUNK_CHARS, OUTBOX_LIMIT_BYTES, pathOf } from './channel.ts';
+import { CONTROL, OUT_CHUNK_CHARS, OUTBOX_LIMIT_BYTES } from './channel.ts';
+import { loadPython, type Pyodide } from './load-python.ts';
 
-/** The Pyodide API, as far as this file uses it. */
-interface Pyodide {
-  runPython(code: string, options?: { globals?: unknown; filename?: string }): unknown;
-  setInterruptBuffer(buffer: Uint8Array): void;
-  setStdout(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
-  setStderr(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
-  globals: { get(name: string): unknown };
-}
 interface PyCallable {
   (...args: unknown[]): unknown;
   destroy?: () => void;
@@ -45,7 +38,7 @@ noProcesses();
 globalThis.addEventListener('unhandledrejection', (event) => event.preventDefault());
 
 try {
-  const pyodide = await loadPython();
+  const pyodide = await startPython();
   // Nothing from here on needs the host: read access goes before any Python runs.
   Deno.permissions.revokeSync({ name: 'read' });
   stripGlobals();
@@ -62,26 +55,16 @@ try {
   post({ k: 'failed', message: error instanceof Error ? `${error.name}: ${error.message}` : String(error) });
 }
 
-async function loadPython(): Promise<Pyodide> {
-  const { loadPyodide } = (await import(new URL('pyodide.mjs', init.pyodideUrl).href)) as {
-    loadPyodide(options: object): Promise<Pyodide>;
-  };
-  // Functions only: a string would be evaluated as JavaScript.
-  const timers = {
-    setTimeout: (callback: () => void, ms?: number) => setTimeout(functionOnly(callback), ms),
-    setInterval: (callback: () => void, ms?: number) => setInterval(functionOnly(callback), ms),
-    clearTimeout: (id?: number) => clearTimeout(id),
-    clearInterval: (id?: number) => clearInterval(id),
-  };
-  return await loadPyodide({
-    // A path, not a URL: under Deno, Pyodide reads its files with the file system API.
-    indexURL: pathOf(init.pyodideUrl),
-    // What `import js` sees: the timers asyncio needs, nothing else. (stripGlobals then empties
-    // the worker's global scope and takes Function away from every function's constructor.)
-    jsglobals: timers,
-    env: { HOME: '/home/pyodide', PYTHONHASHSEED: String(Math.floor(Math.random() * 2 ** 31)) },
-    checkAPIVersion: true,
-  });
+/** From the snapshot when there is one; from scratch when there is none or it does not load. */
+async function startPython(): Promise<Pyodide> {
+  if (init.snapshot) {
+    try {
+      return await loadPython(init.pyodideUrl, { snapshot: init.snapshot });
+    } catch (error) {
+      console.error(`sandbox kernel: the interpreter snapshot did not load, so it starts from scratch: ${String(error)}`);
+    }
+  }
+  return await loadPython(init.pyodideUrl);
 }
 
 /**
@@ -119,11 +102,6 @@ function noProcesses(): void {
       throw new Error('no processes in the WebAssembly sandbox');
     };
   }
-}
-
-function functionOnly(callback: unknown): () => void {
-  if (typeof callback !== 'function') throw new TypeError('a timer takes a function');
-  return callback as () => void;
 }
 
 /** Host powers and ways out, removed from this worker's global scope (and its prototype chain). */
