@@ -104,3 +104,15 @@ test('query_tool_docs renders the same signature and keeps what a call returns',
     },
   ]);
 });
+
+test('a call whose result changes what the tool returns retypes its help(): signature and Returns line', () => {
+  const { out } = run({ call_tool: { isError: false, value: 'hi', returnType: 'str', returns: "str: the tool's text" } }, [
+    'f = rt._tool_function("memory", dict(tool="echo", alias="echo", params=[], returnType="str | dict | list[str | dict]", returns="content"))',
+    'proxy = rt._ServerProxy({"name": "memory", "alias": "mcp_memory"})',
+    'proxy.__dict__["_tools"] = {"echo": f}',
+    'rt._proxies["memory"] = proxy',
+    'value = asyncio.run(rt.call_tool("memory", "echo", {}))',
+    'out = [value, str(inspect.signature(f)), [l for l in f.__doc__.split("\\n") if l.startswith("Returns:")]]',
+  ]);
+  assert.deepEqual(out, ['hi', '() -> str', ["Returns: str: the tool's text"]]);
+});

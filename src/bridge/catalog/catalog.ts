@@ -228,19 +228,23 @@ export class ToolCatalog {
   /**
    * A call of a tool returned (without an error): one text item, or other content. Its return
    * type says `str` while every call seen returned one text item, and the content type after.
+   * Returns the new return type when this changed it (the caller's help() follows).
    */
-  noteResult(server: string, tool: string, textOnly: boolean): void {
+  noteResult(server: string, tool: string, textOnly: boolean): string | undefined {
     const key = `${server}\u0000${tool}`;
     const before = this.seen.get(key);
     const seen: ResultsSeen = textOnly && before !== 'content' ? 'text' : 'content';
-    if (seen === before) return;
+    if (seen === before) return undefined;
     this.seen.set(key, seen);
     const entry = this.servers.get(server)?.tools?.find((t) => t.tool === tool);
-    if (!entry || entry.returns !== undefined) return;
+    if (!entry || entry.returns !== undefined) return undefined;
+    const returnType = returnTypeOf(entry.returns, seen);
     entry.seen = seen;
-    entry.returnType = returnTypeOf(entry.returns, seen);
-    entry.signature = signatureOf(entry.alias, entry.params, entry.returnType);
+    if (returnType === entry.returnType) return undefined;
+    entry.returnType = returnType;
+    entry.signature = signatureOf(entry.alias, entry.params, returnType);
     this.changed(false);
+    return returnType;
   }
 
   /** Finds a tool by its real name or its alias (its record says, too, whether it runs as a task). */

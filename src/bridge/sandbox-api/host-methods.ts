@@ -210,9 +210,10 @@ export function createHostMethods(
         const { images: found, ...converted } = toSandboxResult(result, params.raw);
         keepImages(scope, found);
         // What its calls return, for its signature: one text item each time, or other content.
+        let returnType: string | undefined;
         if (!result.isError && (result.structuredContent === undefined || result.structuredContent === null)) {
           const content = Array.isArray(result.content) ? result.content : [];
-          hub.catalog.noteResult(server, tool, content.length === 1 && content[0]!.type === 'text');
+          returnType = hub.catalog.noteResult(server, tool, content.length === 1 && content[0]!.type === 'text');
         }
         runLog?.toolCall({
           ...record,
@@ -222,7 +223,10 @@ export function createHostMethods(
           durationMs: performance.now() - started,
           ...(converted.errorText ? { error: converted.errorText } : {}),
         });
-        return converted;
+        // A changed return type goes back with the result, for the tool function's signature in help().
+        return returnType
+          ? { ...converted, returnType, returns: returnsText(undefined, returnType === 'str' ? 'text' : 'content') }
+          : converted;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         runLog?.toolCall({ ...record, outcome: outcomeOf(error), durationMs: performance.now() - started, error: message });

@@ -86,6 +86,8 @@ async def call_tool(server, tool, args=None, *, raw=False, **kwargs):
         reply = await _host.request("call_tool", params)
     except _host.HostError as error:
         raise _host_tool_error(server, tool, error) from None
+    if reply.get("returnType"):
+        _retype(server, tool, reply["returnType"], reply.get("returns"))
     if reply.get("isError"):
         raise ToolError(
             server,
@@ -95,6 +97,20 @@ async def call_tool(server, tool, args=None, *, raw=False, **kwargs):
             content=reply.get("errorContent"),
         )
     return reply.get("value")
+
+
+def _retype(server, tool, return_type, returns):
+    """The host learned what `tool` returns (text each time, or other content): its function's
+    signature and Returns line in help() say so from now on, as search hits do."""
+    proxy = _proxies.get(server)
+    function = (proxy.__dict__.get("_tools") or {}).get(tool) if proxy is not None else None
+    signature = getattr(function, "__signature__", None)
+    if signature is None:
+        return
+    function.__signature__ = signature.replace(return_annotation=_Shape(return_type))
+    if returns and function.__doc__:
+        lines = function.__doc__.split("\n")
+        function.__doc__ = "\n".join("Returns: %s" % returns if line.startswith("Returns: ") else line for line in lines)
 
 
 async def _server_request(server, method, params, what):
