@@ -354,9 +354,9 @@ def capability_summary():
         )
     if len(lines) == 1:
         lines.append("  (none configured)")
-    lines.append("Discover: await search_tool_docs('what you need'); help(mcp_<server>) lists a server's tools.")
+    lines.append("Discover: await search_tool_docs('what you need') (hits with signature and score; [] when no server does it); help(mcp_<server>) lists a server's tools.")
     lines.append("Saved snippets (written by the user): search hits with kind \"snippet\"; source: await query_tool_docs(\"snippets\", tool=name, detail=\"full\"); run: await run_snippet(name, **kwargs).")
-    lines.append("Full docs (parameter shapes, what a call returns): await query_tool_docs(server, tool, detail=\"full\") or help(mcp_<server>.<tool>).")
+    lines.append("A tool's signature and what a call returns: await query_tool_docs(server, tool) (detail=\"full\" adds description and schema) or help(mcp_<server>.<tool>).")
     lines.append("Resources and prompts: await list_resources(server), await read_resource(server, uri) (also a resource_link a tool returned), await list_resource_templates(server), await list_prompts(server), await get_prompt(server, name, {arg: str}).")
     lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it, \"declined\" when the user refused a call that asks for confirmation).")
     lines.append("Standard library only (no pip), no network; files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run).")
