@@ -4,7 +4,7 @@ import { execa } from 'execa';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { defaultSandboxConfig, type RuntimeName } from '../src/config/schema.ts';
 import { SessionManager } from '../src/sandbox/sessions/manager.ts';
-import { evaluateSearch, QUERY_SETS } from '../test/helpers/search-eval.ts';
+import { evaluateNoMatch, evaluateSearch, NO_MATCH_SETS, QUERY_SETS } from '../test/helpers/search-eval.ts';
 import { callFigures, listingFigures } from './bridge.ts';
 import { contextFigures, searchLatency } from './catalog.ts';
 import { footprintFigures, loadFigures } from './footprint.ts';
@@ -207,6 +207,9 @@ console.log(
   `Second held-out set (written before the ranking rework): recall@1 ${holdout2.recallAt1.toFixed(2)}, recall@5 ${holdout2.recallAt5.toFixed(2)} (${holdout2.queries} queries)`,
 );
 
+const noMatch = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch);
+console.log(`Requests no tool serves (held out): answered with nothing ${noMatch.empty.toFixed(2)} (${noMatch.queries} requests)`);
+
 await mkdir('bench/results', { recursive: true });
 const figures = {
   date: new Date().toISOString(),
@@ -232,6 +235,7 @@ const figures = {
     tools: search.tools,
     holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries },
     holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries },
+    noMatch: { empty: noMatch.empty, queries: noMatch.queries },
   },
 };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);

@@ -1,7 +1,8 @@
 // Search alone, in seconds and without containers: latency over a 5,000-tool catalog and
-// recall on the three query sets. `node bench/search.ts` (bench/run.ts reports the same).
+// recall on the three query sets, and the share of requests no tool serves answered with
+// nothing. `node bench/search.ts` (bench/run.ts reports the same).
 import { searchLatency } from './catalog.ts';
-import { evaluateSearch, QUERY_SETS } from '../test/helpers/search-eval.ts';
+import { evaluateNoMatch, evaluateSearch, NO_MATCH_SETS, QUERY_SETS } from '../test/helpers/search-eval.ts';
 
 const ms = (v: number): string => `${v.toFixed(2)} ms`;
 
@@ -25,5 +26,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   for (const [name, q] of Object.entries(searchQuality())) {
     console.log(`${name.padEnd(8)} ${q.queries} queries: recall@1 ${q.recallAt1.toFixed(2)}, recall@5 ${q.recallAt5.toFixed(2)}`);
+  }
+  for (const [name, file] of Object.entries(NO_MATCH_SETS)) {
+    const r = evaluateNoMatch(undefined, file);
+    console.log(`${name.padEnd(8)} ${r.queries} requests no tool serves: answered with nothing ${r.empty.toFixed(2)}`);
   }
 }

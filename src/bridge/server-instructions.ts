@@ -10,7 +10,7 @@ const TOOL_NAMES_SHOWN = 4;
 
 const HEAD =
   'run_python runs Python in a sandbox where these MCP servers are async functions: ' +
-  'await mcp_<server>.<tool>(**kwargs). Find tools with await search_tool_docs("what you need"); ' +
+  'await mcp_<server>.<tool>(**kwargs). Find tools with await search_tool_docs("what you need") (hits carry signatures; [] means no server does it); ' +
   'full docs: await query_tool_docs(server, tool, detail="full"). Files written to /work/out and open matplotlib figures come back with the result. ' +
   "Servers' resources and prompts: await list_resources(server), read_resource(server, uri), list_prompts(server), get_prompt(server, name, args). " +
   'An overview of the sandbox and its servers: capability_summary().';

@@ -225,6 +225,11 @@ export class SnippetStore {
 
   /** Snippets matching a query, best first: those that cover at least half of its words. */
   async search(query: string, limit: number): Promise<Snippet[]> {
+    return (await this.find(query, limit)).map((s) => s.snippet);
+  }
+
+  /** The same with scores from 0 to 1: the share of the query's words a snippet has, those of its name counting fully, of its text half. */
+  async find(query: string, limit: number): Promise<Array<{ snippet: Snippet; score: number }>> {
     const wanted = new Set(wordsOf(query).flatMap((w) => stemOf(w) ?? []));
     if (wanted.size === 0 || limit <= 0) return [];
     const scored: Array<{ snippet: Snippet; score: number }> = [];
@@ -239,12 +244,9 @@ export class SnippetStore {
         score += weight;
         covered++;
       }
-      if (covered * 2 >= wanted.size && covered > 0) scored.push({ snippet, score: score / wanted.size });
+      if (covered * 2 >= wanted.size && covered > 0) scored.push({ snippet, score: score / (2 * wanted.size) });
     }
-    return scored
-      .sort((a, b) => b.score - a.score || a.snippet.name.localeCompare(b.snippet.name))
-      .slice(0, limit)
-      .map((s) => s.snippet);
+    return scored.sort((a, b) => b.score - a.score || a.snippet.name.localeCompare(b.snippet.name)).slice(0, limit);
   }
 
   /**

@@ -93,23 +93,88 @@ for (const { label, sandbox: shown } of [
       assert.match(server, /async open_nodes\(\*, names: list\[str\]\)/);
     });
 
-    test('query_tool_docs(detail="full") gives the signature and the Returns line', async () => {
+    /** The JSON line the code printed last. */
+    function printed(result: Awaited<ReturnType<BridgeHandle['call']>>): Record<string, unknown> {
+      assert.equal(structured(result).status, 'ok', textOf(result));
+      const line = String(structured(result).stdout)
+        .split('\n')
+        .findLast((l) => l.startsWith('{'));
+      assert.ok(line, textOf(result));
+      return JSON.parse(line) as Record<string, unknown>;
+    }
+
+    test('query_tool_docs gives the signature and what a call returns: the output schema, the content, or str once calls returned text', async () => {
       const result = await bridge.call(
         [
-          'read = (await query_tool_docs("filesystem", "read_text_file", detail="full"))[0]',
-          'echo = (await query_tool_docs("fixture", "echo", detail="full"))[0]',
-          '(read["signature"], read["returns"], echo["signature"], echo["returns"])',
+          'import contextlib, io, json',
+          'read = (await query_tool_docs("filesystem", "read_text_file"))[0]',
+          'await mcp_fixture.image()',
+          'image = (await query_tool_docs("fixture", "image"))[0]',
+          'await mcp_fixture.echo(message="hi")',
+          'echo = (await query_tool_docs("fixture", "echo"))[0]',
+          'full = (await query_tool_docs("fixture", "echo", detail="full"))[0]',
+          'shown = io.StringIO()',
+          'with contextlib.redirect_stdout(shown):',
+          '    help(mcp_fixture.echo)',
+          'print(json.dumps({"read": read, "image": image, "echo": echo, "full": full, "help": shown.getvalue()}))',
         ].join('\n'),
+        { session: 'returns' },
       );
-      assert.equal(
-        structured(result).value,
-        "('mcp_filesystem.read_text_file(*, path: str, tail: float = None, head: float = None) -> {content: str}', '{content: str}', " +
-          "'mcp_fixture.echo(*, message: str) -> str', \"str: the tool's text (a list if it sends several items)\")",
-        textOf(result),
-      );
-      const echo = await stdoutOf('help(mcp_fixture.echo)');
+      const got = printed(result) as Record<string, Record<string, unknown>> & { help?: unknown };
+      assert.deepEqual(got.read, {
+        server: 'filesystem',
+        tool: 'read_text_file',
+        alias: 'read_text_file',
+        hint: 'read-only',
+        signature: 'mcp_filesystem.read_text_file(*, path: str, tail: float = None, head: float = None) -> {content: str}',
+        returns: '{content: str}',
+      });
+      assert.equal(got.image!.signature, 'mcp_fixture.image() -> str | dict | list[str | dict]');
+      assert.match(String(got.image!.returns), /^the tool's content: str for one text item; a dict for one image/);
+      assert.equal(got.echo!.signature, 'mcp_fixture.echo(*, message: str) -> str');
+      assert.equal(got.echo!.returns, "str: the tool's text (every call so far returned one text item)");
+      assert.equal(got.echo!.description, undefined, 'the summary is not repeated');
+      assert.equal(got.full!.description, 'Echo a message back as text');
+      assert.ok(got.full!.inputSchema);
+      // help() in the session that made the call: the learned return type reached its signature.
+      const echo = String(got.help);
       assert.match(echo, /async echo\(\*, message: str\) -> str\n/);
       assert.match(echo, /Returns: str: the tool's text/);
+    });
+
+    test("a request no server serves finds [] and the text says so, naming the servers; a hit has its score and help()'s signature", async () => {
+      const result = await bridge.call(
+        [
+          'import contextlib, io, json',
+          'await mcp_fixture.echo(message="x")',
+          'none = await search_tool_docs("book a flight from Boston to Denver next Friday")',
+          'hits = await search_tool_docs("echo a message back", limit=3)',
+          'out = io.StringIO()',
+          'with contextlib.redirect_stdout(out):',
+          '    help(mcp_fixture.echo)',
+          'print(json.dumps({"none": none, "hits": hits, "help": out.getvalue()}))',
+        ].join('\n'),
+        { session: 'search' },
+      );
+      assert.match(
+        textOf(result),
+        /search_tool_docs: nothing fits 'book a flight from Boston to Denver next Friday': no tool of the configured servers does this\. The servers: memory \(\d+ tools: Knowledge graph memory\); filesystem \(\d+ tools: Files in a scratch folder\); fixture \(\d+ tools: Test fixture\)\./,
+      );
+      const got = printed(result) as { none: unknown[]; hits: Array<Record<string, unknown>>; help: string };
+      assert.deepEqual(got.none, []);
+      const hit = got.hits.find((h) => h.server === 'fixture' && h.tool === 'echo');
+      assert.ok(hit, JSON.stringify(got.hits));
+      assert.ok(typeof hit.score === 'number' && hit.score > 0 && hit.score <= 1, String(hit.score));
+      assert.equal(hit.params, undefined, "the host's params stay out of the hit");
+      // help() shows the same signature: `async echo(...)` where the hit names mcp_fixture.echo(...).
+      const shown = /async echo(\(.*)\n/.exec(
+        got.help
+          .replace(/\(\n\s+/g, '(')
+          .replace(/,\n\s+(?=\S)/g, ', ')
+          .replace(/,?\n\)/g, ')'),
+      )?.[1];
+      assert.equal(hit.signature, `mcp_fixture.echo${shown}`);
+      assert.equal(hit.signature, 'mcp_fixture.echo(*, message: str) -> str');
     });
 
     test('discovered_servers() lists tool names, from the cached catalog before a server starts', async () => {

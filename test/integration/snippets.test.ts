@@ -89,13 +89,16 @@ for (const { label, sandbox: shown } of [
 
     test('search_tool_docs finds a snippet as a hit of kind "snippet", and run_snippet runs it with kwargs', async () => {
       const hits = (await run(bridge, 'await search_tool_docs("greet someone politely")')) as Array<Record<string, unknown>>;
-      assert.deepEqual(hits[0], {
+      const { score, ...hit } = hits[0] ?? {};
+      assert.deepEqual(hit, {
         kind: 'snippet',
         server: 'snippets',
         tool: 'greet',
         alias: 'greet',
         description: 'Greets someone by name, politely.',
       });
+      // Its name has one of the three words, its docstring the other two: (1 + 0.5 + 0.5) / 3.
+      assert.equal(score, 0.67);
       assert.equal(await run(bridge, 'await run_snippet("greet", name="Ada")'), 'Hello, Ada!');
       assert.equal(await run(bridge, 'await run_snippet("greet", name="Ada", punctuation="?")'), 'Hello, Ada?');
     });

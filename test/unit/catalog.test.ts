@@ -6,7 +6,16 @@ import { test } from 'node:test';
 import { pythonName, uniqueAliases } from '../../src/bridge/catalog/aliases.ts';
 import { MAX_TOOLS_PER_SERVER, ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { splitWords } from '../../src/bridge/catalog/search.ts';
-import { paramsOf, returnsOf, signatureOf, takesOtherKeys } from '../../src/bridge/catalog/signature.ts';
+import {
+  CONTENT_RETURNS,
+  CONTENT_TYPE,
+  paramsOf,
+  returnsOf,
+  returnsText,
+  signatureOf,
+  takesOtherKeys,
+  TEXT_RETURNS,
+} from '../../src/bridge/catalog/signature.ts';
 
 test('aliases are Python identifiers, keywords are suffixed, collisions numbered', () => {
   assert.equal(pythonName('web-fixture'), 'web_fixture');
@@ -30,11 +39,12 @@ test('signatures come from JSON schemas: required first, types mapped, odd names
     required: ['query'],
   });
   assert.equal(
-    signatureOf('search', params),
+    signatureOf('search', params, 'str'),
     'search(*, query: str, limit: int = None, "user-id": str | None = None, mode: Literal["fast", "slow"] = None, tags: list[str] = None) -> str',
   );
   assert.equal(params.find((p) => p.name === 'user-id')?.identifier, false);
-  assert.equal(signatureOf('ping', paramsOf(undefined)), 'ping() -> str');
+  // Without a return type: what MCP returns in general, the tool's content.
+  assert.equal(signatureOf('ping', paramsOf(undefined)), 'ping() -> str | dict | list[str | dict]');
   assert.deepEqual(paramsOf({ properties: 'nonsense' }), []);
 });
 
@@ -80,7 +90,7 @@ test('signatures show nested shapes, enums, defaults and what a call returns', (
     required: ['path'],
   });
   assert.equal(
-    signatureOf('list', listing),
+    signatureOf('list', listing, 'str'),
     'list(*, path: str, sortBy: Literal["name", "size"] = "name", exclude: list[str] = [], recursive: bool = False, depth: int | None = None, ' +
       'options: {"follow-links"?: bool, max: float} = None, headers: dict[str, str] = None, level: Literal[3] = None) -> str',
   );
@@ -142,7 +152,32 @@ test('the catalog keeps title, annotations and outputSchema, and says what a cal
   assert.equal(read!.returns, '{content: str}');
   assert.equal(read!.signature, 'read(*, path: str) -> {content: str}');
   assert.equal(write!.title, undefined, 'a bad title is dropped, not the tool');
-  assert.equal(write!.signature, 'write() -> str');
+  assert.equal(write!.signature, 'write() -> str | dict | list[str | dict]');
+  assert.equal(returnsText(write!.returns, write!.seen), CONTENT_RETURNS);
+});
+
+test('without an outputSchema, a tool returns str while every call seen returned one text item, its content after', () => {
+  const catalog = new ToolCatalog([{ name: 'files', fingerprint: 'f' }]);
+  catalog.setTools('files', [
+    { name: 'write' },
+    { name: 'read', outputSchema: { type: 'object', properties: { n: { type: 'integer' } } } },
+  ]);
+  const entry = (name: string) => catalog.findTool('files', name)!;
+  catalog.noteResult('files', 'write', true);
+  assert.equal(entry('write').signature, 'write() -> str');
+  assert.equal(returnsText(entry('write').returns, entry('write').seen), TEXT_RETURNS);
+  // A relisting keeps what was seen; an image (or several items) makes it content for good.
+  catalog.setTools('files', [
+    { name: 'write' },
+    { name: 'read', outputSchema: { type: 'object', properties: { n: { type: 'integer' } } } },
+  ]);
+  assert.equal(entry('write').returnType, 'str');
+  catalog.noteResult('files', 'write', false);
+  catalog.noteResult('files', 'write', true);
+  assert.equal(entry('write').signature, `write() -> ${CONTENT_TYPE}`);
+  // A tool with an outputSchema returns its structured content whatever was seen.
+  catalog.noteResult('files', 'read', true);
+  assert.equal(entry('read').signature, 'read() -> {n?: int}');
 });
 
 test('tool names split into words', () => {

@@ -111,7 +111,8 @@ test('icons, title, annotations and outputSchema reach the docs; summaries carry
     ['Wipe', 'destructive', { destructiveHint: true }, { type: 'object' }, [icon]],
   );
   const summary = toolDoc(tools[0]!, 'summary');
-  assert.deepEqual(Object.keys(summary), ['server', 'tool', 'alias', 'description', 'hint']);
+  // A hit also carries its signature (and, for the sandbox to render it, params and returnType).
+  assert.deepEqual(Object.keys(summary), ['server', 'tool', 'alias', 'description', 'hint', 'signature', 'params', 'returnType']);
   for (const t of tools.slice(1)) assert.equal(toolDoc(t, 'full').icons, undefined, t.tool);
 });
 

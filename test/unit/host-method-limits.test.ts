@@ -28,6 +28,7 @@ const picture = () => ({
 
 function imageHub(perCall: number): ProxyHub {
   const hub = {
+    catalog: { noteResult: () => undefined },
     callTool: async (server: string, tool: string) => {
       await new Promise((resolve) => setImmediate(resolve));
       return { server, tool, result: { content: Array.from({ length: perCall }, picture) } };

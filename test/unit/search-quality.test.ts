@@ -7,10 +7,20 @@
 // - search-queries-holdout2.json (75): written before both, never used to choose a feature or
 //   a weight; only its aggregate figures were looked at while the lexicon was built (see
 //   docs/benchmarks.md).
+// Queries are answered as sandboxed code gets them: nothing when the best hit scores under the
+// threshold. Two no-match sets (requests no configured tool serves) measure how often search
+// answers nothing, and a destructive set that deleting tools rank low unless asked for.
 // Each asserts the level reached, a little below it, so that a change that loses ground fails.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { evaluateSearch, QUERY_SETS, type SearchEval } from '../helpers/search-eval.ts';
+import {
+  evaluateDestructive,
+  evaluateNoMatch,
+  evaluateSearch,
+  NO_MATCH_SETS,
+  QUERY_SETS,
+  type SearchEval,
+} from '../helpers/search-eval.ts';
 
 function detail(result: SearchEval): string {
   return [
@@ -46,4 +56,20 @@ test('the second held-out set, written before the rework: the level reached', ()
   // 0.88 and 1.00 (0.67 and 0.89 before it); see docs/benchmarks.md.
   assert.ok(result.recallAt5 >= 0.98, `recall@5 ${result.recallAt5}\n${detail(result)}`);
   assert.ok(result.recallAt1 >= 0.86, `recall@1 ${result.recallAt1}\n${detail(result)}`);
+});
+
+test('requests no configured tool serves get no hits (held-out no-match set, and the set the threshold was calibrated on)', () => {
+  // Written before the threshold: the ranker without one answered 5 of 35 with nothing (0.14).
+  const heldOut = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch);
+  const shown = (r: typeof heldOut) => r.answered.map((a) => `"${a.query}" -> ${a.first} ${a.score.toFixed(2)}`).join('\n');
+  assert.ok(heldOut.queries >= 20, `only ${heldOut.queries} queries`);
+  assert.ok(heldOut.empty >= 0.28, `answered nothing for ${heldOut.empty}\n${shown(heldOut)}`);
+  const tuning = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatchTuning);
+  assert.ok(tuning.empty >= 0.25, `answered nothing for ${tuning.empty}\n${shown(tuning)}`);
+});
+
+test('deleting tools rank below the others unless the request asks to delete, and first when it does', () => {
+  const result = evaluateDestructive();
+  assert.ok(result.queries >= 10, `only ${result.queries} queries`);
+  assert.deepEqual(result.wrong, []);
 });

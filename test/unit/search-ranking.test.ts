@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { COLLOCATIONS, PHRASES, SAME_ACTION, SAME_THING, SHORTHANDS, TOPICS } from '../../src/bridge/catalog/lexicon.ts';
-import { MAX_QUERY_WORDS, ToolRanker, wordsOf, type RankableTool } from '../../src/bridge/catalog/ranking.ts';
+import { MAX_QUERY_WORDS, MIN_SCORE, ToolRanker, wordsOf, type RankableTool } from '../../src/bridge/catalog/ranking.ts';
 import { QUERY_SETS, realCatalog } from '../helpers/search-eval.ts';
 
 function tool(server: string, name: string, description: string, extra: Partial<RankableTool> = {}): RankableTool {
@@ -75,6 +75,43 @@ test('a tool that deletes is first only when the query asks to delete', () => {
     tool('x', 'cache_entities', 'Cache entities'),
   ];
   assert.equal(top(annotated, 'cached entities')[0], 'x/cache_entities');
+});
+
+test('a tool that deletes by its description, or asked for in other words, ranks as one; a server-marked tool whose action is the verb is not held back', () => {
+  const tools = [
+    tool('x', 'cleanup_notes', 'Removes notes older than a week from the store'),
+    tool('x', 'add_notes', 'Adds notes to the store'),
+  ];
+  assert.equal(top(tools, 'notes in the store')[0], 'x/add_notes');
+  assert.equal(top(tools, 'get rid of the old notes in the store')[0], 'x/cleanup_notes');
+  assert.equal(top(tools, 'wipe the notes in the store')[0], 'x/cleanup_notes');
+  // A server may mark write_file destructive (it overwrites): "write a file" still wants it.
+  const files = [
+    tool('fs', 'write_file', 'Create a new file or overwrite an existing file', { annotations: { destructiveHint: true } }),
+    tool('fs', 'create_directory', 'Create a new directory'),
+  ];
+  assert.equal(top(files, 'write a file')[0], 'fs/write_file');
+});
+
+test('each hit has a score from 0 to 1 that never rises down the list; a request no tool serves scores low', () => {
+  const catalog = realCatalog();
+  const ranker = new ToolRanker(catalog.allTools());
+  for (const query of ['read a file', 'Remember that Alice works at Acme', 'send a message on discord', 'how far is paris from berlin']) {
+    const hits = ranker.scored(query, 5);
+    assert.ok(hits.length > 0, query);
+    for (const [i, hit] of hits.entries()) {
+      assert.ok(hit.relevance >= 0 && hit.relevance <= 1, `${query}: ${hit.relevance}`);
+      if (i > 0) assert.ok(hit.relevance <= hits[i - 1]!.relevance, query);
+    }
+  }
+  const best = (query: string) => ranker.scored(query, 1)[0]?.relevance ?? 0;
+  assert.ok(best('read the contents of a file') > 0.5);
+  assert.ok(best('book a flight from Boston to Denver next Friday') < MIN_SCORE);
+  // The catalog answers nothing under the threshold, and scores with its hits otherwise.
+  assert.deepEqual(catalog.find('book a flight from Boston to Denver next Friday', 5), []);
+  const [hit] = catalog.find('read the contents of a file', 5);
+  assert.equal(hit?.entry.server, 'filesystem');
+  assert.ok(hit.score >= MIN_SCORE && hit.score <= 1);
 });
 
 test('titles and annotations are used when a server gives them, and ignored when malformed', () => {

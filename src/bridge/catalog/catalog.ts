@@ -13,8 +13,8 @@ import {
   type ServerState,
   type ToolIcon,
 } from '../../state/catalog-file.ts';
-import { ToolIndex } from './search.ts';
-import { paramsOf, returnsOf, signatureOf, type ParamDoc } from './signature.ts';
+import { ToolIndex, type ToolHit } from './search.ts';
+import { paramsOf, returnsOf, returnTypeOf, signatureOf, type ParamDoc, type ResultsSeen } from './signature.ts';
 import { lines } from '../../shared/shown-text.ts';
 
 export { CATALOG_FILE, type ServerState } from '../../state/catalog-file.ts';
@@ -32,8 +32,12 @@ export interface ToolEntry {
   annotations?: unknown;
   icons?: ToolIcon[];
   params: ParamDoc[];
-  /** What a call returns, as a Python type from the outputSchema; absent: the tool's text. */
+  /** What a call returns, as a Python type from the outputSchema; absent: the tool's content. */
   returns?: string;
+  /** How its calls so far returned (without an outputSchema): one text item each time, or other content. */
+  seen?: ResultsSeen;
+  /** The Python type a call returns, as the signature ends (signature.ts returnTypeOf). */
+  returnType: string;
   signature: string;
   /** The tool runs as an MCP task (execution.taskSupport), said by this bridge's own listing of it, never by the cache. */
   taskSupport?: TaskSupport;
@@ -83,6 +87,8 @@ export const MAX_SERVER_INSTRUCTIONS_CHARS = 2000;
 export class ToolCatalog {
   private readonly servers = new Map<string, ServerRecord>();
   private index: ToolIndex | undefined;
+  /** Per "server\0tool", how its calls so far returned (this bridge's calls; a relisting keeps it). */
+  private readonly seen = new Map<string, ResultsSeen>();
   private readonly stateDir: string | undefined;
   private saveQueue: Promise<void> = Promise.resolve();
   private saveScheduled = false;
@@ -213,6 +219,34 @@ export class ToolCatalog {
     return this.index.search(query, limit, skipServers);
   }
 
+  /** Ranked search with scores (0 to 1) for sandboxed code: nothing when no tool answers the request. */
+  find(query: string, limit: number, skipServers?: ReadonlySet<string>): ToolHit[] {
+    this.index ??= new ToolIndex(this.allTools());
+    return this.index.find(query, limit, skipServers);
+  }
+
+  /**
+   * A call of a tool returned (without an error): one text item, or other content. Its return
+   * type says `str` while every call seen returned one text item, and the content type after.
+   * Returns the new return type when this changed it (the caller's help() follows).
+   */
+  noteResult(server: string, tool: string, textOnly: boolean): string | undefined {
+    const key = `${server}\u0000${tool}`;
+    const before = this.seen.get(key);
+    const seen: ResultsSeen = textOnly && before !== 'content' ? 'text' : 'content';
+    if (seen === before) return undefined;
+    this.seen.set(key, seen);
+    const entry = this.servers.get(server)?.tools?.find((t) => t.tool === tool);
+    if (!entry || entry.returns !== undefined) return undefined;
+    const returnType = returnTypeOf(entry.returns, seen);
+    entry.seen = seen;
+    if (returnType === entry.returnType) return undefined;
+    entry.returnType = returnType;
+    entry.signature = signatureOf(entry.alias, entry.params, returnType);
+    this.changed(false);
+    return returnType;
+  }
+
   /** Finds a tool by its real name or its alias (its record says, too, whether it runs as a task). */
   findTool(server: string, name: string): ToolEntry | undefined {
     const tools = this.servers.get(server)?.tools ?? [];
@@ -235,6 +269,8 @@ export class ToolCatalog {
     return tools.map((tool, i) => {
       const params = paramsOf(tool.inputSchema);
       const returns = returnsOf(tool.outputSchema);
+      const seen = returns === undefined ? this.seen.get(`${record.name}\u0000${tool.name}`) : undefined;
+      const returnType = returnTypeOf(returns, seen);
       const taskSupport = tasks?.get(tool.name);
       return {
         server: record.name,
@@ -250,7 +286,9 @@ export class ToolCatalog {
         ...(tool.icons ? { icons: tool.icons } : {}),
         params,
         ...(returns ? { returns } : {}),
-        signature: signatureOf(aliases[i]!, params, returns),
+        ...(seen ? { seen } : {}),
+        returnType,
+        signature: signatureOf(aliases[i]!, params, returnType),
         ...(taskSupport ? { taskSupport } : {}),
       };
     });

@@ -28,6 +28,7 @@ export const SAME_ACTION: readonly string[][] = [
     'revoke',
     'expunge',
     'cut',
+    'clear',
   ],
   ['update', 'edit', 'change', 'modify', 'set', 'alter', 'adjust', 'amend', 'patch', 'tweak', 'revise', 'rewrite'],
   [

@@ -14,7 +14,10 @@
 //   count as actions;
 // - two query words side by side in the tool's text ("status checks");
 // - server names used as hints ("look for a github user"): a word only one server's tools use;
-// - a tool that deletes is offered first only when the query asks to delete.
+// - a tool that deletes (its annotation, its action or its description's first word) ranks well
+//   below the others when the query does not ask to delete ("remember that Alice works at
+//   Acme"), unless its action is the query's verb (an annotated write_file for "write a file").
+// Each hit also gets a score from 0 to 1 (ranking/score.ts): how much of the request it answers.
 // Titles and annotations (readOnlyHint, destructiveHint) are used when a server gives them.
 // Everything is precomputed per catalog; a query over 5,000 tools takes a couple of milliseconds.
 // The steps are in ranking/: the index (indexing.ts), the query read (query.ts), a word's forms
@@ -24,17 +27,21 @@ import { buildIndex, type RankableTool, type RankIndex } from './ranking/indexin
 import { creditServerHints, creditWord } from './ranking/match.ts';
 import { readQuery } from './ranking/query.ts';
 import { bestOf, phraseMatches, signalsOf, type Found } from './ranking/rerank.ts';
+import { scoreOf } from './ranking/score.ts';
 import { Tally } from './ranking/tally.ts';
 import { DEFAULT_WEIGHTS, type RankWeights } from './ranking/weights.ts';
 
 export { splitWords, wordsOf };
 export { MAX_QUERY_WORDS } from './ranking/query.ts';
+export { MIN_SCORE } from './ranking/score.ts';
 export type { RankableTool, RankWeights };
 
 export interface ScoredTool {
   /** Index of the tool in the list the ranker was built from. */
   doc: number;
   score: number;
+  /** From 0 to 1: how much of the request it answers (ranking/score.ts); never above the hit before it. */
+  relevance: number;
   /** What made the score (for tests and tuning). */
   parts: Record<string, number>;
 }
@@ -73,7 +80,12 @@ export class ToolRanker {
     const partsOf = (doc: number): Record<string, number> => signalsOf(index.docs[doc]!, doc, found, weights);
     const candidates = tally.totalWeight > 0 ? tally.touched.filter((doc) => !skipServers?.has(index.docs[doc]!.server)) : [];
     const top = bestOf(candidates, limit, (doc) => partsOf(doc)['total']!);
-    const result = top.map(({ doc, score }) => ({ doc, score, parts: partsOf(doc) }));
+    let ceiling = 1;
+    const result = top.map(({ doc, score }) => {
+      const parts = partsOf(doc);
+      ceiling = Math.min(ceiling, scoreOf(parts, tally, weights));
+      return { doc, score, relevance: ceiling, parts };
+    });
     tally.end();
     return result;
   }

@@ -2,9 +2,16 @@
 // filter). The ranking itself is in ranking.ts: BM25F over name words, title, first sentence,
 // description, parameters and server, with English stemming, a concept lexicon (lexicon.ts),
 // query coverage, name and phrase matches, the action word and server-name hints. Built once
-// per catalog change, queried in a few milliseconds over thousands of tools.
+// per catalog change, queried in a few milliseconds over thousands of tools. Each hit has a
+// score from 0 to 1 (ranking/score.ts); `find` answers nothing when the best is under MIN_SCORE.
 import type { ToolEntry } from './catalog.ts';
-import { ToolRanker, type RankableTool, type RankWeights } from './ranking.ts';
+import { MIN_SCORE, ToolRanker, type RankableTool, type RankWeights } from './ranking.ts';
+
+/** A search hit: the tool and its score from 0 to 1. */
+export interface ToolHit {
+  entry: ToolEntry;
+  score: number;
+}
 
 export { splitWords } from './ranking.ts';
 
@@ -24,5 +31,12 @@ export class ToolIndex {
 
   search(query: string, limit: number, skipServers?: ReadonlySet<string>): ToolEntry[] {
     return this.ranker.rank(query, limit, skipServers).map((i) => this.entries[i]!);
+  }
+
+  /** The hits for a request with their scores; none when even the best does not answer it (under MIN_SCORE). */
+  find(query: string, limit: number, skipServers?: ReadonlySet<string>): ToolHit[] {
+    const scored = this.ranker.scored(query, limit, skipServers);
+    if ((scored[0]?.relevance ?? 0) < MIN_SCORE) return [];
+    return scored.map((r) => ({ entry: this.entries[r.doc]!, score: r.relevance }));
   }
 }

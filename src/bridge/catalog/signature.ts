@@ -200,11 +200,35 @@ export function paramsOf(inputSchema: unknown): ParamDoc[] {
 }
 
 /**
- * What a call returns, from the tool's outputSchema: its structured content. Without one,
- * a call returns the tool's text.
+ * What a call returns, from the tool's outputSchema: its structured content. Without one, a
+ * call returns the tool's content (CONTENT_TYPE).
  */
 export function returnsOf(outputSchema: unknown): string | undefined {
   return isSchema(outputSchema) ? pythonType(outputSchema) : undefined;
+}
+
+/**
+ * What a call of a tool without an outputSchema returns in Python (results/tool-results.ts):
+ * one content item as itself (text as str; an image, audio or resource as a dict), several as
+ * a list of them.
+ */
+export const CONTENT_TYPE = 'str | dict | list[str | dict]';
+/** The same in words, for docs and help(). */
+export const CONTENT_RETURNS = `the tool's content: str for one text item; a dict for one image, audio or resource ({"type": "image", "mimeType", "data"}, {"type": "resource_link", "uri", ...}); a list of those when it sends several`;
+/** What a tool without an outputSchema returns once every call seen returned one text item. */
+export const TEXT_RETURNS = "str: the tool's text (every call so far returned one text item)";
+
+/** How the calls of a tool so far returned: one text item each time, or other content. */
+export type ResultsSeen = 'text' | 'content';
+
+/** The Python type a call returns: the outputSchema's, else str when every call seen returned text, else CONTENT_TYPE. */
+export function returnTypeOf(returns: string | undefined, seen: ResultsSeen | undefined): string {
+  return returns ?? (seen === 'text' ? 'str' : CONTENT_TYPE);
+}
+
+/** The same in words, for docs and help(). */
+export function returnsText(returns: string | undefined, seen: ResultsSeen | undefined): string {
+  return returns ?? (seen === 'text' ? TEXT_RETURNS : CONTENT_RETURNS);
 }
 
 /** Whether a tool takes keys its schema does not list (only when the schema says so). */
@@ -227,12 +251,12 @@ function defaultText(param: ParamDoc): string {
   return text.length <= MAX_DEFAULT_CHARS ? text : '...';
 }
 
-/** `create_entities(*, entities: list[{name: str}], note: str = None) -> {ok: bool}` */
-export function signatureOf(alias: string, params: readonly ParamDoc[], returns?: string): string {
+/** `create_entities(*, entities: list[{name: str}], note: str = None) -> {ok: bool}` (`returns`: the Python return type). */
+export function signatureOf(alias: string, params: readonly ParamDoc[], returns: string = CONTENT_TYPE): string {
   const ordered = [...params.filter((p) => p.required), ...params.filter((p) => !p.required)];
   const parts = ordered.map((p) => {
     const name = p.identifier ? p.name : JSON.stringify(p.name);
     return p.required ? `${name}: ${p.type}` : `${name}: ${p.type} = ${defaultText(p)}`;
   });
-  return `${alias}(${parts.length > 0 ? `*, ${parts.join(', ')}` : ''}) -> ${returns ?? 'str'}`;
+  return `${alias}(${parts.length > 0 ? `*, ${parts.join(', ')}` : ''}) -> ${returns}`;
 }

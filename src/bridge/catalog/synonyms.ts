@@ -40,6 +40,11 @@ const PHRASE_TABLE = new Map<string, ReadonlyMap<string, number>>(
 
 const ACTION_WORDS: ReadonlySet<string> = new Set(SAME_ACTION.flat());
 
+/** The lexicon's verbs of deleting ("remove", "wipe", "purge"...). */
+export function deleteVerbs(): readonly string[] {
+  return SAME_ACTION.find((group) => group.includes('delete')) ?? ['delete'];
+}
+
 /** The verbs of the lexicon (lowercase words). */
 export function actionWords(): ReadonlySet<string> {
   return ACTION_WORDS;

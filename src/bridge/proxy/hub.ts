@@ -12,6 +12,7 @@ import { SECRETS_ENV, type Secrets, type ServerSecret } from '../../config/secre
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import { substituteServer, type VariableContext } from '../../config/variables.ts';
 import { ToolCatalog, type ServerState, type ToolEntry } from '../catalog/catalog.ts';
+import type { ToolHit } from '../catalog/search.ts';
 import { confirmationNeeded, ConfirmationNeededError, noOneToAsk, type ConfirmationRequest } from './confirm.ts';
 import { ConsentGate, ConsentNeededError, type ConsentState } from '../../state/consent.ts';
 import { ServerConnection, type ProxyTimeouts, type RelaySetting, type ServerLogMessage, type StartContext } from './connection.ts';
@@ -308,6 +309,12 @@ export class ProxyHub {
   search(query: string, limit: number): ToolEntry[] {
     const hidden = this.catalog.names().filter((name) => this.consent.state(name) !== 'allowed');
     return this.catalog.search(query, limit, hidden.length > 0 ? new Set(hidden) : undefined);
+  }
+
+  /** The same for sandboxed code, each hit with its score (0 to 1): nothing when no tool answers the request. */
+  find(query: string, limit: number): ToolHit[] {
+    const hidden = this.catalog.names().filter((name) => this.consent.state(name) !== 'allowed');
+    return this.catalog.find(query, limit, hidden.length > 0 ? new Set(hidden) : undefined);
   }
 
   async callTool(

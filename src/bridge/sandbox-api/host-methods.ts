@@ -6,7 +6,7 @@ import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { RefusedRequest, RequestContext, RequestHandler } from '../../sandbox/index.ts';
 import type { ToolEntry } from '../catalog/catalog.ts';
-import { takesOtherKeys } from '../catalog/signature.ts';
+import { returnsText, takesOtherKeys } from '../catalog/signature.ts';
 import { toolHint } from '../catalog/tool-hints.ts';
 import type { NotReady, ProxyHub } from '../proxy/hub.ts';
 import { ServerUnavailableError } from '../proxy/server-errors.ts';
@@ -47,19 +47,29 @@ const schemas = {
 
 export type HostMethod = keyof typeof schemas;
 
-export function toolDoc(entry: ToolEntry, level: 'summary' | 'full'): Record<string, unknown> {
+/**
+ * A tool's dict for sandboxed code. A search hit (`purpose` "search") says what the tool does
+ * and how to call it: description and signature, with its score; the docs of one tool
+ * (`purpose` "docs") how to call it and what it returns, the description being what the search
+ * already showed. `detail` "full" adds the rest: description, returns, inputSchema, and title,
+ * annotations, outputSchema and icons when the server gives them. `params` and `returnType`
+ * are for the sandbox, which renders the signature from them as help() does (mcp_runtime.py).
+ */
+export function toolDoc(entry: ToolEntry, level: 'summary' | 'full', purpose: 'search' | 'docs' = 'search'): Record<string, unknown> {
   const doc: Record<string, unknown> = {
     server: entry.server,
     tool: entry.tool,
     alias: entry.alias,
-    description: entry.description,
   };
+  if (purpose === 'search' || level === 'full') doc.description = entry.description;
   // A short mark from the tool's annotations, so that a hit says at once whether it changes things.
   const hint = toolHint(entry.annotations);
   if (hint) doc.hint = hint;
+  doc.signature = `mcp_${entry.serverAlias}.${entry.signature}`;
+  if (purpose === 'docs' || level === 'full') doc.returns = returnsText(entry.returns, entry.seen);
+  doc.params = entry.params;
+  doc.returnType = entry.returnType;
   if (level === 'full') {
-    doc.signature = `mcp_${entry.serverAlias}.${entry.signature}`;
-    doc.returns = entry.returns ?? RETURNS_TEXT;
     doc.inputSchema = entry.inputSchema;
     if (entry.title !== undefined) doc.title = entry.title;
     if (entry.annotations !== undefined) doc.annotations = entry.annotations;
@@ -69,8 +79,8 @@ export function toolDoc(entry: ToolEntry, level: 'summary' | 'full'): Record<str
   return doc;
 }
 
-/** What a call of a tool without an outputSchema returns (see results/tool-results.ts). */
-export const RETURNS_TEXT = "str: the tool's text (a list if it sends several items)";
+/** A score as hits show it: two decimals. */
+const shownScore = (score: number): number => Math.round(score * 100) / 100;
 
 /** Tool names shown per server by discovered_servers(); the rest are counted. */
 export const MAX_LISTED_TOOL_NAMES = 60;
@@ -148,6 +158,14 @@ export function outcomeOf(error: unknown): 'declined' | 'denied' | 'failed' {
   return outcomeOfKind(kindOf(error));
 }
 
+/** The servers a search looked through, with what they do: what the model is told when nothing fits. */
+function serversSearched(hub: ProxyHub): Array<{ name: string; description?: string; tools: number }> {
+  return hub.catalog
+    .records()
+    .filter((r) => r.tools && hub.consentState(r.name) === 'allowed')
+    .map((r) => ({ name: r.name, ...(r.description ? { description: r.description } : {}), tools: r.tools!.length }));
+}
+
 /** No hits while servers are still starting: say who, rather than answer an empty list. */
 function refuseWhileStarting(notReady: NotReady[], waitedMs: number): void {
   const starting = notReady.filter((n) => n.state === 'starting' || n.state === 'not-started').map((n) => n.server);
@@ -191,6 +209,12 @@ export function createHostMethods(
         });
         const { images: found, ...converted } = toSandboxResult(result, params.raw);
         keepImages(scope, found);
+        // What its calls return, for its signature: one text item each time, or other content.
+        let returnType: string | undefined;
+        if (!result.isError && (result.structuredContent === undefined || result.structuredContent === null)) {
+          const content = Array.isArray(result.content) ? result.content : [];
+          returnType = hub.catalog.noteResult(server, tool, content.length === 1 && content[0]!.type === 'text');
+        }
         runLog?.toolCall({
           ...record,
           server,
@@ -199,7 +223,10 @@ export function createHostMethods(
           durationMs: performance.now() - started,
           ...(converted.errorText ? { error: converted.errorText } : {}),
         });
-        return converted;
+        // A changed return type goes back with the result, for the tool function's signature in help().
+        return returnType
+          ? { ...converted, returnType, returns: returnsText(undefined, returnType === 'str' ? 'text' : 'content') }
+          : converted;
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         runLog?.toolCall({ ...record, outcome: outcomeOf(error), durationMs: performance.now() - started, error: message });
@@ -233,9 +260,7 @@ export function createHostMethods(
       // For the sandbox's tool functions: `returnType` annotates their signature; `otherKeys`:
       // the schema takes keys it does not list, so the sandbox does not check keyword names.
       return tools.map((t) => ({
-        ...toolDoc(t, 'full'),
-        params: t.params,
-        returnType: t.returns ?? 'str',
+        ...toolDoc(t, 'full', 'docs'),
         otherKeys: takesOtherKeys(t.inputSchema),
         allowed: hub.allowed(t.server, t.tool),
       }));
@@ -243,15 +268,22 @@ export function createHostMethods(
     async search_tools(params, context) {
       context.describe('search_tool_docs()');
       const notReady = await context.untimed(hub.discover());
-      const tools = hub.search(params.query, params.limit).map((t) => toolDoc(t, params.detail));
+      // Nothing when no tool answers the request (the best hit under the score threshold).
+      const tools = hub.find(params.query, params.limit).map((h) => ({ ...toolDoc(h.entry, params.detail), score: shownScore(h.score) }));
       // Snippets that match come first (at most half of the hits, at least one), then tools.
-      const found = snippets ? await snippets.search(params.query, Math.max(1, Math.floor(params.limit / 2))) : [];
+      const found = snippets ? await snippets.find(params.query, Math.max(1, Math.floor(params.limit / 2))) : [];
       const snippetHits = await Promise.all(
-        found.map(async (s) => snippetDoc(params.detail === 'full' ? await snippets!.get(s.name).catch(() => s) : s, params.detail)),
+        found.map(async ({ snippet: s, score }) => ({
+          ...snippetDoc(params.detail === 'full' ? await snippets!.get(s.name).catch(() => s) : s, params.detail),
+          score: shownScore(score),
+        })),
       );
       const hits = [...snippetHits, ...tools].slice(0, params.limit);
       // An empty answer must mean "nothing fits", never "not started yet".
-      if (hits.length === 0) refuseWhileStarting(notReady, hub.discoveryWaitMs);
+      if (hits.length === 0) {
+        refuseWhileStarting(notReady, hub.discoveryWaitMs);
+        return { hits, notReady, servers: serversSearched(hub) };
+      }
       return { hits, notReady };
     },
     async query_tools(params, context) {
@@ -263,7 +295,7 @@ export function createHostMethods(
       const tools = await hub.listTools(params.server, context);
       const wanted = params.tool ? tools.filter((t) => t.tool === params.tool || t.alias === params.tool) : tools;
       if (params.tool && wanted.length === 0) throw new Error(`server "${params.server}" has no tool "${params.tool}"`);
-      return wanted.map((t) => toolDoc(t, params.detail));
+      return wanted.map((t) => toolDoc(t, params.detail, 'docs'));
     },
     async get_snippet(params, context) {
       context.describe(`snippet ${params.name}`);

@@ -86,6 +86,8 @@ async def call_tool(server, tool, args=None, *, raw=False, **kwargs):
         reply = await _host.request("call_tool", params)
     except _host.HostError as error:
         raise _host_tool_error(server, tool, error) from None
+    if reply.get("returnType"):
+        _retype(server, tool, reply["returnType"], reply.get("returns"))
     if reply.get("isError"):
         raise ToolError(
             server,
@@ -95,6 +97,20 @@ async def call_tool(server, tool, args=None, *, raw=False, **kwargs):
             content=reply.get("errorContent"),
         )
     return reply.get("value")
+
+
+def _retype(server, tool, return_type, returns):
+    """The host learned what `tool` returns (text each time, or other content): its function's
+    signature and Returns line in help() say so from now on, as search hits do."""
+    proxy = _proxies.get(server)
+    function = (proxy.__dict__.get("_tools") or {}).get(tool) if proxy is not None else None
+    signature = getattr(function, "__signature__", None)
+    if signature is None:
+        return
+    function.__signature__ = signature.replace(return_annotation=_Shape(return_type))
+    if returns and function.__doc__:
+        lines = function.__doc__.split("\n")
+        function.__doc__ = "\n".join("Returns: %s" % returns if line.startswith("Returns: ") else line for line in lines)
 
 
 async def _server_request(server, method, params, what):
@@ -165,22 +181,57 @@ def discovered_servers():
 
 async def search_tool_docs(query, limit=5, detail="summary"):
     """Ranked search over every enabled server's tools, best first. Each hit has server, tool,
-    alias and description, and "hint": "read-only" or "destructive" when the server says so;
-    detail="full" adds signature, returns and inputSchema (and title, annotations, outputSchema,
-    icons when the server gives them). Servers still starting are waited for (as in
-    discovered_servers()); those whose tools are still not known (starting, or failed) are named
-    in one line on stderr. No hit while a server is still starting raises ToolError
-    (kind "unavailable") naming it, so [] always means nothing fits."""
+    alias, description, signature (as help() shows it) and score: from 0 to 1, how much of the
+    request the tool answers (comparable within one search, roughly across searches); "hint":
+    "read-only" or "destructive" when the server says so. detail="full" adds returns and
+    inputSchema (and title, annotations, outputSchema, icons when the server gives them).
+    [] means no tool of the configured servers does this: a note on stderr names them.
+    Servers still starting are waited for (as in discovered_servers()); those whose tools are
+    still not known (starting, or failed) are named in one line on stderr. No hit while a server
+    is still starting raises ToolError (kind "unavailable") naming it, so [] always means
+    nothing fits."""
     try:
         reply = await _host.request("search_tools", {"query": str(query), "limit": int(limit), "detail": detail})
     except _host.HostError as error:
         raise _host_tool_error(None, None, error) from None
     if isinstance(reply, list):
-        return reply
+        return [_shown_doc(doc) for doc in reply]
     not_ready = reply.get("notReady") or []
     if not_ready:
         sys.stderr.write("search_tool_docs: not searched yet: %s\n" % ", ".join(_not_ready_text(s) for s in not_ready))
-    return reply.get("hits") or []
+    hits = [_shown_doc(doc) for doc in reply.get("hits") or []]
+    if not hits and reply.get("servers") is not None:
+        sys.stderr.write(_nothing_fits_text(str(query), reply["servers"]) + "\n")
+    return hits
+
+
+def _nothing_fits_text(query, servers):
+    """What the model reads when a search finds nothing: no server does it, and which there are."""
+    if not servers:
+        return "search_tool_docs: nothing fits %r: no MCP server with tools is configured." % _short(query, 80)
+    shown = []
+    for server in servers[:_MAX_NAMES_SHOWN]:
+        about = _short(" ".join(str(server.get("description") or "").split()), 60)
+        shown.append("%s (%s tools%s)" % (server.get("name"), server.get("tools"), ": " + about if about else ""))
+    more = len(servers) - len(shown)
+    return (
+        "search_tool_docs: nothing fits %r: no tool of the configured servers does this. The servers: %s%s. "
+        "Other words will not find what no server offers: do it another way, or tell the user it is not available."
+        % (_short(query, 80), "; ".join(shown), "; and %d more" % more if more > 0 else "")
+    )
+
+
+def _shown_doc(doc):
+    """A tool's dict as the code gets it: its signature rendered as help() shows it (from the
+    params and return type the host sends, which are dropped)."""
+    if not isinstance(doc, dict) or "params" not in doc:
+        return doc
+    params = doc.pop("params") or []
+    returns = doc.pop("returnType", None)
+    text = _signature_text("mcp_%s.%s" % (_alias_of(doc.get("server")), doc.get("alias")), params, returns)
+    if text:
+        doc["signature"] = text
+    return doc
 
 
 def _not_ready_text(server):
@@ -194,12 +245,14 @@ def _not_ready_text(server):
 
 
 async def query_tool_docs(server, tool=None, detail="summary"):
-    """Docs of one tool, or of every tool of `server`: always a list of the same dicts as
-    search_tool_docs(); detail="full" adds signature (nested shapes, choices, defaults),
-    returns (what a call returns) and inputSchema, and when the server gives them title,
+    """Docs of one tool, or of every tool of `server`: always a list of dicts with server,
+    tool, alias, signature (as help() shows it: nested shapes, choices, defaults) and returns
+    (what a call returns), and "hint" when the server marks the tool read-only or destructive.
+    detail="full" adds description and inputSchema, and when the server gives them title,
     annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), outputSchema
     and icons."""
-    return await _host.request("query_tools", {"server": server, "tool": tool, "detail": detail})
+    docs = await _host.request("query_tools", {"server": server, "tool": tool, "detail": detail})
+    return [_shown_doc(doc) for doc in docs] if isinstance(docs, list) else docs
 
 
 class SnippetError(Exception):
@@ -301,9 +354,9 @@ def capability_summary():
         )
     if len(lines) == 1:
         lines.append("  (none configured)")
-    lines.append("Discover: await search_tool_docs('what you need'); help(mcp_<server>) lists a server's tools.")
+    lines.append("Discover: await search_tool_docs('what you need') (hits with signature and score; [] when no server does it); help(mcp_<server>) lists a server's tools.")
     lines.append("Saved snippets (written by the user): search hits with kind \"snippet\"; source: await query_tool_docs(\"snippets\", tool=name, detail=\"full\"); run: await run_snippet(name, **kwargs).")
-    lines.append("Full docs (parameter shapes, what a call returns): await query_tool_docs(server, tool, detail=\"full\") or help(mcp_<server>.<tool>).")
+    lines.append("A tool's signature and what a call returns: await query_tool_docs(server, tool) (detail=\"full\" adds description and schema) or help(mcp_<server>.<tool>).")
     lines.append("Resources and prompts: await list_resources(server), await read_resource(server, uri) (also a resource_link a tool returned), await list_resource_templates(server), await list_prompts(server), await get_prompt(server, name, {arg: str}).")
     lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it, \"declined\" when the user refused a call that asks for confirmation).")
     lines.append("Standard library only (no pip), no network; files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run).")
@@ -333,7 +386,7 @@ class _Shape:
 
 _MAX_SIGNATURE_CHARS = 400
 _MAX_NAMES_SHOWN = 30
-_RETURNS_TEXT = "str: the tool's text (a list if it sends several items)"
+_RETURNS_CONTENT = "the tool's content: str for one text item, a dict for an image, audio or resource, a list of those for several"
 
 
 def _signature(params, returns):
@@ -348,7 +401,16 @@ def _signature(params, returns):
             default = param.get("default")
         annotation = _Shape(param.get("type", "Any"))
         parameters.append(inspect.Parameter(param["name"], inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation))
-    return inspect.Signature(parameters, return_annotation=_Shape(returns or "str"))
+    return inspect.Signature(parameters, return_annotation=_Shape(returns or "str | dict | list[str | dict]"))
+
+
+def _signature_text(qualname, params, returns):
+    """`mcp_<server>.<tool>(*, ...) -> ...`: the one rendering of a signature the code reads,
+    in search hits, docs and argument errors, as help() shows it; None if it cannot be made."""
+    try:
+        return "%s%s" % (qualname, _signature(params, returns))
+    except (TypeError, ValueError):
+        return None
 
 
 def _closest(word, options):
@@ -387,7 +449,8 @@ class _Arguments:
         self.name = name  # mcp_<server>.<tool>
         self.params = [p for p in doc.get("params") or [] if isinstance(p, dict) and "name" in p]
         self.checked = not doc.get("otherKeys", True)
-        self.signature = _short(doc.get("signature") or self.name + "(...)", _MAX_SIGNATURE_CHARS)
+        shown = _signature_text(name, self.params, doc.get("returnType")) or doc.get("signature")
+        self.signature = _short(shown or self.name + "(...)", _MAX_SIGNATURE_CHARS)
 
     def error(self, text):
         return TypeError("%s\nSignature: %s" % (text, self.signature))
@@ -458,7 +521,7 @@ def _tool_function(server, doc):
     tool.__qualname__ = qualname
     tool.__module__ = "mcp.runtime"
     params = doc.get("params") or []
-    returns = doc.get("returns") or _RETURNS_TEXT
+    returns = doc.get("returns") or _RETURNS_CONTENT
     lines = [doc.get("description") or "(no description)", ""]
     if isinstance(doc.get("title"), str) and doc["title"]:
         lines.insert(0, _short(doc["title"], 120))

@@ -8,7 +8,7 @@ import SearchableMap from 'minisearch/SearchableMap';
 import { stemmer } from 'stemmer';
 import { stemOf, wordsOf } from '../../../shared/words.ts';
 import { annotationFlag } from '../tool-hints.ts';
-import { DELETE_WORDS, READ_WORDS } from './query.ts';
+import { DELETE_STEMS, READ_WORDS } from './query.ts';
 import type { RankWeights } from './weights.ts';
 
 /** What the ranker reads of a tool; `title` and `annotations` are used when present. */
@@ -196,7 +196,9 @@ function docOf({ tool, words, annotations }: ParsedTool, knownWords: ReadonlySet
     sequences,
     reads: READ_ACTIONS.has(terms.name[0] ?? ''),
     readOnly: annotations.readOnly,
-    destructive: annotations.destructive ?? DELETE_WORDS.has(nameWords[0] ?? ''),
+    // Its annotation when it has one; else its action, or its description's first word, deletes
+    // ("purge_cache", "cleanup: Removes old builds").
+    destructive: annotations.destructive ?? (DELETE_STEMS.has(terms.name[0] ?? '') || DELETE_STEMS.has(stemOf(words.lead[0] ?? '') ?? '')),
   };
   return { terms, doc };
 }

@@ -3,13 +3,16 @@
 // each content word with its stem and what a phrase around it means ("how far" -> distance,
 // "open a file" -> read), its verb, and whether it asks to read or to delete.
 import { stemOf, wordsOf } from '../../../shared/words.ts';
-import { actionWords, collocationTable, phraseTable } from '../synonyms.ts';
+import { actionWords, collocationTable, deleteVerbs, phraseTable } from '../synonyms.ts';
 import type { RankWeights } from './weights.ts';
 
 /** Plain words that servers may be named after ("everything"): never taken as a server hint. */
 const COMMON_WORDS = new Set(['everything', 'anything', 'something', 'nothing', 'all']);
 export const READ_WORDS = new Set(['get', 'read', 'list', 'show', 'view', 'fetch', 'find', 'search', 'look', 'see']);
-export const DELETE_WORDS = new Set(['delete', 'remove', 'forget', 'erase', 'drop', 'destroy', 'clear']);
+/** Words that ask to delete (or, as a tool's action, say that it deletes): the lexicon's verbs of deleting. */
+export const DELETE_WORDS: ReadonlySet<string> = new Set(deleteVerbs());
+/** Their stems: "Removes", "deleting". */
+export const DELETE_STEMS: ReadonlySet<string> = new Set([...DELETE_WORDS].flatMap((w) => stemOf(w) ?? []));
 const QUESTION_WORDS = new Set([
   'what',
   'which',
@@ -189,7 +192,8 @@ export function readQuery(query: string, serverHints: ReadonlyMap<string, Set<st
     leading: !question && asked[0] && asked[0].word === words[0] ? asked[0] : undefined,
     said: new Set(words),
     readIntent: question || asked.some((a) => READ_WORDS.has(a.word)),
-    deleteIntent: asked.some((a) => DELETE_WORDS.has(a.word)),
+    // "wipe an entity", "get rid of the old notes": a delete verb, or a phrase that means one.
+    deleteIntent: asked.some((a) => DELETE_WORDS.has(a.word) || [...(a.extra?.keys() ?? [])].some((stem) => DELETE_STEMS.has(stem))),
   };
 }
 

@@ -1,7 +1,7 @@
 // The second pass of a query: each tool's BM25F score times its signals: how much of the query
 // it covers, how much of its name the query names (and as written), whether its action is the
 // query's verb, query words side by side in its text, a server the query names, and the
-// intent (a question reads; a tool that deletes comes first only when the query asks to).
+// intent (a question reads; a tool that deletes ranks low unless the query asks to delete).
 import type { Doc, RankIndex } from './indexing.ts';
 import type { AskedWord, RankQuery } from './query.ts';
 import type { Tally } from './tally.ts';
@@ -57,13 +57,14 @@ function surfaceMatch(d: Doc, said: ReadonlySet<string>): number {
   return surface / d.nameWords.length;
 }
 
-/** Reading, deleting: what the query asks against what the tool does. */
-function intentOf(d: Doc, query: RankQuery, w: RankWeights): number {
+/** Reading, deleting: what the query asks against what the tool does (`action`: the query names its action). */
+function intentOf(d: Doc, query: RankQuery, w: RankWeights, action: number): number {
   let intent = 1;
   if (query.question && d.reads) intent *= 1 + w.question;
   if ((query.readIntent && d.readOnly) || (query.deleteIntent && d.destructive)) intent *= 1 + w.intentHint;
-  // A tool that deletes is offered first only when the query asks to delete.
-  if (!query.deleteIntent && d.destructive) intent *= w.destructive;
+  // A tool that deletes ranks below the others unless the query asks to delete, or names what
+  // it does (a server may mark write_file destructive: "write a file" still wants it).
+  if (!query.deleteIntent && d.destructive && action === 0) intent *= w.destructive;
   return intent;
 }
 
@@ -91,7 +92,7 @@ export function signalsOf(d: Doc, doc: number, { query, tally, phrases }: Found,
   const pairCount = query.asked.length - 1;
   const phrase = pairCount > 0 ? (phrases.get(doc) ?? 0) / pairCount : 0;
   const hint = query.hinted.has(d.server) ? w.serverHint : 1;
-  const intent = intentOf(d, query, w);
+  const intent = intentOf(d, query, w, action);
   const bm25 = tally.score[doc]!;
   const total =
     bm25 *

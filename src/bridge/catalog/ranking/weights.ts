@@ -39,7 +39,7 @@ export interface RankWeights {
   serverSmoothing: number;
   /** score × serverHint for tools of a server the query names. */
   serverHint: number;
-  /** score × destructive for a tool that deletes (its annotation, or its action) when the query does not ask to. */
+  /** score × destructive for a tool that deletes (its annotation, its action or its description's first word) when the query does not ask to delete nor names its action. */
   destructive: number;
   /** score × (1 + intentHint) for a read-only tool on a read query or a destructive one on a delete query (annotations). */
   intentHint: number;
@@ -69,6 +69,6 @@ export const DEFAULT_WEIGHTS: Readonly<RankWeights> = {
   phrase: 0.4,
   serverSmoothing: 0.25,
   serverHint: 3,
-  destructive: 0.8,
+  destructive: 0.1,
   intentHint: 0.1,
 };
