@@ -32,6 +32,8 @@ function imageHub(perCall: number): ProxyHub {
       await new Promise((resolve) => setImmediate(resolve));
       return { server, tool, result: { content: Array.from({ length: perCall }, picture) } };
     },
+    // The token meter looks the tool up for its listing: this one has none.
+    catalog: { findTool: () => undefined },
   };
   return hub as unknown as ProxyHub;
 }
