@@ -9,7 +9,10 @@ import { meterPhrases } from '../../src/extension/views/meter-text.ts';
 import type { HostKit } from './consent.ts';
 
 type UiStep =
-  { waitFor: string; text?: string; webview?: boolean; timeoutMs?: number } | { hover: string; text?: string; timeoutMs?: number };
+  | { waitFor: string; text?: string; webview?: boolean; timeoutMs?: number }
+  | { hover: string; text?: string; timeoutMs?: number }
+  | { waitMs: number }
+  | { screenshot: string };
 
 export async function meterChecks(
   kit: HostKit,
@@ -46,9 +49,12 @@ export async function meterChecks(
       assert(meter.keptBytes > 19_000 && meter.toolsUsed === 1 && meter.listingTokens > 0, `meter: ${JSON.stringify(meter)}`);
 
       // The Runs view's tooltip: its data, then as VS Code shows it on hover.
-      const tooltip = (ext.runs.getTreeItem({ kind: 'run', run }).tooltip as vscode.MarkdownString).value;
+      // Lines added with appendText keep their spaces as &nbsp; and escape Markdown: read back as text.
+      const tooltip = (ext.runs.getTreeItem({ kind: 'run', run }).tooltip as vscode.MarkdownString).value
+        .replace(/&nbsp;/g, ' ')
+        .replace(/\\(.)/g, '$1');
       for (const part of [
-        'Token meter: the model got',
+        '**Token meter**: the model got',
         'of tool results stayed in the sandbox',
         'a direct listing of the 1 tool used ≈',
         'tokens are estimated',
@@ -58,6 +64,9 @@ export async function meterChecks(
       await ui([
         { hover: '.monaco-list-row', text: 'meter_doc = await mcp_meterfix.big' },
         { waitFor: '.monaco-hover, .workbench-hover', text: 'stayed in the sandbox', timeoutMs: 30_000 },
+        // Saved only when the runner is given --screenshots.
+        { waitMs: 500 },
+        { screenshot: 'token-meter-tooltip' },
       ]);
 
       // The run panel: a Token meter section with the three figures and how they are counted.
@@ -66,7 +75,11 @@ export async function meterChecks(
       assert(panel.page.includes('<h2>Token meter</h2>'), 'the panel has no Token meter section');
       const { model, kept, listing } = meterPhrases(meter);
       for (const phrase of [model, kept, listing]) assert(panel.page.includes(escapeHtml(phrase)), `the panel lacks "${phrase}"`);
-      await ui([{ waitFor: 'table.meter td', text: 'stayed in the sandbox', webview: true, timeoutMs: 30_000 }]);
+      await ui([
+        { waitFor: 'table.meter td', text: 'stayed in the sandbox', webview: true, timeoutMs: 30_000 },
+        { waitMs: 500 },
+        { screenshot: 'token-meter-panel' },
+      ]);
 
       // The Tools view: totals since the window started, and per session beneath.
       const node = await waitFor('the Token meter in the Tools view', () => {

@@ -16,7 +16,7 @@ import { listingText, runMeter } from '../../src/bridge/results/meter.ts';
 import { estimateTokens, TOKEN_ESTIMATE } from '../../src/shared/token-estimate.ts';
 import { RunLog } from '../../src/state/run-log/writer.ts';
 import { parseRunLog, type RunMeter, type RunRecord } from '../../src/state/run-log/reader.ts';
-import { meterLine, meterTotals, totalsLine, METER_METHOD } from '../../src/extension/views/meter-text.ts';
+import { meterLine, meterTotals, totalsLine, totalsShort, METER_METHOD } from '../../src/extension/views/meter-text.ts';
 import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
 import { runResult } from '../helpers/run-result.ts';
 
@@ -214,4 +214,5 @@ test('the views say the meter in words, and add it up per session since the wind
     totalsLine(sessions[0]![1]),
     '2 runs · the model got 2,468 characters ≈ 620 tokens · 88 KiB of 90 KiB of tool results stayed in the sandbox · direct listings of the tools used ≈ 840 tokens',
   );
+  assert.equal(totalsShort(all), '3 runs · model ≈ 930 tokens · 131 KiB stayed · listing ≈ 940 tokens');
 });

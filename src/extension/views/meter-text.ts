@@ -79,6 +79,16 @@ export function meterTotals(runs: readonly RunRecord[], since: string): { all: M
   return { all, sessions: [...sessions].sort(([a], [b]) => a.localeCompare(b)) };
 }
 
+/** A total in a few words, for a row's description: "3 runs · model ≈ 930 tokens · 131 KiB stayed · listing ≈ 940 tokens". */
+export function totalsShort(total: MeterTotals): string {
+  return [
+    plural(total.runs, 'run'),
+    `model ≈ ${counted(total.modelTokens, 'token')}`,
+    `${sizeText(total.keptBytes)} stayed`,
+    `listing ≈ ${counted(total.listingTokens, 'token')}`,
+  ].join(' · ');
+}
+
 /** A total in one line: "3 runs · the model got ... · ... · ...". */
 export function totalsLine(total: MeterTotals): string {
   return `${plural(total.runs, 'run')} · ${meterLine(total, true)}`;

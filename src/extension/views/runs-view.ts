@@ -105,8 +105,9 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     );
     // The session's earlier state was gone when this run started (a restart, an idle close...).
     if (run.sessionChange) item.tooltip.appendText(`Started fresh: session ${run.sessionChange.kind}, ${run.sessionChange.reason}.\n`);
-    // The token meter: what the model got, what stayed in the sandbox, what a direct listing would cost.
-    if (run.meter) item.tooltip.appendText(`Token meter: ${meterLine(run.meter)}.\n${METER_METHOD}\n`);
+    // The token meter: what the model got, what stayed in the sandbox, what a direct listing would
+    // cost. Only the bridge's numbers and our words, as Markdown so that the lines wrap.
+    if (run.meter) item.tooltip.appendMarkdown(`\n\n**Token meter**: ${meterLine(run.meter)}.\n\n*${METER_METHOD}*\n\n`);
     item.tooltip.appendCodeblock(run.code.slice(0, 3000), 'python');
     item.contextValue = `run.${status}`;
     item.id = run.id;

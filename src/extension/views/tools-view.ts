@@ -13,7 +13,7 @@ import type { ToolHint } from '../../bridge/catalog/tool-hints.ts';
 import { errorClause, serverStateText, toolDescription, toolSummary } from './tool-summary.ts';
 import type { StateFiles } from '../state-files.ts';
 import { pythonCall, serverAliases, toolAliases } from './tool-call-text.ts';
-import { METER_METHOD, meterTotals, totalsLine, type MeterTotals } from './meter-text.ts';
+import { METER_METHOD, meterTotals, totalsLine, totalsShort, type MeterTotals } from './meter-text.ts';
 
 export interface ServerNode {
   kind: 'server';
@@ -280,7 +280,8 @@ function meterItem(node: MeterNode | MeterSessionNode): vscode.TreeItem {
     all && node.sessions.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
   );
   const line = totalsLine(node.totals);
-  item.description = all ? `since start: ${line}` : line;
+  // The row has room for a few words; the tooltip says it in full.
+  item.description = all ? `since start: ${totalsShort(node.totals)}` : totalsShort(node.totals);
   item.iconPath = new vscode.ThemeIcon(all ? 'dashboard' : 'terminal');
   item.tooltip = new vscode.MarkdownString().appendText(
     `${all ? 'Since this window started, every session' : `Since this window started, session ${node.session}`}: ${line}.\n${METER_METHOD}`,
