@@ -14,6 +14,7 @@ import { packagesChecks } from './packages.ts';
 import { passthroughChecks } from './passthrough.ts';
 import { wasmChecks } from './wasm.ts';
 import { keepSessionsChecks } from './keep-sessions.ts';
+import { meterChecks } from './meter.ts';
 
 interface Outcome {
   name: string;
@@ -186,6 +187,7 @@ export async function run(): Promise<void> {
     if (only.includes('packages')) await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
     if (only.includes('wasm')) await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
     if (only.includes('sessions')) await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
+    if (only.includes('meter')) await meterChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, ui);
     return save(true);
   }
 
@@ -803,6 +805,7 @@ export async function run(): Promise<void> {
   await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
   await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
   await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
+  await meterChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, ui);
 
   save(true);
 }

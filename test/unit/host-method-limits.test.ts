@@ -28,11 +28,12 @@ const picture = () => ({
 
 function imageHub(perCall: number): ProxyHub {
   const hub = {
-    catalog: { noteResult: () => undefined },
     callTool: async (server: string, tool: string) => {
       await new Promise((resolve) => setImmediate(resolve));
       return { server, tool, result: { content: Array.from({ length: perCall }, picture) } };
     },
+    // The token meter looks the tool up for its listing (this one has none); what calls return is noted for signatures.
+    catalog: { findTool: () => undefined, noteResult: () => undefined },
   };
   return hub as unknown as ProxyHub;
 }

@@ -15,6 +15,9 @@ import type { ConfirmationGate } from '../client/confirmations.ts';
 import type { RunLog } from '../../state/run-log/writer.ts';
 import { SNIPPET_NAME, SNIPPETS_SERVER, snippetDoc, snippetHash, type SnippetStore } from '../../state/snippets.ts';
 import { toSandboxResult, type ResultImage } from '../results/tool-results.ts';
+import { listingText, type ToolUsage } from '../results/meter.ts';
+import { jsonBytes } from '../proxy/limits.ts';
+import { estimateTokens } from '../../shared/token-estimate.ts';
 import { kindOf, outcomeOfKind } from '../../shared/error-kinds.ts';
 import { describeIssues } from '../../config/load.ts';
 import type { RunCall } from '../run-call.ts';
@@ -111,6 +114,8 @@ export interface RunRequests {
   toolImages(): ResultImage[];
   /** Relays the progress of the run's proxied tool calls to `sink` until the returned function is called. */
   watchProgress(sink: ToolProgressSink): () => void;
+  /** What the tool calls so far handed the code, and the tools they called (for the token meter). */
+  usage(): ToolUsage;
 }
 
 /** What one run's requests leave behind; `keep` false for requests of no run's result. */
@@ -120,9 +125,20 @@ interface RunScope {
   images: ResultImage[];
   imageChars: number;
   progress: ToolProgressSink | undefined;
+  /** Bytes of tool results handed to the code, and each tool called with its listing's tokens. */
+  resultBytes: number;
+  listings: Map<string, number>;
 }
 
-const newScope = (keep: boolean): RunScope => ({ keep, calls: 0, images: [], imageChars: 0, progress: undefined });
+const newScope = (keep: boolean): RunScope => ({
+  keep,
+  calls: 0,
+  images: [],
+  imageChars: 0,
+  progress: undefined,
+  resultBytes: 0,
+  listings: new Map(),
+});
 
 /** Where a run's proxied tool calls' progress goes. */
 export type ToolProgressSink = (server: string, tool: string, progress: Progress) => void;
@@ -182,6 +198,15 @@ export function createHostMethods(
   snippets?: SnippetStore,
   confirmations?: ConfirmationGate,
 ): HostMethods {
+  // The token meter's part: what the code received, and what listing the tool directly would cost.
+  const meter = (scope: RunScope, server: string, tool: string, received: unknown) => {
+    if (!scope.keep) return;
+    scope.resultBytes += jsonBytes(received);
+    const key = JSON.stringify([server, tool]);
+    if (scope.listings.has(key)) return;
+    const entry = hub.catalog.findTool(server, tool);
+    if (entry) scope.listings.set(key, estimateTokens(listingText(entry)));
+  };
   const keepImages = (scope: RunScope, found: ResultImage[]) => {
     if (!scope.keep) return;
     for (const image of found) {
@@ -215,6 +240,7 @@ export function createHostMethods(
           const content = Array.isArray(result.content) ? result.content : [];
           returnType = hub.catalog.noteResult(server, tool, content.length === 1 && content[0]!.type === 'text');
         }
+        meter(scope, server, tool, converted);
         runLog?.toolCall({
           ...record,
           server,
@@ -380,6 +406,7 @@ export function createHostMethods(
         handle: handlerIn(scope),
         toolCalls: () => scope.calls,
         toolImages: () => scope.images,
+        usage: () => ({ resultBytes: scope.resultBytes, listings: scope.listings }),
         watchProgress: (sink) => {
           scope.progress = sink;
           return () => {

@@ -11,6 +11,7 @@ import type { SandboxConfig } from '../../config/schema.ts';
 import { isGvisor, SESSION_NAME, type RequestHandler, type Sandbox, workspaceRequested, workspaceTargetsOf } from '../../sandbox/index.ts';
 import type { FoundImage } from '../results/base64-text.ts';
 import { readRun, renderText, runViewShape, shapeResult, type RunView } from '../results/format.ts';
+import { runMeter, type ToolUsage } from '../results/meter.ts';
 import type { ProxyHub } from '../proxy/hub.ts';
 import { LastLine, progressMessage, toolProgressMessage } from './progress.ts';
 import type { ToolProgressSink } from '../sandbox-api/host-methods.ts';
@@ -97,6 +98,8 @@ export interface RunPythonDeps {
       toolCalls(): number;
       toolImages(): readonly FoundImage[];
       watchProgress?(sink: ToolProgressSink): () => void;
+      /** What the run's tool calls handed the code (the token meter); absent: not metered. */
+      usage?(): ToolUsage;
     };
   };
   log: (message: string) => void;
@@ -163,11 +166,18 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
       deps.onSessionUsed?.(session);
       const toolCalls = requests.toolCalls();
       const reading = readRun({ result, toolCalls, toolImages: requests.toolImages(), budget: config.resultChars });
+      // Shaped before the record is written, so the record has the meter of the text the model gets.
+      const shaped = shapeResult(reading, { maxBytes: MAX_RESULT_BYTES });
+      const meter = requests.usage ? runMeter(shaped.reply, requests.usage()) : undefined;
       // The log keeps the full record: the output as captured, every image emitted or returned.
       const tier = deps.sandbox.tier();
-      deps.runLog?.runEnded({ ...result, images: [...reading.recorded] }, { toolCalls, ...(tier ? { sandbox: tier } : {}) });
-      // Shaped after the record is written: a write that fails now is said in this result.
-      return shapeResult(reading, { audit: auditNote(deps.runLog), maxBytes: MAX_RESULT_BYTES }).reply;
+      deps.runLog?.runEnded(
+        { ...result, images: [...reading.recorded] },
+        { toolCalls, ...(tier ? { sandbox: tier } : {}), ...(meter ? { meter } : {}) },
+      );
+      // A write that fails now is said in this result (shaped again, with the note).
+      const audit = auditNote(deps.runLog);
+      return (audit ? shapeResult(reading, { audit, maxBytes: MAX_RESULT_BYTES }) : shaped).reply;
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       // One name for the model and the log: the error's own.

@@ -3,9 +3,10 @@
 // in an editor; base64 never shown as text), the value or error, images (click to zoom, or open
 // full size), every tool call with its arguments, outcome and time (its own, apart from the wait
 // for the user's confirmation), the confirmations asked, the requests proxied servers made of
-// the bridge's client (roots, elicitation, sampling), the snippets run and saved, and export to
-// JSON. Strict CSP: no inline script but the nonce'd one, resources only from media/ and the
-// state dir's images.
+// the bridge's client (roots, elicitation, sampling), the snippets run and saved, the token
+// meter (what the model got, what stayed in the sandbox, what a direct listing would cost), and
+// export to JSON. Strict CSP: no inline script but the nonce'd one, resources only from media/
+// and the state dir's images.
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -22,6 +23,7 @@ import { relayTable } from '../views/relay-text.ts';
 import { plural } from '../../shared/plural.ts';
 import { formatDuration } from '../../shared/durations.ts';
 import { callConfirmations, callTime, runElapsed, runState, runTabTitle, runWaitedText } from '../views/run-text.ts';
+import { METER_METHOD, meterPhrases } from '../views/meter-text.ts';
 
 hljs.registerLanguage('python', python);
 
@@ -270,6 +272,7 @@ ${streams.error !== undefined ? section('Error', outputBlock('error', streams.er
 ${images ? section('Images', images) : ''}
 ${files ? section('Files', `<ul class="files">${files}</ul>`) : ''}
 ${section('Tool calls', calls ? `<table><thead><tr><th>tool</th><th>outcome</th><th>time</th><th>arguments</th></tr></thead><tbody>${calls}</tbody></table>${omittedNote}` : omittedNote || '<p>None.</p>')}
+${run.meter ? section('Token meter', meterTable(run.meter)) : ''}
 ${snippets ? section('Snippets run', `<table><thead><tr><th>snippet</th><th>folder</th><th>source hash</th><th>arguments</th><th>time</th></tr></thead><tbody>${snippets}</tbody></table>`) : ''}
 ${confirmations ? section('Confirmations', `<table><thead><tr><th>tool</th><th>answer</th><th>asked</th><th>arguments</th></tr></thead><tbody>${confirmations}</tbody></table>`) : ''}
 ${run.relays.length > 0 ? section('Requests from servers', relayTable(run.relays)) : ''}
@@ -285,6 +288,13 @@ ${run.relays.length > 0 ? section('Requests from servers', relayTable(run.relays
     this.panel.dispose();
     for (const d of this.disposables) d.dispose();
   }
+}
+
+/** The run's token meter: one row per figure, and how they are counted. */
+function meterTable(meter: NonNullable<RunRecord['meter']>): string {
+  const { model, kept, listing } = meterPhrases(meter);
+  const rows = [model, kept, listing].map((phrase) => `<tr><td>${escape(phrase)}</td></tr>`).join('');
+  return `<table class="meter"><tbody>${rows}</tbody></table><p class="note">${escape(METER_METHOD)}</p>`;
 }
 
 /** Where a run ran, as the panel says it. */

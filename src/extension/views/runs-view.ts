@@ -3,13 +3,14 @@
 // inline actions cover on hover, not the code) and the tooltip, and the icon shows the state
 // too. Each run's tool calls as children. Live: refreshed when the run log changes, and every
 // second while a run is going (its elapsed time, "waiting for confirmation" while a question
-// is open).
+// is open). The tooltip has the run's token meter.
 import * as vscode from 'vscode';
 import { displayStatus, type RunRecord, type ToolCallRecord } from '../../state/run-log/reader.ts';
 import { plural } from '../../shared/plural.ts';
 import { formatDuration } from '../../shared/durations.ts';
 import { runElapsed, runFacts, runLabel, runState } from './run-text.ts';
 import { relaySummary } from './relay-text.ts';
+import { METER_METHOD, meterLine } from './meter-text.ts';
 import type { StateFiles } from '../state-files.ts';
 
 const CLEARED_KEY = 'codeExecutionMode.runsClearedAt';
@@ -104,6 +105,9 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     );
     // The session's earlier state was gone when this run started (a restart, an idle close...).
     if (run.sessionChange) item.tooltip.appendText(`Started fresh: session ${run.sessionChange.kind}, ${run.sessionChange.reason}.\n`);
+    // The token meter: what the model got, what stayed in the sandbox, what a direct listing would
+    // cost. Only the bridge's numbers and our words, as Markdown so that the lines wrap.
+    if (run.meter) item.tooltip.appendMarkdown(`\n\n**Token meter**: ${meterLine(run.meter)}.\n\n*${METER_METHOD}*\n\n`);
     item.tooltip.appendCodeblock(run.code.slice(0, 3000), 'python');
     item.contextValue = `run.${status}`;
     item.id = run.id;

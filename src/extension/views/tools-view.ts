@@ -2,8 +2,9 @@
 // with its first clause beside it and the whole message in the tooltip, disabled, awaiting
 // consent with a Review… action; enable/disable inline), its tools beneath by the names Python
 // calls them (the sandbox's aliases) with descriptions and the Python call in the tooltip and a
-// Copy Call action, the saved snippets, and notes (settings set aside,
-// workspace values awaiting consent).
+// Copy Call action, the saved snippets, notes (settings set aside,
+// workspace values awaiting consent), and the token meter's totals since this window started,
+// per session beneath.
 import * as vscode from 'vscode';
 import type { CatalogServers } from '../../state/catalog-file.ts';
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
@@ -12,6 +13,7 @@ import type { ToolHint } from '../../bridge/catalog/tool-hints.ts';
 import { errorClause, serverStateText, toolDescription, toolSummary } from './tool-summary.ts';
 import type { StateFiles } from '../state-files.ts';
 import { pythonCall, serverAliases, toolAliases } from './tool-call-text.ts';
+import { METER_METHOD, meterTotals, totalsLine, totalsShort, type MeterTotals } from './meter-text.ts';
 
 export interface ServerNode {
   kind: 'server';
@@ -61,7 +63,18 @@ export interface SnippetNode {
   kind: 'snippet';
   snippet: Snippet;
 }
-type Node = ServerNode | ToolNode | NoteNode | SnippetsNode | SnippetNode;
+/** The token meter's totals since this window started, and one session's beneath them. */
+export interface MeterNode {
+  kind: 'meter';
+  totals: MeterTotals;
+  sessions: Array<[string, MeterTotals]>;
+}
+export interface MeterSessionNode {
+  kind: 'meter-session';
+  session: string;
+  totals: MeterTotals;
+}
+type Node = ServerNode | ToolNode | NoteNode | SnippetsNode | SnippetNode | MeterNode | MeterSessionNode;
 
 export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<void>();
@@ -72,10 +85,26 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
   private consent: ConsentView = { servers: {}, notes: [] };
   private snippets: Snippet[] = [];
   private readonly subscription: vscode.Disposable;
+  private readonly runsSubscription: vscode.Disposable;
+  /** When this window started: the meter's totals count the runs since. */
+  readonly since = new Date().toISOString();
+  private meterShown = '';
 
   constructor(files: StateFiles) {
     this.files = files;
     this.subscription = files.onDidChangeCatalog(() => this.changed.fire());
+    // Runs change often (every tool call is a line): the view is redrawn only when the totals change.
+    this.runsSubscription = files.onDidChangeRuns(() => {
+      const shown = JSON.stringify(this.meter());
+      if (shown === this.meterShown) return;
+      this.meterShown = shown;
+      this.changed.fire();
+    });
+  }
+
+  /** The token meter's totals of the runs since this window started: all, and per session. */
+  meter(): { all: MeterTotals; sessions: Array<[string, MeterTotals]> } {
+    return meterTotals(this.files.runs(), this.since);
   }
 
   setSettings(entries: Record<string, unknown>, problems: string[], consent: ConsentView = { servers: {}, notes: [] }): void {
@@ -146,14 +175,22 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
         ...this.problems.map((text) => ({ kind: 'note' as const, text })),
         ...this.consent.notes.map((text) => ({ kind: 'note' as const, text, review: true })),
       ];
-      return [...notes, ...this.servers(), ...(this.snippets.length > 0 ? [{ kind: 'snippets' as const }] : [])];
+      const { all, sessions } = this.meter();
+      return [
+        ...notes,
+        ...this.servers(),
+        ...(this.snippets.length > 0 ? [{ kind: 'snippets' as const }] : []),
+        ...(all.runs > 0 ? [{ kind: 'meter' as const, totals: all, sessions }] : []),
+      ];
     }
+    if (node.kind === 'meter') return node.sessions.map(([session, totals]) => ({ kind: 'meter-session' as const, session, totals }));
     if (node.kind === 'snippets') return this.snippets.map((snippet) => ({ kind: 'snippet' as const, snippet }));
     if (node.kind === 'server') return (node.tools ?? []).map((t) => ({ ...t, kind: 'tool' as const, server: node.name }));
     return [];
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
+    if (node.kind === 'meter' || node.kind === 'meter-session') return meterItem(node);
     if (node.kind === 'note') {
       const item = new vscode.TreeItem(node.text.split('\n')[0] ?? node.text);
       item.iconPath = new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground'));
@@ -230,8 +267,28 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
 
   dispose(): void {
     this.subscription.dispose();
+    this.runsSubscription.dispose();
     this.changed.dispose();
   }
+}
+
+/** The token meter's row: totals since this window started, or one session's. */
+function meterItem(node: MeterNode | MeterSessionNode): vscode.TreeItem {
+  const all = node.kind === 'meter';
+  const item = new vscode.TreeItem(
+    all ? 'Token meter' : `session ${node.session}`,
+    all && node.sessions.length > 0 ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+  );
+  const line = totalsLine(node.totals);
+  // The row has room for a few words; the tooltip says it in full.
+  item.description = all ? `since start: ${totalsShort(node.totals)}` : totalsShort(node.totals);
+  item.iconPath = new vscode.ThemeIcon(all ? 'dashboard' : 'terminal');
+  item.tooltip = new vscode.MarkdownString().appendText(
+    `${all ? 'Since this window started, every session' : `Since this window started, session ${node.session}`}: ${line}.\n${METER_METHOD}`,
+  );
+  item.contextValue = node.kind;
+  item.id = all ? 'meter' : `meter:${node.session}`;
+  return item;
 }
 
 /** A server the user has not allowed: says so, and clicking it (or Review…) asks. */

@@ -132,6 +132,27 @@ const outFileSchema = z.object({
   skipped: z.string().optional(),
 });
 
+/**
+ * The token meter of a run, computed by the bridge where the data is (bridge/results/meter.ts):
+ * what the model was handed, what of the proxied tools' results stayed in the sandbox, and what
+ * listing the tools it used directly would have cost. Tokens are estimated (`tokenizer` names how).
+ */
+export const runMeterSchema = z.object({
+  /** Characters of the result's text the model was handed, and its tokens. */
+  modelChars: z.number(),
+  modelTokens: z.number(),
+  /** Bytes (JSON, UTF-8) of the proxied tools' results the code received. */
+  toolResultBytes: z.number(),
+  /** Of those, bytes that did not reach the model: at least the results' bytes less the text's. */
+  keptBytes: z.number(),
+  /** Distinct proxied tools the run called, and the tokens of their name, description and inputSchema as tools/list shows them. */
+  toolsUsed: z.number(),
+  listingTokens: z.number(),
+  /** How tokens were counted (shared/token-estimate.ts). */
+  tokenizer: z.string(),
+});
+export type RunMeter = z.infer<typeof runMeterSchema>;
+
 /** A run's end (or a failure before it could start, with only status and error). */
 export const runEndEventSchema = z.object({
   run: z.string(),
@@ -151,6 +172,8 @@ export const runEndEventSchema = z.object({
   /** No sandbox could run the code (none started): `error` says why, under the name the model read too. */
   notRun: z.boolean().optional(),
   sandbox: sandboxTierSchema.extend({ isolation: z.string() }).optional(),
+  /** Absent from logs of older bridges and from runs no sandbox could run; one this reader cannot read is left out, not the line. */
+  meter: runMeterSchema.optional().catch(undefined),
 });
 
 const time = z.string();

@@ -3,10 +3,10 @@
 // half-written line: bad lines are skipped. A run's events may straddle a rotation (its start
 // in runs.1.jsonl, its end in runs.jsonl), so events of all files are folded together.
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { runLogLineSchema, type RunLogEvent } from './events.ts';
+import { runLogLineSchema, type RunLogEvent, type RunMeter } from './events.ts';
 import { runLogFiles } from './files.ts';
 
-export type { RunLogEvent } from './events.ts';
+export type { RunLogEvent, RunMeter } from './events.ts';
 
 export interface ToolCallRecord {
   time: string;
@@ -99,6 +99,8 @@ export interface RunRecord {
   sessionChange?: { kind: string; reason: string };
   /** The runtime and isolation tier the run had (absent from logs of older bridges). */
   sandbox?: { runtime: string; isolation: string; ociRuntime?: string };
+  /** What the model was handed, what stayed in the sandbox, what a direct listing would cost (absent from logs of older bridges). */
+  meter?: RunMeter;
   /** Confirmations asked during the run, in order (absent from logs of older bridges). */
   confirmations: ConfirmationRecord[];
   /** Snippets the run ran, in order (absent from logs of older bridges). */
@@ -221,6 +223,7 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
       if (event.sessionChange) run.sessionChange = event.sessionChange;
       if (event.notRun) run.notRun = true;
       if (event.sandbox) run.sandbox = event.sandbox;
+      if (event.meter) run.meter = event.meter;
       if (event.toolCalls !== undefined) run.endedCount = event.toolCalls;
     }
   }

@@ -17,6 +17,7 @@ import { dropImagesOf, saveBeside } from './beside.ts';
 import type {
   ConfirmationEvent,
   RelayEvent,
+  RunMeter,
   RunStartEvent,
   SandboxTier,
   SnippetSavedEvent,
@@ -30,6 +31,7 @@ export type {
   ConfirmationAnswer,
   ConfirmationEvent,
   RelayEvent,
+  RunMeter,
   SandboxTier,
   SnippetSavedEvent,
   SnippetUseEvent,
@@ -196,7 +198,7 @@ export class RunLog {
     );
   }
 
-  runEnded(result: RunResult, extra: { toolCalls: number; sandbox?: SandboxTier }): void {
+  runEnded(result: RunResult, extra: { toolCalls: number; sandbox?: SandboxTier; meter?: RunMeter }): void {
     this.startedAt.delete(result.runId);
     this.summarizeOmitted(result.runId);
     this.write({
@@ -216,6 +218,7 @@ export class RunLog {
       truncated: result.truncated,
       sessionLost: result.sessionLost,
       ...(result.sessionChange ? { sessionChange: result.sessionChange } : {}),
+      ...(extra.meter ? { meter: extra.meter } : {}),
     });
   }
 
