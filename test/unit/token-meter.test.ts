@@ -123,7 +123,7 @@ test("a run's tool calls give the meter the bytes the code received and each too
   };
   const hub = {
     callTool: async (server: string, tool: string) => ({ server, tool, result: results[tool]! }),
-    catalog: { findTool: (_server: string, tool: string) => tools[tool as keyof typeof tools] },
+    catalog: { findTool: (_server: string, tool: string) => tools[tool as keyof typeof tools], noteResult: () => undefined },
   } as unknown as ProxyHub;
   const methods = createHostMethods(hub, undefined);
   const run = methods.forRun();
