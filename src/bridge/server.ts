@@ -139,6 +139,7 @@ export async function createBridge(
   // An audit log that cannot be written is said loudly (and in every run_python result), not lost quietly.
   const runLog = new RunLog(config.stateDir, {
     ...config.runLog,
+    owner: process.env[OWNER_ENV],
     onProblem: (problem) =>
       log(
         problem
