@@ -18,6 +18,7 @@ import { toSandboxResult, type ResultImage } from '../results/tool-results.ts';
 import { kindOf, outcomeOfKind } from '../../shared/error-kinds.ts';
 import { describeIssues } from '../../config/load.ts';
 import type { RunCall } from '../run-call.ts';
+import type { PackagesFacts } from '../tool/packages-status.ts';
 
 const detail = z.enum(['summary', 'full']).default('summary');
 const name = z.string().min(1).max(256);
@@ -30,6 +31,7 @@ const schemas = {
     raw: z.boolean().default(false),
   }),
   list_servers: z.object({}).default({}),
+  sandbox_packages: z.object({}).default({}),
   list_tools: z.object({ server: name }),
   search_tools: z.object({ query: z.string().max(2000), limit: z.number().int().min(1).max(100).default(5), detail }),
   query_tools: z.object({ server: name, tool: name.nullable().optional(), detail }),
@@ -163,6 +165,8 @@ export function createHostMethods(
   runLog: RunLog | undefined,
   snippets?: SnippetStore,
   confirmations?: ConfirmationGate,
+  /** What the code is told of its Python packages (capability_summary(), import errors). */
+  packages?: () => PackagesFacts,
 ): HostMethods {
   const keepImages = (scope: RunScope, found: ResultImage[]) => {
     if (!scope.keep) return;
@@ -226,6 +230,11 @@ export function createHostMethods(
           ...(r.warning ? { warning: r.warning } : {}),
         };
       });
+    },
+    // capability_summary() and the hint of an import that failed: the sentence the capabilities resource says too.
+    sandbox_packages(_params, context) {
+      context.describe("the sandbox's packages");
+      return Promise.resolve(packages?.() ?? null);
     },
     async list_tools(params, context) {
       context.describe(`the tools of ${params.server}`);
