@@ -36,7 +36,7 @@ import {
   type PackagesFacts,
 } from './tool/packages-status.ts';
 import { SnippetStore, snippetDirs } from '../state/snippets.ts';
-import { IMAGE_PACKAGES_FILE, rememberImagePackages, rememberedImagePackages } from '../state/image-packages-file.ts';
+import { IMAGE_PACKAGES_FILE, rememberImagePackages, rememberedImagePackages, rememberedUnderName } from '../state/image-packages-file.ts';
 import type { ServerLogMessage } from './proxy/connection.ts';
 import { ProxyHub } from './proxy/hub.ts';
 import { RunLog } from '../state/run-log/writer.ts';
@@ -131,15 +131,21 @@ export async function createBridge(
   // sandbox.packages: the listing and instructions say so only when the image with them is built
   // (looked up before the proxied servers start: nothing may await between their start and the server's creation).
   const packagesStart = await packagesAtStart(config.sandbox);
-  // What a bridge learned before of the image runs use, found by its ID (one `image inspect`, no
-  // container): not awaited here; imageKnown() waits for it before the listing is read.
+  // What a bridge learned before of the image runs use, found by its key: the packages image's
+  // tag, else the image's ID (one `image inspect`, no container). Not awaited here: imageKnown()
+  // settles it before the listing is read, at once when the image's name has a memory (a hint,
+  // checked against the ID when it comes; a wrong one is corrected by the first container).
   let remembered: ImageDistributions | undefined;
+  const containers = config.sandbox.backend !== 'wasm';
   const imageStart = (async () => {
-    if (config.sandbox.backend === 'wasm') return { id: undefined };
-    const id = await imageIdAtStart(config.sandbox, IMAGE_ID_TIMEOUT_MS);
-    const key = packagesStart?.state === 'built' ? packagesStart.tag : id;
-    return { id, found: key ? await rememberedImagePackages(config.stateDir, key) : undefined };
-  })().catch(() => ({ id: undefined, found: undefined }));
+    if (!containers) return { key: undefined };
+    const key = packagesStart?.state === 'built' ? packagesStart.tag : await imageIdAtStart(config.sandbox, IMAGE_ID_TIMEOUT_MS);
+    return { key, found: key ? await rememberedImagePackages(config.stateDir, key) : undefined };
+  })().catch(() => ({ key: undefined, found: undefined }));
+  const nameHint =
+    containers && packagesStart?.state !== 'built'
+      ? rememberedUnderName(config.stateDir, config.sandbox.image).catch(() => undefined)
+      : Promise.resolve(undefined);
   if (packagesStart && packagesStart.state !== 'built')
     log(`sandbox.packages: the image with them is not built; runs use ${config.sandbox.image} without them until it is`);
   // Proxied servers' resource and prompt list changes are told to the client (see client/exposure.ts).
@@ -308,15 +314,23 @@ export async function createBridge(
     runPython.update({ description });
   };
   // What was remembered of the image's ID, unless its first container has said already.
+  let keyLooked = false;
   void imageStart.then(({ found }) => {
+    keyLooked = true;
     if (!found || sandbox.imageDistributions()) return;
     remembered = found;
     refreshListing?.();
   });
   const imageKnown = async (maxWaitMs = IMAGE_KNOWN_WAIT_MS) => {
-    const { id, found } = await imageStart;
+    const hint = await nameHint;
+    if (hint && !keyLooked && !sandbox.imageDistributions()) {
+      remembered = hint;
+      refreshListing?.();
+      return;
+    }
+    const { key, found } = await imageStart;
     // Known already, or nothing to wait for (no such image here: the check says why, at the first run).
-    if (found || !id || sandbox.imageDistributions()) return;
+    if (found || remembered || !key || sandbox.imageDistributions()) return;
     let timer: NodeJS.Timeout | undefined;
     const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)));
     // The check starts the sandbox's first container (prewarm may have started it already): its

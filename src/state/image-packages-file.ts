@@ -46,6 +46,17 @@ export async function rememberedImagePackages(stateDir: string, key: string): Pr
   return entry ? imageDistributions(entry.names, entry.more) : undefined;
 }
 
+/**
+ * What was last learned of an image that ran as `image` (its newest entry under that name): a
+ * hint for a bridge's start, before the image's ID is known to find it by.
+ */
+export async function rememberedUnderName(stateDir: string, image: string): Promise<ImageDistributions | undefined> {
+  const entry = Object.entries(await readImages(stateDir))
+    .filter(([name, e]) => (e.image ?? name) === image)
+    .sort(([, a], [, b]) => b.learnedAt - a.learnedAt)[0]?.[1];
+  return entry ? imageDistributions(entry.names, entry.more) : undefined;
+}
+
 /** Records what an image's first container reported, by its key (`image`: the configured name it ran as). */
 export async function rememberImagePackages(
   stateDir: string,

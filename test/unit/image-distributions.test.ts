@@ -12,6 +12,7 @@ import {
   MAX_IMAGE_PACKAGES_FILE_BYTES,
   MAX_REMEMBERED_IMAGES,
   rememberedImagePackages,
+  rememberedUnderName,
   rememberImagePackages,
 } from '../../src/state/image-packages-file.ts';
 import { imagePackagesText, installedSentence, WASM_INSTALLED } from '../../src/bridge/tool/packages-status.ts';
@@ -149,6 +150,9 @@ test('image-packages.json: remembered per image ID, capped in entries, dropped w
     await rememberImagePackages(dir, 'img', 'sha256:2', { names: [], more: 0 });
     assert.deepEqual(await rememberedImagePackages(dir, 'sha256:2'), { names: [], more: 0 });
     assert.deepEqual(await rememberedImagePackages(dir, 'sha256:1'), { names: ['numpy', 'scipy'], more: 1 });
+    // Under its name, a start's hint before the ID is known: the newest entry that ran as it.
+    assert.deepEqual(await rememberedUnderName(dir, 'img'), { names: [], more: 0 });
+    assert.equal(await rememberedUnderName(dir, 'other'), undefined);
     const path = join(dir, IMAGE_PACKAGES_FILE);
     if (process.platform !== 'win32') assert.equal((await stat(path)).mode & 0o777, 0o600, 'owner-only');
     // One more image than the cap: the least recently learned goes.
@@ -164,6 +168,7 @@ test('image-packages.json: remembered per image ID, capped in entries, dropped w
       JSON.stringify({ version: 1, images: { img: { key: 'k', names: ['pip', 'ok', 'not ok'], more: 0, learnedAt: 1 } } }),
     );
     assert.deepEqual(await rememberedImagePackages(dir, 'k'), { names: ['ok'], more: 1 });
+    assert.deepEqual(await rememberedUnderName(dir, 'img'), { names: ['ok'], more: 1 }, 'an older entry is under the name it is filed by');
     // Over the schema's caps, malformed, or too big: nothing is remembered.
     await writeFile(
       path,
