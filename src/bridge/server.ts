@@ -72,7 +72,7 @@ export interface Bridge {
   reconfigure(next: ConfigWithSecrets): Promise<void>;
   /**
    * Settles what the listing says of the image's packages before a client reads it: what was
-   * remembered of the image's ID, else (an image nothing is remembered of) its first
+   * remembered of the image (under its name at once, else by its ID), else its first
    * container's report, waited for at most `maxWaitMs` (the first run then uses that container).
    */
   imageKnown(maxWaitMs?: number): Promise<void>;
@@ -302,8 +302,8 @@ export async function createBridge(
     ],
   };
   exposure = exposeProxied(server, exposureOptions);
-  // Updated (and the client told) only when the text or the sandbox.packages names change: the
-  // distributions of each new container's image change nothing once the listing says "with packages".
+  // Updated (and the client told) only when the text or the sandbox.packages names change: later
+  // containers of an image change nothing (its distributions are learned once).
   const listedDescription = () => runPythonDescription(config.sandbox, installed(), wasmRuns());
   let listedKey = `${listedDescription()}\n${listedPackages.join(',')}`;
   refreshListing = () => {
