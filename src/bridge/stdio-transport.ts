@@ -1,12 +1,21 @@
 // The bridge's MCP transport on stdin/stdout: the SDK's stdio transport, but a message it cannot
 // take is answered (or, when it answers one of ours, turned into an error for that request) and
 // the bridge carries on. The SDK's would close on a line over 10 MiB (ending every session) and
-// leave malformed JSON, non-JSON-RPC values and batches unanswered.
+// leave malformed JSON, non-JSON-RPC values and batches unanswered. Batches are taken only from a
+// client that negotiated the protocol revision that has them.
 import process from 'node:process';
 import type { Readable, Writable } from 'node:stream';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  JSONRPCMessageSchema,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { sizeText } from '../shared/byte-size.ts';
 import { LineReader, readMessageHead, type MessageHead } from './stdio-lines.ts';
 
@@ -24,6 +33,19 @@ interface ErrorAnswer {
   error: { code: number; message: string };
 }
 
+/**
+ * The one MCP revision that has JSON-RPC batches (added in it, taken out in the next): a client
+ * that negotiated it may send them, and its batches are taken message by message.
+ */
+export const BATCH_PROTOCOL_VERSION = '2025-03-26';
+
+/** The answers of one batch, written as one array once every request in it has its own. */
+interface Batch {
+  waiting: Set<RequestId>;
+  answers: Array<JSONRPCMessage | ErrorAnswer>;
+  written: boolean;
+}
+
 export class BridgeStdioTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
@@ -34,6 +56,11 @@ export class BridgeStdioTransport implements Transport {
   private readonly maxMessageBytes: number;
   private readonly reader: LineReader;
   private started = false;
+  /** The id of the client's initialize request, and the protocol revision the answer to it settled. */
+  private initializeId: RequestId | undefined;
+  private protocolVersion: string | undefined;
+  /** The batch each request of a batch belongs to, until it is answered. */
+  private readonly batches = new Map<RequestId, Batch>();
 
   constructor(
     log: (message: string) => void = () => {},
@@ -65,7 +92,18 @@ export class BridgeStdioTransport implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    return this.write(serializeMessage(message));
+    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return this.write(serializeMessage(message));
+    if (isJSONRPCResultResponse(message) && message.id === this.initializeId && typeof message.result.protocolVersion === 'string')
+      this.protocolVersion = message.result.protocolVersion;
+    const batch = message.id === undefined ? undefined : this.batches.get(message.id);
+    if (!batch || message.id === undefined) return this.write(serializeMessage(message));
+    // An answer to a request of a batch waits for the batch's other answers.
+    this.batches.delete(message.id);
+    batch.waiting.delete(message.id);
+    batch.answers.push(message);
+    if (batch.waiting.size > 0 || batch.written) return Promise.resolve();
+    batch.written = true;
+    return this.write(`${JSON.stringify(batch.answers)}\n`);
   }
 
   private write(text: string): Promise<void> {
@@ -80,11 +118,11 @@ export class BridgeStdioTransport implements Transport {
   private readonly ondata = (chunk: Buffer | string) => {
     for (const event of this.reader.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk)) {
       if (event.kind === 'line') this.line(event.line);
-      else
-        this.refuse(
-          readMessageHead(event.head.toString('utf8')),
-          `over the ${sizeText(this.maxMessageBytes)} the bridge reads in one message; send less at once`,
-        );
+      else {
+        const why = `over the ${sizeText(this.maxMessageBytes)} the bridge reads in one message; send less at once`;
+        const answer = this.refuse(readMessageHead(event.head.toString('utf8')), why);
+        if (answer) void this.write(`${JSON.stringify(answer)}\n`);
+      }
     }
   };
 
@@ -97,29 +135,68 @@ export class BridgeStdioTransport implements Transport {
       value = JSON.parse(line);
     } catch {
       this.log('a client message that is not JSON was answered with a parse error');
-      void this.answer(null, ErrorCode.ParseError, 'Parse error: the message is not JSON');
+      void this.write(`${JSON.stringify(errorAnswer(null, ErrorCode.ParseError, 'Parse error: the message is not JSON'))}\n`);
       return;
     }
-    if (Array.isArray(value)) {
-      this.log(`a JSON-RPC batch of ${value.length} messages was refused: batches are not supported`);
-      void this.answer(null, ErrorCode.InvalidRequest, 'Invalid Request: batches are not supported; send each message on its own line');
-      return;
-    }
+    const answer = Array.isArray(value) ? this.batch(value) : this.take(value);
+    if (answer) void this.write(`${JSON.stringify(answer)}\n`);
+  }
+
+  /** A message passed on to the SDK, or the answer that refuses it. */
+  private take(value: unknown): ErrorAnswer | undefined {
     const message = JSONRPCMessageSchema.safeParse(value);
     if (message.success) {
-      try {
-        this.onmessage?.(message.data);
-      } catch (error) {
-        this.onerror?.(error instanceof Error ? error : new Error(String(error)));
-      }
-      return;
+      this.deliver(message.data);
+      return undefined;
     }
-    const fields = value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
-    const id = typeof fields.id === 'string' || (typeof fields.id === 'number' && Number.isFinite(fields.id)) ? fields.id : undefined;
-    this.refuse(
-      { ...(id === undefined ? {} : { id }), method: 'method' in fields, response: 'result' in fields || 'error' in fields },
-      'not a JSON-RPC 2.0 request, notification or response (see the MCP specification)',
-    );
+    return this.refuse(headOf(value), 'not a JSON-RPC 2.0 request, notification or response (see the MCP specification)');
+  }
+
+  private deliver(message: JSONRPCMessage): void {
+    if (isJSONRPCRequest(message) && message.method === 'initialize') this.initializeId = message.id;
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
+  }
+
+  /**
+   * A batch: refused as a whole, unless the client negotiated the one protocol revision that has
+   * batches; then each of its messages is taken, and their answers are written together, as one
+   * array, once every request of it has its answer.
+   */
+  private batch(values: unknown[]): ErrorAnswer | ErrorAnswer[] | undefined {
+    if (this.protocolVersion !== BATCH_PROTOCOL_VERSION) {
+      this.log(`a JSON-RPC batch of ${values.length} messages was refused: batches are not supported`);
+      return errorAnswer(
+        null,
+        ErrorCode.InvalidRequest,
+        `Invalid Request: batches are not supported (MCP ${this.protocolVersion ?? 'before initialize'}); send each message on its own line`,
+      );
+    }
+    if (values.length === 0) return errorAnswer(null, ErrorCode.InvalidRequest, 'Invalid Request: the batch is empty');
+    const batch: Batch = { waiting: new Set(), answers: [], written: false };
+    const messages: JSONRPCMessage[] = [];
+    for (const value of values) {
+      const message = JSONRPCMessageSchema.safeParse(value);
+      let refused: ErrorAnswer | undefined;
+      if (!message.success) refused = this.refuse(headOf(value), 'not a JSON-RPC 2.0 request, notification or response');
+      else if (isJSONRPCRequest(message.data) && message.data.method === 'initialize')
+        refused = errorAnswer(message.data.id, ErrorCode.InvalidRequest, 'Invalid Request: initialize cannot be part of a batch');
+      else {
+        if (isJSONRPCRequest(message.data)) {
+          batch.waiting.add(message.data.id);
+          this.batches.set(message.data.id, batch);
+        }
+        messages.push(message.data);
+      }
+      if (refused) batch.answers.push(refused);
+    }
+    for (const message of messages) this.deliver(message);
+    if (batch.waiting.size > 0 || batch.answers.length === 0) return undefined;
+    batch.written = true;
+    return batch.answers as ErrorAnswer[];
   }
 
   /**
@@ -127,24 +204,30 @@ export class BridgeStdioTransport implements Transport {
    * -32600 with its id; a response to one of the bridge's requests fails that request at once
    * instead of leaving it to time out (a client's answer is never answered).
    */
-  private refuse(head: MessageHead, why: string): void {
+  private refuse(head: MessageHead, why: string): ErrorAnswer | undefined {
     const idText = head.id === undefined ? '' : ` (id ${JSON.stringify(head.id)})`;
     if (head.response && !head.method) {
       this.log(`a client response${idText} was dropped: ${why}`);
-      if (head.id === undefined) return;
-      this.onmessage?.({
-        jsonrpc: '2.0',
-        id: head.id,
-        error: { code: ErrorCode.InvalidRequest, message: `the client's answer was dropped: ${why}` },
-      });
-      return;
+      if (head.id !== undefined)
+        this.onmessage?.({
+          jsonrpc: '2.0',
+          id: head.id,
+          error: { code: ErrorCode.InvalidRequest, message: `the client's answer was dropped: ${why}` },
+        });
+      return undefined;
     }
     this.log(`a client message${idText} was answered with an error: ${why}`);
-    void this.answer(head.id ?? null, ErrorCode.InvalidRequest, `Invalid Request: the message is ${why}`);
+    return errorAnswer(head.id ?? null, ErrorCode.InvalidRequest, `Invalid Request: the message is ${why}`);
   }
+}
 
-  private answer(id: RequestId | null, code: number, message: string): Promise<void> {
-    const answer: ErrorAnswer = { jsonrpc: '2.0', id, error: { code, message } };
-    return this.write(`${JSON.stringify(answer)}\n`);
-  }
+function errorAnswer(id: RequestId | null, code: number, message: string): ErrorAnswer {
+  return { jsonrpc: '2.0', id, error: { code, message } };
+}
+
+/** What a parsed value that is not a JSON-RPC message says of itself: its usable id, and its kind. */
+function headOf(value: unknown): MessageHead {
+  const fields = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  const id = typeof fields.id === 'string' || (typeof fields.id === 'number' && Number.isFinite(fields.id)) ? fields.id : undefined;
+  return { ...(id === undefined ? {} : { id }), method: 'method' in fields, response: 'result' in fields || 'error' in fields };
 }

@@ -1,7 +1,8 @@
 // What a client writes to the real bridge's stdin, as raw bytes: a line over the message cap
 // (one of 100 MB sent in chunks, with the bridge's memory watched), malformed JSON, a batch and
 // a value that is not JSON-RPC are each answered, and the bridge and its sessions stay: after
-// each, run_python still works in the same session with its variables.
+// each, run_python still works in the same session with its variables. A client that negotiated
+// MCP 2025-03-26 has its batches taken message by message.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -28,12 +29,17 @@ class RawBridge {
   private readonly waiting = new Map<string | number, (answer: Answer) => void>();
   private readonly unanswered: Answer[] = [];
   private readonly nullWaiters: Array<(answer: Answer) => void> = [];
+  private readonly batchWaiters: Array<(answers: Answer[]) => void> = [];
   private nextId = 1;
 
   constructor(configFile: string) {
     this.child = spawn(process.execPath, [resolve('dist/cli.js'), '--config', configFile], { stdio: 'pipe' });
     this.child.stderr.on('data', (chunk: Buffer) => (this.stderr += chunk.toString()));
-    createInterface({ input: this.child.stdout }).on('line', (line) => this.received(JSON.parse(line) as Answer & { method?: string }));
+    createInterface({ input: this.child.stdout }).on('line', (line) => {
+      const value = JSON.parse(line) as (Answer & { method?: string }) | Answer[];
+      if (Array.isArray(value)) this.batchWaiters.shift()?.(value);
+      else this.received(value);
+    });
   }
 
   private received(message: Answer & { method?: string }): void {
@@ -57,6 +63,11 @@ class RawBridge {
   nullAnswer(): Promise<Answer> {
     const ready = this.unanswered.shift();
     return ready ? Promise.resolve(ready) : new Promise((resolve) => this.nullWaiters.push(resolve));
+  }
+
+  /** The next batch of answers (asked for before the batch is sent). */
+  batchAnswer(): Promise<Answer[]> {
+    return new Promise((resolve) => this.batchWaiters.push(resolve));
   }
 
   async write(data: string | Buffer): Promise<void> {
@@ -91,38 +102,47 @@ function hugeRequest(bytes: number, id?: number): { head: string; tail: string; 
   return { head, tail, fill: bytes - head.length - tail.length };
 }
 
+/** The bridge, initialized at `protocolVersion`, with `kept = 41` in session "s". */
+async function startRaw(runtime: string, protocolVersion: string): Promise<RawBridge> {
+  const dir = await tempDir('cem-messages-');
+  const configFile = join(dir, 'config.json');
+  await writeFile(
+    configFile,
+    JSON.stringify({
+      stateDir: join(dir, 'state'),
+      sandbox: { backend: 'container', runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 20, prewarm: false },
+    }),
+  );
+  const bridge = new RawBridge(configFile);
+  const init = await bridge.request('initialize', {
+    protocolVersion,
+    capabilities: {},
+    clientInfo: { name: 'raw-test', version: '1.0.0' },
+  });
+  assert.equal((init.result as { protocolVersion?: string } | undefined)?.protocolVersion, protocolVersion, JSON.stringify(init));
+  await bridge.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  const first = await bridge.run('kept = 41');
+  assert.equal(first.result?.structuredContent?.status, 'ok', JSON.stringify(first));
+  return bridge;
+}
+
+/** Ends the bridge as a client does, by closing its stdin, and waits for it to exit. */
+async function stopRaw(bridge: RawBridge | undefined): Promise<void> {
+  if (!bridge || bridge.child.exitCode !== null) return;
+  const exited = new Promise((resolve) => bridge.child.once('exit', resolve));
+  bridge.child.stdin.end();
+  await exited;
+}
+
 // One runtime is enough: what reads the client's messages does not depend on the sandbox.
 for (const runtime of testRuntimes().slice(0, 1)) {
   describe(`client messages the bridge cannot take, on ${runtime}`, () => {
     let bridge: RawBridge;
 
     before(async () => {
-      const dir = await tempDir('cem-messages-');
-      const configFile = join(dir, 'config.json');
-      await writeFile(
-        configFile,
-        JSON.stringify({
-          stateDir: join(dir, 'state'),
-          sandbox: { backend: 'container', runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 20, prewarm: false },
-        }),
-      );
-      bridge = new RawBridge(configFile);
-      const init = await bridge.request('initialize', {
-        protocolVersion: '2025-11-25',
-        capabilities: {},
-        clientInfo: { name: 'raw-test', version: '1.0.0' },
-      });
-      assert.ok(init.result, JSON.stringify(init));
-      await bridge.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
-      const first = await bridge.run('kept = 41');
-      assert.equal(first.result?.structuredContent?.status, 'ok', JSON.stringify(first));
+      bridge = await startRaw(runtime, '2025-11-25');
     });
-    after(async () => {
-      if (!bridge || bridge.child.exitCode !== null) return;
-      const exited = new Promise((resolve) => bridge.child.once('exit', resolve));
-      bridge.child.stdin.end();
-      await exited;
-    });
+    after(() => stopRaw(bridge));
 
     /** The session still has its variable, and the bridge still answers. */
     async function sessionKept(): Promise<void> {
@@ -207,6 +227,32 @@ for (const runtime of testRuntimes().slice(0, 1)) {
       assert.match(textOf(done), /82/, JSON.stringify(done));
       await sessionKept();
       assert.equal(bridge.child.exitCode, null, 'the bridge still runs');
+    });
+  });
+
+  describe(`a client of MCP 2025-03-26, which may send batches, on ${runtime}`, () => {
+    let bridge: RawBridge;
+    before(async () => {
+      bridge = await startRaw(runtime, '2025-03-26');
+    });
+    after(() => stopRaw(bridge));
+
+    test('its batch is taken message by message and answered as one array', async () => {
+      const answers = bridge.batchAnswer();
+      await bridge.write(
+        `${JSON.stringify([
+          { jsonrpc: '2.0', id: 'b1', method: 'tools/call', params: { name: 'run_python', arguments: { code: 'kept + 1', session: 's' } } },
+          { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
+          { jsonrpc: '2.0', id: 'b2', method: 'ping' },
+          { not: 'json-rpc' },
+        ])}\n`,
+      );
+      const batch = await answers;
+      const byId = new Map(batch.map((answer) => [answer.id, answer]));
+      assert.equal(batch.length, 3, JSON.stringify(batch));
+      assert.match(textOf(byId.get('b1')!), /42/);
+      assert.deepEqual(byId.get('b2')?.result, {});
+      assert.equal(byId.get(null)?.error?.code, -32600);
     });
   });
 }

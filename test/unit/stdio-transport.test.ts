@@ -139,3 +139,63 @@ test("an oversized or malformed answer of the client fails the bridge's request 
     ],
   );
 });
+
+/** The harness after an initialize that settled `version`. */
+async function initialized(version: string) {
+  const h = harness(1024);
+  await h.transport.start();
+  h.input.write('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}\n');
+  await new Promise(setImmediate);
+  await h.transport.send({ jsonrpc: '2.0', id: 0, result: { protocolVersion: version } });
+  h.messages.length = 0;
+  return h;
+}
+
+test('a client on 2025-03-26 has its batch taken message by message, answered as one array', async () => {
+  const h = await initialized('2025-03-26');
+  h.input.write(
+    `${JSON.stringify([
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', method: 'notifications/roots/list_changed' },
+      { hello: 'world' },
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      { jsonrpc: '2.0', id: 3, method: 'initialize', params: {} },
+    ])}\n`,
+  );
+  await new Promise(setImmediate);
+  assert.deepEqual(
+    h.messages.map((m) => ('method' in m ? m.method : '')),
+    ['ping', 'notifications/roots/list_changed', 'ping'],
+  );
+  // The answers wait until every request of the batch has its own.
+  await h.transport.send({ jsonrpc: '2.0', id: 2, result: {} });
+  await h.transport.send({ jsonrpc: '2.0', id: 99, result: {} });
+  await h.transport.send({ jsonrpc: '2.0', id: 1, result: {} });
+  const written = h.answers() as unknown[];
+  assert.equal(written.length, 3, JSON.stringify(written));
+  assert.deepEqual((written[1] as { id: unknown }).id, 99);
+  const batch = written[2] as Array<{ id: unknown; error?: { code: number } }>;
+  assert.ok(Array.isArray(batch));
+  assert.deepEqual(
+    batch.map((a) => [a.id, a.error?.code]),
+    [
+      [null, -32600],
+      [3, -32600],
+      [2, undefined],
+      [1, undefined],
+    ],
+  );
+  // Notifications only: nothing to answer. An empty batch: one error.
+  h.input.write('[{"jsonrpc":"2.0","method":"notifications/initialized"}]\n[]\n');
+  await new Promise(setImmediate);
+  assert.deepEqual((h.answers().at(-1) as { error?: { message: string } }).error?.message, 'Invalid Request: the batch is empty');
+  assert.equal(h.answers().length, 4);
+});
+
+test('a client on a later revision has its batch refused as a whole', async () => {
+  const h = await initialized('2025-06-18');
+  h.input.write('[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n');
+  await new Promise(setImmediate);
+  assert.deepEqual(h.messages, []);
+  assert.match(h.answers().at(-1)?.error?.message ?? '', /batches are not supported \(MCP 2025-06-18\)/);
+});
