@@ -10,9 +10,11 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
   isJSONRPCErrorResponse,
+  isJSONRPCNotification,
   isJSONRPCRequest,
   isJSONRPCResultResponse,
   JSONRPCMessageSchema,
+  RequestIdSchema,
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -98,10 +100,15 @@ export class BridgeStdioTransport implements Transport {
     const batch = message.id === undefined ? undefined : this.batches.get(message.id);
     if (!batch || message.id === undefined) return this.write(serializeMessage(message));
     // An answer to a request of a batch waits for the batch's other answers.
-    this.batches.delete(message.id);
-    batch.waiting.delete(message.id);
     batch.answers.push(message);
-    if (batch.waiting.size > 0 || batch.written) return Promise.resolve();
+    return this.settled(message.id, batch);
+  }
+
+  /** A request of a batch is answered (or cancelled: it gets no answer); the batch goes out with its last. */
+  private settled(id: RequestId, batch: Batch): Promise<void> {
+    this.batches.delete(id);
+    batch.waiting.delete(id);
+    if (batch.waiting.size > 0 || batch.written || batch.answers.length === 0) return Promise.resolve();
     batch.written = true;
     return this.write(`${JSON.stringify(batch.answers)}\n`);
   }
@@ -154,6 +161,12 @@ export class BridgeStdioTransport implements Transport {
 
   private deliver(message: JSONRPCMessage): void {
     if (isJSONRPCRequest(message) && message.method === 'initialize') this.initializeId = message.id;
+    // A cancelled request is not answered: its batch must not wait for it.
+    if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      const id = RequestIdSchema.safeParse(message.params?.requestId);
+      const batch = id.success ? this.batches.get(id.data) : undefined;
+      if (id.success && batch) void this.settled(id.data, batch);
+    }
     try {
       this.onmessage?.(message);
     } catch (error) {

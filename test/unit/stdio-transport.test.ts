@@ -199,3 +199,14 @@ test('a client on a later revision has its batch refused as a whole', async () =
   assert.deepEqual(h.messages, []);
   assert.match(h.answers().at(-1)?.error?.message ?? '', /batches are not supported \(MCP 2025-06-18\)/);
 });
+
+test("a cancelled request of a batch does not hold back the batch's other answers", async () => {
+  const h = await initialized('2025-03-26');
+  h.input.write('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call"}]\n');
+  await new Promise(setImmediate);
+  await h.transport.send({ jsonrpc: '2.0', id: 1, result: {} });
+  assert.deepEqual(h.answers().slice(1), [], 'only the answer to initialize');
+  h.input.write('{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}\n');
+  await new Promise(setImmediate);
+  assert.deepEqual(h.answers().slice(1), [[{ jsonrpc: '2.0', id: 1, result: {} }]]);
+});
