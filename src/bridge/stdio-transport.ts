@@ -179,7 +179,7 @@ export class BridgeStdioTransport implements Transport {
    * batches; then each of its messages is taken, and their answers are written together, as one
    * array, once every request of it has its answer.
    */
-  private batch(values: unknown[]): ErrorAnswer | ErrorAnswer[] | undefined {
+  private batch(values: unknown[]): ErrorAnswer | Batch['answers'] | undefined {
     if (this.protocolVersion !== BATCH_PROTOCOL_VERSION) {
       this.log(`a JSON-RPC batch of ${values.length} messages was refused: batches are not supported`);
       return errorAnswer(
@@ -209,7 +209,7 @@ export class BridgeStdioTransport implements Transport {
     for (const message of messages) this.deliver(message);
     if (batch.waiting.size > 0 || batch.answers.length === 0) return undefined;
     batch.written = true;
-    return batch.answers as ErrorAnswer[];
+    return batch.answers;
   }
 
   /**
