@@ -2,7 +2,6 @@
 // the sandbox, the proxy hub and the run log. Runs over stdio for VS Code or any MCP client.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { SandboxBackend } from '../config/schema.ts';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
@@ -47,6 +46,7 @@ import { watchConfigFile } from './config-reload.ts';
 import { SessionsWithState, takeRestart } from '../state/bridge-restarts.ts';
 import { OWNER_ENV } from '../state/catalog-file.ts';
 import { clip } from '../shared/clip.ts';
+import { BridgeStdioTransport } from './stdio-transport.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
 export const BRIDGE_VERSION = '0.1.0';
@@ -480,7 +480,8 @@ export async function serveStdio(
   const bridge = await createBridge(config, log, { ...(pullHint ? { pullHint } : {}), awaitClient: true });
   const reload = configFile && watchConfigFile({ ...configFile, running: config, apply: (next) => bridge.reconfigure(next), log });
   await carryOverSessions(bridge, config.stateDir, log);
-  const transport = new StdioServerTransport();
+  // Ours, not the SDK's: an oversized, malformed or batched message is answered and the bridge carries on.
+  const transport = new BridgeStdioTransport(log);
   let stopping = false;
   const stop = async (why: string) => {
     if (stopping) return;
@@ -490,7 +491,7 @@ export async function serveStdio(
     await bridge.close();
     process.exit(0);
   };
-  // The SDK's stdio transport does not end on stdin EOF: without this, every client disconnect
+  // The stdio transport does not end on stdin EOF: without this, every client disconnect
   // would leave proxied servers and containers behind.
   process.stdin.on('end', () => void stop('stdin ended'));
   process.stdin.on('close', () => void stop('stdin closed'));
