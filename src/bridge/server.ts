@@ -10,6 +10,8 @@ import { redactUrlSecrets } from '../config/url-secrets.ts';
 import {
   distributionsText,
   forbiddenMountDirs,
+  imageDistributions as checkedDistributions,
+  imageIdAtStart,
   type ImageDistributions,
   mountsText,
   PACKAGES_RECHECK_MS,
@@ -24,9 +26,17 @@ import { BridgeClientRelay } from './client/relay.ts';
 import { ConfirmationGate, clientAsker } from './client/confirmations.ts';
 import { createHostMethods, recordRefusedRequest, type HostMethods } from './sandbox-api/host-methods.ts';
 import { exposeProxied, type Exposure } from './client/exposure.ts';
-import { buildHintFor, imagePackagesText, installedNames, packagesAtStart, packagesText } from './tool/packages-status.ts';
+import {
+  buildHintFor,
+  imagePackagesText,
+  installedNames,
+  installedSentence,
+  packagesAtStart,
+  packagesText,
+  type PackagesFacts,
+} from './tool/packages-status.ts';
 import { SnippetStore, snippetDirs } from '../state/snippets.ts';
-import { IMAGE_PACKAGES_FILE, rememberImagePackages, rememberedImagePackages } from '../state/image-packages-file.ts';
+import { IMAGE_PACKAGES_FILE, rememberImagePackages, rememberedImagePackages, rememberedUnderName } from '../state/image-packages-file.ts';
 import type { ServerLogMessage } from './proxy/connection.ts';
 import { ProxyHub } from './proxy/hub.ts';
 import { RunLog } from '../state/run-log/writer.ts';
@@ -41,6 +51,10 @@ import { clip } from '../shared/clip.ts';
 export const BRIDGE_NAME = 'code-execution-mode';
 export const BRIDGE_VERSION = '0.1.0';
 export const CAPABILITIES_URI = 'code-execution-mode://capabilities';
+/** How long a bridge's start waits for the image's first container to say what it has. */
+export const IMAGE_KNOWN_WAIT_MS = 10_000;
+/** How long the look-up of the image's ID at start may take per runtime. */
+const IMAGE_ID_TIMEOUT_MS = 5_000;
 
 export interface Bridge {
   server: McpServer;
@@ -56,6 +70,12 @@ export interface Bridge {
    * read (config/restart-keys.ts says which is which).
    */
   reconfigure(next: ConfigWithSecrets): Promise<void>;
+  /**
+   * Settles what the listing says of the image's packages before a client reads it: what was
+   * remembered of the image (under its name at once, else by its ID), else its first
+   * container's report, waited for at most `maxWaitMs` (the first run then uses that container).
+   */
+  imageKnown(maxWaitMs?: number): Promise<void>;
   /** Told of each session a run used (it may hold state now). */
   onSessionUsed: ((session: string) => void) | undefined;
   close(): Promise<void>;
@@ -111,8 +131,21 @@ export async function createBridge(
   // sandbox.packages: the listing and instructions say so only when the image with them is built
   // (looked up before the proxied servers start: nothing may await between their start and the server's creation).
   const packagesStart = await packagesAtStart(config.sandbox);
-  // What the last bridge learned of sandbox.image, until this one's first container says (read here for the same reason).
-  const remembered = await rememberedImagePackages(config.stateDir, config.sandbox.image);
+  // What a bridge learned before of the image runs use, found by its key: the packages image's
+  // tag, else the image's ID (one `image inspect`, no container). Not awaited here: imageKnown()
+  // settles it before the listing is read, at once when the image's name has a memory (a hint,
+  // checked against the ID when it comes; a wrong one is corrected by the first container).
+  let remembered: ImageDistributions | undefined;
+  const containers = config.sandbox.backend !== 'wasm';
+  const imageStart = (async () => {
+    if (!containers) return { key: undefined };
+    const key = packagesStart?.state === 'built' ? packagesStart.tag : await imageIdAtStart(config.sandbox, IMAGE_ID_TIMEOUT_MS);
+    return { key, found: key ? await rememberedImagePackages(config.stateDir, key) : undefined };
+  })().catch(() => ({ key: undefined, found: undefined }));
+  const nameHint =
+    containers && packagesStart?.state !== 'built'
+      ? rememberedUnderName(config.stateDir, config.sandbox.image).catch(() => undefined)
+      : Promise.resolve(undefined);
   if (packagesStart && packagesStart.state !== 'built')
     log(`sandbox.packages: the image with them is not built; runs use ${config.sandbox.image} without them until it is`);
   // Proxied servers' resource and prompt list changes are told to the client (see client/exposure.ts).
@@ -139,6 +172,7 @@ export async function createBridge(
   // An audit log that cannot be written is said loudly (and in every run_python result), not lost quietly.
   const runLog = new RunLog(config.stateDir, {
     ...config.runLog,
+    owner: process.env[OWNER_ENV],
     onProblem: (problem) =>
       log(
         problem
@@ -155,6 +189,7 @@ export async function createBridge(
     runLog,
     new SnippetStore(snippetDirs(config.stateDir, config.workspaceSnippetsDir)),
     confirmations,
+    () => packagesFacts(),
   );
   const preludeServers = () =>
     hub.catalog.records().map((r) => ({ name: r.name, alias: `mcp_${r.alias}`, description: r.description ?? '' }));
@@ -169,23 +204,29 @@ export async function createBridge(
     const names = installedNames(state);
     if (state.state !== 'built' || names.join('\n') === listedPackages.join('\n')) return;
     listedPackages = names;
+    // What was remembered was of the image runs used before.
+    remembered = undefined;
     log(`sandbox.packages: the image with them is built (${state.tag}); new sessions use it`);
     refreshListing?.();
   };
   let remembering: Promise<void> | undefined;
-  const imageDistributions = (image: string, found: ImageDistributions, derived: boolean) => {
+  const imageDistributions = (image: string, found: ImageDistributions) => {
     // Said when there is something to say (a run of `code-execution-mode run` keeps a clean stderr).
     if (found.names.length > 0 && found.names.join('\n') !== (remembered?.names ?? []).join('\n'))
-      log(`sandbox image ${image}: Python packages ${distributionsText(found, 300)}`);
-    if (!derived) {
-      // Awaited by close(): a bridge that exits right after its first run still remembers.
-      remembering = rememberImagePackages(config.stateDir, config.sandbox.image, image, found).catch((error: unknown) =>
-        log(`${IMAGE_PACKAGES_FILE} not written: ${error instanceof Error ? error.message : String(error)}`),
-      );
-    }
+      log(`sandbox image ${image}: Python packages ${distributionsText(found, 30, 300)}`);
+    // By the image's key (its ID, or the packages image's tag). Awaited by close(): a bridge
+    // that exits right after its first run still remembers.
+    remembering = rememberImagePackages(config.stateDir, config.sandbox.image, image, found).catch((error: unknown) =>
+      log(`${IMAGE_PACKAGES_FILE} not written: ${error instanceof Error ? error.message : String(error)}`),
+    );
     refreshListing?.();
   };
-  const imageNames = () => (sandbox.imageDistributions() ?? remembered)?.names ?? [];
+  const wasmRuns = () => sandbox.tier()?.isolation === 'wasm' || config.sandbox.backend === 'wasm';
+  // The one account of what the image runs use has: its first container's report, else what was
+  // remembered of it, else the sandbox.packages built into it; undefined while nothing is known.
+  const installed = (): ImageDistributions | undefined =>
+    sandbox.imageDistributions() ?? remembered ?? (listedPackages.length > 0 ? checkedDistributions(listedPackages) : undefined);
+  const packagesFacts = (): PackagesFacts => ({ installed: installedSentence(installed(), wasmRuns()), canAdd: !wasmRuns() });
   const sandbox = new SessionManager(config.sandbox, {
     onRequest: methods.handle,
     onRefusedRequest: (refused) => recordRefusedRequest(runLog, refused),
@@ -224,7 +265,7 @@ export async function createBridge(
   let sessionUsed: ((session: string) => void) | undefined;
   const runPython = registerRunPython(server, config.sandbox, {
     structured: config.structuredResults,
-    installedPackages: [...listedPackages, ...imageNames()],
+    installedPackages: installed(),
     sandbox,
     hub,
     runLog,
@@ -252,8 +293,8 @@ export async function createBridge(
             hub,
             [
               sandboxText(sandbox.tier(), config.sandbox.backend),
-              packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV])),
-              imagePackagesText(sandbox.imageDistributions() ?? remembered),
+              imagePackagesText(installed(), wasmRuns()),
+              wasmRuns() ? '' : packagesText(sandbox.packages() ?? packagesStart, buildHintFor(process.env[CLIENT_ENV])),
             ]
               .filter(Boolean)
               .join('\n\n'),
@@ -262,14 +303,9 @@ export async function createBridge(
     ],
   };
   exposure = exposeProxied(server, exposureOptions);
-  // Updated (and the client told) only when the text or the sandbox.packages names change: the
-  // distributions of each new container's image change nothing once the listing says "with packages".
-  const listedDescription = () =>
-    runPythonDescription(
-      config.sandbox,
-      [...listedPackages, ...imageNames()],
-      sandbox.tier()?.isolation === 'wasm' || config.sandbox.backend === 'wasm',
-    );
+  // Updated (and the client told) only when the text or the sandbox.packages names change: later
+  // containers of an image change nothing (its distributions are learned once).
+  const listedDescription = () => runPythonDescription(config.sandbox, installed(), wasmRuns());
   let listedKey = `${listedDescription()}\n${listedPackages.join(',')}`;
   refreshListing = () => {
     const description = listedDescription();
@@ -277,6 +313,37 @@ export async function createBridge(
     if (key === listedKey) return;
     listedKey = key;
     runPython.update({ description });
+  };
+  // What was remembered of the image's ID, unless its first container has said already.
+  let keyLooked = false;
+  void imageStart.then(({ found }) => {
+    keyLooked = true;
+    if (!found || sandbox.imageDistributions()) return;
+    remembered = found;
+    refreshListing?.();
+  });
+  const imageKnown = async (maxWaitMs = IMAGE_KNOWN_WAIT_MS) => {
+    const hint = await nameHint;
+    if (hint && !keyLooked && !sandbox.imageDistributions()) {
+      remembered = hint;
+      refreshListing?.();
+      return;
+    }
+    const { key, found } = await imageStart;
+    // Known already, or nothing to wait for (no such image here: the check says why, at the first run).
+    if (found || remembered || !key || sandbox.imageDistributions()) return;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)));
+    // The check starts the sandbox's first container (prewarm may have started it already): its
+    // `ready` frame says what the image has, and the first run uses that container.
+    await Promise.race([
+      sandbox.check().then(
+        () => undefined,
+        () => undefined,
+      ),
+      waited,
+    ]);
+    clearTimeout(timer);
   };
   // Looked for without a run too (once the runtime is known), until it is there.
   const packagesWatch =
@@ -313,6 +380,7 @@ export async function createBridge(
     runLog,
     requests: methods,
     reconfigure,
+    imageKnown,
     set onSessionUsed(listener: ((session: string) => void) | undefined) {
       sessionUsed = listener;
     },
@@ -430,8 +498,10 @@ export async function serveStdio(
   process.on('SIGINT', () => void stop('SIGINT'));
   process.on('SIGHUP', () => void stop('SIGHUP'));
   transport.onclose = () => void stop('transport closed');
-  await bridge.server.connect(transport);
-  // Start a sandbox ahead of the first run_python call; a missing runtime shows up there.
+  // Start a sandbox ahead of the first run_python call; a missing runtime shows up there. What
+  // the image has is settled before the client can read the listing (the same first container).
   void bridge.sandbox.prewarm();
+  await bridge.imageKnown();
+  await bridge.server.connect(transport);
   log(`serving on stdio with ${bridge.hub.catalog.names().length} proxied servers; state in ${config.stateDir}`);
 }

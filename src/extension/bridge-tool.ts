@@ -9,7 +9,7 @@ import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION } from '../bridge/tool/run-python.ts
 export function isRunPythonDescription(text: string): boolean {
   const plain = text
     .replace(/^Python 3 (gVisor |WebAssembly )sandbox/, 'Python 3 sandbox')
-    .replace('Python 3 sandbox, with packages', 'Python 3 sandbox, standard library only')
+    .replace(/^Python 3 sandbox, with packages [^(]*\(/, 'Python 3 sandbox, standard library only (')
     .replace('(no pip, no network, no subprocesses)', '(no pip, no network)');
   return plain.startsWith(RUN_PYTHON_DESCRIPTION);
 }

@@ -21,7 +21,8 @@ function prepareStateDir(dir: string): void {
 
 export class StateFiles implements vscode.Disposable {
   readonly dir: string;
-  private readonly owner: string | undefined;
+  /** This window's id, as its bridge writes it in the catalog and on its runs. */
+  readonly owner: string | undefined;
   private readonly runsChanged = new vscode.EventEmitter<void>();
   private readonly catalogChanged = new vscode.EventEmitter<void>();
   private readonly problemChanged = new vscode.EventEmitter<string | undefined>();

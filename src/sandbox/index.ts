@@ -25,9 +25,11 @@ export {
   MAX_DISTRIBUTION_NAME_CHARS,
   distributionsText,
   imageDistributions,
+  imageKey,
   type ImageDistributions,
+  orderedDistributions,
 } from './image/distributions.ts';
-export { pullImage } from './image/image.ts';
+export { imageIdAtStart, pullImage } from './image/image.ts';
 export { PACKAGES_RECHECK_MS, SESSION_NAME, SessionManager } from './sessions/manager.ts';
 export {
   MAX_IMAGES_PER_RUN,

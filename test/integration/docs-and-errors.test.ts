@@ -250,7 +250,7 @@ for (const { label, sandbox: shown } of [
       assert.match(text, /ModuleNotFoundError: No module named 'pandas'/);
       assert.match(text, /standard library/);
       // The WebAssembly sandbox has no pip either way: it says packages need a container.
-      assert.match(text, label === 'wasm' ? /packages need the container sandbox/ : /pip is not available/);
+      assert.match(text, label === 'wasm' ? /Packages need the container sandbox/ : /pip is not available/);
       assert.match(text, /Instead of pandas use csv, json, statistics or sqlite3/);
     });
 

@@ -472,19 +472,25 @@ describe('the interpreter snapshot', () => {
     rmSync(cache, { recursive: true, force: true });
   });
 
-  test('is made once into an owner-only file, a stale lock of a maker that died broken, and found after', async () => {
+  test('is made once into an owner-only file, a stale lock of a maker that died broken, and found after; old versions go', async () => {
     process.env.CEM_CACHE_DIR = join(cache, 'made');
     const file = snapshotFile(process.env.CEM_CACHE_DIR);
     mkdirSync(process.env.CEM_CACHE_DIR, { recursive: true });
     writeFileSync(`${file}.lock`, '');
     const old = new Date(Date.now() - 10 * 60_000);
     utimesSync(`${file}.lock`, old, old);
+    // Snapshots of other versions: one made eight days ago, one today.
+    const [stale, recent] = ['0', '1'].map((d) => join(process.env.CEM_CACHE_DIR!, `pyodide-${d.repeat(16)}.snapshot`)) as [string, string];
+    for (const other of [stale, recent]) writeFileSync(other, 'x', { mode: 0o600 });
+    const eightDays = new Date(Date.now() - 8 * 24 * 3600_000);
+    utimesSync(stale, eightDays, eightDays);
     // Two starts at once share one maker.
     const [first, second] = await Promise.all([interpreterSnapshot(), interpreterSnapshot()]);
     assert.equal(first, file);
     assert.equal(second, file);
     assert.equal(statSync(file).mode & 0o777, 0o600);
     assert.equal(existsSync(`${file}.lock`), false);
+    assert.deepEqual([existsSync(stale), existsSync(recent)], [false, true]);
     const made = statSync(file).mtimeMs;
     assert.equal(await interpreterSnapshot(), file);
     assert.equal(statSync(file).mtimeMs, made, 'not made again');

@@ -245,3 +245,28 @@ test('the questions waiting: asked and unanswered in runs still going, said in t
   assert.equal(pendingText(pending.slice(0, 1)), '$(bell-dot) Confirm a tool call');
   assert.match(pendingMessage(pending[1]!), /fs\.cp \(session "work"\) waits for your answer.*Respond, then Enter, allows this one call/);
 });
+
+test("a window shows its own bridge's questions, not another window's sharing the state dir", () => {
+  const time = new Date().toISOString();
+  const runs = parseRunLog(
+    ['window-a', 'window-b', undefined]
+      .flatMap((owner, i) => [
+        JSON.stringify({
+          type: 'run-start',
+          run: `r${i}`,
+          session: 'default',
+          time,
+          code: 'x',
+          timeoutMs: 60_000,
+          ...(owner ? { owner } : {}),
+        }),
+        JSON.stringify({ type: 'confirmation', run: `r${i}`, time, server: 'fs', tool: 'rm', arguments: {}, phase: 'asked' }),
+      ])
+      .join('\n'),
+  );
+  assert.deepEqual(
+    pendingConfirmations(runs, Date.now(), 'window-a').map((q) => q.run),
+    ['r0'],
+  );
+  assert.equal(pendingConfirmations(runs).length, 3);
+});

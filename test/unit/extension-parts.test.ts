@@ -85,7 +85,8 @@ test("run_python of this extension's bridge is found among VS Code's tools by it
   // Whatever sandbox the listing names, and with packages or a workspace.
   for (const description of [
     runPythonDescription(defaultSandboxConfig({ backend: 'wasm' })),
-    runPythonDescription(defaultSandboxConfig({ ociRuntime: 'runsc' }), ['numpy']),
+    runPythonDescription(defaultSandboxConfig({ ociRuntime: 'runsc' }), { names: ['numpy'], more: 0 }),
+    runPythonDescription(defaultSandboxConfig({}), { names: ['scipy', 'numpy', 'matplotlib'], more: 30 }),
     runPythonDescription(defaultSandboxConfig({ workspace: { path: '/tmp', access: 'read-only' } })),
   ]) {
     assert.equal(

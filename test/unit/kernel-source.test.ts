@@ -56,6 +56,9 @@ test("the portable kernel files alone make a run's error, traceback and value te
     '    import a_module_that_is_not_there',
     'except ModuleNotFoundError as e:',
     '    out["module"] = k["_error_of"](e)["message"]',
+    'out["told"] = k["_module_hint_text"]("scipy", "Installed besides the standard library: numpy and 3 more.", True, "Reach out.")',
+    'out["network"] = k["_module_hint_text"]("requests", "Only the Python standard library is installed.", True, "Reach out.")',
+    'out["yaml"] = k["_module_hint_text"]("yaml", "X.", False)',
     'try:',
     '    k["_compile"]("x = [" + "1, " * 5000 + ")", "<run-3>")',
     'except SyntaxError as e:',
@@ -76,6 +79,17 @@ test("the portable kernel files alone make a run's error, traceback and value te
   assert.match(error.traceback, /File "<run-2>", line 3, in <module>\n.*File "<run-2>", line 2, in f\n/s);
   assert.ok(error.traceback.endsWith('ZeroDivisionError: division by zero\n'), error.traceback);
   assert.match(out.module as string, /^No module named 'a_module_that_is_not_there'\n.*sandbox\.packages/s);
+  // The bridge's sentence of what is installed, whether sandbox.packages can add the module, and
+  // for a network library that there is no network, with where it is instead.
+  assert.equal(
+    out.told,
+    'Installed besides the standard library: numpy and 3 more. pip is not available (no network); the user can add scipy with the setting sandbox.packages (built into the sandbox image). Instead of scipy use math or statistics.',
+  );
+  assert.match(
+    out.network as string,
+    /the user can add requests with the setting sandbox\.packages .*\. The sandbox has no network \(by design\): do not retry\. Reach out\.$/,
+  );
+  assert.equal(out.yaml, 'X. Packages need the container sandbox (sandbox.packages). Instead of yaml use json.');
   const syntax = out.syntax as string;
   assert.match(syntax, /\n {2}File "<run-3>", line 1\n {4}\.\.\.1, 1, .*\nSyntaxError: /s, syntax);
   assert.ok(syntax.length < 1000, `${syntax.length} characters`);

@@ -81,7 +81,8 @@ test('under gVisor the listing says so, within the token limit, with packages an
     servers: {},
     sandbox: { maxTimeoutSeconds: 3600, ociRuntime: 'runsc', workspace: { path: '/srv/data', access: 'read-only' } },
   });
-  assert.match(runPythonDescription(sandbox, ['numpy']), /^Python 3 gVisor sandbox, with packages/);
+  // gVisor and the workspace note leave no room for names: the capabilities resource has them.
+  assert.match(runPythonDescription(sandbox, { names: ['numpy'], more: 0 }), /^Python 3 gVisor sandbox, with packages \(no pip/);
 });
 
 test('in WebAssembly the listing says so, and that there are no subprocesses, within the token limit', async () => {
@@ -103,25 +104,55 @@ test('the listing says where several workspace folders are, within the token lim
   }
 });
 
-test('with sandbox.packages built, the listing says "with packages" and stays within the limit; the instructions name them, capped', async () => {
-  const { sandbox } = parseConfig({
-    servers: {},
-    sandbox: { maxTimeoutSeconds: 3600, workspace: { path: '/srv/data', access: 'read-only' } },
-  });
-  assert.equal(runPythonDescription(sandbox), runPythonDescription(sandbox, []));
-  const described = runPythonDescription(sandbox, ['numpy', 'pandas']);
-  assert.match(described, /^Python 3 sandbox, with packages \(no pip, no network\)/);
-  const server = new McpServer({ name: 'listing', version: '1' });
-  server.registerTool(RUN_PYTHON, { description: described, inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
-  const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
-  const client = new Client({ name: 'listing-test', version: '1' });
-  await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
-  try {
-    const [tool] = (await client.listTools()).tools;
-    const tokens = encode(JSON.stringify({ name: tool!.name, description: tool!.description, inputSchema: tool!.inputSchema })).length;
-    assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens`);
-  } finally {
-    await client.close();
+test('with packages in the image, the listing names the notable ones first and counts the rest, as room allows within the limit; the instructions name them, capped', async () => {
+  const plain = parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds: 3600 } }).sandbox;
+  assert.equal(runPythonDescription(plain), runPythonDescription(plain, { names: [], more: 0 }));
+  assert.match(
+    runPythonDescription(plain, { names: ['pandas', 'numpy'], more: 0 }),
+    /^Python 3 sandbox, with packages numpy, pandas \(no pip, no network\)/,
+  );
+  // The data image's 29 distributions: scipy is named, not cut behind Brotli and two dozen others.
+  const data = ['Brotli', 'Pillow', 'appdirs', 'attrs', 'beniget', 'contourpy', 'cycler', 'decorator', 'fonttools', 'fs', 'gast'];
+  data.push('kiwisolver', 'lxml', 'lz4', 'matplotlib', 'mpmath', 'numpy', 'packaging', 'ply', 'pyparsing', 'python_dateutil');
+  data.push('pythran', 'pytz', 'scipy', 'six', 'sympy', 'typing_extensions', 'ufoLib2', 'unicodedata2');
+  assert.match(
+    runPythonDescription(plain, { names: data, more: 0 }),
+    /^Python 3 sandbox, with packages numpy, matplotlib, scipy and 26 more \(no pip, no network\)/,
+  );
+  // Whatever else the listing carries, and whatever the names, it stays within its budget (down to "with packages").
+  const sandboxes = [
+    plain,
+    parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds: 3600, ociRuntime: 'runsc' } }).sandbox,
+    parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds: 3600, workspace: { path: '/srv/data', access: 'read-only' } } }).sandbox,
+    parseConfig({
+      servers: {},
+      sandbox: { maxTimeoutSeconds: 3600, ociRuntime: 'runsc', workspace: { path: ['/srv/app', '/home/me/lib'], access: 'read-only' } },
+    }).sandbox,
+  ];
+  const namesSets = [
+    { names: data, more: 3 },
+    { names: ['scikit-learn', 'statsmodels', 'beautifulsoup4', 'python-dateutil'], more: 1000 },
+    { names: ['typing_extensions', 'unicodedata2', 'ufoLib2', 'zope.interface'], more: 0 },
+    { names: ['a1', 'b2', 'c3', 'd4', 'e5', 'f6'], more: 100_000 },
+    { names: Array.from({ length: 64 }, (_, i) => `${'x'.repeat(90)}-${i}`), more: 0 },
+  ];
+  for (const sandbox of sandboxes) {
+    for (const packages of namesSets) {
+      const described = runPythonDescription(sandbox, packages);
+      assert.match(described, /^Python 3 (gVisor )?sandbox, with packages( [^(]+)? \(no pip, no network\)/);
+      const server = new McpServer({ name: 'listing', version: '1' });
+      server.registerTool(RUN_PYTHON, { description: described, inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
+      const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+      const client = new Client({ name: 'listing-test', version: '1' });
+      await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+      try {
+        const [tool] = (await client.listTools()).tools;
+        const tokens = encode(JSON.stringify({ name: tool!.name, description: tool!.description, inputSchema: tool!.inputSchema })).length;
+        assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens: ${described}`);
+      } finally {
+        await client.close();
+      }
+    }
   }
   assert.match(
     serverInstructions([], () => true, ['numpy', 'pandas']),

@@ -81,6 +81,24 @@ test('an unwritable state dir is a problem the bridge is told about, until it is
   );
 });
 
+test("a window's bridge records the window on each run's start; other launchers leave it out", async () => {
+  const dir = await temp('cem-owner-');
+  const windowLog = new RunLog(dir, { owner: 'window-a' });
+  windowLog.runStarted({ run: 'a', session: 's', code: '1', timeoutMs: 1000 });
+  windowLog.close();
+  const cliLog = new RunLog(dir);
+  cliLog.runStarted({ run: 'b', session: 's', code: '1', timeoutMs: 1000 });
+  cliLog.close();
+  const runs = parseRunLog(readFileSync(join(dir, 'runs.jsonl'), 'utf8'));
+  assert.deepEqual(
+    runs.map((run) => [run.id, run.owner]),
+    [
+      ['a', 'window-a'],
+      ['b', undefined],
+    ],
+  );
+});
+
 test('a deleted state dir is made again at the next event, and the log goes on', async () => {
   const dir = join(await temp('cem-deleted-'), 'state');
   const log = new RunLog(dir);

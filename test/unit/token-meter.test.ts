@@ -173,10 +173,10 @@ test("the run log keeps the meter in the run's record; a record without one, or 
   assert.equal(bad.meter, undefined);
 });
 
-function record(id: string, session: string, started: string, meter?: RunMeter): RunRecord {
+function record(id: string, session: string, started: string, meter?: RunMeter, owner?: string): RunRecord {
   return parseRunLog(
     [
-      JSON.stringify({ type: 'run-start', time: started, run: id, session, code: 'x', timeoutMs: 1000 }),
+      JSON.stringify({ type: 'run-start', time: started, run: id, session, code: 'x', timeoutMs: 1000, ...(owner ? { owner } : {}) }),
       JSON.stringify({ type: 'run-end', time: started, run: id, session, status: 'ok', ...(meter ? { meter } : {}) }),
     ].join('\n'),
   )[0]!;
@@ -215,4 +215,15 @@ test('the views say the meter in words, and add it up per session since the wind
     '2 runs · the model got 2,468 characters ≈ 620 tokens · 88 KiB of 90 KiB of tool results stayed in the sandbox · direct listings of the tools used ≈ 840 tokens',
   );
   assert.equal(totalsShort(all), '3 runs · model ≈ 930 tokens · 131 KiB stayed · listing ≈ 940 tokens');
+});
+
+test("a window's totals count its own bridge's runs, not another window's sharing the state dir", () => {
+  const runs = [
+    record('mine', 'default', '2026-01-01T10:00:00.000Z', METER, 'window-a'),
+    record('theirs', 'default', '2026-01-01T10:01:00.000Z', METER, 'window-b'),
+    record('cli', 'default', '2026-01-01T10:02:00.000Z', METER),
+  ];
+  assert.equal(runs[0]!.owner, 'window-a');
+  assert.equal(meterTotals(runs, '2026-01-01T09:00:00.000Z', 'window-a').all.runs, 1);
+  assert.equal(meterTotals(runs, '2026-01-01T09:00:00.000Z').all.runs, 3);
 });

@@ -47,6 +47,8 @@ test("the WebAssembly kernel's own error rules come before the common ones, and 
     'out = {',
     '    "module": error(ModuleNotFoundError("No module named \'pandas\'", name="pandas")),',
     '    "submodule": error(ModuleNotFoundError("No module named \'a.b\'", name="a.b")),',
+    '    "requests": error(ModuleNotFoundError("No module named \'requests\'", name="requests")),',
+    '    "told": k["_wasm_module_hint"]("httpx", "Only Pyodide\'s standard library is installed.", False, "Reach out."),',
     '    "network": error(OSError(23, "Host is unreachable")),',
     '    "thread": error(RuntimeError("can\'t start new thread")),',
     '    "coroutine": error(TypeError("\'coroutine\' object is not subscriptable")),',
@@ -61,7 +63,16 @@ test("the WebAssembly kernel's own error rules come before the common ones, and 
   >;
   assert.equal(
     out.module,
-    "No module named 'pandas'\nOnly the Python standard library is available in the WebAssembly sandbox; packages need the container sandbox (sandbox.packages). Instead of pandas use csv, json, statistics or sqlite3.",
+    "No module named 'pandas'\nOnly Pyodide's standard library is installed (the WebAssembly sandbox has no packages). Packages need the container sandbox (sandbox.packages). Instead of pandas use csv, json, statistics or sqlite3.",
+  );
+  // A network library: there is no network either way (the MCP runtime adds where it is instead).
+  assert.match(
+    out.requests as string,
+    /no packages\)\. Packages need the container sandbox \(sandbox\.packages\)\. The sandbox has no network \(by design\): do not retry\.$/,
+  );
+  assert.equal(
+    out.told,
+    "Only Pyodide's standard library is installed. Packages need the container sandbox (sandbox.packages). The sandbox has no network (by design): do not retry. Reach out.",
   );
   assert.equal(out.submodule, "No module named 'a.b'");
   assert.equal(out.network, '[Errno 23] Host is unreachable\nThe sandbox has no network (by design): do not retry.');

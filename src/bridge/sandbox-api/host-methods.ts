@@ -21,6 +21,7 @@ import { estimateTokens } from '../../shared/token-estimate.ts';
 import { kindOf, outcomeOfKind } from '../../shared/error-kinds.ts';
 import { describeIssues } from '../../config/load.ts';
 import type { RunCall } from '../run-call.ts';
+import type { PackagesFacts } from '../tool/packages-status.ts';
 
 const detail = z.enum(['summary', 'full']).default('summary');
 const name = z.string().min(1).max(256);
@@ -33,6 +34,7 @@ const schemas = {
     raw: z.boolean().default(false),
   }),
   list_servers: z.object({}).default({}),
+  sandbox_packages: z.object({}).default({}),
   list_tools: z.object({ server: name }),
   search_tools: z.object({ query: z.string().max(2000), limit: z.number().int().min(1).max(100).default(5), detail }),
   query_tools: z.object({ server: name, tool: name.nullable().optional(), detail }),
@@ -197,6 +199,8 @@ export function createHostMethods(
   runLog: RunLog | undefined,
   snippets?: SnippetStore,
   confirmations?: ConfirmationGate,
+  /** What the code is told of its Python packages (capability_summary(), import errors). */
+  packages?: () => PackagesFacts,
 ): HostMethods {
   // The token meter's part: what the code received, and what listing the tool directly would cost.
   const meter = (scope: RunScope, server: string, tool: string, received: unknown) => {
@@ -279,6 +283,11 @@ export function createHostMethods(
           ...(r.warning ? { warning: r.warning } : {}),
         };
       });
+    },
+    // capability_summary() and the hint of an import that failed: the sentence the capabilities resource says too.
+    sandbox_packages(_params, context) {
+      context.describe("the sandbox's packages");
+      return Promise.resolve(packages?.() ?? null);
     },
     async list_tools(params, context) {
       context.describe(`the tools of ${params.server}`);

@@ -359,7 +359,10 @@ def capability_summary():
     lines.append("A tool's signature and what a call returns: await query_tool_docs(server, tool) (detail=\"full\" adds description and schema) or help(mcp_<server>.<tool>).")
     lines.append("Resources and prompts: await list_resources(server), await read_resource(server, uri) (also a resource_link a tool returned), await list_resource_templates(server), await list_prompts(server), await get_prompt(server, name, {arg: str}).")
     lines.append("Errors from tools raise ToolError (kind \"unavailable\" when the server could not start, \"needs-consent\" when the user has not allowed it, \"declined\" when the user refused a call that asks for confirmation).")
-    lines.append("Standard library only (no pip), no network; files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run).")
+    facts = _packages_facts() or {}
+    add = "the user adds packages with the setting sandbox.packages" if facts.get("canAdd", True) else "packages need the container sandbox (sandbox.packages)"
+    lines.append("Python packages: %s No pip: %s." % (facts.get("installed") or "importlib.metadata.distributions() lists them.", add))
+    lines.append("No network. %s Files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run)." % _REACH_OUT)
     lines.append("Files written under /work/out come back with the result (small text inline, others attached; at most 20, 4 MB each), then the folder is emptied.")
     if os.path.ismount("/workspace"):
         lines.append("The user's files are at /workspace, read-only.")
@@ -642,11 +645,38 @@ def help(*args, **kwargs):
     return builtins.help(*args, **kwargs)
 
 
+_REACH_OUT = "Reach outside services through a proxied MCP server: discovered_servers(), await search_tool_docs(\"what you need\")."
+
+
+def _packages_facts():
+    """What the bridge says of the sandbox's packages: {"installed": the sentence the
+    capabilities resource says too, "canAdd": whether sandbox.packages can add one}; None when
+    it says nothing."""
+    try:
+        facts = _host.request_sync("sandbox_packages", {})
+    except Exception:
+        return None
+    return facts if isinstance(facts, dict) and isinstance(facts.get("installed"), str) else None
+
+
+def _module_error_hint(exc):
+    """An import that found nothing, said with the bridge's account of what is installed and
+    whether sandbox.packages can add it (the kernel words it: sandbox_host.module_hint)."""
+    name = getattr(exc, "name", None)
+    word = getattr(_host, "module_hint", None)
+    if word is None or not isinstance(name, str):
+        return None
+    facts = _packages_facts()
+    return word(name, facts["installed"], bool(facts.get("canAdd")), _REACH_OUT) if facts else None
+
+
 def _error_hint(exc, kind, hint):
-    """Hints the kernel cannot give: the server a mistyped mcp_ name meant, and where the
-    network is (a proxied server)."""
+    """Hints the kernel cannot give: the server a mistyped mcp_ name meant, where the network
+    is (a proxied server), and what is installed (the bridge's account)."""
     if kind == "network":
-        return "%s Reach outside services through a proxied MCP server: discovered_servers(), await search_tool_docs(\"what you need\")." % hint
+        return "%s %s" % (hint, _REACH_OUT)
+    if kind == "module":
+        return _module_error_hint(exc)
     if kind == "coroutine":
         return "That value is a coroutine: an async call was not awaited. Tool calls are async: write result = await mcp_<server>.<tool>(...)"
     if isinstance(exc, NameError) and not isinstance(exc, UnboundLocalError):

@@ -1,7 +1,8 @@
-// What the model is told about sandbox.packages: in run_python's listing (the names, when the
-// image with them is built) and in the capabilities resource (built, or not yet and how). The
-// listing is fixed when the bridge starts, so the state is looked up then: two or three CLI
-// calls, only when packages are configured.
+// What the model is told about Python packages: the one sentence of what the image has (the
+// capabilities resource, capability_summary() and import errors say it alike; the listing
+// says the same names), and sandbox.packages (built, or not yet and how). The listing is fixed
+// when the bridge starts, so the state is looked up then: two or three CLI calls, only when
+// packages are configured.
 import type { SandboxConfig } from '../../config/schema.ts';
 import {
   candidates,
@@ -36,7 +37,7 @@ export function installedNames(state: PackagesState | undefined): string[] {
 /** The capabilities resource's paragraph about packages. */
 export function packagesText(state: PackagesState | undefined, buildHint: string): string {
   if (!state) {
-    return "Python packages: the standard library and what the image has; there is no pip. More packages are the user's to add (sandbox.packages, then a build of the sandbox image).";
+    return "There is no pip: more packages are the user's to add (sandbox.packages, then a build of the sandbox image).";
   }
   const list = packagesSummary(state.packages, 30);
   if (state.state === 'built')
@@ -51,8 +52,29 @@ export function buildHintFor(client: string | undefined): string {
     : 'Ask the user to run `code-execution-mode build-image`.';
 }
 
-/** The capabilities resource's line about what the image has (learned from its first container); empty before, or with none. */
-export function imagePackagesText(found: ImageDistributions | undefined): string {
-  if (!found || found.names.length === 0) return '';
-  return `Python distributions in the sandbox image (packaging tools left out): ${distributionsText(found)}.`;
+/** What the WebAssembly sandbox has, said wherever a container's packages would be. */
+export const WASM_INSTALLED = "Only Pyodide's standard library is installed (the WebAssembly sandbox has no packages).";
+
+/**
+ * The one sentence of what Python has installed: the image's distributions, packaging tools
+ * left out, the notable ones named first, then a count; told alike by the capabilities
+ * resource, capability_summary() and import errors (the listing names the same).
+ */
+export function installedSentence(found: ImageDistributions | undefined, wasm = false): string {
+  if (wasm) return WASM_INSTALLED;
+  if (!found || found.names.length + found.more === 0) return 'Only the Python standard library is installed.';
+  return `Installed besides the standard library: ${distributionsText(found)}.`;
+}
+
+/** What sandboxed code is told of its packages (the host method sandbox_packages). */
+export interface PackagesFacts {
+  /** installedSentence. */
+  installed: string;
+  /** Whether the user can add a package with sandbox.packages (a container; not WebAssembly). */
+  canAdd: boolean;
+}
+
+/** The capabilities resource's line about what the image has; empty while nothing is known of it. */
+export function imagePackagesText(found: ImageDistributions | undefined, wasm = false): string {
+  return found || wasm ? `Python packages: ${installedSentence(found, wasm)}` : '';
 }

@@ -8,7 +8,17 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import type { CallToolResult, ServerNotification, ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { SandboxConfig } from '../../config/schema.ts';
-import { isGvisor, SESSION_NAME, type RequestHandler, type Sandbox, workspaceRequested, workspaceTargetsOf } from '../../sandbox/index.ts';
+import {
+  distributionsText,
+  type ImageDistributions,
+  isGvisor,
+  orderedDistributions,
+  SESSION_NAME,
+  type RequestHandler,
+  type Sandbox,
+  workspaceRequested,
+  workspaceTargetsOf,
+} from '../../sandbox/index.ts';
 import type { FoundImage } from '../results/base64-text.ts';
 import { readRun, renderText, runViewShape, shapeResult, type RunView } from '../results/format.ts';
 import { runMeter, type ToolUsage } from '../results/meter.ts';
@@ -30,10 +40,10 @@ const TOOL_PROGRESS_GAP_MS = 250;
 export const MAX_RESULT_BYTES = 9 * 1024 * 1024;
 
 export const RUN_PYTHON_DESCRIPTION =
-  'Python 3 sandbox, standard library only (no pip, no network). Async MCP tools: ' +
+  'Python 3 sandbox, standard library only (no pip, no network). MCP tools: ' +
   'await mcp_<server>.<tool>(**kwargs); failures raise ToolError. Find: await search_tool_docs("query"). ' +
-  'Docs: await query_tool_docs(server, tool, detail="full"). emit_image(png_bytes) shows images. ' +
-  'Output is capped; last expression returned.';
+  'Docs: await query_tool_docs(server, tool, detail="full"). emit_image(png) shows images. ' +
+  'Output capped; last expression returned.';
 
 /** Added to the description when the user's folder is mounted (sandbox.workspace). */
 export const WORKSPACE_NOTE = ' Read-only files: /workspace.';
@@ -46,19 +56,50 @@ export function workspaceNote(sandbox: SandboxConfig): string {
   return workspaceTargetsOf(sandbox).length === 1 ? WORKSPACE_NOTE : WORKSPACE_FOLDERS_NOTE;
 }
 
+/** Names the listing gives of the image's packages at most (the same order as everywhere; the rest counted). */
+export const LISTED_PACKAGE_NAMES = 3;
+/**
+ * Room the listing has for those names, in characters less what else it carries (the gVisor
+ * word, the workspace note): it is at its token budget, so they get what is left, down to none.
+ */
+export const LISTED_PACKAGE_ROOM = 34;
+/** What a name takes of that room at least (a short name costs about as many tokens as a longer one). */
+const NAME_ROOM = 8;
+const GVISOR_WORD = 'gVisor ';
+/** The room the gVisor word takes (it costs more tokens than its length says). */
+const GVISOR_ROOM = 10;
+
+/** "with packages numpy, scipy and 12 more" in the room left, else "with packages". */
+function listedPackages(packages: ImageDistributions, room: number): string {
+  let named = 0;
+  for (const name of orderedDistributions(packages.names)) {
+    room -= Math.max(name.length, NAME_ROOM) + 2;
+    if (named >= LISTED_PACKAGE_NAMES || room < 0) break;
+    named++;
+  }
+  return named > 0 ? `with packages ${distributionsText(packages, named)}` : 'with packages';
+}
+
 /**
  * The listing's description: the fixed text, plus where the workspace is when one is mounted.
- * When the image with sandbox.packages is built, or the image turns out to have third-party
- * distributions of its own, it says "with packages" (no longer than what it replaces: the
- * listing is at its token budget); their names are in the capabilities resource. In the
- * WebAssembly sandbox it says so, and that there are no subprocesses (and no workspace).
+ * When the image runs use has third-party distributions (its own, or sandbox.packages built
+ * into it), "standard library only" becomes "with packages numpy, scipy and 12 more": the
+ * notable ones first, as the capabilities resource and import errors say them, as many as the
+ * listing has room for. In the WebAssembly sandbox it says so, and that there are no
+ * subprocesses (and no workspace).
  */
-export function runPythonDescription(sandbox: SandboxConfig, installed: readonly string[] = [], wasm = sandbox.backend === 'wasm'): string {
-  let text = installed.length > 0 ? RUN_PYTHON_DESCRIPTION.replace('standard library only', 'with packages') : RUN_PYTHON_DESCRIPTION;
+export function runPythonDescription(sandbox: SandboxConfig, packages?: ImageDistributions, wasm = sandbox.backend === 'wasm'): string {
+  let text = RUN_PYTHON_DESCRIPTION;
   if (wasm) return text.replace('Python 3 sandbox', 'Python 3 WebAssembly sandbox').replace('no network)', 'no network, no subprocesses)');
+  const gvisor = isGvisor(sandbox.ociRuntime);
+  const note = workspaceNote(sandbox);
+  if (packages && packages.names.length + packages.more > 0) {
+    const room = LISTED_PACKAGE_ROOM - (gvisor ? GVISOR_ROOM : 0) - note.length;
+    text = text.replace('standard library only', listedPackages(packages, room));
+  }
   // The isolation tier, when it is not the runtime's default: code may behave differently there.
-  if (isGvisor(sandbox.ociRuntime)) text = text.replace('Python 3 sandbox', 'Python 3 gVisor sandbox');
-  return text + workspaceNote(sandbox);
+  if (gvisor) text = text.replace('Python 3 sandbox', `Python 3 ${GVISOR_WORD}sandbox`);
+  return text + note;
 }
 
 /** What the listing shows: types only, so the listing stays small. */
@@ -107,8 +148,8 @@ export interface RunPythonDeps {
   structured?: boolean;
   /** Told of the session each run used, once its result is in (the session may hold state now). */
   onSessionUsed?: (session: string) => void;
-  /** Names of the sandbox.packages installed in the image runs use (none: not built or not set), then the image's own as last remembered. */
-  installedPackages?: readonly string[];
+  /** The distributions of the image runs use, as known when the bridge starts (none: standard library only). */
+  installedPackages?: ImageDistributions;
 }
 
 /** Registers run_python; its description changes (and the client is told) through the returned tool's update(). */

@@ -12,10 +12,10 @@ export interface PendingConfirmation {
   asked: string;
 }
 
-/** The questions open now, oldest first: asked, not answered, in runs still going. */
-export function pendingConfirmations(runs: RunRecord[], now = Date.now()): PendingConfirmation[] {
+/** The questions open now, oldest first: asked, not answered, in runs still going (with `owner`, of that window's bridge only). */
+export function pendingConfirmations(runs: RunRecord[], now = Date.now(), owner?: string): PendingConfirmation[] {
   return runs
-    .filter((run) => displayStatus(run, now) === 'running' && waitingForConfirmation(run))
+    .filter((run) => (owner === undefined || run.owner === owner) && displayStatus(run, now) === 'running' && waitingForConfirmation(run))
     .flatMap((run) =>
       run.confirmations
         .filter((c) => c.answer === undefined)

@@ -66,11 +66,15 @@ const empty = (): MeterTotals => ({
 });
 
 /** The totals of the metered runs started at or after `since` (an ISO time): all of them, and per session, sessions by name. */
-export function meterTotals(runs: readonly RunRecord[], since: string): { all: MeterTotals; sessions: Array<[string, MeterTotals]> } {
+export function meterTotals(
+  runs: readonly RunRecord[],
+  since: string,
+  owner?: string,
+): { all: MeterTotals; sessions: Array<[string, MeterTotals]> } {
   const all = empty();
   const sessions = new Map<string, MeterTotals>();
   for (const run of runs) {
-    if (!run.meter || run.started < since) continue;
+    if (!run.meter || run.started < since || (owner !== undefined && run.owner !== owner)) continue;
     add(all, run.meter);
     let session = sessions.get(run.session);
     if (!session) sessions.set(run.session, (session = empty()));

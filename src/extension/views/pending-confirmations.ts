@@ -36,7 +36,8 @@ export class PendingConfirmationsStatus implements vscode.Disposable {
   }
 
   private update(): void {
-    this.pending = pendingConfirmations(this.files.runs());
+    // This window's questions only: another window sharing the state dir shows its own.
+    this.pending = pendingConfirmations(this.files.runs(), Date.now(), this.files.owner);
     const open = new Set(this.pending.map(key));
     for (const [question, done] of this.announced) {
       if (open.has(question)) continue;

@@ -104,7 +104,7 @@ export class ToolsView implements vscode.TreeDataProvider<Node>, vscode.Disposab
 
   /** The token meter's totals of the runs since this window started: all, and per session. */
   meter(): { all: MeterTotals; sessions: Array<[string, MeterTotals]> } {
-    return meterTotals(this.files.runs(), this.since);
+    return meterTotals(this.files.runs(), this.since, this.files.owner);
   }
 
   setSettings(entries: Record<string, unknown>, problems: string[], consent: ConsentView = { servers: {}, notes: [] }): void {

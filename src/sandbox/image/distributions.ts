@@ -9,8 +9,8 @@ import { normalizeName } from '../../config/packages.ts';
 export const MAX_DISTRIBUTIONS = 500;
 /** The longest name a `ready` frame may carry (the kernel leaves longer ones out, counted). */
 export const MAX_DISTRIBUTION_NAME_CHARS = 100;
-/** The most characters of names the capabilities resource shows; the rest are counted. */
-export const MAX_DISTRIBUTIONS_TEXT_CHARS = 2000;
+/** The most characters of names a summary shows; the rest are counted. */
+export const MAX_DISTRIBUTIONS_TEXT_CHARS = 120;
 
 /**
  * Packaging tools, not something code imports: the official python image has pip and nothing
@@ -47,17 +47,76 @@ export function imageDistributions(names: readonly string[] | undefined, more = 
   return { names: sorted, more: dropped };
 }
 
-/** "numpy, scipy, and 12 more": at most `maxChars` of names. */
-export function distributionsText(found: ImageDistributions, maxChars = MAX_DISTRIBUTIONS_TEXT_CHARS): string {
+/**
+ * The distributions a model most often reaches for, most common first: named before any other
+ * wherever the sandbox's packages are told (the listing, the capabilities resource,
+ * capability_summary(), import errors), so that a cut never hides scipy behind 20 others.
+ * Compared by normalized name (PEP 503).
+ */
+export const NOTABLE_DISTRIBUTIONS: readonly string[] = [
+  'numpy',
+  'pandas',
+  'matplotlib',
+  'scipy',
+  'requests',
+  'scikit-learn',
+  'polars',
+  'pyarrow',
+  'sympy',
+  'seaborn',
+  'statsmodels',
+  'networkx',
+  'pillow',
+  'httpx',
+  'aiohttp',
+  'urllib3',
+  'beautifulsoup4',
+  'lxml',
+  'pyyaml',
+  'openpyxl',
+  'python-dateutil',
+  'pytz',
+  'pydantic',
+  'jinja2',
+  'plotly',
+  'torch',
+  'tensorflow',
+];
+
+const NOTABLE_RANK: ReadonlyMap<string, number> = new Map(NOTABLE_DISTRIBUTIONS.map((name, i) => [name, i]));
+
+/** The names in the order they are told: the notable ones first (in their order), then the rest alphabetically. */
+export function orderedDistributions(names: readonly string[]): string[] {
+  const keyed = names.map((name) => {
+    const key = normalizeName(name);
+    return { name, key, rank: NOTABLE_RANK.get(key) ?? NOTABLE_DISTRIBUTIONS.length };
+  });
+  keyed.sort((a, b) => a.rank - b.rank || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  return keyed.map((k) => k.name);
+}
+
+/** Names a summary of the packages names at most; the rest are counted. */
+export const MAX_NAMED_DISTRIBUTIONS = 8;
+
+/**
+ * The one summary of an image's distributions, wherever it is told: "numpy, matplotlib, scipy
+ * and 37 more": the notable ones first, at most `maxNamed` names and `maxChars` characters of
+ * them, then a count of the rest.
+ */
+export function distributionsText(
+  found: ImageDistributions,
+  maxNamed = MAX_NAMED_DISTRIBUTIONS,
+  maxChars = MAX_DISTRIBUTIONS_TEXT_CHARS,
+): string {
   const shown: string[] = [];
   let chars = 0;
-  for (const name of found.names) {
-    if (chars + name.length + 2 > maxChars) break;
+  for (const name of orderedDistributions(found.names)) {
+    if (shown.length >= maxNamed || chars + name.length + 2 > maxChars) break;
     shown.push(name);
     chars += name.length + 2;
   }
   const rest = found.names.length - shown.length + found.more;
-  return shown.join(', ') + (rest > 0 ? `${shown.length > 0 ? ', and ' : ''}${rest} more` : '');
+  return shown.join(', ') + (rest > 0 ? `${shown.length > 0 ? ' and ' : ''}${rest} more` : '');
 }
 
 /**

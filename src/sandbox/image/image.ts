@@ -1,10 +1,13 @@
 // Pulling the sandbox image explicitly, with the runtime's progress passed on line by line.
-// Runs never pull implicitly (`--pull never`), so a first run cannot stall on a download.
+// Runs never pull implicitly (`--pull never`), so a first run cannot stall on a download. And
+// the image's ID before any check, for what is remembered of it.
 import { execa } from 'execa';
 import type { SandboxConfig } from '../../config/schema.ts';
 import { SandboxError } from '../errors.ts';
-import { pullArgs } from '../engines/commands.ts';
-import { runtimeForPull, type DetectOptions } from '../engines/detect.ts';
+import { runCli } from '../engines/cli.ts';
+import { imageExistsArgs, pullArgs } from '../engines/commands.ts';
+import { candidates, runtimeForPull, type DetectOptions } from '../engines/detect.ts';
+import { locateRuntime } from '../engines/locate.ts';
 import { pullFailureHint } from './pull-failure.ts';
 
 export async function pullImage(
@@ -33,4 +36,22 @@ export async function pullImage(
     throw new SandboxError(`Pulling ${sandbox.image} with ${runtime.name} failed: ${said}.${pullFailureHint(said)}`);
   }
   onProgress(`${sandbox.image} is ready.`);
+}
+
+/**
+ * The ID of sandbox.image in the first runtime (in the order the check tries them) that has
+ * it, read as the runtime check reads it: one `image inspect` per runtime tried, no container.
+ * Undefined when none has it or none answers in time.
+ */
+export async function imageIdAtStart(sandbox: SandboxConfig, timeoutMs: number): Promise<string | undefined> {
+  for (const name of candidates(sandbox)) {
+    const configured = name === 'podman' ? sandbox.podmanPath : sandbox.dockerPath;
+    const { command } = locateRuntime(name, configured ? { configured } : {});
+    const id = await runCli(command, imageExistsArgs(sandbox.image), { timeoutMs }).then(
+      (out) => out.stdout.trim(),
+      () => '',
+    );
+    if (/^[A-Za-z0-9:]{1,200}$/.test(id)) return id;
+  }
+  return undefined;
 }

@@ -105,6 +105,8 @@ export class SessionManager implements Sandbox {
   private readonly exitHandler = () => this.removeAllNow();
   /** Each image's distributions, by image key, learned from its first container. */
   private readonly learned = new LearnedImages();
+  /** Containers whose report was read: the first check's is read under the checked image's key, then again as a spare. */
+  private readonly reported = new WeakSet<Kernel>();
 
   readonly config: SandboxConfig;
   private readonly options: SessionManagerOptions;
@@ -297,6 +299,8 @@ export class SessionManager implements Sandbox {
 
   /** Remembers what a fresh container reported, once per image: later containers change nothing. */
   private learn(container: Kernel, key = container.imageKey): void {
+    if (this.reported.has(container)) return;
+    this.reported.add(container);
     const found = container.distributions;
     if (!found || !this.learned.learn(key, found)) return;
     this.options.onImageDistributions?.(key, found, container.derivedImage !== undefined);

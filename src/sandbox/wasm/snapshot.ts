@@ -6,9 +6,21 @@
 // used: a file someone else could write would be the memory of every interpreter.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { denoBinary, kernelDir, pyodideDir } from './command.ts';
 
 /** A snapshot is tens of MB; anything outside these bounds is not one. */
@@ -18,6 +30,8 @@ const MAX_SNAPSHOT_BYTES = 512 * 1024 * 1024;
 const MAKE_TIMEOUT_MS = 120_000;
 /** A lock older than any maker keeps it was left by one that died. */
 const STALE_LOCK_MS = MAKE_TIMEOUT_MS + 10_000;
+/** Snapshots of another Pyodide, Deno or loader, made longer ago than this, are removed when one is made. */
+const KEEP_OTHERS_MS = 7 * 24 * 3600_000;
 
 /**
  * The user's cache folder for the product: CEM_CACHE_DIR, else the platform's cache location
@@ -86,8 +100,7 @@ export function interpreterSnapshot(): Promise<string | undefined> {
 
 /** Runs make-snapshot.ts and puts its bytes in place (a private temporary file, then a rename), under a lock. */
 export async function makeSnapshot(file: string): Promise<void> {
-  const dir = join(file, '..');
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const lock = `${file}.lock`;
   if (!takeLock(lock)) return;
   try {
@@ -103,6 +116,22 @@ export async function makeSnapshot(file: string): Promise<void> {
     renameSync(temp, file);
   } finally {
     rmSync(lock, { force: true });
+  }
+  pruneOthers(file);
+}
+
+/** Removes the snapshots of other versions that no start has made for a week (tens of MB each). */
+function pruneOthers(file: string): void {
+  const dir = dirname(file);
+  for (const name of readdirSync(dir)) {
+    const other = join(dir, name);
+    if (other === file || !/^pyodide-[0-9a-f]{16}\.snapshot$/.test(name)) continue;
+    try {
+      const stat = lstatSync(other);
+      if (stat.isFile() && Date.now() - stat.mtimeMs > KEEP_OTHERS_MS) rmSync(other, { force: true });
+    } catch {
+      // gone meanwhile
+    }
   }
 }
 

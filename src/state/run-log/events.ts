@@ -25,7 +25,14 @@ export const RELAY_OUTCOMES = ['answered', 'refused', 'failed', 'timeout'] as co
 const snippetName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/);
 const hexHash = z.string().regex(/^[0-9a-f]{1,64}$/);
 
-export const runStartEventSchema = z.object({ run: z.string(), session: z.string(), code: z.string(), timeoutMs: z.number() });
+export const runStartEventSchema = z.object({
+  run: z.string(),
+  session: z.string(),
+  code: z.string(),
+  timeoutMs: z.number(),
+  /** The VS Code window whose bridge ran it (the id the extension gives its bridge); absent for other launchers and older bridges. */
+  owner: z.string().max(200).optional(),
+});
 export type RunStartEvent = z.infer<typeof runStartEventSchema>;
 
 export const toolCallEventSchema = z.object({

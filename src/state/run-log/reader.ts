@@ -71,6 +71,8 @@ export interface OmittedToolCalls {
 export interface RunRecord {
   id: string;
   session: string;
+  /** The VS Code window whose bridge ran it, when the log says (see RunLogOptions.owner). */
+  owner?: string;
   started: string;
   code: string;
   /** The run's time limit, when the log has it. */
@@ -184,6 +186,7 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
       if (event.timeoutMs !== undefined) run.timeoutMs = event.timeoutMs;
       run.started = event.time;
       run.session = event.session;
+      if (event.owner !== undefined) run.owner = event.owner;
     } else if (event.type === 'tool-call') {
       const { type: _type, run: _run, ...call } = event;
       run.toolCalls.push(call);

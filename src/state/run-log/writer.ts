@@ -51,6 +51,8 @@ export const RUN_LOG_DEFAULTS: RunLogConfig = runLogConfigSchema.parse({});
 export interface RunLogOptions extends Partial<RunLogConfig> {
   /** Told when writing the log starts failing (with why) and when it works again (undefined). */
   onProblem?: (problem: string | undefined) => void;
+  /** The VS Code window this bridge serves, recorded on each run's start (so a window shows its own runs' questions and totals). */
+  owner?: string;
 }
 
 /** Characters of a snippet's arguments kept in the log. */
@@ -89,6 +91,7 @@ export class RunLog {
   private readonly dir: string;
   private readonly options: RunLogConfig;
   private readonly onProblem: ((problem: string | undefined) => void) | undefined;
+  private readonly owner: string | undefined;
   private readonly out: AppendFile;
   private currentProblem: string | undefined;
   /** When each open run started, so that a run that fails before it starts still has a duration. */
@@ -98,7 +101,8 @@ export class RunLog {
   constructor(dir: string, options: RunLogOptions = {}) {
     this.dir = dir;
     this.file = join(dir, RUN_LOG_FILE);
-    const { onProblem, ...limits } = options;
+    const { onProblem, owner, ...limits } = options;
+    this.owner = owner;
     this.options = { ...RUN_LOG_DEFAULTS, ...Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)) };
     this.onProblem = onProblem;
     this.out = new AppendFile(dir, this.options, (file) => dropImagesOf(this.dir, file, this.options.maxFileBytes));
@@ -124,7 +128,13 @@ export class RunLog {
   runStarted(event: RunStartEvent): void {
     this.startedAt.set(event.run, performance.now());
     this.budgets.set(event.run, newBudget());
-    this.write({ type: 'run-start', time: new Date().toISOString(), ...event, code: cap(event.code, MAX_CODE_CHARS) });
+    this.write({
+      type: 'run-start',
+      time: new Date().toISOString(),
+      ...event,
+      code: cap(event.code, MAX_CODE_CHARS),
+      ...(this.owner ? { owner: this.owner } : {}),
+    });
   }
 
   toolCall(event: ToolCallEvent): void {

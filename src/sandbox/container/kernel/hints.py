@@ -18,15 +18,11 @@ _HIDDEN_FILES = {"<kernel>"}
 _STDLIB = _os.path.dirname(_os.__file__) + _os.sep
 _HIDDEN_PREFIXES = tuple(_STDLIB + name + _os.sep for name in ("asyncio", "concurrent"))
 _NETWORK_ERRNOS = {_errno.ENETUNREACH, _errno.EHOSTUNREACH, _errno.ENETDOWN, _errno.EADDRNOTAVAIL}
-_MAX_PACKAGES_SHOWN = 20
 # What the standard library offers instead of common packages.
 _INSTEAD = {
     "pandas": "csv, json, statistics or sqlite3",
     "numpy": "math, statistics or array",
     "scipy": "math or statistics",
-    "requests": "nothing: there is no network",
-    "httpx": "nothing: there is no network",
-    "aiohttp": "nothing: there is no network",
     "yaml": "json",
     "dateutil": "datetime",
     "pytz": "zoneinfo",
@@ -69,6 +65,11 @@ def _is_network_error(exc):
     return False
 
 
+# Modules that exist to reach the network, which the sandbox does not have: whether they are
+# installed or not, what the code wants is a way out (the MCP runtime names it: proxied servers).
+_NETWORK_MODULES = {"requests", "httpx", "urllib3", "aiohttp", "httplib2", "pycurl", "websockets", "websocket", "grpc", "boto3", "botocore"}
+
+
 def _installed_packages():
     """Distributions beside the standard library (a derived image's), pip and friends left out."""
     try:
@@ -79,6 +80,14 @@ def _installed_packages():
         return []
     names -= {"", "pip", "setuptools", "wheel", "distribute"}
     return sorted(names, key=str.lower)
+
+
+def _installed_sentence():
+    """What is installed, when no host said it (the host's sentence names the notable ones first)."""
+    count = len(_installed_packages())
+    if count:
+        return "Installed besides the standard library: %d distributions (importlib.metadata.distributions() lists them)." % count
+    return "Only the Python standard library is installed."
 
 
 def _missing_module(exc):
@@ -94,18 +103,23 @@ def _instead_of(name):
     return " Instead of %s use %s." % (name, instead) if instead else ""
 
 
+def _module_hint_text(name, installed=None, can_add=True, reach_out=""):
+    """The hint of `import <name>` that found nothing: what is installed (`installed`, the
+    host's sentence, else found here), whether sandbox.packages can add it, and for a network
+    library that the sandbox has no network (`reach_out`: where the network is instead)."""
+    text = installed or _installed_sentence()
+    if can_add:
+        text += " pip is not available (no network); the user can add %s with the setting sandbox.packages (built into the sandbox image)." % name
+    else:
+        text += " Packages need the container sandbox (sandbox.packages)."
+    if name in _NETWORK_MODULES:
+        text += " " + _NO_NETWORK + (" " + reach_out if reach_out else "")
+    return text + _instead_of(name)
+
+
 def _module_hint(exc):
     name = _missing_module(exc)
-    if name is None:
-        return None
-    packages = _installed_packages()
-    if packages:
-        shown = ", ".join(packages[:_MAX_PACKAGES_SHOWN]) + (", ..." if len(packages) > _MAX_PACKAGES_SHOWN else "")
-        text = "Installed: the Python standard library and %s." % shown
-    else:
-        text = "Only the Python standard library is installed."
-    text += " pip is not available (no network); the user adds packages with the setting sandbox.packages (built into the sandbox image)."
-    return text + _instead_of(name)
+    return None if name is None else _module_hint_text(name)
 
 
 def _is_coroutine_misuse(exc):

@@ -456,6 +456,7 @@ _host_module.emit_figures = emit_figures
 _host_module.HostError = HostError
 _host_module.add_error_hint = _add_error_hint
 _host_module.hide_frames = _hide_frames
+_host_module.module_hint = _module_hint_text
 sys.modules["sandbox_host"] = _host_module
 
 

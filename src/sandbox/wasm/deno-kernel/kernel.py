@@ -292,6 +292,7 @@ def start(bridge):
     host.HostError = HostError
     host.add_error_hint = _add_error_hint
     host.hide_frames = _hide_frames
+    host.module_hint = _wasm_module_hint
     sys.modules["sandbox_host"] = host
     import warnings
 

@@ -8,7 +8,7 @@
 
 # What needs a container sandbox, and says so.
 _CONTAINER_FIX = "This needs the container sandbox (set sandbox.backend to \"container\" and install Podman or Docker: see docs/wasm.md)."
-_WASM_PACKAGES = "Only the Python standard library is available in the WebAssembly sandbox; packages need the container sandbox (sandbox.packages)."
+_WASM_PACKAGES = "Only Pyodide's standard library is installed (the WebAssembly sandbox has no packages)."
 # The modules of hints.py's _INSTEAD whose stand-in is said here (not pytz: zoneinfo has no
 # time zones without the tzdata package).
 _WASM_INSTEAD = ("pandas", "numpy", "requests", "httpx", "yaml", "dateutil")
@@ -46,12 +46,22 @@ def _wasm_error_rule(exc):
         name = _missing_module(exc)
         if name is None:
             return None
-        return "module", _WASM_PACKAGES + (_instead_of(name) if name in _WASM_INSTEAD else "")
+        return "module", _wasm_module_hint(name)
     if _is_wasm_network_error(exc):
         return "network", _NO_NETWORK
     if _needs_container(exc):
         return "wasm", _CONTAINER_FIX
     return None
+
+
+def _wasm_module_hint(name, installed=None, can_add=False, reach_out=""):
+    """hints.py's _module_hint_text as the WebAssembly sandbox words it (sandbox_host.module_hint
+    here): what is installed (`installed`, the host's sentence), that packages need a container,
+    for a network library that there is no network (`reach_out`: where it is instead)."""
+    text = (installed or _WASM_PACKAGES) + " Packages need the container sandbox (sandbox.packages)."
+    if name in _NETWORK_MODULES:
+        text += " " + _NO_NETWORK + (" " + reach_out if reach_out else "")
+    return text + (_instead_of(name) if name in _WASM_INSTEAD else "")
 
 
 def _install_wasm_hints():
