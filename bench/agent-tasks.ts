@@ -1,22 +1,28 @@
-// What the model is handed over the eight agent tasks (test/helpers/agent-tasks.ts): per
-// task, the number of run_python calls and the characters and o200k tokens of what comes back,
-// both as text content (what most clients read) and as the JSON of structuredContent (what VS
-// Code hands the model), images apart; plus the listing's tokens. Prints a table and writes the
-// figures to bench/results/agent-tasks-LABEL.json.
+// What the model is handed over the agent tasks (test/helpers/agent-tasks.ts): per task, the
+// number of run_python calls and the characters and o200k tokens of what comes back as text
+// content (what VS Code's bridge sends, text only, and what most clients read); the run log's
+// token meter of the same runs when the bridge records one (docs/run-log.md, `meter`); and, as a
+// secondary column for clients that get it, the JSON of structuredContent; images apart; plus
+// the listing's tokens. Prints a table and writes the figures to bench/results/agent-tasks-LABEL.json.
 //
 // It measures the bridge of the checkout it runs in (dist/cli.js and node_modules under the
 // current directory), so that another checkout can be measured with this script:
-//   node esbuild.mjs && node bench/agent-tasks.ts [--label after] [--calls]
+//   node esbuild.mjs && node bench/agent-tasks.ts [--label after] [--calls] [--tasks 9,10]
 //   cd OTHER-CHECKOUT && node esbuild.mjs && node PATH/TO/THIS/bench/agent-tasks.ts --label before
-// Runtime: the first of CEM_TEST_RUNTIMES (default podman); image: CEM_TEST_IMAGE.
+// A task that fails there (a feature the other checkout lacks) is reported as failed, with the
+// reason, and the others go on. Runtime: the first of CEM_TEST_RUNTIMES (default podman); image:
+// CEM_TEST_IMAGE; the image with packages (task 11): CEM_TEST_DATA_IMAGE.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { encode } from 'gpt-tokenizer';
-import { modelListing, runTask, startTaskBench, TASKS, type CallRecord } from '../test/helpers/agent-tasks.ts';
+import { modelListing, runTask, startTaskBench, TASKS, type CallRecord, type RunMeterFigures } from '../test/helpers/agent-tasks.ts';
 
-const { values } = parseArgs({ options: { label: { type: 'string', default: 'latest' }, calls: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { label: { type: 'string', default: 'latest' }, calls: { type: 'boolean', default: false }, tasks: { type: 'string' } },
+});
+const chosen = values.tasks ? new Set(values.tasks.split(',').map(Number)) : undefined;
 const label = values.label;
 const runtime = (process.env.CEM_TEST_RUNTIMES ?? 'podman').split(',')[0]!.trim();
 const image = process.env.CEM_TEST_IMAGE ?? 'localhost/cem-sandbox:bookworm';
@@ -41,6 +47,8 @@ interface CallFigures {
   images: number;
   imageBytes: number;
   resultBytes: number;
+  /** The run log's meter of the run; absent when the bridge records none. */
+  meter?: RunMeterFigures;
 }
 
 function figuresOf(call: CallRecord): CallFigures {
@@ -54,18 +62,44 @@ function figuresOf(call: CallRecord): CallFigures {
     images: call.images.length,
     imageBytes: call.images.reduce((n, i) => n + Math.floor((i.data.length * 3) / 4), 0),
     resultBytes: call.resultBytes,
+    ...(call.meter ? { meter: call.meter } : {}),
   };
 }
 
-const sum = (calls: CallFigures[], key: keyof Omit<CallFigures, 'label' | 'status'>) => calls.reduce((n, c) => n + c[key], 0);
+type Summed = 'textChars' | 'textTokens' | 'structuredChars' | 'structuredTokens' | 'images' | 'imageBytes' | 'resultBytes';
+const sum = (calls: CallFigures[], key: Summed) => calls.reduce((n, c) => n + c[key], 0);
+
+/** The meter's figures over calls, when every one of them has a meter. */
+function meterOf(calls: CallFigures[]): { modelTokens: number; keptBytes: number; listingTokens: number } | undefined {
+  if (calls.length === 0 || calls.some((c) => !c.meter)) return undefined;
+  const add = (key: 'modelTokens' | 'keptBytes' | 'listingTokens') => calls.reduce((n, c) => n + c.meter![key], 0);
+  return { modelTokens: add('modelTokens'), keptBytes: add('keptBytes'), listingTokens: add('listingTokens') };
+}
 const int = (n: number) => n.toLocaleString('en-US');
 
 const bench = await startTaskBench(runtime, image);
-const rows: { id: number; name: string; calls: CallFigures[] }[] = [];
+interface Row {
+  id: number;
+  name: string;
+  calls: CallFigures[];
+  /** Why the task did not run (its image is missing), or how it failed (a feature this checkout lacks). */
+  skipped?: string;
+  failed?: string;
+}
+const rows: Row[] = [];
 try {
-  for (const task of TASKS) {
-    const agent = await runTask(task, bench);
-    rows.push({ id: task.id, name: task.name, calls: agent.calls.map(figuresOf) });
+  for (const task of TASKS.filter((t) => !chosen || chosen.has(t.id))) {
+    try {
+      const agent = await runTask(task, bench);
+      rows.push({ id: task.id, name: task.name, calls: agent.calls.map(figuresOf), ...(agent.skipped ? { skipped: agent.skipped } : {}) });
+    } catch (error) {
+      rows.push({
+        id: task.id,
+        name: task.name,
+        calls: [],
+        failed: error instanceof Error ? error.message.split('\n')[0]! : String(error),
+      });
+    }
   }
 } finally {
   await bench.close();
@@ -87,20 +121,31 @@ const commit = git(['rev-parse', '--short', 'HEAD']);
 const dirty = git(['status', '--porcelain', '--', 'src']) !== '';
 const checkout = `${process.cwd()} at ${commit || 'unknown commit'}${dirty ? ' with uncommitted changes in src/' : ''}`;
 
-console.log(`\nWhat the model is handed over the eight agent tasks (${label}; ${checkout}; ${runtime}; o200k tokens)\n`);
-console.log('| task | run_python calls | text: chars / tokens | structuredContent JSON: chars / tokens | images (KB) |');
-console.log('|---|---|---|---|---|');
+const kb = (bytes: number) => int(Math.round(bytes / 1024));
+const meterCell = (calls: CallFigures[]) => {
+  const m = meterOf(calls);
+  return m ? `${int(m.modelTokens)} / ${kb(m.keptBytes)} / ${int(m.listingTokens)}` : '—';
+};
+console.log(`\nWhat the model is handed over the agent tasks (${label}; ${checkout}; ${runtime}; o200k tokens)\n`);
+console.log(
+  '| task | run_python calls | text: chars / tokens | meter: tokens / kept KB / direct listing tokens | images (KB) | structuredContent JSON, for other clients: chars / tokens |',
+);
+console.log('|---|---|---|---|---|---|');
 for (const row of rows) {
   const c = row.calls;
+  if (row.skipped || row.failed) {
+    console.log(`| ${row.id} ${row.name} | ${row.skipped ? `skipped: ${row.skipped}` : `failed: ${row.failed}`} | | | | |`);
+    continue;
+  }
   console.log(
     `| ${row.id} ${row.name} | ${c.length} (${c.map((x) => x.label).join(', ')}) | ${int(sum(c, 'textChars'))} / ${int(sum(c, 'textTokens'))} | ` +
-      `${int(sum(c, 'structuredChars'))} / ${int(sum(c, 'structuredTokens'))} | ${sum(c, 'images')} (${int(Math.round(sum(c, 'imageBytes') / 1024))}) |`,
+      `${meterCell(c)} | ${sum(c, 'images')} (${kb(sum(c, 'imageBytes'))}) | ${int(sum(c, 'structuredChars'))} / ${int(sum(c, 'structuredTokens'))} |`,
   );
 }
 const all = rows.flatMap((r) => r.calls);
 console.log(
-  `| **all** | **${all.length}** | **${int(sum(all, 'textChars'))} / ${int(sum(all, 'textTokens'))}** | ` +
-    `**${int(sum(all, 'structuredChars'))} / ${int(sum(all, 'structuredTokens'))}** | ${sum(all, 'images')} (${int(Math.round(sum(all, 'imageBytes') / 1024))}) |`,
+  `| **all** | **${all.length}** | **${int(sum(all, 'textChars'))} / ${int(sum(all, 'textTokens'))}** | ${meterCell(all)} | ` +
+    `${sum(all, 'images')} (${kb(sum(all, 'imageBytes'))}) | ${int(sum(all, 'structuredChars'))} / ${int(sum(all, 'structuredTokens'))} |`,
 );
 console.log(
   `\nListing (name, description, input schema): ${listing.tokens} tokens (${listing.chars} characters); the whole tools/list answer: ${listing.toolsListTokens} tokens; ` +
@@ -113,12 +158,13 @@ if (largest)
   );
 
 if (values.calls) {
-  console.log('\n| task | call | status | text chars / tokens | structured chars / tokens | images |');
-  console.log('|---|---|---|---|---|---|');
+  console.log('\n| task | call | status | text chars / tokens | meter tokens / kept bytes | images | structured chars / tokens |');
+  console.log('|---|---|---|---|---|---|---|');
   for (const row of rows) {
     for (const c of row.calls) {
       console.log(
-        `| ${row.id} | ${c.label} | ${c.status} | ${int(c.textChars)} / ${int(c.textTokens)} | ${int(c.structuredChars)} / ${int(c.structuredTokens)} | ${c.images} |`,
+        `| ${row.id} | ${c.label} | ${c.status} | ${int(c.textChars)} / ${int(c.textTokens)} | ` +
+          `${c.meter ? `${int(c.meter.modelTokens)} / ${int(c.meter.keptBytes)}` : '—'} | ${c.images} | ${int(c.structuredChars)} / ${int(c.structuredTokens)} |`,
       );
     }
   }
@@ -135,6 +181,7 @@ const totals = (calls: CallFigures[]) => ({
   structuredTokens: sum(calls, 'structuredTokens'),
   images: sum(calls, 'images'),
   imageBytes: sum(calls, 'imageBytes'),
+  meter: meterOf(calls) ?? null,
 });
 writeFileSync(
   file,
@@ -147,7 +194,14 @@ writeFileSync(
       image,
       listing,
       total: totals(all),
-      tasks: rows.map((r) => ({ id: r.id, name: r.name, ...totals(r.calls), perCall: r.calls })),
+      tasks: rows.map((r) => ({
+        id: r.id,
+        name: r.name,
+        ...(r.skipped ? { skipped: r.skipped } : {}),
+        ...(r.failed ? { failed: r.failed } : {}),
+        ...totals(r.calls),
+        perCall: r.calls,
+      })),
     },
     null,
     2,

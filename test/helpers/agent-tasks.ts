@@ -1,17 +1,20 @@
-// The agent-task suite: eight kinds of task an agent does with run_python, each
+// The agent-task suite: thirteen kinds of task an agent does with run_python, each
 // scripted as the Python a competent agent writes, mistakes included where agents make them.
 // The script reads what it gets back, as an agent would, and takes another turn only when what
 // it read did not tell it enough (a help() that hides a parameter's fields, an error that does
 // not name the fix): so the number of run_python calls measures what the bridge tells the model.
 // Its decisions read the text content (what most clients show the model); every call records
 // both forms the model can be handed, the text and the JSON of structuredContent (what VS Code
-// hands it). Used by test/integration/agent-tasks.test.ts (assertions) and bench/agent-tasks.ts
-// (figures).
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+// hands it), and the token meter the run log recorded for it, when the bridge keeps one. Used by
+// test/integration/agent-tasks.test.ts (assertions) and bench/agent-tasks.ts (figures).
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, tempDir, type BridgeHandle } from './bridge.ts';
+import { TEST_DATA_IMAGE } from './env.ts';
 
 export const SCREENSHOT_SERVER = fileURLToPath(new URL('./screenshot-server.ts', import.meta.url));
 
@@ -40,12 +43,47 @@ export interface CallRecord {
   /** Bytes of the whole result as JSON, images included (the MCP client's read limit is 10 MiB). */
   resultBytes: number;
   seconds: number;
+  /** The run log's token meter of this run (docs/run-log.md), when the bridge records one. */
+  meter?: RunMeterFigures;
+}
+
+/** The run log's `meter` of a run, as far as the bench reads it. */
+export interface RunMeterFigures {
+  modelChars: number;
+  modelTokens: number;
+  toolResultBytes: number;
+  keptBytes: number;
+  toolsUsed: number;
+  listingTokens: number;
+}
+
+/** The meter of the last run the bridge logged: runs are one at a time, so the call just made. */
+async function lastMeter(stateDir: string): Promise<RunMeterFigures | undefined> {
+  let log: string;
+  try {
+    log = await readFile(join(stateDir, 'runs.jsonl'), 'utf8');
+  } catch {
+    return undefined;
+  }
+  const lines = log.trimEnd().split('\n');
+  for (let i = lines.length - 1; i >= 0; i--) {
+    let event: { type?: string; meter?: RunMeterFigures };
+    try {
+      event = JSON.parse(lines[i]!) as typeof event;
+    } catch {
+      continue;
+    }
+    if (event.type === 'run-end') return typeof event.meter?.modelTokens === 'number' ? event.meter : undefined;
+  }
+  return undefined;
 }
 
 /** A conversation: every run_python call of one task, in order. */
 export class Agent {
   readonly calls: CallRecord[] = [];
   readonly task: number;
+  /** Why the task did not run here (the image it needs is missing). */
+  skipped?: string;
   private readonly bridge: BridgeHandle;
   private readonly session: string | undefined;
 
@@ -76,6 +114,8 @@ export class Agent {
       resultBytes: Buffer.byteLength(JSON.stringify(result)),
       seconds,
     };
+    const meter = await lastMeter(this.bridge.stateDir);
+    if (meter) record.meter = meter;
     this.calls.push(record);
     return record;
   }
@@ -216,11 +256,30 @@ export interface TaskBench {
   files: ScratchFiles;
   /** What the model reads before any call: the tools/list answer and the server's instructions. */
   listing: { tools: unknown[]; description: string; instructions: string };
+  /** A second bridge, on the image with packages (TEST_DATA_IMAGE), started on first use; why not, when that image is missing. */
+  packages(): Promise<TaskBench | { skip: string }>;
   close(): Promise<void>;
 }
 
+const run = promisify(execFile);
+
+async function imageExists(runtime: string, image: string): Promise<boolean> {
+  try {
+    await run(runtime, ['image', 'inspect', '--format', '{{.Id}}', image]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** What the model reads before its first call to a bridge. */
+async function listingOf(bridge: BridgeHandle): Promise<TaskBench['listing']> {
+  const { tools } = await bridge.client.listTools();
+  return { tools, description: tools.map((t) => t.description ?? '').join('\n'), instructions: bridge.client.getInstructions() ?? '' };
+}
+
 /** The bridge proxying server-memory, server-filesystem (over the scratch files), the fixture and the screenshot server. */
-export async function startTaskBench(runtime: string, image: string): Promise<TaskBench> {
+export async function startTaskBench(runtime: string, image: string, dataImage = TEST_DATA_IMAGE): Promise<TaskBench> {
   const root = await tempDir('cem-agent-');
   const files = await writeScratchFiles(join(root, 'files'));
   await mkdir(join(root, 'memory'));
@@ -238,12 +297,27 @@ export async function startTaskBench(runtime: string, image: string): Promise<Ta
       shots: { command: process.execPath, args: [SCREENSHOT_SERVER], description: 'Screenshots of the dashboard' },
     },
   });
-  const { tools } = await bridge.client.listTools();
+  const listing = await listingOf(bridge);
+  let packages: Promise<TaskBench | { skip: string }> | undefined;
+  const startPackages = async (): Promise<TaskBench | { skip: string }> => {
+    if (!(await imageExists(runtime, dataImage)))
+      return { skip: `${dataImage} is not in ${runtime} (the image with numpy and matplotlib; set CEM_TEST_DATA_IMAGE)` };
+    // The fixture alone: the task is about what the image has, not about servers.
+    const other = await startBridge({
+      sandbox: { runtime, image: dataImage, memory: '256m', timeoutSeconds: 30, maxSessions: 2 },
+      servers: { fixture: { command: process.execPath, args: [FIXTURE], description: 'Utilities: echo, add, sleep, image' } },
+    });
+    const itself = { skip: 'this is the bench on the image with packages' };
+    return { bridge: other, files, listing: await listingOf(other), packages: async () => itself, close: () => other.close() };
+  };
   return {
     bridge,
     files,
-    listing: { tools, description: tools.map((t) => t.description ?? '').join('\n'), instructions: bridge.client.getInstructions() ?? '' },
+    listing,
+    packages: () => (packages ??= startPackages()),
     close: async () => {
+      const other = await packages;
+      if (other && 'bridge' in other) await other.close();
       await bridge.close();
       await rm(root, { recursive: true, force: true });
     },
@@ -258,7 +332,7 @@ export function modelListing(bench: TaskBench): unknown[] {
   });
 }
 
-// ---- the eight tasks ---------------------------------------------------------------------------------
+// ---- the tasks ---------------------------------------------------------------------------------
 
 export interface AgentTask {
   id: number;
@@ -266,6 +340,8 @@ export interface AgentTask {
   /** What the user asked for. */
   ask: string;
   session?: string;
+  /** `packages`: run on the bench's second bridge, whose image has numpy and matplotlib. */
+  image?: 'packages';
   run(agent: Agent, bench: TaskBench): Promise<void>;
 }
 
@@ -583,7 +659,163 @@ export const TASKS: AgentTask[] = [
       await agent.run('reset', '"counts" in globals()', { reset: true });
     },
   },
+  {
+    id: 9,
+    name: 'nothing fits',
+    ask: 'What will the weather be in Paris tomorrow? Use a weather service if one is configured.',
+    async run(agent) {
+      const search = await agent.run(
+        'search',
+        [
+          'hits = await search_tool_docs("what is the weather in Paris tomorrow", limit=3)',
+          'for h in hits:',
+          "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
+          'print(len(hits), "hits")',
+        ].join('\n'),
+      );
+      // Told that nothing fits, the agent tells the user so and makes no other call; hits with
+      // no score and no note leave it guessing: it tries other words, then looks at the best hit.
+      if (NOTHING_FITS.test(said(search).text)) return;
+      const again = await agent.run(
+        'search-again',
+        [
+          'hits = await search_tool_docs("weather forecast for a city", limit=3)',
+          'for h in hits:',
+          "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
+          'print(len(hits), "hits")',
+        ].join('\n'),
+      );
+      const best = /^(\w+) (\w+) /m.exec(said(again).text);
+      if (best) await agent.run('best-hit', `help(mcp_${best[1]}.${best[2]})`);
+    },
+  },
+  {
+    id: 10,
+    name: 'resource read',
+    ask: "What does the fixture server's readme resource say?",
+    async run(agent, { listing }) {
+      // An agent that was never told of list_resources looks for it among the names it has.
+      if (!/list_resources/.test(`${listing.instructions}\n${listing.description}`)) {
+        await agent.run('globals', 'print(sorted(n for n in globals() if "resource" in n or "prompt" in n))');
+      }
+      const list = await agent.run(
+        'resources',
+        ['for r in await list_resources("fixture"):', '    print(r["uri"], "|", r.get("name"), "|", r.get("description", ""))'].join('\n'),
+      );
+      // The URI comes from what the listing showed.
+      const uri = /fixture:\/\/readme\b/.exec(said(list).text)?.[0] ?? 'fixture://readme';
+      await agent.run(
+        'read',
+        [`for part in await read_resource("fixture", ${py(uri)}):`, '    print(part.get("mimeType"), part.get("text"))'].join('\n'),
+      );
+    },
+  },
+  {
+    id: 11,
+    name: 'image with packages',
+    ask: 'Fit a straight line to y = 2.1, 3.9, 6.2, 7.8, 10.1 over x = 1..5; give its slope and intercept and the standard deviation of y.',
+    image: 'packages',
+    async run(agent, { listing }) {
+      // The listing may name numpy already; otherwise the agent asks the sandbox what it has.
+      let named = NAMES_NUMPY.test(listing.description);
+      if (!named) {
+        const summary = await agent.run('summary', 'print(capability_summary())');
+        named = NAMES_NUMPY.test(said(summary).text);
+      }
+      if (named) {
+        await agent.run(
+          'numpy',
+          [
+            'import numpy as np',
+            'x = np.arange(1, 6)',
+            'y = np.array([2.1, 3.9, 6.2, 7.8, 10.1])',
+            'slope, intercept = np.polyfit(x, y, 1)',
+            'print(f"slope {slope:.2f}, intercept {intercept:.2f}, std {y.std(ddof=1):.3f}")',
+          ].join('\n'),
+        );
+      } else {
+        // Told "standard library only", it does without.
+        await agent.run(
+          'stdlib',
+          [
+            'import statistics',
+            'x = [1, 2, 3, 4, 5]',
+            'y = [2.1, 3.9, 6.2, 7.8, 10.1]',
+            'fit = statistics.linear_regression(x, y)',
+            'print(f"slope {fit.slope:.2f}, intercept {fit.intercept:.2f}, std {statistics.stdev(y):.3f}")',
+          ].join('\n'),
+        );
+      }
+    },
+  },
+  {
+    id: 12,
+    name: 'file out',
+    ask: 'Export the rows of data.csv with an amount of 500 or more as a CSV file I can open in a spreadsheet.',
+    async run(agent, { files }) {
+      const exported = await agent.run(
+        'export',
+        [
+          'import csv, io',
+          `raw = (await mcp_filesystem.read_text_file(path=${py(`${files.dir}/data.csv`)}))["content"]`,
+          'rows = [r for r in csv.DictReader(io.StringIO(raw)) if int(r["amount"]) >= 500]',
+          'out = io.StringIO()',
+          'writer = csv.DictWriter(out, fieldnames=["date", "region", "product", "amount"])',
+          'writer.writeheader()',
+          'writer.writerows(rows)',
+          'csv_text = out.getvalue()',
+          'with open("/work/out/large-sales.csv", "w", newline="") as f:',
+          '    f.write(csv_text)',
+          'print(len(rows), "rows written to large-sales.csv")',
+        ].join('\n'),
+      );
+      // Not told where the user finds the file, the agent hands it over the only way it can: as text.
+      if (!FILE_WHERE.test(said(exported).text)) await agent.run('paste', 'print(csv_text)');
+    },
+  },
+  {
+    id: 13,
+    name: 'timeout keeps state',
+    ask: 'Index the words of notes.txt, then score every word with the slow scorer; stop if it takes too long and tell me how far it got.',
+    session: 'long',
+    async run(agent, { files }) {
+      await agent.run(
+        'load',
+        [
+          `text = (await mcp_filesystem.read_text_file(path=${py(`${files.dir}/notes.txt`)}))["content"]`,
+          'index = {}',
+          'for i, word in enumerate(text.lower().split()):',
+          '    index.setdefault(word.strip(".,"), []).append(i)',
+          'print(len(index), "distinct words")',
+        ].join('\n'),
+      );
+      const slow = await agent.run(
+        'slow',
+        [
+          'import time',
+          'scored = {}',
+          'for word in index:',
+          '    time.sleep(1)  # the slow scorer',
+          '    scored[word] = len(index[word])',
+          'len(scored)',
+        ].join('\n'),
+        { timeout: 3 },
+      );
+      // Without a word on the session's state, the agent checks before it relies on it.
+      if (!STATE_KEPT.test(said(slow).text)) await agent.run('check', 'print("index" in globals(), "scored" in globals())');
+      await agent.run('resume', 'print(f"scored {len(scored)} of {len(index)} words before the timeout")');
+    },
+  },
 ];
+
+/** What a search that found nothing must say, so that the model stops looking. */
+export const NOTHING_FITS = /nothing fits|no (configured )?tool[^.\n]{0,40}does this/i;
+/** What a run stopped by its timeout must say when the session's variables are still there. */
+export const STATE_KEPT = /\b(state|variables)\b[^.\n]{0,40}\b(is|are|were|was) kept\b|variables[^.\n]{0,40}still (defined|there)/i;
+/** What a result with a file attached must say: where the user finds it. */
+export const FILE_WHERE = /Save As|Sandbox Runs|run log|state folder/i;
+/** A result that names numpy among what the image has. */
+export const NAMES_NUMPY = /\bnumpy\b/;
 
 /** The fix a network failure must carry. */
 export const NO_NETWORK = /\bno network\b|network (access )?(is )?(disabled|unavailable|not available|blocked)|without (a )?network/i;
@@ -592,7 +824,13 @@ export const NO_PIP =
   /no pip\b|cannot (use )?pip|pip[^.\n]{0,40}(not available|isn't available|unavailable|not installed|does not work|cannot)/i;
 
 export async function runTask(task: AgentTask, bench: TaskBench): Promise<Agent> {
-  const agent = new Agent(task.id, bench.bridge, task.session);
-  await task.run(agent, bench);
+  const target = task.image === 'packages' ? await bench.packages() : bench;
+  if ('skip' in target) {
+    const agent = new Agent(task.id, bench.bridge, task.session);
+    agent.skipped = target.skip;
+    return agent;
+  }
+  const agent = new Agent(task.id, target.bridge, task.session);
+  await task.run(agent, target);
   return agent;
 }

@@ -1,6 +1,7 @@
-// The agent-task suite: the eight kinds of task an agent does with run_python (discover,
+// The agent-task suite: the thirteen kinds of task an agent does with run_python (discover,
 // read and aggregate files, a memory graph, images, concurrent calls, blocked capabilities, its
-// own mistakes, persistence), run through the real bridge over stdio with real npm MCP servers,
+// own mistakes, persistence, a search nothing fits, a resource read, an image with packages, a
+// file out, a timeout that keeps state), run through the real bridge over stdio with real npm MCP servers,
 // each asserting what matters to the model: what it is handed stays within the output budget in
 // both forms (the text most clients read and the JSON of structuredContent VS Code hands it),
 // every error carries its fix, images come once and never as base64 text, state persists.
@@ -11,13 +12,17 @@ import {
   Agent,
   base64In,
   duplicateImages,
+  FILE_WHERE,
   FORM_LIMIT,
   modelListing,
+  NAMES_NUMPY,
   NO_NETWORK,
   NO_PIP,
+  NOTHING_FITS,
   runTask,
   saysIn,
   startTaskBench,
+  STATE_KEPT,
   TASKS,
   type CallRecord,
   type TaskBench,
@@ -370,5 +375,140 @@ describe(`agent tasks on ${runtime}`, () => {
       assert.equal(call.status, 'error', show(call));
       assertSays(call, /evict|make room|too many sessions|maxSessions|least recently used/i, 'the session was evicted');
     });
+  });
+
+  describe('9 nothing fits', () => {
+    let agent: Agent;
+    before(async () => {
+      agent = await runTask(task(9), bench);
+    });
+
+    test('a search no configured server serves returns no hit, and says that nothing fits and which servers there are', () => {
+      const call = agent.call('search');
+      assert.equal(call.status, 'ok', show(call));
+      assert.match(call.text, /^0 hits$/m, `no hit${show(call)}`);
+      assertSays(call, NOTHING_FITS, 'nothing fits');
+      for (const name of ['memory', 'filesystem', 'fixture', 'shots']) assertSays(call, new RegExp(`\\b${name}\\b`), 'a configured server');
+    });
+
+    test('the agent stops: no call after the search searches again', () => {
+      const later = agent.calls.slice(agent.calls.indexOf(agent.call('search')) + 1);
+      assert.deepEqual(
+        later.map((c) => c.label),
+        [],
+        `calls after the search: ${later.map((c) => c.label).join(', ')}`,
+      );
+    });
+
+    test('every run is within the budget', () => assertWithinBudget(agent));
+  });
+
+  describe('10 resource read', () => {
+    let agent: Agent;
+    before(async () => {
+      agent = await runTask(task(10), bench);
+    });
+
+    test("the bridge's instructions name list_resources and read_resource, so the agent need not look for them", () => {
+      assert.match(bench.listing.instructions, /list_resources/);
+      assert.match(bench.listing.instructions, /read_resource/);
+      assert.equal(agent.has('globals'), false, 'no look through globals()');
+    });
+
+    test("list_resources names the proxied server's resources with their URIs", () => {
+      const call = agent.call('resources');
+      assert.equal(call.status, 'ok', show(call));
+      assertSays(call, /^fixture:\/\/readme \| readme \| A text resource$/m, 'the readme');
+      assertSays(call, /^fixture:\/\/pixel\.png \| pixel/m, 'the binary resource');
+    });
+
+    test('read_resource gives the text of the resource', () => {
+      const call = agent.call('read');
+      assert.equal(call.status, 'ok', show(call));
+      assertSays(call, /^text\/plain hello from the fixture resource$/m, 'the resource text');
+    });
+
+    test('every run is within the budget', () => assertWithinBudget(agent));
+  });
+
+  describe('11 image with packages', () => {
+    let agent: Agent;
+    before(async () => {
+      agent = await runTask(task(11), bench);
+    });
+
+    test('what the model reads first (the listing, or capability_summary()) names numpy', async (t) => {
+      if (agent.skipped) return t.skip(agent.skipped);
+      const packages = await bench.packages();
+      assert.ok('listing' in packages);
+      if (NAMES_NUMPY.test(packages.listing.description)) return t.diagnostic('the listing names numpy');
+      const summary = agent.call('summary');
+      assert.equal(summary.status, 'ok', show(summary));
+      assertSays(summary, NAMES_NUMPY, 'numpy in capability_summary()');
+    });
+
+    test('the agent uses numpy, and gets the fit', (t) => {
+      if (agent.skipped) return t.skip(agent.skipped);
+      assert.ok(agent.has('numpy'), `calls: ${agent.calls.map((c) => c.label).join(', ')}`);
+      const call = agent.call('numpy');
+      assert.equal(call.status, 'ok', show(call));
+      assert.match(call.text, /^slope 1\.99, intercept 0\.05, std 3\.151$/m);
+    });
+
+    test('every run is within the budget', (t) => {
+      if (agent.skipped) return t.skip(agent.skipped);
+      assertWithinBudget(agent);
+    });
+  });
+
+  describe('12 file out', () => {
+    let agent: Agent;
+    before(async () => {
+      agent = await runTask(task(12), bench);
+    });
+
+    test('the file comes back attached, named by its path', () => {
+      const call = agent.call('export');
+      assert.equal(call.status, 'ok', show(call));
+      assertSays(call, /\/work\/out\/large-sales\.csv\b/, 'the file');
+      assert.match(call.text, /\[file \/work\/out\/large-sales\.csv, [\d.]+ KiB: attached\]/);
+      const part = call.result.content.find((c) => c.type === 'resource');
+      assert.ok(part && part.type === 'resource' && part.resource.uri === 'sandbox:///work/out/large-sales.csv', show(call));
+    });
+
+    test('the result says where the user finds the file, so the agent does not paste it', () => {
+      assertSays(agent.call('export'), FILE_WHERE, 'where the user finds the file');
+      assert.equal(agent.has('paste'), false, 'no paste of the file as text');
+    });
+
+    test('every run is within the budget', () => assertWithinBudget(agent));
+  });
+
+  describe('13 timeout keeps state', () => {
+    let agent: Agent;
+    before(async () => {
+      agent = await runTask(task(13), bench);
+    });
+
+    test('a run past its timeout is stopped, and says that the variables are kept', () => {
+      const call = agent.call('slow');
+      assert.equal(call.status, 'timeout', show(call));
+      assertSays(call, /did not finish within 3 s/, 'the timeout');
+      assertSays(call, STATE_KEPT, 'the state is kept');
+    });
+
+    test('the next run uses the variables from before, with no check first', () => {
+      assert.equal(agent.has('check'), false, 'no check of globals()');
+      const call = agent.call('resume');
+      assert.equal(agent.calls.indexOf(call), agent.calls.indexOf(agent.call('slow')) + 1);
+      assert.equal(call.status, 'ok', show(call));
+      const distinct = Number(/^(\d+) distinct words$/m.exec(agent.call('load').text)?.[1]);
+      const scored = /^scored (\d+) of (\d+) words before the timeout$/m.exec(call.text);
+      assert.ok(scored, show(call));
+      assert.equal(Number(scored[2]), distinct);
+      assert.ok(Number(scored[1]) >= 1 && Number(scored[1]) < distinct, `scored ${scored[1]}`);
+    });
+
+    test('every run is within the budget', () => assertWithinBudget(agent));
   });
 });
