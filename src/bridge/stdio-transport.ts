@@ -15,10 +15,12 @@ import {
   isJSONRPCResultResponse,
   JSONRPCMessageSchema,
   RequestIdSchema,
+  type JSONRPCErrorResponse,
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { sizeText } from '../shared/byte-size.ts';
+import { bareErrorMessage } from './proxy/server-errors.ts';
 import { LineReader, readMessageHead, type MessageHead } from './stdio-lines.ts';
 
 /**
@@ -93,7 +95,8 @@ export class BridgeStdioTransport implements Transport {
     return Promise.resolve();
   }
 
-  send(message: JSONRPCMessage): Promise<void> {
+  send(sent: JSONRPCMessage): Promise<void> {
+    const message = isJSONRPCErrorResponse(sent) ? withBareMessage(sent) : sent;
     if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return this.write(serializeMessage(message));
     if (isJSONRPCResultResponse(message) && message.id === this.initializeId && typeof message.result.protocolVersion === 'string')
       this.protocolVersion = message.result.protocolVersion;
@@ -243,4 +246,13 @@ function headOf(value: unknown): MessageHead {
   const fields = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
   const id = typeof fields.id === 'string' || (typeof fields.id === 'number' && Number.isFinite(fields.id)) ? fields.id : undefined;
   return { ...(id === undefined ? {} : { id }), method: 'method' in fields, response: 'result' in fields || 'error' in fields };
+}
+
+/**
+ * The SDK's McpError carries "MCP error <code>: " in its message and the client adds it again
+ * ("MCP error -32602: MCP error -32602: ..."): the answer carries the bare text.
+ */
+function withBareMessage(message: JSONRPCErrorResponse): JSONRPCErrorResponse {
+  const bare = bareErrorMessage(message.error.message);
+  return bare === message.error.message ? message : { ...message, error: { ...message.error, message: bare } };
 }

@@ -114,7 +114,11 @@ for (const { label, sandbox: shown } of [
       const start = events(bridge.stateDir).find((e) => e.type === 'run-start' && e.run === logged.run);
       assert.equal(start?.session, 'client');
       // An unknown URI is refused as before, and the upstream's error comes back for a missing one.
-      await assert.rejects(bridge.client.readResource({ uri: 'file:///etc/passwd' }), /not found/);
+      // Its code said once: the client adds "MCP error -32602: " to the bare text the bridge sends.
+      await assert.rejects(
+        bridge.client.readResource({ uri: 'file:///etc/passwd' }),
+        /^McpError: MCP error -32602: Resource file:\/\/\/etc\/passwd not found$/,
+      );
       await assert.rejects(bridge.client.readResource({ uri: `${PREFIX}meta/flood://nothing` }), /flood:\/\/nothing/);
     });
 

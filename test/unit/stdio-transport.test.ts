@@ -109,6 +109,19 @@ test('malformed JSON, non-JSON-RPC values and batches are answered; good message
   assert.match(h.answers()[1]!.error!.message, /batches are not supported/);
 });
 
+test('an error answer carries its text once: the prefix the SDK puts in its message is left to the client', async () => {
+  const h = harness();
+  await h.transport.send({ jsonrpc: '2.0', id: 7, error: { code: -32602, message: 'MCP error -32602: Resource x not found' } });
+  await h.transport.send({ jsonrpc: '2.0', id: 8, error: { code: -32603, message: 'plain words' } });
+  assert.deepEqual(
+    h.answers().map((a) => [a.id, a.error?.message]),
+    [
+      [7, 'Resource x not found'],
+      [8, 'plain words'],
+    ],
+  );
+});
+
 test('an oversized request is answered with its id, and the next message still passes', async () => {
   const h = harness();
   await h.transport.start();
