@@ -225,23 +225,21 @@ describe(`MCP passthrough on ${runtime}`, () => {
     );
   });
 
-  test("a server's log flood is cut to a few a second, and the cut said", async () => {
+  test("a server's log flood is cut to a few a second, and the cut said when the second is over, though nothing follows", async () => {
     const logs: Array<{ level: string; logger?: string; data: unknown }> = [];
     bridge.client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params));
-    const result = await bridge.call(
-      'print(await mcp_fixture.report(steps=1, gap=10, logs=40))\nimport time; time.sleep(1.2)\nprint(await mcp_fixture.report(steps=1, gap=10, logs=1))',
-    );
+    const result = await bridge.call('print(await mcp_fixture.report(steps=1, gap=10, logs=40))');
     assert.ok(!result.isError, textOf(result));
-    // The second call's one line is the last the server sends: once it is here, no more can come.
+    const notes = () =>
+      logs
+        .flatMap((l) => (typeof l.data === 'string' ? [/^(\d+) log messages of server fixture dropped/.exec(l.data)] : []))
+        .filter(Boolean);
     const reporter = () => logs.filter((l) => l.logger === 'fixture/reporter');
-    await until("the second call's log line", () => reporter().length >= 2 && reporter().at(-1)?.data === 'log line 1');
-    const lines = reporter();
-    // At most 10 a second (a window may have begun in the test before), then the next one.
-    assert.ok(lines.length >= 2 && lines.length <= 12, `relayed ${lines.length}`);
-    assert.ok(
-      logs.some((l) => typeof l.data === 'string' && /log messages of server fixture dropped/.test(l.data)),
-      JSON.stringify(logs.slice(-3)),
-    );
+    // Every one of the 40 is accounted for: relayed, or counted in a note (a burst may straddle two seconds).
+    const accounted = () => reporter().length + notes().reduce((sum, m) => sum + Number(m![1]), 0);
+    await until('every log line relayed or said dropped', () => accounted() === 40 && { accounted: accounted() });
+    assert.ok(reporter().length <= 20, `relayed ${reporter().length}`);
+    assert.ok(notes().length >= 1, JSON.stringify(logs.slice(-3)));
   });
 });
 

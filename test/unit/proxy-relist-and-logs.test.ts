@@ -6,6 +6,7 @@ import { afterEach, beforeEach, mock, test } from 'node:test';
 import type { ServerLogMessage } from '../../src/bridge/proxy/link.ts';
 import { Relister } from '../../src/bridge/proxy/relister.ts';
 import { DropNotice, ServerLogLimiter } from '../../src/bridge/proxy/server-notices.ts';
+import { FakeClock } from '../helpers/fake-clock.ts';
 
 beforeEach(() => mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 }));
 afterEach(() => mock.timers.reset());
@@ -65,7 +66,8 @@ test('a link that is no longer current is not relisted, and cancel drops a relis
 });
 
 test('log messages: 10 a second pass, the rest are counted and said once the second is over', () => {
-  const limiter = new ServerLogLimiter('noisy');
+  const clock = new FakeClock();
+  const limiter = new ServerLogLimiter('noisy', clock);
   const passed: ServerLogMessage[] = [];
   const sink = (m: ServerLogMessage) => passed.push(m);
   for (let i = 0; i < 15; i++) limiter.pass({ level: 'info', data: i }, sink);
@@ -73,12 +75,28 @@ test('log messages: 10 a second pass, the rest are counted and said once the sec
     passed.map((m) => m.data),
     [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
   );
-  mock.timers.tick(1000);
+  clock.advance(999);
+  assert.equal(passed.length, 10, 'nothing said before the second is over');
+  clock.advance(1);
   limiter.pass({ level: 'info', data: 'later' }, sink);
   assert.deepEqual(passed.slice(10), [
     { level: 'warning', logger: 'code-execution-mode', data: '5 log messages of server noisy dropped (more than 10 a second)' },
     { level: 'info', data: 'later' },
   ]);
+});
+
+test('a burst of 40 that ends: 10 pass and the 30 dropped are said when the second is over, once', () => {
+  const clock = new FakeClock();
+  const limiter = new ServerLogLimiter('burst', clock);
+  const passed: ServerLogMessage[] = [];
+  for (let i = 0; i < 40; i++) limiter.pass({ level: 'info', data: i }, (m) => passed.push(m));
+  clock.advance(5000);
+  assert.equal(passed.length, 11);
+  assert.deepEqual(passed[10], {
+    level: 'warning',
+    logger: 'code-execution-mode',
+    data: '30 log messages of server burst dropped (more than 10 a second)',
+  });
 });
 
 test('the flood note is logged at most every 10 s', () => {

@@ -292,6 +292,7 @@ export class ServerConnection {
   async close(): Promise<void> {
     this.closed = true;
     this.relister.cancel();
+    this.logLimiter.close();
     // A start waiting for the browser ends now too.
     this.start.oauth?.cancel();
     // A start in progress ends now (its process too), not once it connects or times out.
