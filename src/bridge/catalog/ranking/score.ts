@@ -23,7 +23,8 @@ export const MIN_SCORE = 0.18;
 /** A hit's score from its signals (rerank.ts signalsOf) and the query's tally. */
 export function scoreOf(parts: Readonly<Record<string, number>>, tally: Tally, w: RankWeights): number {
   if (tally.totalWeight <= 0) return 0;
-  const answered = Math.min(1, parts['coverage'] ?? 0);
+  // Words no tool has are part of the request the hit does not answer.
+  const answered = (Math.min(1, parts['coverage'] ?? 0) * tally.totalWeight) / (tally.totalWeight + tally.foreignWeight);
   const strength = Math.min(1, (parts['bm25'] ?? 0) / ((w.k1 + 1) * tally.totalWeight));
   const named = Math.sqrt((1 + (parts['named'] ?? 0)) / 2);
   return Math.sqrt(answered * strength * named);
