@@ -167,6 +167,7 @@ test('the key words of a request: its verb, the head of what it acts on, a name 
   assert.deepEqual(keys("reply to Tom's thread"), { reply: 'verb', thread: 'head' });
   assert.deepEqual(keys('remember that Alice works at Acme'), { remember: 'verb' });
   assert.deepEqual(keys('read report-final.docx'), { read: 'verb' });
+  assert.deepEqual(keys('just list the files'), { list: 'verb', files: 'head' });
 });
 
 test('titles and annotations are used when a server gives them, and ignored when malformed', () => {

@@ -190,6 +190,8 @@ const PHRASE_ENDS = new Set([
   ...'to in on for from with at by into onto of about as that than via under near between'.split(' '),
   ...'and or called named titled saying using if so then'.split(' '),
 ]);
+/** Words before a verb that are not one ("just list the files", "now read it"). */
+const FILLERS = new Set('just now also then quickly first simply kindly ok okay hey hi finally actually'.split(' '));
 /** Words between a verb and what it acts on: "look UP", "turn OFF the", "skip TO the". */
 const LEAD_INS = new Set(['up', 'off', 'out', 'down', 'back', 'over', 'to', 'for', 'on', 'in', 'at', 'into', 'about']);
 
@@ -205,6 +207,7 @@ function keyWords(
 ): Map<number, KeyRole> {
   const keys = new Map<number, KeyRole>();
   let i = 0;
+  while (i < words.length && FILLERS.has(words[i]!)) i++;
   if (question) while (i < words.length && stemOf(words[i]!) === undefined) i++;
   else if (words.length > 0 && !values.has(words[i]!)) keys.set(i++, 'verb');
   while (i < words.length && (LEAD_INS.has(words[i]!) || (stemOf(words[i]!) === undefined && !PHRASE_ENDS.has(words[i]!)))) i++;
