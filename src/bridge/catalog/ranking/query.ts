@@ -156,6 +156,8 @@ export interface RankQuery {
   deleteIntent: boolean;
 }
 
+/** How much of a query's text is read for values (MAX_QUERY_WORDS words fit in it). */
+const MAX_VALUE_TEXT = 2_000;
 /** Pieces of a word that a contraction leaves ("I'll", "we've"). */
 const CONTRACTIONS = new Set(['ll', 've', 're', 'nt']);
 /** Quoted text: 'deploy finished', "hello". */
@@ -265,7 +267,8 @@ export function readQuery(query: string, serverHints: ReadonlyMap<string, Set<st
     asked,
     leading: !question && asked[0] && asked[0].word === words[0] ? asked[0] : undefined,
     said: new Set(words),
-    keys: keyWords(words, question, valueWords(query)),
+    // Values are looked for where the words that count are: a pasted page is not read through.
+    keys: keyWords(words, question, valueWords(query.slice(0, MAX_VALUE_TEXT))),
     readIntent: question || asked.some((a) => READ_WORDS.has(a.word)),
     // "wipe an entity", "get rid of the old notes": a delete verb, or a phrase that means one.
     deleteIntent: asked.some((a) => DELETE_WORDS.has(a.word) || [...(a.extra?.keys() ?? [])].some((stem) => DELETE_STEMS.has(stem))),
