@@ -1,4 +1,4 @@
-// Search quality on the real tool lists of ten npm MCP servers (88 tools), four query sets:
+// Search quality on the real tool lists of ten npm MCP servers (88 tools), five query sets:
 // - search-queries.json (45): in view while the ranking was tuned, first and second time;
 // - search-queries-holdout.json (20): held out when written; looked at while the ranking was
 //   reworked (ranking.ts), so a regression set now;
@@ -7,6 +7,8 @@
 // - search-queries-holdout2.json (75): written before both, never used to choose a feature or
 //   a weight; only its aggregate figures were looked at while the lexicon was built (see
 //   docs/benchmarks.md).
+// - search-queries-values.json (35): requests carrying values (names, places, paths, quoted
+//   text), written for and tuned on with the rule on key words no tool has (ranking/score.ts).
 // Queries are answered as sandboxed code gets them: nothing when the best hit scores under the
 // threshold. Two no-match sets (requests no configured tool serves) measure how often search
 // answers nothing, and a destructive set that deleting tools rank low unless asked for.
@@ -49,6 +51,13 @@ test('the lexicon set (paraphrases and cross-server confusions) keeps its level'
   assert.ok(result.recallAt1 >= 0.85, `recall@1 ${result.recallAt1}\n${detail(result)}`);
 });
 
+test('requests carrying values (names, places, paths, quoted text) are not taken for requests no tool serves', () => {
+  const result = evaluateSearch(undefined, 'test/fixtures/search-queries-values.json');
+  assert.ok(result.queries >= 30, `only ${result.queries} queries`);
+  assert.ok(result.recallAt5 >= 0.97, `recall@5 ${result.recallAt5}\n${detail(result)}`);
+  assert.ok(result.recallAt1 >= 0.85, `recall@1 ${result.recallAt1}\n${detail(result)}`);
+});
+
 test('the second held-out set, written before the rework: the level reached', () => {
   const result = evaluateSearch(undefined, QUERY_SETS.holdout2);
   assert.ok(result.queries >= 40, `only ${result.queries} queries`);
@@ -59,13 +68,14 @@ test('the second held-out set, written before the rework: the level reached', ()
 });
 
 test('requests no configured tool serves get no hits (held-out no-match set, and the set the threshold was calibrated on)', () => {
-  // Written before the threshold: the ranker without one answered 5 of 35 with nothing (0.14).
+  // Written before the threshold: the ranker without one answered 5 of 35 with nothing (0.14),
+  // the threshold alone 10 (0.29), with key words no tool has counted 15 (0.43).
   const heldOut = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch);
   const shown = (r: typeof heldOut) => r.answered.map((a) => `"${a.query}" -> ${a.first} ${a.score.toFixed(2)}`).join('\n');
   assert.ok(heldOut.queries >= 20, `only ${heldOut.queries} queries`);
-  assert.ok(heldOut.empty >= 0.28, `answered nothing for ${heldOut.empty}\n${shown(heldOut)}`);
+  assert.ok(heldOut.empty >= 0.42, `answered nothing for ${heldOut.empty}\n${shown(heldOut)}`);
   const tuning = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatchTuning);
-  assert.ok(tuning.empty >= 0.25, `answered nothing for ${tuning.empty}\n${shown(tuning)}`);
+  assert.ok(tuning.empty >= 0.41, `answered nothing for ${tuning.empty}\n${shown(tuning)}`);
 });
 
 test('deleting tools rank below the others unless the request asks to delete, and first when it does', () => {

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { COLLOCATIONS, PHRASES, SAME_ACTION, SAME_THING, SHORTHANDS, TOPICS } from '../../src/bridge/catalog/lexicon.ts';
 import { MAX_QUERY_WORDS, MIN_SCORE, ToolRanker, wordsOf, type RankableTool } from '../../src/bridge/catalog/ranking.ts';
+import { readQuery } from '../../src/bridge/catalog/ranking/query.ts';
 import { QUERY_SETS, realCatalog } from '../helpers/search-eval.ts';
 
 function tool(server: string, name: string, description: string, extra: Partial<RankableTool> = {}): RankableTool {
@@ -112,6 +113,61 @@ test('each hit has a score from 0 to 1 that never rises down the list; a request
   const [hit] = catalog.find('read the contents of a file', 5);
   assert.equal(hit?.entry.server, 'filesystem');
   assert.ok(hit.score >= MIN_SCORE && hit.score <= 1);
+});
+
+test("a key word no tool has (the verb, the head of what it acts on, a service named before it) lowers every hit's score; a value does not", () => {
+  const tools = [
+    tool('slack', 'slack_post_message', 'Post a new message to a Slack channel'),
+    tool('slack', 'slack_reply_to_thread', 'Reply to a specific message thread in Slack'),
+    tool('filesystem', 'read_file', 'Read the complete contents of a file from the file system'),
+  ];
+  const ranker = new ToolRanker(tools);
+  const best = (query: string) => ranker.scored(query, 3)[0]?.relevance ?? 0;
+  const known = best('post the message to the channel');
+  assert.ok(known > 0.8, `${known}`);
+  // The verb: a request to do what no tool does.
+  assert.ok(best('forward the message to the channel') < known / 2);
+  // The head of what it acts on (it counts less: a thing may have many names), and a service
+  // named before that head ("a Teams message").
+  assert.ok(best('post the thermostat to the channel') < known * 0.8);
+  assert.ok(best('post the Teams message to the channel') < known / 2);
+  // Values are not what is asked for: names, quoted text, paths, numbers, a name's 's.
+  for (const query of [
+    'post the message to the channel for Alice',
+    "post 'deploy finished' to the channel",
+    'post the message to the channel #releases-2026',
+    "reply to Tom's thread",
+  ]) {
+    assert.ok(best(query) > 0.8, query);
+  }
+  assert.equal(best('post the message to the channel for Alice'), best('post the message to the channel for alice'));
+  // The words after the noun phrase are not key words: a place, a person, a service after "on".
+  assert.ok(best('read the file on Dropbox') > 0.8);
+  // Over the real catalog, such a request is answered with nothing.
+  assert.deepEqual(realCatalog().find('check my Gmail inbox for invoices', 5), []);
+  // Scores stay in order down the list, and the same query scores the same.
+  const hits = ranker.scored('post the thermostat to the channel', 3);
+  for (let i = 1; i < hits.length; i++) assert.ok(hits[i]!.relevance <= hits[i - 1]!.relevance);
+  assert.deepEqual(ranker.scored('post the thermostat to the channel', 3), hits);
+});
+
+test('the key words of a request: its verb, the head of what it acts on, a name before that head', () => {
+  const keys = (query: string) => {
+    const read = readQuery(query, new Map());
+    return Object.fromEntries([...read.keys].map(([at, role]) => [read.words[at]!, role]));
+  };
+  assert.deepEqual(keys('set the thermostat to 21 degrees'), { set: 'verb', thermostat: 'head' });
+  assert.deepEqual(keys('stop the staging EC2 instance'), { stop: 'verb', instance: 'head' });
+  assert.deepEqual(keys('check my Gmail inbox for invoices'), { check: 'verb', gmail: 'name', inbox: 'head' });
+  assert.deepEqual(keys('skip to the next song'), { skip: 'verb', song: 'head' });
+  assert.deepEqual(keys('can you turn off the living room lights'), { turn: 'verb', lights: 'head' });
+  assert.deepEqual(keys("what's the weather in Paris"), { weather: 'head' });
+  // A person is a value: as what the verb acts on, with 's, or in a clause.
+  assert.deepEqual(keys('look up Bob in the knowledge graph'), { look: 'verb' });
+  assert.deepEqual(keys("reply to Tom's thread"), { reply: 'verb', thread: 'head' });
+  assert.deepEqual(keys('remember that Alice works at Acme'), { remember: 'verb' });
+  assert.deepEqual(keys('read report-final.docx'), { read: 'verb' });
+  assert.deepEqual(keys('just list the files'), { list: 'verb', files: 'head' });
 });
 
 test('titles and annotations are used when a server gives them, and ignored when malformed', () => {

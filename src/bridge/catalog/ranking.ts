@@ -17,7 +17,8 @@
 // - a tool that deletes (its annotation, its action or its description's first word) ranks well
 //   below the others when the query does not ask to delete ("remember that Alice works at
 //   Acme"), unless its action is the query's verb (an annotated write_file for "write a file").
-// Each hit also gets a score from 0 to 1 (ranking/score.ts): how much of the request it answers.
+// Each hit also gets a score from 0 to 1 (ranking/score.ts): how much of the request it answers;
+// a key word of the request no tool has ("SNOOZE my alarm", "my GMAIL inbox") lowers them all.
 // Titles and annotations (readOnlyHint, destructiveHint) are used when a server gives them.
 // Everything is precomputed per catalog; a query over 5,000 tools takes a couple of milliseconds.
 // The steps are in ranking/: the index (indexing.ts), the query read (query.ts), a word's forms

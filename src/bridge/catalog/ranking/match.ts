@@ -4,7 +4,7 @@
 // A word one tool of a server has speaks a little for the server's other tools, and a server
 // the query names counts as a word every tool of that server has.
 import type { RankIndex } from './indexing.ts';
-import { relatedScale, type AskedWord, type RankQuery } from './query.ts';
+import { relatedScale, type AskedWord, type KeyRole, type RankQuery } from './query.ts';
 import type { Tally } from './tally.ts';
 import type { RankWeights } from './weights.ts';
 import { wordForms } from './word-forms.ts';
@@ -12,6 +12,11 @@ import { wordForms } from './word-forms.ts';
 function idf(index: RankIndex, df: number): number {
   const n = index.docs.length;
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+}
+
+/** How much a word no tool has counts against the query's hits, by what it is to the request. */
+function foreignScale(w: RankWeights, role: KeyRole): number {
+  return role === 'verb' ? w.foreignVerb : role === 'head' ? w.foreignHead : w.foreignName;
 }
 
 /** A server the query names counts as a word every tool of that server has. */
@@ -32,7 +37,12 @@ export function creditWord(index: RankIndex, w: RankWeights, query: RankQuery, a
   const { best, bestCredit, stamp } = tally;
   const k1 = w.k1;
   const variants = wordForms(index.vocabulary, w, word, stem, extra, relatedScale(query, asked, w));
-  if (variants.length === 0) return;
+  if (variants.length === 0) {
+    // A key word no tool has in any form ("SNOOZE my alarm"): what the request asks for is missing.
+    const role = query.keys.get(asked.index);
+    if (role) tally.foreignWeight += idf(index, 0) * foreignScale(w, role);
+    return;
+  }
   const own = index.vocabulary.get(stem);
   // A word the catalog never uses weighs what its other forms weigh on average.
   const wordWeight = own

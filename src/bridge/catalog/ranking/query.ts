@@ -123,6 +123,9 @@ function phraseMeanings(words: readonly string[]): Map<number, Map<string, numbe
   return out;
 }
 
+/** What a key word is to the request: its verb, the head of what it acts on, a name before that head. */
+export type KeyRole = 'verb' | 'head' | 'name';
+
 /** A content word of the query (the first of its stem), with what a phrase around it means. */
 export interface AskedWord {
   word: string;
@@ -147,8 +150,81 @@ export interface RankQuery {
   leading: AskedWord | undefined;
   /** The query's words as written. */
   said: Set<string>;
+  /** Where its key words are in `words`: its verb and the head of what it acts on ("set the THERMOSTAT to 21"). */
+  keys: Map<number, KeyRole>;
   readIntent: boolean;
   deleteIntent: boolean;
+}
+
+/** How much of a query's text is read for values (MAX_QUERY_WORDS words fit in it). */
+const MAX_VALUE_TEXT = 2_000;
+/** Pieces of a word that a contraction leaves ("I'll", "we've"). */
+const CONTRACTIONS = new Set(['ll', 've', 're', 'nt']);
+/** Quoted text: 'deploy finished', "hello". */
+const QUOTED = /(?:^|[\s(])(['"\u2018\u201c])(.+?)['"\u2019\u201d](?=$|[\s.,;:!?)])/gu;
+
+/**
+ * The words of a request that are values, not what it asks for: quoted text, a token with a
+ * digit or inner punctuation (a path, a file, an address, a URL, "ec2", "#general"), a name
+ * with 's ("Tom's"), what contractions leave; and apart, its names: words written with a
+ * capital past the first (a person, a place, or a service: "my Gmail inbox").
+ */
+function valueWords(query: string): { values: Set<string>; names: Set<string> } {
+  const values = new Set<string>(CONTRACTIONS);
+  const names = new Set<string>();
+  const unquoted = query.replace(QUOTED, (_, _quote: string, text: string) => {
+    for (const w of wordsOf(text)) values.add(w);
+    return ' ';
+  });
+  const tokens = unquoted.split(/\s+/).map((t) => t.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''));
+  tokens.forEach((token, k) => {
+    // A name with 's is a person's or a place's ("Tom's thread").
+    const owner = /^\p{Lu}.*['\u2019]s$/u.test(token);
+    if (owner || /\p{N}|[^\p{L}\p{N}'\u2019-]/u.test(token.replace(/['\u2019]s$/u, ''))) for (const w of wordsOf(token)) values.add(w);
+    else if (k > 0 && /^\p{Lu}/u.test(token)) for (const w of wordsOf(token)) names.add(w);
+  });
+  for (const w of values) names.delete(w);
+  return { values, names };
+}
+
+/** Words that end the noun phrase a verb acts on: prepositions, conjunctions, a name's lead-in. */
+const PHRASE_ENDS = new Set([
+  ...'to in on for from with at by into onto of about as that than via under near between'.split(' '),
+  ...'and or called named titled saying using if so then'.split(' '),
+]);
+/** Words before a verb that are not one ("just list the files", "now read it"). */
+const FILLERS = new Set('just now also then quickly first simply kindly ok okay hey hi finally actually'.split(' '));
+/** Words between a verb and what it acts on: "look UP", "turn OFF the", "skip TO the". */
+const LEAD_INS = new Set(['up', 'off', 'out', 'down', 'back', 'over', 'to', 'for', 'on', 'in', 'at', 'into', 'about']);
+
+/**
+ * The query's key words, by index: its verb (the first word when it is not a question) and the
+ * last word of the noun phrase after it (its head: "the staging EC2 INSTANCE"), values and stop
+ * words left out. A request no tool serves usually has one of them missing from every tool.
+ */
+function keyWords(
+  words: readonly string[],
+  question: boolean,
+  { values, names }: { values: ReadonlySet<string>; names: ReadonlySet<string> },
+): Map<number, KeyRole> {
+  const keys = new Map<number, KeyRole>();
+  let i = 0;
+  while (i < words.length && FILLERS.has(words[i]!)) i++;
+  if (question) while (i < words.length && stemOf(words[i]!) === undefined) i++;
+  else if (words.length > 0 && !values.has(words[i]!)) keys.set(i++, 'verb');
+  while (i < words.length && (LEAD_INS.has(words[i]!) || (stemOf(words[i]!) === undefined && !PHRASE_ENDS.has(words[i]!)))) i++;
+  let head = -1;
+  const named: number[] = [];
+  for (; i < words.length && !PHRASE_ENDS.has(words[i]!); i++) {
+    const word = words[i]!;
+    if (stemOf(word) === undefined || values.has(word) || /^\p{L}$/u.test(word)) continue;
+    if (names.has(word)) named.push(i);
+    else head = i;
+  }
+  if (head >= 0) keys.set(head, 'head');
+  // A name before the head says whose it is: "my GMAIL inbox", "a JIRA ticket".
+  for (const k of named) if (k < head) keys.set(k, 'name');
+  return keys;
 }
 
 /** Reads a query; `serverHints` are the distinctive words of server names (see indexing.ts). */
@@ -191,6 +267,8 @@ export function readQuery(query: string, serverHints: ReadonlyMap<string, Set<st
     asked,
     leading: !question && asked[0] && asked[0].word === words[0] ? asked[0] : undefined,
     said: new Set(words),
+    // Values are looked for where the words that count are: a pasted page is not read through.
+    keys: keyWords(words, question, valueWords(query.slice(0, MAX_VALUE_TEXT))),
     readIntent: question || asked.some((a) => READ_WORDS.has(a.word)),
     // "wipe an entity", "get rid of the old notes": a delete verb, or a phrase that means one.
     deleteIntent: asked.some((a) => DELETE_WORDS.has(a.word) || [...(a.extra?.keys() ?? [])].some((stem) => DELETE_STEMS.has(stem))),

@@ -21,6 +21,8 @@ export class Tally {
   smoothed: number[] = [];
   /** The weight of the whole query, what coverage is a share of. */
   totalWeight = 0;
+  /** The weight of the query's words no tool has in any form, values left out (match.ts). */
+  foreignWeight = 0;
   /** stem -> best weight of any query word's form: what names are matched against. */
   queryForms = new Map<string, number>();
   /** The same for the query's verb alone. */
@@ -41,6 +43,7 @@ export class Tally {
     this.touched = [];
     this.smoothed = [];
     this.totalWeight = 0;
+    this.foreignWeight = 0;
     this.queryForms = new Map();
     this.leadingForms = new Map();
     return this;

@@ -41,6 +41,15 @@ export interface RankWeights {
   serverHint: number;
   /** score × destructive for a tool that deletes (its annotation, its action or its description's first word) when the query does not ask to delete nor names its action. */
   destructive: number;
+  /**
+   * How much a key word of the query (query.ts keyWords) that no tool has in any form counts
+   * against every hit's score, as a share of a word of the rarest kind: its verb ("SNOOZE my
+   * alarm"), the head of what it acts on ("set the THERMOSTAT"), a name before that head ("my
+   * GMAIL inbox"). Other words no tool has are left out: most are values.
+   */
+  foreignVerb: number;
+  foreignHead: number;
+  foreignName: number;
   /** score × (1 + intentHint) for a read-only tool on a read query or a destructive one on a delete query (annotations). */
   intentHint: number;
 }
@@ -71,4 +80,7 @@ export const DEFAULT_WEIGHTS: Readonly<RankWeights> = {
   serverHint: 3,
   destructive: 0.1,
   intentHint: 0.1,
+  foreignVerb: 4,
+  foreignHead: 0.5,
+  foreignName: 12,
 };
