@@ -14,6 +14,7 @@ import { packagesChecks } from './packages.ts';
 import { passthroughChecks } from './passthrough.ts';
 import { wasmChecks } from './wasm.ts';
 import { keepSessionsChecks } from './keep-sessions.ts';
+import { screensChecks } from './screens.ts';
 
 interface Outcome {
   name: string;
@@ -85,7 +86,10 @@ type UiStep =
   | { hover: string; text?: string; timeoutMs?: number }
   | { type: string }
   | { press: string }
-  | { screenshot: string }
+  | { screenshot: string; clip?: string[]; margin?: number }
+  | { viewport: { width: number; height: number } }
+  | { fits: string; webview: true }
+  | { shows: string; text: string }
   | { waitMs: number };
 
 let uiRequests = 0;
@@ -186,6 +190,8 @@ export async function run(): Promise<void> {
     if (only.includes('packages')) await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
     if (only.includes('wasm')) await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
     if (only.includes('sessions')) await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
+    if (only.includes('screens'))
+      await screensChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, ui, { memoryServer, fixtureServer });
     return save(true);
   }
 
@@ -803,6 +809,7 @@ export async function run(): Promise<void> {
   await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
   await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
   await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
+  await screensChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, ui, { memoryServer, fixtureServer });
 
   save(true);
 }
