@@ -26,7 +26,7 @@ import { StateFiles } from './state-files.ts';
 import { SignInPrompts, signOutCommand } from './commands/sign-in.ts';
 import { tokenKey } from './settings/token-key.ts';
 import { ToolsView, type ToolNode } from './views/tools-view.ts';
-import { sandboxSteps, WALKTHROUGH_KEYS } from './walkthrough-steps.ts';
+import { sandboxSteps, WALKTHROUGH_KEYS, WALKTHROUGH_STEP_IDS } from './walkthrough-steps.ts';
 
 /** What activate() returns: used by the host tests, and by nothing that ships. */
 export interface ExtensionApi {
@@ -172,21 +172,25 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   context.subscriptions.push(...logBridgeEvents(files, log));
   // The walkthrough marks its steps done from these (completionEvents onContext:...).
   const walkthrough = new Map<string, boolean>();
-  const setStep = (key: string, done: boolean) => {
+  const setStep = (step: keyof typeof WALKTHROUGH_KEYS, done: boolean) => {
+    const key = WALKTHROUGH_KEYS[step];
     if (walkthrough.get(key) === done) return;
     walkthrough.set(key, done);
     void vscode.commands.executeCommand('setContext', key, done);
+    // See WALKTHROUGH_STEP_IDS; a VS Code without the command still has the key.
+    if (done)
+      void Promise.resolve(vscode.commands.executeCommand('welcome.markStepComplete', WALKTHROUGH_STEP_IDS[step])).catch(() => undefined);
   };
   const stepsFromState = () => {
-    setStep(WALKTHROUGH_KEYS.hasServers, Object.keys(settings.entries).length > 0);
-    setStep(WALKTHROUGH_KEYS.hasRuns, files.runs().length > 0);
+    setStep('hasServers', Object.keys(settings.entries).length > 0);
+    setStep('hasRuns', files.runs().length > 0);
   };
   stepsFromState();
   context.subscriptions.push(
     runtime.onDidReport((report) => {
       const steps = sandboxSteps(report);
-      setStep(WALKTHROUGH_KEYS.runtimeReady, steps.runtimeReady);
-      setStep(WALKTHROUGH_KEYS.imagePresent, steps.imagePresent);
+      setStep('runtimeReady', steps.runtimeReady);
+      setStep('imagePresent', steps.imagePresent);
     }),
     files.onDidChangeRuns(stepsFromState),
     vscode.workspace.onDidChangeConfiguration((e) => e.affectsConfiguration(SECTION) && setTimeout(stepsFromState, 0)),

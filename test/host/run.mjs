@@ -34,7 +34,16 @@
 //       {"click": CSS, "text"?: S, "webview"?: true}   click it (in a webview's frame when asked)
 //       {"hover": CSS, "text"?: S}     move the mouse over it (toolbars that show on hover)
 //       {"type": S} / {"press": KEY}   keyboard input to the focused element
-//       {"screenshot": NAME}           as a screenshot request (saved with --screenshots)
+//       {"screenshot": NAME, "clip"?: [CSS...], "margin"?: N}   as a screenshot request (saved
+//                                      with --screenshots), NAME may start with folder names
+//                                      ("themes/run-dark" is saved as themes/run-dark.png); clip:
+//                                      only the box around those elements (each the first visible
+//                                      match), N pixels wider
+//       {"viewport": {"width", "height"}}   resize the window (it starts at 1440x900)
+//       {"fits": CSS, "webview": true}  the webview showing CSS scrolls no way sideways: neither its
+//                                      page nor any box in it (what is cut off, else, is said)
+//       {"shows": CSS, "text": S}      an element with that text shows S whole: no ellipsis, no
+//                                      clipping box and no window edge cuts into it
 //       {"waitMs": N}                  let the page settle (animations, for screenshots)
 //   - Everything in this process's environment (PATH, CONTAINERS_CONF, ...) reaches the suite
 //     unchanged (no login-shell environment), plus CEM_HOST_RESULTS. The extension under test
@@ -467,11 +476,16 @@ async function serveScreenshot(page) {
   fs.writeFileSync(path.join(tmp, `screenshot-done-${name}`), saved);
 }
 
-async function saveScreenshot(page, name) {
+// A name, or folder names and a name, joined by "/": nothing that leaves the screenshot dir.
+function screenshotName(name) {
+  return /^[A-Za-z0-9._-]+(\/[A-Za-z0-9._-]+)*$/.test(name) && !name.split('/').some((part) => part === '.' || part === '..');
+}
+
+async function saveScreenshot(page, name, clip) {
   if (!screenshotDir) return '';
-  fs.mkdirSync(screenshotDir, { recursive: true });
   const saved = path.join(screenshotDir, `${name}.png`);
-  await page.screenshot({ path: saved });
+  fs.mkdirSync(path.dirname(saved), { recursive: true });
+  await page.screenshot({ path: saved, ...(clip ? { clip } : {}) });
   log(`screenshot ${saved}`);
   return saved;
 }
@@ -497,6 +511,73 @@ async function locate(page, step, deadline) {
   }
 }
 
+// The box around the first visible match of each selector, `margin` pixels wider, within the page.
+async function clipBox(page, step, deadline) {
+  const boxes = [];
+  for (const selector of [step.clip].flat()) {
+    const box = await (await locate(page, { waitFor: String(selector) }, deadline)).boundingBox();
+    if (box) boxes.push(box);
+  }
+  if (boxes.length === 0) return undefined;
+  const margin = Number(step.margin) || 0;
+  const size = page.viewportSize();
+  const x = Math.max(0, Math.min(...boxes.map((b) => b.x)) - margin);
+  const y = Math.max(0, Math.min(...boxes.map((b) => b.y)) - margin);
+  const right = Math.min(size.width, Math.max(...boxes.map((b) => b.x + b.width)) + margin);
+  const bottom = Math.min(size.height, Math.max(...boxes.map((b) => b.y + b.height)) + margin);
+  return { x, y, width: right - x, height: bottom - y };
+}
+
+// Whether a webview's page and every box in it fit its width: what scrolls sideways, listed.
+async function checkFits(page, step, deadline) {
+  const found = await locate(page, { waitFor: step.fits, webview: true }, deadline);
+  const wide = await found.evaluate(() => {
+    const doc = document.scrollingElement ?? document.documentElement;
+    const out = [];
+    if (doc.scrollWidth > doc.clientWidth + 1) out.push(`the page: ${doc.scrollWidth} px wide in ${doc.clientWidth} px`);
+    for (const el of document.body.querySelectorAll('*')) {
+      const overflow = getComputedStyle(el).overflowX;
+      if ((overflow === 'auto' || overflow === 'scroll') && el.scrollWidth > el.clientWidth + 1) {
+        const name = `${el.tagName.toLowerCase()}${el.id ? `#${el.id}` : ''}${el.className ? `.${String(el.className).split(' ').join('.')}` : ''}`;
+        out.push(`${name}: ${el.scrollWidth} px wide in ${el.clientWidth} px`);
+      }
+    }
+    return { out, width: window.innerWidth };
+  });
+  if (wide.out.length > 0) throw new Error(`the webview showing ${step.fits} scrolls sideways at ${wide.width} px: ${wide.out.join('; ')}`);
+}
+
+// Whether the text S of an element shows whole: the box of its characters lies inside every
+// ancestor that clips (overflow hidden: a tree row's label ends in an ellipsis there) and the window.
+async function checkShows(page, step, deadline) {
+  const found = await locate(page, { waitFor: step.shows, text: step.text }, deadline);
+  const cut = await found.evaluate((el, wanted) => {
+    const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      const at = node.data.indexOf(wanted);
+      if (at < 0) continue;
+      const range = document.createRange();
+      range.setStart(node, at);
+      range.setEnd(node, at + wanted.length);
+      const text = range.getBoundingClientRect();
+      let right = window.innerWidth;
+      let by = 'the window';
+      for (let box = node.parentElement; box; box = box.parentElement) {
+        const style = getComputedStyle(box);
+        if (style.overflowX === 'visible') continue;
+        const edge = box.getBoundingClientRect().right - parseFloat(style.paddingRight || '0');
+        if (edge < right) {
+          right = edge;
+          by = `${box.tagName.toLowerCase()}.${String(box.className).split(' ').join('.')}`;
+        }
+      }
+      return text.right <= right + 0.5 ? '' : `ends at ${Math.round(text.right)} px, cut at ${Math.round(right)} px by ${by}`;
+    }
+    return `not one text node holds it (text: ${JSON.stringify(el.textContent)})`;
+  }, String(step.text));
+  if (cut) throw new Error(`${JSON.stringify(step.text)} in ${step.shows} is not shown whole: ${cut}`);
+}
+
 async function serveUi(page) {
   const req = readJson(uiRequestFile);
   if (!req) return;
@@ -518,8 +599,12 @@ async function serveUi(page) {
       else if (step.hover !== undefined) await (await locate(page, step, deadline)).hover();
       else if (step.type !== undefined) await page.keyboard.type(String(step.type), { delay: 10 });
       else if (step.press !== undefined) await page.keyboard.press(String(step.press));
-      else if (step.screenshot !== undefined && /^[A-Za-z0-9._-]+$/.test(String(step.screenshot)))
-        await saveScreenshot(page, String(step.screenshot));
+      else if (step.screenshot !== undefined && screenshotName(String(step.screenshot)))
+        await saveScreenshot(page, String(step.screenshot), step.clip ? await clipBox(page, step, deadline) : undefined);
+      else if (step.viewport !== undefined)
+        await page.setViewportSize({ width: Number(step.viewport.width), height: Number(step.viewport.height) });
+      else if (step.fits !== undefined) await checkFits(page, step, deadline);
+      else if (step.shows !== undefined) await checkShows(page, step, deadline);
       else if (step.waitMs !== undefined) await sleep(Math.min(Number(step.waitMs) || 0, 10_000));
       else throw new Error(`unknown step ${JSON.stringify(step)}`);
     }

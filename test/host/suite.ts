@@ -15,6 +15,7 @@ import { passthroughChecks } from './passthrough.ts';
 import { wasmChecks } from './wasm.ts';
 import { keepSessionsChecks } from './keep-sessions.ts';
 import { meterChecks } from './meter.ts';
+import { screensChecks } from './screens.ts';
 
 interface Outcome {
   name: string;
@@ -86,7 +87,10 @@ type UiStep =
   | { hover: string; text?: string; timeoutMs?: number }
   | { type: string }
   | { press: string }
-  | { screenshot: string }
+  | { screenshot: string; clip?: string[]; margin?: number }
+  | { viewport: { width: number; height: number } }
+  | { fits: string; webview: true }
+  | { shows: string; text: string }
   | { waitMs: number };
 
 let uiRequests = 0;
@@ -188,6 +192,8 @@ export async function run(): Promise<void> {
     if (only.includes('wasm')) await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
     if (only.includes('sessions')) await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
     if (only.includes('meter')) await meterChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, ui);
+    if (only.includes('screens'))
+      await screensChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, ui, { memoryServer, fixtureServer });
     return save(true);
   }
 
@@ -806,6 +812,7 @@ export async function run(): Promise<void> {
   await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
   await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
   await meterChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, ui);
+  await screensChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, ui, { memoryServer, fixtureServer });
 
   save(true);
 }

@@ -8,6 +8,7 @@ import * as vscode from 'vscode';
 import { z } from 'zod';
 import { type Fix, reportLines, type SandboxReport } from '../../sandbox/index.ts';
 import { diagnoseHtml } from './report-view.ts';
+import { panelIcon } from './panel-icon.ts';
 
 /** What the panel asks of its owner. */
 export interface DiagnoseActions {
@@ -61,7 +62,7 @@ export class DiagnosePanel implements vscode.Disposable {
       enableScripts: true,
       localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media')],
     });
-    this.panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'sandbox.svg');
+    this.panel.iconPath = panelIcon(extensionUri);
     this.panel.onDidDispose(() => this.dispose(), undefined, this.disposables);
     this.panel.webview.onDidReceiveMessage((raw: unknown) => void this.onMessage(raw), undefined, this.disposables);
     vscode.window.onDidCloseTerminal((t) => t === this.terminal && (this.terminal = undefined), undefined, this.disposables);

@@ -18,6 +18,7 @@ import * as vscode from 'vscode';
 import { PRIVATE_FILE_MODE } from '../../state/private-files.ts';
 import { displayStatus, type RunRecord } from '../../state/run-log/reader.ts';
 import { escapeHtml as escape } from './html.ts';
+import { panelIcon } from './panel-icon.ts';
 import { outputBlock, streamsJson, withoutBase64 } from './run-panel-text.ts';
 import { relayTable } from '../views/relay-text.ts';
 import { plural } from '../../shared/plural.ts';
@@ -64,7 +65,7 @@ export class RunPanel implements vscode.Disposable {
         localResourceRoots: [vscode.Uri.joinPath(extensionUri, 'media'), vscode.Uri.file(join(stateDir, 'images'))],
       },
     );
-    this.panel.iconPath = vscode.Uri.joinPath(extensionUri, 'media', 'sandbox.svg');
+    this.panel.iconPath = panelIcon(extensionUri);
     this.panel.onDidDispose(() => this.dispose(), undefined, this.disposables);
     this.panel.webview.onDidReceiveMessage(
       (message: { type?: string; index?: unknown; stream?: unknown }) => {
