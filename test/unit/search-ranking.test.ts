@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { COLLOCATIONS, PHRASES, SAME_ACTION, SAME_THING, SHORTHANDS, TOPICS } from '../../src/bridge/catalog/lexicon.ts';
 import { MAX_QUERY_WORDS, MIN_SCORE, ToolRanker, wordsOf, type RankableTool } from '../../src/bridge/catalog/ranking.ts';
 import { readQuery } from '../../src/bridge/catalog/ranking/query.ts';
+import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { QUERY_SETS, realCatalog } from '../helpers/search-eval.ts';
 
 function tool(server: string, name: string, description: string, extra: Partial<RankableTool> = {}): RankableTool {
@@ -357,4 +358,20 @@ test('servers left out are skipped in the ranker: the others rank as they would,
     compared++;
   }
   assert.ok(compared >= 30, `${compared} queries compared`);
+});
+
+test("with one server, a request to remember ranks memory's deleting tools below every other, at a score that says they do not answer", () => {
+  const lists = JSON.parse(readFileSync('test/fixtures/tool-lists.json', 'utf8')) as { servers: { memory: { tools: unknown[] } } };
+  const catalog = new ToolCatalog([{ name: 'memory', fingerprint: 'memory' }]);
+  catalog.setTools('memory', lists.servers.memory.tools);
+  for (const query of ['Remember that Alice works at Acme', 'relationship management']) {
+    const hits = catalog.find(query, 9);
+    const names = hits.map((h) => `${h.entry.tool} ${h.score.toFixed(3)}`).join(', ');
+    // Every tool that answers at all (a score of 0.01 or more) comes before the first deleting one.
+    const firstDelete = hits.findIndex((h) => h.entry.tool.startsWith('delete_'));
+    const lastAnswering = hits.findLastIndex((h) => !h.entry.tool.startsWith('delete_') && h.score >= 0.01);
+    assert.ok(firstDelete === -1 || firstDelete > lastAnswering, `${query}: ${names}`);
+    for (const hit of hits) if (hit.entry.tool.startsWith('delete_')) assert.ok(hit.score < 0.01, `${hit.entry.tool} scores ${hit.score}`);
+  }
+  assert.equal(catalog.find('Remember that Alice works at Acme', 1)[0]?.entry.tool, 'create_relations');
 });

@@ -29,5 +29,8 @@ export function scoreOf(parts: Readonly<Record<string, number>>, tally: Tally, w
   const answered = (Math.min(1, parts['coverage'] ?? 0) * tally.totalWeight) / (tally.totalWeight + tally.foreignWeight);
   const strength = Math.min(1, (parts['bm25'] ?? 0) / ((w.k1 + 1) * tally.totalWeight));
   const named = Math.sqrt((1 + (parts['named'] ?? 0)) / 2);
-  return Math.sqrt(answered * strength * named);
+  // A tool that deletes, for a request that does not ask to (rerank.ts intentOf): its words may
+  // match ("remember ... relations"), it does not answer.
+  const against = Math.min(1, parts['intent'] ?? 1);
+  return Math.sqrt(answered * strength * named) * against;
 }

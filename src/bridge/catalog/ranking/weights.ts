@@ -39,7 +39,11 @@ export interface RankWeights {
   serverSmoothing: number;
   /** score × serverHint for tools of a server the query names. */
   serverHint: number;
-  /** score × destructive for a tool that deletes (its annotation, its action or its description's first word) when the query does not ask to delete nor names its action. */
+  /**
+   * score × destructive for a tool that deletes (its annotation, its action or its description's first word) when the query does not
+   * ask to delete nor names its action: small enough to put it below every other tool that matches (with one server, "remember that
+   * Alice works at Acme" matched memory's delete_relations better than add_observations at 0.1).
+   */
   destructive: number;
   /**
    * How much a key word of the query (query.ts keyWords) that no tool has in any form counts
@@ -78,7 +82,7 @@ export const DEFAULT_WEIGHTS: Readonly<RankWeights> = {
   phrase: 0.4,
   serverSmoothing: 0.25,
   serverHint: 3,
-  destructive: 0.1,
+  destructive: 0.001,
   intentHint: 0.1,
   foreignVerb: 4,
   foreignHead: 0.5,
