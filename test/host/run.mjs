@@ -346,6 +346,8 @@ async function startServer() {
     XDG_CACHE_HOME: dirs.xdgCache,
     XDG_DATA_HOME: dirs.xdgData,
     CEM_HOST_RESULTS: resultsFile,
+    // The suite checks every theme only when its screenshots are saved (one theme otherwise).
+    ...(screenshotDir ? { CEM_HOST_SCREENSHOTS: '1' } : {}),
     // An empty gallery turns off code-server's queries to open-vsx.org.
     EXTENSIONS_GALLERY: '{}',
   });

@@ -131,7 +131,9 @@ export async function screensChecks(
       await unfold('running · 9 tools', 'create_relations');
     });
 
-    for (const theme of THEMES) {
+    // Every theme when the screenshots are saved (`npm run screenshots`); else high contrast alone,
+    // the theme that showed the most (buttons without borders, unreadable code, a missing icon).
+    for (const theme of process.env.CEM_HOST_SCREENSHOTS ? THEMES : THEMES.filter((t) => t.key === 'hc')) {
       await check(`screens: the views, the run panel, Diagnose, the status bar and the walkthrough in ${theme.id}`, async () => {
         await workbench.update('colorTheme', theme.id, vscode.ConfigurationTarget.Global);
         await waitFor(`the ${theme.id} theme`, () => (vscode.window.activeColorTheme.kind === theme.kind ? true : undefined), 20_000);
