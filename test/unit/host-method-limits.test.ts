@@ -5,18 +5,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ProxyHub } from '../../src/bridge/proxy/hub.ts';
 import { createHostMethods, MAX_LISTED_TOOL_NAMES, MAX_TOOL_IMAGES_PER_RUN } from '../../src/bridge/sandbox-api/host-methods.ts';
-import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
+import { requestContext } from '../helpers/request-context.ts';
 
-function context(runId: string): RequestContext {
-  return {
-    runId,
-    session: 'default',
-    signal: new AbortController().signal,
-    emitImage: () => undefined,
-    untimed: (work) => work,
-    describe: () => undefined,
-  };
-}
+const context = requestContext;
 
 /** A distinct small PNG-looking image each time (base64 of distinct bytes). */
 let serial = 0;

@@ -13,7 +13,6 @@ import { createHostMethods } from '../../src/bridge/sandbox-api/host-methods.ts'
 import { parseRunLog, type RunRecord } from '../../src/state/run-log/reader.ts';
 import { MAX_SNIPPET_ARGUMENT_CHARS, RunLog } from '../../src/state/run-log/writer.ts';
 import { parseDocstring, SnippetStore, snippetDirs, snippetHash, snippetSourceFromRun } from '../../src/state/snippets.ts';
-import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
 import type { SandboxReport } from '../../src/sandbox/engines/detect.ts';
 import { HEAD_LINES, outputBlock, streamsJson, TAIL_LINES, withoutBase64 } from '../../src/extension/panels/run-panel-text.ts';
 import {
@@ -32,19 +31,11 @@ import { plural } from '../../src/shared/plural.ts';
 import { pythonCall, serverAliases, toolAliases } from '../../src/extension/views/tool-call-text.ts';
 import { errorClause, serverStateText } from '../../src/extension/views/tool-summary.ts';
 import { sandboxSteps, WALKTHROUGH_KEYS } from '../../src/extension/walkthrough-steps.ts';
+import { requestContext } from '../helpers/request-context.ts';
 
 const GREET = '"""Greets someone."""\n\n\ndef main(name):\n    return "Hello, " + name\n';
 
-function context(runId: string): RequestContext {
-  return {
-    runId,
-    session: 'default',
-    signal: new AbortController().signal,
-    emitImage: () => undefined,
-    untimed: (work) => work,
-    describe: () => undefined,
-  };
-}
+const context = requestContext;
 
 async function snippetSetup(t: { after(fn: () => void): void }) {
   const dir = await mkdtemp(join(tmpdir(), 'cem-provenance-'));

@@ -17,8 +17,8 @@ import { estimateTokens, TOKEN_ESTIMATE } from '../../src/shared/token-estimate.
 import { RunLog } from '../../src/state/run-log/writer.ts';
 import { parseRunLog, type RunMeter, type RunRecord } from '../../src/state/run-log/reader.ts';
 import { meterLine, meterTotals, totalsLine, totalsShort, METER_METHOD } from '../../src/extension/views/meter-text.ts';
-import type { RequestContext } from '../../src/sandbox/sessions/run-requests.ts';
 import { runResult } from '../helpers/run-result.ts';
+import { requestContext } from '../helpers/request-context.ts';
 
 interface Listed {
   name: string;
@@ -101,16 +101,7 @@ test("a run's meter: the text the model got, the tool results that stayed in the
   assert.equal(runMeter(reply('x'), { resultBytes: 0, listings: new Map() }).keptBytes, 0);
 });
 
-function context(runId: string): RequestContext {
-  return {
-    runId,
-    session: 'default',
-    signal: new AbortController().signal,
-    emitImage: () => undefined,
-    untimed: (work) => work,
-    describe: () => undefined,
-  };
-}
+const context = requestContext;
 
 test("a run's tool calls give the meter the bytes the code received and each tool's listing once", async () => {
   const tools = {
