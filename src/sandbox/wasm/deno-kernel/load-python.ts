@@ -7,7 +7,8 @@ import { pathOf } from './channel.ts';
 /** The Pyodide API, as far as the kernel uses it. */
 export interface Pyodide {
   runPython(code: string, options?: { globals?: unknown; filename?: string }): unknown;
-  setInterruptBuffer(buffer: Uint8Array): void;
+  /** Pyodide reads element 0 and then sets it to 0 (see worker.ts takenOnce). */
+  setInterruptBuffer(buffer: { 0: number }): void;
   setStdout(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
   setStderr(options: { write(buffer: Uint8Array): number; isatty?: boolean }): void;
   makeMemorySnapshot(): Uint8Array;

@@ -44,7 +44,7 @@ try {
   stripGlobals();
   const namespace = (pyodide.globals.get('dict') as PyCallable)() as PyDict;
   pyodide.runPython(init.source, { globals: namespace, filename: '<kernel>' });
-  pyodide.setInterruptBuffer(interruptBuffer);
+  pyodide.setInterruptBuffer(takenOnce(interruptWord));
   // What reaches the C-level streams (os.write(1, ...)), as it comes: the kernel replaces sys.stdout and sys.stderr.
   pyodide.setStdout(rawStream('stdout'));
   pyodide.setStderr(rawStream('stderr'));
@@ -212,6 +212,23 @@ function sendOut(stream: 'stdout' | 'stderr', data: string): boolean {
 }
 
 const pendingReplies = new Map<number, (text: string) => void>();
+
+/**
+ * The interrupt as CPython's periodic check should read it: taken and cleared in one step. Its
+ * check reads the byte, then writes 0; an interrupt the main thread stored between the two was
+ * lost, and the code ran on (under load, about once in a few hundred interrupts). Here the read
+ * takes the interrupt atomically, and the 0 written after it changes nothing.
+ */
+function takenOnce(word: Int32Array): { 0: number } {
+  const slot = {} as { 0: number };
+  Object.defineProperty(slot, 0, {
+    get: () => Atomics.exchange(word, 0, 0),
+    set: (value: number) => {
+      if (value !== 0) Atomics.store(word, 0, value);
+    },
+  });
+  return slot;
+}
 
 /** Whether an interrupt waits: Pyodide raises it at the next check; a wait here gives up. */
 function interruptWaiting(): boolean {
