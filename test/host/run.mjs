@@ -34,6 +34,8 @@
 //       {"click": CSS, "text"?: S, "webview"?: true}   click it (in a webview's frame when asked)
 //       {"hover": CSS, "text"?: S}     move the mouse over it (toolbars that show on hover)
 //       {"type": S} / {"press": KEY}   keyboard input to the focused element
+//       {"fill": CSS, "text": S}       set that input's value to S (focused, as if typed) once it
+//                                      is visible, and wait until it holds S
 //       {"screenshot": NAME, "clip"?: [CSS...], "margin"?: N}   as a screenshot request (saved
 //                                      with --screenshots), NAME may start with folder names
 //                                      ("themes/run-dark" is saved as themes/run-dark.png); clip:
@@ -497,8 +499,8 @@ async function locate(page, step, deadline) {
   for (;;) {
     const frames = step.webview ? page.frames().filter((f) => f !== page.mainFrame()) : [page.mainFrame()];
     for (const frame of frames) {
-      let locator = frame.locator(String(step.click ?? step.hover ?? step.waitFor));
-      if (step.text) locator = locator.filter({ hasText: String(step.text) });
+      let locator = frame.locator(String(step.click ?? step.hover ?? step.fill ?? step.waitFor));
+      if (step.text && step.fill === undefined) locator = locator.filter({ hasText: String(step.text) });
       try {
         if (await locator.first().isVisible()) return locator.first();
       } catch {
@@ -507,8 +509,18 @@ async function locate(page, step, deadline) {
     }
     if (Date.now() > deadline)
       throw new Error(
-        `no visible ${step.click ?? step.hover ?? step.waitFor}${step.text ? ` with text ${JSON.stringify(step.text)}` : ''}${step.webview ? ' in a webview' : ''}`,
+        `no visible ${step.click ?? step.hover ?? step.fill ?? step.waitFor}${step.text && step.fill === undefined ? ` with text ${JSON.stringify(step.text)}` : ''}${step.webview ? ' in a webview' : ''}`,
       );
+    await sleep(100);
+  }
+}
+
+// Typed keys can reach an input before it has focus (a multi-step quick input between steps):
+// the value is set on the element itself, and read back until it holds.
+async function fill(locator, text, deadline) {
+  await locator.fill(text, { timeout: Math.max(1000, deadline - Date.now()) });
+  while ((await locator.inputValue()) !== text) {
+    if (Date.now() > deadline) throw new Error(`the input does not hold ${JSON.stringify(text)}`);
     await sleep(100);
   }
 }
@@ -599,6 +611,7 @@ async function serveUi(page) {
       if (step.waitFor !== undefined) await locate(page, step, deadline);
       else if (step.click !== undefined) await (await locate(page, step, deadline)).click();
       else if (step.hover !== undefined) await (await locate(page, step, deadline)).hover();
+      else if (step.fill !== undefined) await fill(await locate(page, step, deadline), String(step.text ?? ''), deadline);
       else if (step.type !== undefined) await page.keyboard.type(String(step.type), { delay: 10 });
       else if (step.press !== undefined) await page.keyboard.press(String(step.press));
       else if (step.screenshot !== undefined && screenshotName(String(step.screenshot)))

@@ -1,12 +1,13 @@
 // Host checks of how the extension looks, run by suite.ts in the real VS Code: real runs that
 // call proxied tools, then, in each of VS Code's built-in themes (light, dark, high contrast
 // dark and light), the Runs and Tools views with the run panel, Diagnose, the status bar item's
-// hover and the walkthrough with its steps done. With `--screenshots images` the runner saves
+// hover, the walkthrough with its steps done, and a confirmation (its notification and choice). With `--screenshots images` the runner saves
 // them in images/themes/ and the walkthrough's own pictures in images/walkthrough/; without, the
 // same steps still run. At a 1280x800 window the run panel and Diagnose scroll no way sideways
 // and the rows show their labels whole. Theme, window and servers are put back afterwards.
 import * as vscode from 'vscode';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
+import { waitingForConfirmation } from '../../src/state/run-log/reader.ts';
 import type { HostKit } from './consent.ts';
 
 /** The page actions of suite.ts (see test/host/run.mjs). */
@@ -15,6 +16,7 @@ type Ui = (
     | { waitFor: string; text?: string; webview?: boolean; timeoutMs?: number }
     | { click: string; text?: string }
     | { hover: string; text?: string }
+    | { press: string }
     | { screenshot: string; clip?: string[]; margin?: number }
     | { viewport: { width: number; height: number } }
     | { fits: string; webview: true }
@@ -83,7 +85,8 @@ export async function screensChecks(
             env: { MEMORY_FILE_PATH: `${ext.stateDir}/memory.jsonl` },
             description: 'Knowledge graph memory',
           },
-          fixture: { command: process.execPath, args: [paths.fixtureServer], description: 'Test fixture' },
+          // echo asks first: the confirmation's pictures.
+          fixture: { command: process.execPath, args: [paths.fixtureServer], description: 'Test fixture', confirmTools: ['echo'] },
         },
         vscode.ConfigurationTarget.Global,
       );
@@ -181,6 +184,38 @@ export async function screensChecks(
           { screenshot: `themes/walkthrough-${theme.key}` },
         ]);
         await vscode.commands.executeCommand('workbench.action.closeActiveEditor');
+      });
+    }
+
+    // Apart from the loop above, so that its pictures show the three runs alone.
+    for (const theme of process.env.CEM_HOST_SCREENSHOTS ? THEMES : THEMES.filter((t) => t.key === 'hc')) {
+      await check(`screens: a confirmation, its notification and its choice, in ${theme.id}`, async () => {
+        await workbench.update('colorTheme', theme.id, vscode.ConfigurationTarget.Global);
+        await waitFor(`the ${theme.id} theme`, () => (vscode.window.activeColorTheme.kind === theme.kind ? true : undefined), 20_000);
+        await vscode.commands.executeCommand('notifications.clearAll');
+        const code = `await mcp_fixture.echo(message="allowed in ${theme.key}")`;
+        const pending = invoke(code);
+        await waitFor(
+          'the run to wait for confirmation',
+          () => ext.runs.runs().find((r) => r.code === code && waitingForConfirmation(r)),
+          30_000,
+        );
+        await vscode.commands.executeCommand('notifications.showList');
+        const question = '.notifications-center .notification-list-item';
+        await ui([
+          { waitFor: question, text: 'wants to call the tool fixture.echo' },
+          { waitMs: 500 },
+          { screenshot: `themes/confirmation-${theme.key}`, clip: [question, '.part.statusbar'], margin: 8 },
+          { click: '.notifications-center .monaco-button', text: 'Respond' },
+          { waitFor: '.quick-input-widget .quick-input-title', text: 'Allow fixture.echo for' },
+          { waitMs: 300 },
+          { screenshot: `themes/confirmation-choice-${theme.key}`, clip: ['.quick-input-widget'], margin: 8 },
+          // Enter takes the first choice: this call only.
+          { press: 'Enter' },
+        ]);
+        const text = await pending;
+        await vscode.commands.executeCommand('notifications.hideList');
+        assert(text.includes(`allowed in ${theme.key}`), `result: ${text}`);
       });
     }
 

@@ -87,6 +87,7 @@ type UiStep =
   | { hover: string; text?: string; timeoutMs?: number }
   | { type: string }
   | { press: string }
+  | { fill: string; text: string }
   | { screenshot: string; clip?: string[]; margin?: number }
   | { viewport: { width: number; height: number } }
   | { fits: string; webview: true }
@@ -304,17 +305,17 @@ export async function run(): Promise<void> {
       await vscode.commands.executeCommand('codeExecutionMode.openRun', run.id);
       await waitFor('the panel for that run', () => (ext.panel()?.run.id === run.id ? true : undefined), 10_000);
       const title = (step: string) => ({ waitFor: '.quick-input-widget .quick-input-title', text: `Save Run as Snippet (${step})` });
+      const input = (text: string) => ({ fill: '.quick-input-widget .quick-input-box input', text });
       await ui([
         { click: '#save-snippet', webview: true },
         title('1/3'),
-        { press: 'ControlOrMeta+a' },
-        { type: 'double_answer' },
+        input('double_answer'),
         { press: 'Enter' },
         title('2/3'),
-        { type: 'Doubles the answer it is given.' },
+        input('Doubles the answer it is given.'),
         { press: 'Enter' },
         title('3/3'),
-        { type: 'answer' },
+        input('answer'),
         { press: 'Enter' },
       ]);
       const path = join(ext.stateDir, 'snippets', 'double_answer.py');

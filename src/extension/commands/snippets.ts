@@ -80,6 +80,8 @@ export function registerSnippetCommands(context: vscode.ExtensionContext, option
         preset.name ??
         (await vscode.window.showInputBox({
           title: 'Save Run as Snippet (1/3): name',
+          // Three steps: a view or panel that refreshes meanwhile must not throw away what was typed.
+          ignoreFocusOut: true,
           prompt: 'The model runs it with await run_snippet("NAME", **kwargs)',
           value: suggestedSnippetName(run.code),
           validateInput: (value) =>
@@ -95,6 +97,7 @@ export function registerSnippetCommands(context: vscode.ExtensionContext, option
         preset.description ??
         (await vscode.window.showInputBox({
           title: 'Save Run as Snippet (2/3): description',
+          ignoreFocusOut: true,
           prompt: 'What it does (its docstring; this is what search_tool_docs matches)',
           validateInput: (value) => (value.trim() ? undefined : 'Say what the snippet does: the model finds it by this text'),
         }));
@@ -103,6 +106,7 @@ export function registerSnippetCommands(context: vscode.ExtensionContext, option
         preset.params ??
         (await vscode.window.showInputBox({
           title: 'Save Run as Snippet (3/3): parameters of main (optional)',
+          ignoreFocusOut: true,
           prompt:
             'Comma-separated, e.g. "query, limit=10". A name the code sets on one top-level line (query = "...") takes that value as its default',
           validateInput: (value) => {
