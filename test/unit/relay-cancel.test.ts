@@ -11,6 +11,7 @@ import { test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -20,7 +21,7 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { BridgeClientRelay } from '../../src/bridge/client/relay.ts';
+import { BridgeClientRelay, ROOTS_RECORD_MS } from '../../src/bridge/client/relay.ts';
 import { answerWithDefaults, withDefaults } from '../../src/bridge/client/elicitation-defaults.ts';
 import { Flow, GuardedTransport } from '../../src/bridge/proxy/guarded-transport.ts';
 import { installRelay } from '../../src/bridge/proxy/relay.ts';
@@ -146,6 +147,36 @@ test("a relayed request whose server's connection closes is cancelled at the bri
   } finally {
     await c.close();
   }
+});
+
+test('roots/list requests a server cancels in a loop are recorded at most once per ROOTS_RECORD_MS per server', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-relay-cancel-roots-'));
+  // A client with roots that never answers: each request waits until it is cancelled.
+  const fake = {
+    getClientCapabilities: () => ({ roots: {} }),
+    listRoots: (_params: unknown, options: RequestOptions) =>
+      new Promise((_resolve, reject) => options.signal?.addEventListener('abort', () => reject(new Error('cancelled')))),
+  } as unknown as Server;
+  const relay = new BridgeClientRelay(() => fake, { roots: [], timeoutMs: 10_000 });
+  relay.runLog = new RunLog(dir);
+  await Promise.all(
+    Array.from({ length: 200 }, (_, i) => {
+      const stop = new AbortController();
+      const asked = relay.listRoots({ server: i % 2 ? 'a' : 'b', runs: [], signal: stop.signal, stopped: () => 'cancelled by the server' });
+      stop.abort();
+      return asked.catch(() => undefined);
+    }),
+  );
+  const records = (await readFile(join(dir, RUN_LOG_FILE), 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+    .filter((l) => l.type === 'relay');
+  assert.deepEqual(records.map((r) => [r.server, r.outcome]).sort(), [
+    ['a', 'cancelled'],
+    ['b', 'cancelled'],
+  ]);
+  assert.ok(ROOTS_RECORD_MS >= 1000);
 });
 
 const withDefaultsForm: Form = {

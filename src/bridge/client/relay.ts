@@ -316,9 +316,10 @@ export class BridgeClientRelay implements ClientRelay {
     action?: string,
     error?: string,
   ): void {
-    // A server may ask for the roots in a loop, and each answer costs nothing: recorded at most
-    // every ROOTS_RECORD_MS per server, so that it cannot push real records out of the run log.
-    if (method === 'roots/list' && outcome === 'answered') {
+    // A server may ask for the roots in a loop (and cancel each request), and each answer costs
+    // nothing: recorded at most every ROOTS_RECORD_MS per server, so that it cannot push real
+    // records out of the run log.
+    if (method === 'roots/list' && (outcome === 'answered' || outcome === 'cancelled')) {
       const now = (this.options.clock ?? realClock).now();
       if (now - (this.rootsRecorded.get(context.server) ?? -Infinity) < ROOTS_RECORD_MS) return;
       this.rootsRecorded.set(context.server, now);
