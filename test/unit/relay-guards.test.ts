@@ -34,6 +34,12 @@ function heldClient(immediate = false) {
       if (!immediate) await gate;
       return { action: 'accept' };
     },
+    // A form is asked as a plain elicitation/create request (its defaults then go into the answer).
+    request: async ({ params }: { params: unknown }) => {
+      asked.push({ method: 'elicit', params });
+      if (!immediate) await gate;
+      return { action: 'accept' };
+    },
     createMessage: async (params: unknown) => {
       asked.push({ method: 'sample', params });
       if (!immediate) await gate;

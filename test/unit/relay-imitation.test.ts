@@ -94,6 +94,10 @@ test('a relayed form using a folded field name or the wording is refused, never 
       asked.push(params);
       return { action: 'accept' };
     },
+    request: async ({ params }: { params: unknown }) => {
+      asked.push(params);
+      return { action: 'accept' };
+    },
   } as unknown as Server;
   const dir = await mkdtemp(join(tmpdir(), 'cem-imitation-'));
   const log = new RunLog(dir);

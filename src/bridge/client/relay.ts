@@ -1,11 +1,14 @@
 // The bridge's own MCP client as proxied servers reach it (see proxy/relay.ts): roots (the
 // client's, or the configured ones when it has none), elicitation (form and URL) and sampling,
-// each asked with the relay timeout and recorded in the run log. What is passed on is rebuilt
-// from the checked request, not forwarded as sent: the question names the server that asks, and
-// nothing of the upstream's own bookkeeping (_meta, task) reaches the bridge's client.
+// each asked with the relay timeout and recorded in the run log, and cancelled at the client when
+// the server cancels it. A form's answer gets the form's defaults for fields the client left out.
+// What is passed on is rebuilt from the checked request, not forwarded as sent: the question names
+// the server that asks, and nothing of the upstream's own bookkeeping (_meta, task) reaches the
+// bridge's client.
 import { pathToFileURL } from 'node:url';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
+  ElicitResultSchema,
   ErrorCode,
   McpError,
   type ClientCapabilities,
@@ -19,6 +22,7 @@ import {
 import { proxyConfigSchema } from '../../config/schema.ts';
 import type { ClientRelay, RelayContext, RelayedMethod } from '../proxy/relay.ts';
 import { openableSignInUrl } from '../../state/sign-in-notices.ts';
+import { answerWithDefaults } from './elicitation-defaults.ts';
 import { confirmationWordingReason, reservedFieldReason } from './relay-imitation.ts';
 import { RelayAdmission, type RelayLimits } from './relay-limits.ts';
 import { RefusalGroups } from './relay-refusals.ts';
@@ -174,7 +178,11 @@ export class BridgeClientRelay implements ClientRelay {
       this.timed(
         'elicitation/create',
         context,
-        (options) => this.server().elicitInput(asked, options),
+        async (options) => {
+          // Asked as a plain request: the form's defaults go into the answer before it is checked.
+          const answer = await this.server().request({ method: 'elicitation/create', params: asked }, ElicitResultSchema, options);
+          return answerWithDefaults(params.requestedSchema, answer);
+        },
         (r) => r.action,
       ),
     );
@@ -280,7 +288,12 @@ export class BridgeClientRelay implements ClientRelay {
       this.record(method, context, 'answered', performance.now() - started, action?.(result));
       return result;
     } catch (error) {
-      const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout && !context.signal.aborted;
+      if (context.signal.aborted) {
+        // The SDK has told the bridge's client (notifications/cancelled with the id it was asked with).
+        this.record(method, context, 'cancelled', performance.now() - started, undefined, context.stopped?.() ?? 'cancelled');
+        throw error;
+      }
+      const timedOut = error instanceof McpError && error.code === ErrorCode.RequestTimeout;
       const message = error instanceof Error ? error.message : String(error);
       this.record(
         method,
@@ -303,9 +316,10 @@ export class BridgeClientRelay implements ClientRelay {
     action?: string,
     error?: string,
   ): void {
-    // A server may ask for the roots in a loop, and each answer costs nothing: recorded at most
-    // every ROOTS_RECORD_MS per server, so that it cannot push real records out of the run log.
-    if (method === 'roots/list' && outcome === 'answered') {
+    // A server may ask for the roots in a loop (and cancel each request), and each answer costs
+    // nothing: recorded at most every ROOTS_RECORD_MS per server, so that it cannot push real
+    // records out of the run log.
+    if (method === 'roots/list' && (outcome === 'answered' || outcome === 'cancelled')) {
       const now = (this.options.clock ?? realClock).now();
       if (now - (this.rootsRecorded.get(context.server) ?? -Infinity) < ROOTS_RECORD_MS) return;
       this.rootsRecorded.set(context.server, now);

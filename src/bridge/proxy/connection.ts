@@ -232,7 +232,7 @@ export class ServerConnection {
         const runs = run ? [run.runId] : [];
         let accepted = true;
         for (const params of elicitations) {
-          const ask = this.relay.relay.elicitUrl(params, { server: this.name, runs, signal });
+          const ask = this.relay.relay.elicitUrl(params, { server: this.name, runs, signal, stopped: () => 'the run stopped' });
           const answer = await (run?.untimed ? run.untimed(ask) : ask).catch(() => undefined);
           if (answer?.action !== 'accept') accepted = false;
           if (!accepted) break;

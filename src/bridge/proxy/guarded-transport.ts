@@ -2,10 +2,12 @@
 // server to its caps: at most so many notifications (and requests) a second, the excess
 // dropped and the server's stream paused for the rest of the second so that a flood costs the
 // bridge next to nothing; and a connection that can be ended at once, failing every pending
-// request, when the server sends a message over the size cap.
+// request, when the server sends a message over the size cap. The server's request id 0 is
+// renamed on the way (zero-id.ts), so that the SDK honours its cancellation.
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
 import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
+import { zeroIdIn, zeroIdOut } from './zero-id.ts';
 
 const WINDOW_MS = 1000;
 const HOLD_MS = 100;
@@ -90,7 +92,7 @@ export class GuardedTransport implements Transport {
   async start(): Promise<void> {
     this.inner.onmessage = (message, extra) => {
       if (this.closed || !this.admit(message)) return;
-      this.onmessage?.(message, extra);
+      this.onmessage?.(zeroIdIn(message), extra);
     };
     this.inner.onerror = (error) => {
       if (this.options.isOversize?.(error)) {
@@ -105,7 +107,7 @@ export class GuardedTransport implements Transport {
   }
 
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    return this.inner.send(message, options);
+    return this.inner.send(zeroIdOut(message), options);
   }
 
   async close(): Promise<void> {

@@ -3,7 +3,8 @@
 // only what the bridge's client declared; a request it did not declare gets a deliberate error
 // (and the run log says what was refused). The server is untrusted: its requests are checked by
 // the SDK's schemas (before these handlers run) and capped here; a run whose call of that
-// server is in flight has its clock paused while the answer is awaited.
+// server is in flight has its clock paused while the answer is awaited. A request the server
+// cancels (notifications/cancelled) is cancelled at the bridge's client too.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CreateMessageRequestSchema,
@@ -23,6 +24,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { jsonBytes } from './limits.ts';
 import { sizeText } from '../../shared/byte-size.ts';
+import { oneLine } from '../../shared/shown-text.ts';
 import type { RelayLimits } from '../client/relay-limits.ts';
 import type { RunCall } from '../run-call.ts';
 
@@ -32,12 +34,18 @@ export type RelayedMethod = (typeof RELAYED_METHODS)[number] | 'elicitation/crea
 /** Fields an elicitation form may ask for; a bigger form is refused. */
 const MAX_ELICITATION_FIELDS = 32;
 
+/** Characters of a server's reason for cancelling kept in the run log. */
+const MAX_REASON_CHARS = 200;
+
 /** Who asks, for whom, and until when. */
 export interface RelayContext {
   server: string;
   /** Runs with a call of this server in flight. */
   runs: RunCall['runId'][];
+  /** Aborts the relayed request: the bridge's client is then told it is cancelled. */
   signal: AbortSignal;
+  /** Why the signal aborted, for the run log ("cancelled by the server"). */
+  stopped?: () => string;
 }
 
 /** The bridge's own client, as proxied servers reach it (see bridge/client/relay.ts). */
@@ -82,6 +90,20 @@ export function installRelay(
     relay.refused(method, { server, runs }, why);
     throw new McpError(code, why);
   };
+  // The handler's signal aborts when the server cancels its request (notifications/cancelled) or
+  // its connection closes (the SDK has let go of the transport by the time the relay records it).
+  const asked = (runs: string[], signal: AbortSignal): RelayContext => ({
+    server,
+    runs,
+    signal,
+    stopped: () => {
+      const reason: unknown = signal.reason;
+      if (!client.transport) return "the server's connection closed";
+      return typeof reason === 'string' && reason
+        ? `cancelled by the server: ${oneLine(reason, MAX_REASON_CHARS)}`
+        : 'cancelled by the server';
+    },
+  });
   const checkSize = (method: RelayedMethod, params: unknown, runs: string[]) => {
     const bytes = jsonBytes(params ?? {});
     if (bytes > maxBytes)
@@ -95,7 +117,7 @@ export function installRelay(
   if (declared.roots) {
     client.setRequestHandler(ListRootsRequestSchema, async (_request, extra) => {
       const { runs, pause } = runsOf();
-      return pause(relay.listRoots({ server, runs, signal: extra.signal }));
+      return pause(relay.listRoots(asked(runs, extra.signal)));
     });
   }
   if (declared.elicitation) {
@@ -113,7 +135,7 @@ export function installRelay(
             ErrorCode.InvalidParams,
           );
       }
-      return pause(relay.elicit(params, { server, runs, signal: extra.signal }));
+      return pause(relay.elicit(params, asked(runs, extra.signal)));
     });
   }
   if (declared.elicitation?.url) {
@@ -125,7 +147,7 @@ export function installRelay(
     client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
       const { runs, pause } = runsOf();
       checkSize('sampling/createMessage', request.params, runs);
-      return pause(relay.sample(request.params, { server, runs, signal: extra.signal }));
+      return pause(relay.sample(request.params, asked(runs, extra.signal)));
     });
   }
   // What the bridge's client did not declare: said and recorded, not a Method-not-found by accident.

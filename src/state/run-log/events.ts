@@ -19,7 +19,7 @@ export const CONFIRMATION_ANSWERS = [
   'stopped',
   'failed',
 ] as const;
-export const RELAY_OUTCOMES = ['answered', 'refused', 'failed', 'timeout'] as const;
+export const RELAY_OUTCOMES = ['answered', 'refused', 'failed', 'timeout', 'cancelled'] as const;
 
 // As the bridge writes them (snippets.ts): anything else in these fields is not from a bridge.
 const snippetName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/);
@@ -98,7 +98,7 @@ export const relayEventSchema = z.object({
   /** An elicitation's answer (accept, decline, cancel). */
   action: z.string().optional(),
   waitedMs: z.number(),
-  /** Why it was refused or failed. */
+  /** Why it was refused, failed or cancelled. */
   error: z.string().optional(),
   /** Refusals this one record stands for (grouped, see bridge/client/relay-refusals.ts). */
   count: z.number().optional(),
