@@ -313,8 +313,9 @@ export async function createBridge(
     ],
   };
   exposure = exposeProxied(server, exposureOptions);
-  // Updated (and the client told) only when the text or the sandbox.packages names change: later
-  // containers of an image change nothing (its distributions are learned once).
+  // Updated only when the text or the sandbox.packages names change (the client is told only when
+  // its listing changed, by the notice above): later containers of an image change nothing (its
+  // distributions are learned once).
   const listedDescription = () => runPythonDescription(config.sandbox, installed(), wasmRuns());
   let listedKey = `${listedDescription()}\n${listedPackages.join(',')}`;
   refreshListing = () => {
