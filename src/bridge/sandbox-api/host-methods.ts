@@ -57,8 +57,9 @@ export type HostMethod = keyof typeof schemas;
  * and how to call it: description and signature, with its score; the docs of one tool
  * (`purpose` "docs") how to call it and what it returns, the description being what the search
  * already showed. `detail` "full" adds the rest: description, returns, inputSchema, and title,
- * annotations, outputSchema, icons and the tool's own `_meta` when the server gives them. `params` and `returnType`
- * are for the sandbox, which renders the signature from them as help() does (mcp_runtime.py).
+ * annotations, outputSchema, icons and the tool's own `_meta` when the server gives them.
+ * `params` and `returnType` are for the sandbox, which renders the signature from them as help()
+ * does (mcp_runtime.py).
  */
 export function toolDoc(entry: ToolEntry, level: 'summary' | 'full', purpose: 'search' | 'docs' = 'search'): Record<string, unknown> {
   const doc: Record<string, unknown> = {
