@@ -1,7 +1,7 @@
 // The bridge: an MCP server with one tool (run_python) and a capability resource, wired to
 // the sandbox, the proxy hub and the run log. Runs over stdio for VS Code or any MCP client.
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { RootsListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { SandboxBackend } from '../config/schema.ts';
 import type { ConfigWithSecrets } from '../config/secrets.ts';
@@ -39,7 +39,8 @@ import { IMAGE_PACKAGES_FILE, rememberImagePackages, rememberedImagePackages, re
 import type { ServerLogMessage } from './proxy/connection.ts';
 import { ProxyHub } from './proxy/hub.ts';
 import { RunLog } from '../state/run-log/writer.ts';
-import { registerRunPython, runPythonDescription } from './tool/run-python.ts';
+import { registerRunPython, RUN_PYTHON, runPythonDescription } from './tool/run-python.ts';
+import { ListedMcpServer, listedText, ListingNotice } from './tool/listing-notice.ts';
 import { preludeCode, preludeUpdateCode } from './sandbox-api/prelude.ts';
 import { serverInstructions } from './server-instructions.ts';
 import { watchConfigFile } from './config-reload.ts';
@@ -246,7 +247,8 @@ export async function createBridge(
     onPullProgress: log,
     ...(options.pullHint ? { pullHint: options.pullHint } : {}),
   });
-  server = new McpServer(
+  // Its tools/list_changed goes through the listing notice below.
+  const listed = new ListedMcpServer(
     { name: BRIDGE_NAME, version: BRIDGE_VERSION },
     // The servers as known at start (cached tool lists included); the listing itself never grows.
     // logging: proxied servers' log messages are relayed as the bridge's.
@@ -259,7 +261,7 @@ export async function createBridge(
       ),
     },
   );
-  server.server.oninitialized = () => relay.markInitialized();
+  server = listed;
   // The client's roots changed: every proxied server told of roots is told too.
   server.server.setNotificationHandler(RootsListChangedNotificationSchema, () => hub.rootsChanged());
   let sessionUsed: ((session: string) => void) | undefined;
@@ -273,6 +275,14 @@ export async function createBridge(
     log,
     onSessionUsed: (session) => sessionUsed?.(session),
   });
+  // The client is told of a new listing once it initialized, once per burst, and only when what
+  // tools/list gives differs from what it had (a new server, a no-op reload: nothing to tell).
+  const listing = new ListingNotice({ render: () => listedText(RUN_PYTHON, runPython), send: () => listed.sendToolListChangedNow() });
+  listed.notice = listing;
+  server.server.oninitialized = () => {
+    relay.markInitialized();
+    listing.initialized();
+  };
   // The capability resource first, then the proxied servers' resources, templates and prompts.
   // These handlers are the server's only resource and prompt handlers: add the bridge's own through `own`
   // (McpServer.registerResource/registerPrompt would refuse to install theirs).
@@ -303,8 +313,9 @@ export async function createBridge(
     ],
   };
   exposure = exposeProxied(server, exposureOptions);
-  // Updated (and the client told) only when the text or the sandbox.packages names change: later
-  // containers of an image change nothing (its distributions are learned once).
+  // Updated only when the text or the sandbox.packages names change (the client is told only when
+  // its listing changed, by the notice above): later containers of an image change nothing (its
+  // distributions are learned once).
   const listedDescription = () => runPythonDescription(config.sandbox, installed(), wasmRuns());
   let listedKey = `${listedDescription()}\n${listedPackages.join(',')}`;
   refreshListing = () => {
@@ -390,6 +401,7 @@ export async function createBridge(
     close: () =>
       (closing ??= (async () => {
         clearInterval(packagesWatch);
+        listing.close();
         exposure?.close();
         await Promise.allSettled([sandbox.close(), hub.close(), remembering]);
         runLog.close();

@@ -2,7 +2,8 @@
 // take is answered (or, when it answers one of ours, turned into an error for that request) and
 // the bridge carries on. The SDK's would close on a line over 10 MiB (ending every session) and
 // leave malformed JSON, non-JSON-RPC values and batches unanswered. Batches are taken only from a
-// client that negotiated the protocol revision that has them.
+// client that negotiated the protocol revision that has them. A request before initialize (but
+// ping) is refused, as MCP's lifecycle has it; the SDK's server would answer it.
 import process from 'node:process';
 import type { Readable, Writable } from 'node:stream';
 import { serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
@@ -42,6 +43,9 @@ interface ErrorAnswer {
  * that negotiated it may send them, and its batches are taken message by message.
  */
 export const BATCH_PROTOCOL_VERSION = '2025-03-26';
+
+/** What a client may ask before it sent initialize (MCP's lifecycle: pings only). */
+const BEFORE_INITIALIZE: ReadonlySet<string> = new Set(['initialize', 'ping']);
 
 /** The answers of one batch, written as one array once every request in it has its own. */
 interface Batch {
@@ -155,6 +159,20 @@ export class BridgeStdioTransport implements Transport {
   /** A message passed on to the SDK, or the answer that refuses it. */
   private take(value: unknown): ErrorAnswer | undefined {
     const message = JSONRPCMessageSchema.safeParse(value);
+    if (
+      message.success &&
+      isJSONRPCRequest(message.data) &&
+      this.initializeId === undefined &&
+      !BEFORE_INITIALIZE.has(message.data.method)
+    ) {
+      const { id, method } = message.data;
+      this.log(`a client request (id ${JSON.stringify(id)}) for ${method} before initialize was answered with an error`);
+      return errorAnswer(
+        id,
+        ErrorCode.InvalidRequest,
+        `Invalid Request: ${method} before initialize; send initialize first (MCP lifecycle)`,
+      );
+    }
     if (message.success) {
       this.deliver(message.data);
       return undefined;

@@ -31,6 +31,15 @@ const toolIconSchema = z.object({
 });
 export type ToolIcon = z.infer<typeof toolIconSchema>;
 
+/** The most characters a tool's own `_meta` may take as JSON; a bigger one is dropped, not the tool. */
+export const MAX_TOOL_META_CHARS = 8 * 1024;
+
+const toolMetaSchema = z
+  .record(z.string(), z.unknown())
+  .refine((meta) => JSON.stringify(meta).length <= MAX_TOOL_META_CHARS, 'too big')
+  .optional()
+  .catch(undefined);
+
 export const listedToolSchema = z.object({
   name: z.string().min(1).max(256),
   // A bad title is dropped, not the tool.
@@ -42,6 +51,8 @@ export const listedToolSchema = z.object({
   annotations: z.unknown().optional(),
   // Shown by the docs, never fetched by the bridge; a bad or oversized list is dropped, not the tool.
   icons: z.array(toolIconSchema).max(MAX_TOOL_ICONS).optional().catch(undefined),
+  // The server's own metadata of the tool: shown by the full docs as data.
+  _meta: toolMetaSchema,
 });
 
 // Loose objects: a field this version does not know survives another writer's rewrite.

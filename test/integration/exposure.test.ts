@@ -4,7 +4,7 @@
 // prompts with their arguments, list_changed relayed, disabled and unconsented servers left out
 // (until the user allows one),
 // and the caps on listings, reads and prompt arguments (also under concurrency). Also: proxied
-// tools' title, annotations, outputSchema and icons as sandboxed code sees them.
+// tools' title, annotations, outputSchema, icons and _meta as sandboxed code sees them.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -196,7 +196,7 @@ for (const { label, sandbox: shown } of [
       assert.ok('blob' in contents[0]! && contents[0].blob.length > 0);
     });
 
-    test("proxied tools' title, annotations, outputSchema and icons reach the docs, search hits and help()", async () => {
+    test("proxied tools' title, annotations, outputSchema, icons and _meta reach the docs, search hits and help()", async () => {
       const result = await bridge.call(
         [
           'import contextlib, io, json',
@@ -223,7 +223,9 @@ for (const { label, sandbox: shown } of [
       assert.deepEqual((full.outputSchema as { required: string[] }).required, ['deleted']);
       assert.deepEqual(full.icons, [{ src: `data:image/png;base64,${TINY_PNG}`, mimeType: 'image/png', sizes: ['1x1'] }]);
       assert.equal(got.hit?.hint, 'destructive');
+      assert.deepEqual(full._meta, { 'example.com/owner': 'team-a' });
       assert.equal(got.hit?.icons, undefined, 'summaries stay short');
+      assert.equal(got.hit?._meta, undefined);
       assert.equal(got.echo?.hint, 'read-only');
       assert.equal(got.structured?.title, 'Get Structured Content Tool');
       assert.ok(got.structured?.outputSchema);

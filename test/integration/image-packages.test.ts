@@ -13,6 +13,7 @@ import { describe, test } from 'node:test';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { startBridge, structured, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_DATA_IMAGE, TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 async function description(bridge: BridgeHandle): Promise<string> {
   return (await bridge.client.listTools()).tools[0]!.description ?? '';
@@ -161,6 +162,8 @@ for (const runtime of testRuntimes()) {
         const listChanged = countListChanged(third);
         assert.match(await description(third), /^Python 3 sandbox, with packages numpy \(/);
         assert.equal(structured(await third.call('print(1)')).status, 'ok');
+        // Told once the burst of changes is over (the notice is debounced).
+        await until('a tools/list_changed', () => listChanged() > 0);
         await settle(third);
         assert.equal(listChanged(), 1);
         assert.match(await description(third), /^Python 3 sandbox, standard library only/);

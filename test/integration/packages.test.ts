@@ -18,6 +18,7 @@ import { checkSandbox } from '../../src/sandbox/engines/detect.ts';
 import { startBridge, textOf } from '../helpers/bridge.ts';
 import { TEST_DATA_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
 import { servePipIndex, type PipIndex } from '../helpers/pip-index.ts';
+import { until } from '../helpers/wait.ts';
 
 const cli = (args: string[]) => execa(process.execPath, ['dist/cli.js', ...args], { reject: false });
 
@@ -201,14 +202,19 @@ for (const [order, runtime] of testRuntimes().entries()) {
         bridge.client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanged++);
         const outcome = await buildPackagesImage(sandboxWith(packages), () => {});
         built.add(outcome.tag);
-        // The bridge looks again for a missing packages image every 5 s, without a run too, and
-        // tells the client its listing changed.
-        const deadline = Date.now() + 15_000;
-        while (listChanged === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-        assert.equal(listChanged, 1, 'tools/list_changed was sent once');
-        assert.match((await bridge.client.listTools()).tools[0]!.description ?? '', /^Python 3 sandbox, with packages/);
+        // The bridge looks again for a missing packages image every 5 s, without a run too.
+        await until('the bridge to find the built image', () => /the image with them is built/.test(bridge.stderr()), 15_000);
+        const listed = (await bridge.client.listTools()).tools[0]!.description ?? '';
         const after = await bridge.call('import cem_hello\nprint(cem_hello.VALUE)', { session: 'fresh' });
         assert.match(textOf(after), /hello/);
+        // The new image's first container says what it has: the listing counts cem-hello from then
+        // on, and the client is told once (not before: the listing had not changed).
+        await until('a tools/list_changed', () => listChanged > 0);
+        await bridge.client.ping();
+        assert.equal(listChanged, 1, 'tools/list_changed was sent once');
+        const now = (await bridge.client.listTools()).tools[0]!.description ?? '';
+        assert.match(now, /^Python 3 sandbox, with packages/);
+        assert.notEqual(now, listed);
         const resource = await bridge.client.readResource({ uri: 'code-execution-mode://capabilities' });
         assert.match(
           resource.contents.map((c) => ('text' in c ? c.text : '')).join(''),

@@ -223,3 +223,24 @@ test("a cancelled request of a batch does not hold back the batch's other answer
   await new Promise(setImmediate);
   assert.deepEqual(h.answers().slice(1), [[{ jsonrpc: '2.0', id: 1, result: {} }]]);
 });
+
+test('a request before initialize is refused (-32600), ping and notifications pass, and after initialize all do', async () => {
+  const h = harness(1024);
+  await h.transport.start();
+  h.input.write('{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n');
+  h.input.write('{"jsonrpc":"2.0","id":2,"method":"ping"}\n');
+  h.input.write('{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}\n');
+  h.input.write('{"jsonrpc":"2.0","id":3,"method":"initialize","params":{}}\n');
+  h.input.write('{"jsonrpc":"2.0","id":4,"method":"tools/list"}\n');
+  await new Promise(setImmediate);
+  assert.deepEqual(
+    h.messages.map((m) => ('method' in m ? m.method : '')),
+    ['ping', 'notifications/roots/list_changed', 'initialize', 'tools/list'],
+  );
+  assert.deepEqual(
+    h.answers().map((a) => [a.id, a.error?.code]),
+    [[1, -32600]],
+  );
+  assert.match(h.answers()[0]!.error!.message, /tools\/list before initialize; send initialize first/);
+  assert.match(h.logs.join('\n'), /\(id 1\) for tools\/list before initialize was answered with an error/);
+});

@@ -31,6 +31,8 @@ export interface ToolEntry {
   outputSchema?: unknown;
   annotations?: unknown;
   icons?: ToolIcon[];
+  /** The tool's own `_meta` as its server listed it (capped): data for the full docs, never instructions. */
+  _meta?: Record<string, unknown>;
   params: ParamDoc[];
   /** What a call returns, as a Python type from the outputSchema; absent: the tool's content. */
   returns?: string;
@@ -284,6 +286,7 @@ export class ToolCatalog {
         ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
         ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
         ...(tool.icons ? { icons: tool.icons } : {}),
+        ...(tool._meta ? { _meta: tool._meta } : {}),
         params,
         ...(returns ? { returns } : {}),
         ...(seen ? { seen } : {}),
@@ -343,6 +346,7 @@ function listedOf(t: ToolEntry): ListedTool {
     ...(t.outputSchema !== undefined ? { outputSchema: t.outputSchema } : {}),
     ...(t.annotations !== undefined ? { annotations: t.annotations } : {}),
     ...(t.icons ? { icons: t.icons } : {}),
+    ...(t._meta ? { _meta: t._meta } : {}),
   } as ListedTool;
 }
 

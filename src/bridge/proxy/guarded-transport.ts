@@ -3,9 +3,18 @@
 // dropped and the server's stream paused for the rest of the second so that a flood costs the
 // bridge next to nothing; and a connection that can be ended at once, failing every pending
 // request, when the server sends a message over the size cap. The server's request id 0 is
-// renamed on the way (zero-id.ts), so that the SDK honours its cancellation.
+// renamed on the way (zero-id.ts), so that the SDK honours its cancellation. It also keeps the
+// client's notifications/cancelled to requests still in flight (see send()).
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { realClock, type Clock, type ClockTimer } from '../../shared/clock.ts';
 import { zeroIdIn, zeroIdOut } from './zero-id.ts';
 
@@ -75,6 +84,8 @@ export class GuardedTransport implements Transport {
   private inWindow = 0;
   private dropped = 0;
   private closed = false;
+  /** The client's requests sent and not answered yet. */
+  private readonly inFlight = new Set<RequestId>();
 
   constructor(inner: Transport, options: GuardOptions) {
     this.inner = inner;
@@ -91,6 +102,8 @@ export class GuardedTransport implements Transport {
 
   async start(): Promise<void> {
     this.inner.onmessage = (message, extra) => {
+      if ((isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) && message.id !== undefined)
+        this.inFlight.delete(message.id);
       if (this.closed || !this.admit(message)) return;
       this.onmessage?.(zeroIdIn(message), extra);
     };
@@ -106,7 +119,18 @@ export class GuardedTransport implements Transport {
     this.options.onStarted?.();
   }
 
+  /**
+   * The SDK never removes its abort listener from a request that was answered, so one signal
+   * shared by several requests (a task's call and every tasks/get poll) cancels them all when
+   * it aborts: only a request still in flight is told cancelled (MCP: a cancellation references
+   * a request believed to be in progress).
+   */
   send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (isJSONRPCRequest(message)) this.inFlight.add(message.id);
+    else if (isJSONRPCNotification(message) && message.method === 'notifications/cancelled') {
+      const id = message.params?.requestId;
+      if (!(typeof id === 'string' || typeof id === 'number') || !this.inFlight.delete(id)) return Promise.resolve();
+    }
     return this.inner.send(zeroIdOut(message), options);
   }
 
@@ -127,6 +151,7 @@ export class GuardedTransport implements Transport {
   private fireClose(): void {
     if (this.closed) return;
     this.closed = true;
+    this.inFlight.clear();
     this.options.flow.release();
     this.onclose?.();
   }

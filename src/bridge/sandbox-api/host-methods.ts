@@ -57,8 +57,9 @@ export type HostMethod = keyof typeof schemas;
  * and how to call it: description and signature, with its score; the docs of one tool
  * (`purpose` "docs") how to call it and what it returns, the description being what the search
  * already showed. `detail` "full" adds the rest: description, returns, inputSchema, and title,
- * annotations, outputSchema and icons when the server gives them. `params` and `returnType`
- * are for the sandbox, which renders the signature from them as help() does (mcp_runtime.py).
+ * annotations, outputSchema, icons and the tool's own `_meta` when the server gives them.
+ * `params` and `returnType` are for the sandbox, which renders the signature from them as help()
+ * does (mcp_runtime.py).
  */
 export function toolDoc(entry: ToolEntry, level: 'summary' | 'full', purpose: 'search' | 'docs' = 'search'): Record<string, unknown> {
   const doc: Record<string, unknown> = {
@@ -80,6 +81,7 @@ export function toolDoc(entry: ToolEntry, level: 'summary' | 'full', purpose: 's
     if (entry.annotations !== undefined) doc.annotations = entry.annotations;
     if (entry.outputSchema !== undefined) doc.outputSchema = entry.outputSchema;
     if (entry.icons !== undefined) doc.icons = entry.icons;
+    if (entry._meta !== undefined) doc._meta = entry._meta;
   }
   return doc;
 }
@@ -294,8 +296,9 @@ export function createHostMethods(
       const tools = await hub.listTools(params.server, context);
       // For the sandbox's tool functions: `returnType` annotates their signature; `otherKeys`:
       // the schema takes keys it does not list, so the sandbox does not check keyword names.
+      // Without the tools' own _meta: the functions have no use for it (query_tool_docs gives it).
       return tools.map((t) => ({
-        ...toolDoc(t, 'full', 'docs'),
+        ...toolDoc({ ...t, _meta: undefined }, 'full', 'docs'),
         otherKeys: takesOtherKeys(t.inputSchema),
         allowed: hub.allowed(t.server, t.tool),
       }));

@@ -184,7 +184,7 @@ async def search_tool_docs(query, limit=5, detail="summary"):
     alias, description, signature (as help() shows it) and score: from 0 to 1, how much of the
     request the tool answers (comparable within one search, roughly across searches); "hint":
     "read-only" or "destructive" when the server says so. detail="full" adds returns and
-    inputSchema (and title, annotations, outputSchema, icons when the server gives them).
+    inputSchema (and title, annotations, outputSchema, icons, _meta when the server gives them).
     [] means no tool of the configured servers does this: a note on stderr names them.
     Servers still starting are waited for (as in discovered_servers()); those whose tools are
     still not known (starting, or failed) are named in one line on stderr. No hit while a server
@@ -249,8 +249,8 @@ async def query_tool_docs(server, tool=None, detail="summary"):
     tool, alias, signature (as help() shows it: nested shapes, choices, defaults) and returns
     (what a call returns), and "hint" when the server marks the tool read-only or destructive.
     detail="full" adds description and inputSchema, and when the server gives them title,
-    annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), outputSchema
-    and icons."""
+    annotations (readOnlyHint, destructiveHint, idempotentHint, openWorldHint), outputSchema,
+    icons and the tool's own _meta (the server's data, as it gave it)."""
     docs = await _host.request("query_tools", {"server": server, "tool": tool, "detail": detail})
     return [_shown_doc(doc) for doc in docs] if isinstance(docs, list) else docs
 
