@@ -4,7 +4,7 @@
 import { execa } from 'execa';
 import type { SandboxConfig } from '../../config/schema.ts';
 import { SandboxError } from '../errors.ts';
-import { runCli } from '../engines/cli.ts';
+import { cliArgv, runCli } from '../engines/cli.ts';
 import { imageExistsArgs, pullArgs } from '../engines/commands.ts';
 import { candidates, runtimeForPull, type DetectOptions } from '../engines/detect.ts';
 import { locateRuntime } from '../engines/locate.ts';
@@ -17,7 +17,7 @@ export async function pullImage(
 ): Promise<void> {
   const runtime = await runtimeForPull(sandbox, options.detect);
   onProgress(`Pulling ${sandbox.image} with ${runtime.name}...`);
-  const child = execa(runtime.command, pullArgs(sandbox.image), {
+  const child = execa(runtime.command, cliArgv(runtime.command, pullArgs(sandbox.image)), {
     reject: false,
     all: true,
     buffer: false,
