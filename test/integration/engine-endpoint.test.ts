@@ -98,6 +98,16 @@ describe('podman engine endpoint', { skip: !testRuntimes().includes('podman') &&
     );
   });
 
+  test('a podman connection beside CONTAINER_HOST is refused: podman 4 would use CONTAINER_HOST', async () => {
+    const report = await doctor({ runtime: 'podman', podmanConnection: connection }, { CONTAINER_HOST: NOWHERE });
+    assert.match(
+      report,
+      new RegExp(
+        `FAIL engine endpoint: sandbox\\.podmanConnection names connection '${connection}', but CONTAINER_HOST is set too \\(${NOWHERE}\\)`,
+      ),
+    );
+  });
+
   test('without a connection or CONTAINER_HOST, podman is named local', async () => {
     const env = { ...process.env };
     delete env.CONTAINER_HOST;
@@ -118,7 +128,8 @@ describe('podman engine endpoint', { skip: !testRuntimes().includes('podman') &&
       });
 
       test('is used by every call of a run, and doctor names it', async () => {
-        const env = { CONTAINER_HOST: NOWHERE };
+        // Not beside CONTAINER_HOST, which the check refuses (the test above).
+        const env = {};
         assert.equal(await runThrough({ runtime: 'podman', podmanConnection: connection }, env), '42');
         const report = await doctor({ runtime: 'podman', podmanConnection: connection }, env);
         assert.match(report, new RegExp(`ok   engine endpoint: connection '${connection}' \\(local engine unix://${socket}\\)`));

@@ -67,8 +67,13 @@ test('podman: no connection and no CONTAINER_HOST is its own local socket; empty
   }
 });
 
-test('podman: the setting picks a connection over CONTAINER_HOST; a missing one says how to list them', async () => {
-  const picked = await podmanEndpoint(input({ CONTAINER_HOST: 'tcp://x:1' }, PODMAN_LIST, { podmanConnection: 'local' }));
+test('podman: the setting picks a connection; a missing one says how to list them; CONTAINER_HOST beside it is refused', async () => {
+  await assert.rejects(
+    podmanEndpoint(input({ CONTAINER_HOST: 'tcp://u:pw@x:1' }, PODMAN_LIST, { podmanConnection: 'local' })),
+    (error: Error) =>
+      error instanceof EndpointError && /CONTAINER_HOST is set too \(tcp:\/\/u@x:1\).*unset CONTAINER_HOST/.test(error.message),
+  );
+  const picked = await podmanEndpoint(input({}, PODMAN_LIST, { podmanConnection: 'local' }));
   assert.deepEqual(picked, {
     runtime: 'podman',
     address: 'unix:///run/user/1000/podman/podman.sock',

@@ -103,10 +103,19 @@ export interface EndpointInput {
   list: () => Promise<string>;
 }
 
-/** Podman: --connection, else CONTAINER_HOST, else CONTAINER_CONNECTION, else the default connection, else its own socket. */
+/**
+ * Podman: --connection, else CONTAINER_HOST, else CONTAINER_CONNECTION, else the default
+ * connection, else its own socket. Both --connection and CONTAINER_HOST are refused: podman 4
+ * lets CONTAINER_HOST win over --connection, newer ones do not, so which engine runs is unclear.
+ */
 export async function podmanEndpoint(input: EndpointInput): Promise<EngineEndpoint> {
   const picked = selectedName('podman', input.selection);
   const host = input.env.CONTAINER_HOST?.trim();
+  if (picked && host) {
+    throw new EndpointError(
+      `sandbox.podmanConnection names connection '${picked}', but CONTAINER_HOST is set too (${withoutPassword(host)}), and some podman versions use CONTAINER_HOST whatever --connection says: unset CONTAINER_HOST, or clear sandbox.podmanConnection.`,
+    );
+  }
   if (!picked && host) return fromAddress('podman', host, 'CONTAINER_HOST');
   const named = picked ?? (input.env.CONTAINER_CONNECTION?.trim() || undefined);
   const connections = parsePodmanConnections(await input.list());
