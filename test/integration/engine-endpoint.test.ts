@@ -1,7 +1,8 @@
 // Which engine the runtime CLIs talk to, against the real CLIs on this machine's own sockets
 // (never another address): DOCKER_HOST named local; a docker context and a podman connection
-// made by the test, picked through the settings, used by every call of a run; a name that does
-// not exist refused with the command that lists them.
+// made by the test (the connection to a podman service the test starts on a socket of its own),
+// picked through the settings, used by every call of a run; a name that does not exist refused
+// with the command that lists them.
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
@@ -11,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { probeRuntime } from '../../src/sandbox/engines/detect.ts';
 import { startBridge, structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { until } from '../helpers/wait.ts';
 
 const DOCKER_SOCKET = '/var/run/docker.sock';
 /** A socket nothing listens on: if the chosen context or connection were not used, every call would fail. */
@@ -77,18 +79,33 @@ describe('docker engine endpoint', { skip: !testRuntimes().includes('docker') &&
   });
 });
 
-/** A podman service socket on this machine, if one runs (the test starts none). */
-function podmanSocket(): string | undefined {
-  const candidates = [
-    '/run/podman/podman.sock',
-    ...(process.env.XDG_RUNTIME_DIR ? [join(process.env.XDG_RUNTIME_DIR, 'podman', 'podman.sock')] : []),
-  ];
-  return candidates.find((path) => existsSync(path));
+/**
+ * A podman service on a socket of the test's own (`podman system service`, this machine's
+ * storage), answering; `stop` ends it. Undefined when podman cannot serve its API here.
+ */
+async function podmanService(): Promise<{ socket: string; stop: () => void; log: () => string } | undefined> {
+  const socket = join(await tempDir('cem-podman-service-'), 'podman.sock');
+  // At info level the service logs each API request it serves.
+  const service = execa('podman', ['--log-level=info', 'system', 'service', '--time=0', `unix://${socket}`], { reject: false, all: true });
+  let log = '';
+  service.all?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  let exited = false;
+  void service.then(() => (exited = true));
+  const stop = () => void service.kill();
+  try {
+    await until('the podman service to answer', async () => {
+      if (exited) throw new Error('podman system service exited');
+      return existsSync(socket) && (await execa('podman', ['--url', `unix://${socket}`, 'version'], { reject: false })).exitCode === 0;
+    });
+    return { socket, stop, log: () => log };
+  } catch {
+    stop();
+    return undefined;
+  }
 }
 
 describe('podman engine endpoint', { skip: !testRuntimes().includes('podman') && 'podman is not among the test runtimes' }, () => {
   const connection = `cem-test-${process.pid}`;
-  const socket = podmanSocket();
 
   test('a podman connection that does not exist is refused with the command that lists them', async () => {
     const report = await doctor({ runtime: 'podman', podmanConnection: 'cem-no-such-connection' }, {});
@@ -116,24 +133,27 @@ describe('podman engine endpoint', { skip: !testRuntimes().includes('podman') &&
     assert.equal(status.endpoint?.remote, false, JSON.stringify(status.endpoint));
   });
 
-  describe(
-    'a connection picked through sandbox.podmanConnection',
-    { skip: !socket && 'no podman service socket runs on this machine' },
-    () => {
-      before(async () => {
-        await execa('podman', ['system', 'connection', 'add', connection, `unix://${socket}`]);
-      });
-      after(async () => {
-        await execa('podman', ['system', 'connection', 'remove', connection], { reject: false });
-      });
+  describe('a connection picked through sandbox.podmanConnection', () => {
+    let service: Awaited<ReturnType<typeof podmanService>>;
+    before(async () => {
+      service = await podmanService();
+      if (service) await execa('podman', ['system', 'connection', 'add', connection, `unix://${service.socket}`]);
+    });
+    after(async () => {
+      await execa('podman', ['system', 'connection', 'remove', connection], { reject: false });
+      service?.stop();
+    });
 
-      test('is used by every call of a run, and doctor names it', async () => {
-        // Not beside CONTAINER_HOST, which the check refuses (the test above).
-        const env = {};
-        assert.equal(await runThrough({ runtime: 'podman', podmanConnection: connection }, env), '42');
-        const report = await doctor({ runtime: 'podman', podmanConnection: connection }, env);
-        assert.match(report, new RegExp(`ok   engine endpoint: connection '${connection}' \\(local engine unix://${socket}\\)`));
-      });
-    },
-  );
+    test('is used by every call of a run, and doctor names it', async (t) => {
+      if (!service) return t.skip('podman cannot serve its API on a socket here');
+      // Not beside CONTAINER_HOST, which the check refuses (the test above). The service
+      // shares this machine's storage, so its own log says the sandbox was created through it.
+      const env = {};
+      assert.equal(await runThrough({ runtime: 'podman', podmanConnection: connection }, env), '42');
+      assert.match(service.log(), /POST \/v[\d.]+\/libpod\/containers\/create/);
+      const report = await doctor({ runtime: 'podman', podmanConnection: connection }, env);
+      assert.match(report, new RegExp(`ok   engine endpoint: connection '${connection}' \\(local engine unix://${service.socket}\\)`));
+      assert.match(report, /Sandbox: ready with podman/);
+    });
+  });
 });
