@@ -95,8 +95,10 @@ test('docker: DOCKER_HOST unix is local, tcp with DOCKER_TLS_VERIFY is TLS, ssh 
   assert.deepEqual(unix, { runtime: 'docker', address: 'unix:///var/run/docker.sock', source: 'DOCKER_HOST', remote: false });
   const tls = await dockerEndpoint(input({ DOCKER_HOST: 'tcp://host:2376', DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: '/c' }));
   assert.equal(endpointText(tls), 'remote engine tcp://host:2376 (DOCKER_HOST, TLS)');
-  const plain = await dockerEndpoint(input({ DOCKER_HOST: 'tcp://host:2375', DOCKER_TLS_VERIFY: '0' }));
+  const plain = await dockerEndpoint(input({ DOCKER_HOST: 'tcp://host:2375', DOCKER_TLS_VERIFY: '' }));
   assert.equal(plain.tls, undefined);
+  const unverified = await dockerEndpoint(input({ DOCKER_HOST: 'tcp://host:2376', DOCKER_TLS: '1' }));
+  assert.equal(endpointText(unverified), 'remote engine tcp://host:2376 (DOCKER_HOST, TLS without verifying the server)');
   const ssh = await dockerEndpoint(input({ DOCKER_HOST: 'ssh://me:pw@box' }));
   assert.equal(ssh.address, 'ssh://me@box');
   assert.equal(ssh.remote, true);

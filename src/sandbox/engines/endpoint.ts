@@ -26,8 +26,8 @@ export interface EngineEndpoint {
   name?: string;
   source: EndpointSource;
   remote: boolean;
-  /** Docker over tcp with DOCKER_TLS_VERIFY (or a context's TLS material). */
-  tls?: boolean;
+  /** Docker over tcp with TLS: DOCKER_TLS_VERIFY ('verified'), or DOCKER_TLS alone ('unverified'). */
+  tls?: 'verified' | 'unverified';
 }
 
 export class EndpointError extends Error {
@@ -140,7 +140,14 @@ export async function dockerEndpoint(input: EndpointInput): Promise<EngineEndpoi
   const host = input.env.DOCKER_HOST?.trim();
   if (!picked && host) {
     const endpoint = fromAddress('docker', host, 'DOCKER_HOST');
-    const tls = /^tcp:/i.test(host) && !!input.env.DOCKER_TLS_VERIFY && input.env.DOCKER_TLS_VERIFY !== '0';
+    // Docker's CLI reads these two as set when they are not empty (even "0").
+    const tls = !/^tcp:/i.test(host)
+      ? undefined
+      : input.env.DOCKER_TLS_VERIFY
+        ? 'verified'
+        : input.env.DOCKER_TLS
+          ? 'unverified'
+          : undefined;
     return tls ? { ...endpoint, tls } : endpoint;
   }
   const named = picked ?? (input.env.DOCKER_CONTEXT?.trim() || undefined);
@@ -200,5 +207,6 @@ export function endpointText(endpoint: EngineEndpoint): string {
       : `${where} (the CLI's own default)`;
   const how =
     endpoint.source === 'setting' ? `sandbox.${endpoint.runtime === 'podman' ? 'podmanConnection' : 'dockerContext'}` : endpoint.source;
-  return `${what} (${how}${endpoint.tls ? ', TLS' : ''})`;
+  const tls = endpoint.tls === 'verified' ? ', TLS' : endpoint.tls === 'unverified' ? ', TLS without verifying the server' : '';
+  return `${what} (${how}${tls})`;
 }
