@@ -158,6 +158,11 @@ function locate(name: RuntimeName, options: DetectOptions, sandbox?: EngineSetti
   return located;
 }
 
+/** The runtime's CLI as the settings give it (path, connection or context), for a call before any check. */
+export function locateConfigured(name: RuntimeName, sandbox: EngineSettings): string {
+  return locate(name, {}, sandbox).command;
+}
+
 /** Notes which engine the CLI talks to; false (the status says why) when the chosen one does not exist. */
 async function readEndpoint(status: RuntimeStatus, endpoint: Promise<EngineEndpoint>): Promise<boolean> {
   try {
