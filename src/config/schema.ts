@@ -34,6 +34,12 @@ const executablePath = z
   .min(1)
   .refine((p) => isAbsolute(p) || win32.isAbsolute(p), { message: 'must be an absolute path to the executable' });
 
+/** A podman connection's or docker context's name: never an option, never a shell line. */
+const engineName = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.+@-]*$/, { message: 'must be a connection or context name (letters, digits, _ . + @ -)' });
+
 /** An OCI runtime: a plain name (runsc, crun) or an absolute path, with no shell or option characters. */
 const ociRuntime = z
   .string()
@@ -103,6 +109,12 @@ export const sandboxConfigSchema = z
     /** Full paths of the runtimes' executables, when they are neither on PATH nor where they usually install. */
     podmanPath: executablePath.optional(),
     dockerPath: executablePath.optional(),
+    /**
+     * The podman system connection and the docker context every CLI call uses (`--connection`,
+     * `--context`); unset: the CLI's own choice (CONTAINER_HOST, DOCKER_HOST, the default one).
+     */
+    podmanConnection: engineName.optional(),
+    dockerContext: engineName.optional(),
     /**
      * The OCI runtime containers run under (default: the runtime's own, e.g. runc or crun):
      * "runsc" runs each sandbox in gVisor's user-space kernel. A name the runtime knows (Docker:

@@ -4,6 +4,7 @@
 export {
   candidates,
   checkSandbox,
+  locateConfigured,
   reportUses,
   type CheckName,
   type Fix,

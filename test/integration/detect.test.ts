@@ -91,6 +91,7 @@ async function confWithoutInit(): Promise<string> {
 function passedChecks(runtime: RuntimeName): [CheckName, boolean][] {
   return [
     ['installed', true],
+    ['engine', true],
     ['daemon', true],
     ['limits', true],
     ['image', true],

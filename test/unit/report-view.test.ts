@@ -157,3 +157,31 @@ test('Diagnose says how far apart sandboxes are: a namespace each, or a shared u
   assert.equal(verdict({ image: 'i', chosen: shared, runtimes: [shared] }).tone, 'ok', 'the sandbox still runs');
   assert.match(diagnoseHtml({ image: 'i', runtimes: [imageMissing()] }, assets), /data-check="isolation" data-result="not reached"/);
 });
+
+test('Diagnose names the engine endpoint, and a missing connection with its setting', () => {
+  const remote: RuntimeStatus = {
+    ...imageMissing(),
+    checks: [
+      { name: 'installed', ok: true, detail: '/usr/bin/podman (client 5.4.2)' },
+      {
+        name: 'engine',
+        ok: true,
+        detail: "connection 'machine-default' (remote engine ssh://core@127.0.0.1:50123/run/podman.sock) (podman's default connection)",
+      },
+    ],
+  };
+  const html = diagnoseHtml({ image: 'i', runtimes: [remote] }, assets);
+  assert.match(html, /data-check="engine" data-result="passed"/);
+  assert.match(html, /engine endpoint<\/th>/);
+  assert.match(html, /connection &#39;machine-default&#39; \(remote engine ssh:\/\/core@127\.0\.0\.1:50123/);
+  const missing: RuntimeStatus = {
+    ...notInstalled(),
+    name: 'podman',
+    state: 'daemon-down',
+    checks: [{ name: 'engine', ok: false, detail: "sandbox.podmanConnection names podman connection 'gone', which does not exist" }],
+    fixes: [{ kind: 'setting', label: 'Change sandbox.podmanConnection', setting: 'sandbox.podmanConnection' }],
+  };
+  const bad = diagnoseHtml({ image: 'i', runtimes: [missing] }, assets);
+  assert.match(bad, /data-check="engine" data-result="failed"/);
+  assert.match(bad, /Change sandbox\.podmanConnection/);
+});

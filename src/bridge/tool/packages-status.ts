@@ -8,7 +8,7 @@ import {
   candidates,
   distributionsText,
   type ImageDistributions,
-  locateRuntime,
+  locateConfigured,
   packagesState,
   type PackagesState,
   packagesSummary,
@@ -21,8 +21,7 @@ export async function packagesAtStart(sandbox: SandboxConfig): Promise<PackagesS
   if (sandbox.packages.length === 0) return undefined;
   let last: PackagesState | undefined;
   for (const name of candidates(sandbox)) {
-    const configured = name === 'podman' ? sandbox.podmanPath : sandbox.dockerPath;
-    const { command } = locateRuntime(name, configured ? { configured } : {});
+    const command = locateConfigured(name, sandbox);
     last = await packagesState(command, sandbox, { timeoutMs: START_CHECK_TIMEOUT_MS }).catch(() => undefined);
     if (last && last.state !== 'no-base') return last;
   }

@@ -39,7 +39,18 @@ const CLOSENESS: RuntimeStatus['state'][] = [
   'not-installed',
 ];
 
-const CHECK_ORDER: CheckName[] = ['installed', 'daemon', 'limits', 'oci-runtime', 'image', 'packages', 'workspace', 'start', 'isolation'];
+const CHECK_ORDER: CheckName[] = [
+  'installed',
+  'engine',
+  'daemon',
+  'limits',
+  'oci-runtime',
+  'image',
+  'packages',
+  'workspace',
+  'start',
+  'isolation',
+];
 
 /** The runtime to speak of: the one in use, else the one nearest to working. */
 export function headline(report: SandboxReport): RuntimeStatus | undefined {

@@ -62,6 +62,8 @@ export const SETTING_ORDER: readonly string[] = [
   'sandbox.runtimeOrder',
   'sandbox.podmanPath',
   'sandbox.dockerPath',
+  'sandbox.podmanConnection',
+  'sandbox.dockerContext',
   'sandbox.ociRuntime',
   'sandbox.extraRunArgs',
   'sandbox.pipIndexUrl',

@@ -30,6 +30,8 @@ export const SANDBOX_SETTING_KEYS = [
   'extraRunArgs',
   'podmanPath',
   'dockerPath',
+  'podmanConnection',
+  'dockerContext',
   // Not a key of the bridge's sandbox config: settings.ts turns it into `workspace`.
   'workspaceAccess',
   'packages',

@@ -8,7 +8,8 @@ import { SandboxStartError } from '../errors.ts';
 import { imageKey } from '../image/distributions.ts';
 import { KernelProcess } from '../protocol/kernel-process.ts';
 import { kernelSource } from './kernel/source.ts';
-import { runCli } from '../engines/cli.ts';
+import { cliArgv, runCli } from '../engines/cli.ts';
+import type { EngineEndpoint } from '../engines/endpoint.ts';
 import { killArgs, removeArgs, runArgs } from '../engines/commands.ts';
 import { workspaceSpec } from '../engines/workspace.ts';
 import { usernsStartHint } from '../engines/isolation.ts';
@@ -29,6 +30,8 @@ export interface RuntimeRef {
   ociRuntime?: string;
   /** Podman: each sandbox in its own user namespace (--userns=auto), as the runtime check found it works. */
   ownUserNamespace?: boolean;
+  /** The engine the CLI talks to, as the runtime check found it: a remote one mounts no workspace. */
+  endpoint?: EngineEndpoint;
 }
 
 let counter = 0;
@@ -44,14 +47,17 @@ export class KernelContainer extends KernelProcess {
       {
         name,
         command: runtime.command,
-        args: runArgs(runtime.name, image, {
-          name,
-          owner: OWNER,
-          session,
-          ...workspace,
-          ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
-          ownUserNamespace: runtime.ownUserNamespace === true,
-        }),
+        args: cliArgv(
+          runtime.command,
+          runArgs(runtime.name, image, {
+            name,
+            owner: OWNER,
+            session,
+            ...workspace,
+            ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
+            ownUserNamespace: runtime.ownUserNamespace === true,
+          }),
+        ),
         source: kernelSource,
         imageKey: imageKey(runtime, config.image),
         ...(runtime.image ? { derivedImage: runtime.image } : {}),
@@ -71,7 +77,7 @@ export class KernelContainer extends KernelProcess {
     let workspace: ReturnType<typeof workspaceSpec>;
     try {
       // Checked at every start: the folder may have changed since the configuration was read.
-      workspace = workspaceSpec(runtime.name, config, process.env, runtime.stateDir);
+      workspace = workspaceSpec(runtime.name, config, process.env, runtime.stateDir, runtime.endpoint);
     } catch (error) {
       throw new SandboxStartError(error instanceof Error ? error.message : String(error));
     }

@@ -29,12 +29,30 @@ export interface CliResult {
   stderr: string;
 }
 
+/**
+ * Arguments every call of a runtime's CLI starts with (`--connection NAME`, `--context NAME`),
+ * by the command that runs it, as the runtime check set them from the settings.
+ */
+const leadingArgs = new Map<string, readonly string[]>();
+
+/** Sets (or, with none, clears) what every call of `command` starts with. */
+export function setLeadingArgs(command: string, args: readonly string[]): void {
+  if (args.length > 0) leadingArgs.set(command, [...args]);
+  else leadingArgs.delete(command);
+}
+
+/** The full argument list of a call of `command`: its leading arguments, then `args`. */
+export function cliArgv(command: string, args: readonly string[]): string[] {
+  return [...(leadingArgs.get(command) ?? []), ...args];
+}
+
 export async function runCli(
   command: string,
   args: readonly string[],
-  options: { timeoutMs?: number; input?: string; env?: NodeJS.ProcessEnv } = {},
+  options: { timeoutMs?: number; input?: string; env?: NodeJS.ProcessEnv; plain?: boolean } = {},
 ): Promise<CliResult> {
-  const result = await execa(command, args, {
+  // `plain`: without the leading arguments, for what does not depend on the engine chosen.
+  const result = await execa(command, options.plain ? [...args] : cliArgv(command, args), {
     reject: false,
     timeout: options.timeoutMs ?? 30_000,
     input: options.input,

@@ -7,10 +7,11 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { RuntimeName, SandboxBackend, SandboxConfig } from '../../config/schema.ts';
 import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
-import { CliError, runCli, type CliResult } from './cli.ts';
+import { CliError, runCli, setLeadingArgs, type CliResult } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
 import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
+import { detectEndpoint, EndpointError, endpointText, remoteEndpointText, selectionArgs, type EngineEndpoint } from './endpoint.ts';
 import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
 import { checkWasm, type WasmStatus } from '../wasm/check.ts';
@@ -26,7 +27,8 @@ import { dockerIsolation, ISOLATED, podmanUsernsUnavailable, rootlessIsolation, 
 
 export type RuntimeState = 'ready' | 'limits-not-enforced' | 'image-missing' | 'start-failed' | 'daemon-down' | 'not-installed';
 
-export type CheckName = 'installed' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'oci-runtime' | 'start' | 'isolation';
+export type CheckName =
+  'installed' | 'engine' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'oci-runtime' | 'start' | 'isolation';
 
 /** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
 export interface Check {
@@ -70,6 +72,8 @@ export interface RuntimeStatus {
   ociRuntime?: string;
   /** The state folder the check was told of: each container start refuses to mount it too. */
   stateDir?: string;
+  /** The engine the CLI talks to and how it was chosen (endpoint.ts), once known. */
+  endpoint?: EngineEndpoint;
   /** How sandboxes are kept apart from each other on the host (isolation.ts), once known. */
   isolation?: Isolation;
   /** Podman: each sandbox in its own user namespace (--userns=auto), as the check found it works. */
@@ -134,17 +138,51 @@ const INSTALL_DOCS: Record<RuntimeName, string> = {
   docker: 'https://docs.docker.com/engine/install/',
 };
 
-function configuredPath(name: RuntimeName, sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath'>>): string | undefined {
+type EngineSettings = Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath' | 'podmanConnection' | 'dockerContext'>>;
+
+function configuredPath(name: RuntimeName, sandbox?: EngineSettings): string | undefined {
   return name === 'podman' ? sandbox?.podmanPath : sandbox?.dockerPath;
 }
 
-/** The runtime's CLI: the command given, the configured path, else PATH and the install folders. */
-function locate(name: RuntimeName, options: DetectOptions, sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath'>>) {
+/**
+ * The runtime's CLI: the command given, the configured path, else PATH and the install folders.
+ * Every later call of it starts with the connection or context the settings pick.
+ */
+function locate(name: RuntimeName, options: DetectOptions, sandbox?: EngineSettings) {
   const configured = options.commands?.[name] ?? configuredPath(name, sandbox);
-  return locateRuntime(name, {
+  const located = locateRuntime(name, {
     ...(configured ? { configured } : {}),
     ...(options.searchDirs ? { searchDirs: options.searchDirs } : {}),
   });
+  setLeadingArgs(located.command, selectionArgs(name, sandbox));
+  return located;
+}
+
+/** The runtime's CLI as the settings give it (path, connection or context), for a call before any check. */
+export function locateConfigured(name: RuntimeName, sandbox: EngineSettings): string {
+  return locate(name, {}, sandbox).command;
+}
+
+/** Notes which engine the CLI talks to; false (the status says why) when the chosen one does not exist. */
+async function readEndpoint(status: RuntimeStatus, endpoint: Promise<EngineEndpoint>): Promise<boolean> {
+  try {
+    status.endpoint = await endpoint;
+    status.checks.push({ name: 'engine', ok: true, detail: endpointText(status.endpoint) });
+    return true;
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    if (!(error instanceof EndpointError)) {
+      // The CLI could not list its connections or contexts: the daemon check says what is wrong.
+      status.checks.push({ name: 'engine', ok: null, detail: `not known: ${detail}` });
+      return true;
+    }
+    status.state = 'daemon-down';
+    status.checks.push({ name: 'engine', ok: false, detail });
+    status.problems.push(detail);
+    const setting = status.name === 'podman' ? 'sandbox.podmanConnection' : 'sandbox.dockerContext';
+    status.fixes.push({ kind: 'setting', label: `Change ${setting}`, setting });
+    return false;
+  }
 }
 
 /**
@@ -154,7 +192,7 @@ function locate(name: RuntimeName, options: DetectOptions, sandbox?: Partial<Pic
 export async function probeRuntime(
   name: RuntimeName,
   options: DetectOptions = {},
-  sandbox?: Partial<Pick<SandboxConfig, 'podmanPath' | 'dockerPath' | 'maxSessions' | 'prewarm'>>,
+  sandbox?: EngineSettings & Partial<Pick<SandboxConfig, 'maxSessions' | 'prewarm'>>,
 ): Promise<RuntimeStatus> {
   const located = locate(name, options, sandbox);
   const command = located.command;
@@ -165,6 +203,8 @@ export async function probeRuntime(
   const version = runCli(command, versionArgs(name), cli);
   const infoOut = runCli(command, infoArgs(name), cli);
   infoOut.catch(() => undefined);
+  const endpoint = detectEndpoint(name, command, { ...cli, selection: sandbox });
+  endpoint.catch(() => undefined);
   try {
     const out = await version;
     const parsed = versionSchema.safeParse(JSON.parse(out.stdout));
@@ -183,6 +223,7 @@ export async function probeRuntime(
     // `docker version` fails when the daemon is down but still names the client: go on to info.
   }
   status.checks.push({ name: 'installed', ok: true, detail: `${command}${status.version ? ` (client ${status.version})` : ''}` });
+  if (!(await readEndpoint(status, endpoint))) return status;
   try {
     const out = await infoOut;
     const info: unknown = JSON.parse(out.stdout);
@@ -321,7 +362,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     ...(status.ociRuntime ? { ociRuntime: status.ociRuntime } : {}),
   };
   if (workspaceRequested(sandbox)) {
-    const remote = remoteRuntimeHost(name, options.env ?? process.env);
+    const remote = status.endpoint ? remoteEndpointText(status.endpoint) : remoteRuntimeHost(name, options.env ?? process.env);
     if (remote) {
       status.checks.push({
         name: 'workspace',

@@ -19,6 +19,7 @@ export function stateLabel(state: RuntimeStatus['state']): string {
 
 const CHECK_LABELS: Record<Check['name'], string> = {
   installed: 'installed',
+  engine: 'engine endpoint',
   daemon: 'daemon / machine',
   limits: 'resource limits',
   image: 'image',

@@ -7,6 +7,7 @@ import { homedir, platform } from 'node:os';
 import { isAbsolute, join, parse, resolve, sep } from 'node:path';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { WORKSPACE_DIR, workspaceTargets } from './workspace-names.ts';
+import { remoteEndpointText, type EngineEndpoint } from './endpoint.ts';
 
 /** A checked host folder (its real path) and where the sandbox sees it. */
 export interface WorkspaceMount {
@@ -21,7 +22,8 @@ export class WorkspaceError extends Error {
 /**
  * The remote engine a runtime's CLI talks to (DOCKER_HOST for docker, CONTAINER_HOST for podman,
  * a tcp:// or ssh:// address), or undefined for a local one. A remote engine cannot mount this
- * machine's folders.
+ * machine's folders. What the environment alone says: the runtime check's endpoint (endpoint.ts)
+ * also knows the connections and contexts.
  */
 export function remoteRuntimeHost(runtime: RuntimeName, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const value = (runtime === 'docker' ? env.DOCKER_HOST : env.CONTAINER_HOST)?.trim();
@@ -155,15 +157,18 @@ export function forbiddenMountDirs(stateDir?: string): string[] {
 
 /**
  * What a container start adds to its RunSpec: the resolved folders, or nothing when none is asked
- * for or the runtime is remote (the sandbox check says so; the mount is not attempted).
+ * for or the runtime is remote (the sandbox check says so; the mount is not attempted). Remote as
+ * the runtime check's endpoint says (endpoint.ts), else as the environment says.
  */
 export function workspaceSpec(
   runtime: RuntimeName,
   config: SandboxConfig,
   env: NodeJS.ProcessEnv = process.env,
   stateDir?: string,
+  endpoint?: EngineEndpoint,
 ): { workspace?: WorkspaceMount[] } {
-  if (!workspaceRequested(config) || remoteRuntimeHost(runtime, env)) return {};
+  const remote = endpoint ? remoteEndpointText(endpoint) : remoteRuntimeHost(runtime, env);
+  if (!workspaceRequested(config) || remote) return {};
   const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
   return mounts.length > 0 ? { workspace: mounts } : {};
 }

@@ -21,7 +21,7 @@ import {
 } from './derived.ts';
 import { describeBuildFailure, PackageBuildError, progressLine } from './build-output.ts';
 export { PackageBuildError } from './build-output.ts';
-import { runCli } from '../engines/cli.ts';
+import { cliArgv, runCli } from '../engines/cli.ts';
 import { imageExistsArgs } from '../engines/commands.ts';
 import { runtimeForPull, type DetectOptions } from '../engines/detect.ts';
 
@@ -122,7 +122,7 @@ async function runBuild(
     emit(
       `Building ${spec.tag} from ${spec.base} with ${runtimeName}: ${packagesSummary(spec.packages)}${spec.index ? ` (index ${spec.index})` : ''}`,
     );
-    const child = execa(command, buildArgs(runtimeName, spec, file, dir), {
+    const child = execa(command, cliArgv(command, buildArgs(runtimeName, spec, file, dir)), {
       reject: false,
       all: true,
       buffer: false,

@@ -4,10 +4,9 @@
 import { execa } from 'execa';
 import type { SandboxConfig } from '../../config/schema.ts';
 import { SandboxError } from '../errors.ts';
-import { runCli } from '../engines/cli.ts';
+import { cliArgv, runCli } from '../engines/cli.ts';
 import { imageExistsArgs, pullArgs } from '../engines/commands.ts';
-import { candidates, runtimeForPull, type DetectOptions } from '../engines/detect.ts';
-import { locateRuntime } from '../engines/locate.ts';
+import { candidates, locateConfigured, runtimeForPull, type DetectOptions } from '../engines/detect.ts';
 import { pullFailureHint } from './pull-failure.ts';
 
 export async function pullImage(
@@ -17,7 +16,7 @@ export async function pullImage(
 ): Promise<void> {
   const runtime = await runtimeForPull(sandbox, options.detect);
   onProgress(`Pulling ${sandbox.image} with ${runtime.name}...`);
-  const child = execa(runtime.command, pullArgs(sandbox.image), {
+  const child = execa(runtime.command, cliArgv(runtime.command, pullArgs(sandbox.image)), {
     reject: false,
     all: true,
     buffer: false,
@@ -45,8 +44,7 @@ export async function pullImage(
  */
 export async function imageIdAtStart(sandbox: SandboxConfig, timeoutMs: number): Promise<string | undefined> {
   for (const name of candidates(sandbox)) {
-    const configured = name === 'podman' ? sandbox.podmanPath : sandbox.dockerPath;
-    const { command } = locateRuntime(name, configured ? { configured } : {});
+    const command = locateConfigured(name, sandbox);
     const id = await runCli(command, imageExistsArgs(sandbox.image), { timeoutMs }).then(
       (out) => out.stdout.trim(),
       () => '',

@@ -1,0 +1,161 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sandboxConfigSchema } from '../../src/config/schema.ts';
+import { cliArgv, setLeadingArgs } from '../../src/sandbox/engines/cli.ts';
+import {
+  dockerEndpoint,
+  EndpointError,
+  endpointText,
+  podmanEndpoint,
+  remoteEndpointText,
+  selectionArgs,
+  withoutPassword,
+  type EndpointInput,
+} from '../../src/sandbox/engines/endpoint.ts';
+import { workspaceSpec } from '../../src/sandbox/engines/workspace.ts';
+
+/** A faked environment and CLI list; the list fails the test when it is read but should not be. */
+function input(env: NodeJS.ProcessEnv, list?: string, selection?: EndpointInput['selection']): EndpointInput {
+  return {
+    env,
+    selection,
+    list: () => (list === undefined ? Promise.reject(new Error('the list was not to be asked')) : Promise.resolve(list)),
+  };
+}
+
+const PODMAN_LIST = JSON.stringify([
+  { Name: 'local', URI: 'unix:///run/user/1000/podman/podman.sock', Identity: '', Default: false },
+  { Name: 'machine-default', URI: 'ssh://core:hunter2@127.0.0.1:50123/run/user/501/podman/podman.sock', Identity: '/k', Default: true },
+]);
+
+const DOCKER_LIST = [
+  { Current: false, Description: '', DockerEndpoint: 'unix:///var/run/docker.sock', Error: '', Name: 'default' },
+  { Current: true, Description: '', DockerEndpoint: 'tcp://build:s3cret@10.0.0.9:2376', Error: '', Name: 'farm' },
+  { Current: false, Description: '', DockerEndpoint: 'ssh://me@box', Error: '', Name: 'box' },
+]
+  .map((c) => JSON.stringify(c))
+  .join('\n');
+
+test('podman: CONTAINER_HOST wins over the connections, each form named local or remote', async () => {
+  const unix = await podmanEndpoint(input({ CONTAINER_HOST: 'unix:///run/podman/podman.sock' }));
+  assert.deepEqual(unix, { runtime: 'podman', address: 'unix:///run/podman/podman.sock', source: 'CONTAINER_HOST', remote: false });
+  const tcp = await podmanEndpoint(input({ CONTAINER_HOST: 'tcp://10.1.2.3:8888' }));
+  assert.equal(tcp.remote, true);
+  assert.equal(endpointText(tcp), 'remote engine tcp://10.1.2.3:8888 (CONTAINER_HOST)');
+  const ssh = await podmanEndpoint(input({ CONTAINER_HOST: 'ssh://core:pw@host:22/run/podman.sock' }));
+  assert.equal(ssh.address, 'ssh://core@host:22/run/podman.sock');
+  assert.equal(ssh.remote, true);
+});
+
+test('podman: the default connection, named, its password left out', async () => {
+  const endpoint = await podmanEndpoint(input({}, PODMAN_LIST));
+  assert.equal(endpoint.name, 'machine-default');
+  assert.equal(endpoint.source, "podman's default connection");
+  assert.equal(endpoint.remote, true);
+  const text = endpointText(endpoint);
+  assert.equal(
+    text,
+    "connection 'machine-default' (remote engine ssh://core@127.0.0.1:50123/run/user/501/podman/podman.sock) (podman's default connection)",
+  );
+  assert.doesNotMatch(text, /hunter2/);
+  assert.match(remoteEndpointText(endpoint) ?? '', /^connection 'machine-default', ssh:\/\/core@/);
+});
+
+test('podman: no connection and no CONTAINER_HOST is its own local socket; empty lists are null or []', async () => {
+  for (const list of ['', 'null', '[]']) {
+    assert.deepEqual(await podmanEndpoint(input({}, list)), { runtime: 'podman', source: 'built-in default', remote: false });
+  }
+});
+
+test('podman: the setting picks a connection; a missing one says how to list them; CONTAINER_HOST beside it is refused', async () => {
+  await assert.rejects(
+    podmanEndpoint(input({ CONTAINER_HOST: 'tcp://u:pw@x:1' }, PODMAN_LIST, { podmanConnection: 'local' })),
+    (error: Error) =>
+      error instanceof EndpointError && /CONTAINER_HOST is set too \(tcp:\/\/u@x:1\).*unset CONTAINER_HOST/.test(error.message),
+  );
+  const picked = await podmanEndpoint(input({}, PODMAN_LIST, { podmanConnection: 'local' }));
+  assert.deepEqual(picked, {
+    runtime: 'podman',
+    address: 'unix:///run/user/1000/podman/podman.sock',
+    source: 'setting',
+    remote: false,
+    name: 'local',
+  });
+  assert.match(endpointText(picked), /\(sandbox\.podmanConnection\)$/);
+  await assert.rejects(
+    podmanEndpoint(input({}, PODMAN_LIST, { podmanConnection: 'gone' })),
+    (error: Error) => error instanceof EndpointError && /'gone'.*`podman system connection list`/.test(error.message),
+  );
+  const fromEnv = await podmanEndpoint(input({ CONTAINER_CONNECTION: 'local' }, PODMAN_LIST));
+  assert.equal(fromEnv.source, 'CONTAINER_CONNECTION');
+});
+
+test('docker: DOCKER_HOST unix is local, tcp with DOCKER_TLS_VERIFY is TLS, ssh is remote, passwords out', async () => {
+  const unix = await dockerEndpoint(input({ DOCKER_HOST: 'unix:///var/run/docker.sock' }));
+  assert.deepEqual(unix, { runtime: 'docker', address: 'unix:///var/run/docker.sock', source: 'DOCKER_HOST', remote: false });
+  const tls = await dockerEndpoint(input({ DOCKER_HOST: 'tcp://host:2376', DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: '/c' }));
+  assert.equal(endpointText(tls), 'remote engine tcp://host:2376 (DOCKER_HOST, TLS)');
+  const plain = await dockerEndpoint(input({ DOCKER_HOST: 'tcp://host:2375', DOCKER_TLS_VERIFY: '' }));
+  assert.equal(plain.tls, undefined);
+  const unverified = await dockerEndpoint(input({ DOCKER_HOST: 'tcp://host:2376', DOCKER_TLS: '1' }));
+  assert.equal(endpointText(unverified), 'remote engine tcp://host:2376 (DOCKER_HOST, TLS without verifying the server)');
+  const ssh = await dockerEndpoint(input({ DOCKER_HOST: 'ssh://me:pw@box' }));
+  assert.equal(ssh.address, 'ssh://me@box');
+  assert.equal(ssh.remote, true);
+});
+
+test('docker: DOCKER_CONTEXT, else the current context, else the setting over both', async () => {
+  const current = await dockerEndpoint(input({}, DOCKER_LIST));
+  assert.equal(current.name, 'farm');
+  assert.equal(current.source, "docker's current context");
+  assert.equal(current.address, 'tcp://build@10.0.0.9:2376');
+  assert.equal(current.remote, true);
+  const env = await dockerEndpoint(input({ DOCKER_CONTEXT: 'box' }, DOCKER_LIST));
+  assert.equal(endpointText(env), "context 'box' (remote engine ssh://me@box) (DOCKER_CONTEXT)");
+  const picked = await dockerEndpoint(
+    input({ DOCKER_HOST: 'tcp://x:1', DOCKER_CONTEXT: 'box' }, DOCKER_LIST, { dockerContext: 'default' }),
+  );
+  assert.equal(endpointText(picked), "context 'default' (local engine unix:///var/run/docker.sock) (sandbox.dockerContext)");
+  assert.equal(remoteEndpointText(picked), undefined);
+  await assert.rejects(
+    dockerEndpoint(input({ DOCKER_CONTEXT: 'gone' }, DOCKER_LIST)),
+    (error: Error) => error instanceof EndpointError && /DOCKER_CONTEXT.*'gone'.*`docker context ls`/.test(error.message),
+  );
+});
+
+test('passwords are stripped from any address; user names and paths stay', () => {
+  assert.equal(withoutPassword('tcp://u:p@h:1/x'), 'tcp://u@h:1/x');
+  assert.equal(withoutPassword('ssh://:p@h'), 'ssh://h');
+  assert.equal(withoutPassword('unix:///run/a@b.sock'), 'unix:///run/a@b.sock');
+});
+
+test('the settings put --connection / --context before every CLI call of that command', () => {
+  assert.deepEqual(selectionArgs('podman', { podmanConnection: 'box' }), ['--connection', 'box']);
+  assert.deepEqual(selectionArgs('docker', { dockerContext: 'ctx', podmanConnection: 'box' }), ['--context', 'ctx']);
+  assert.deepEqual(selectionArgs('docker', {}), []);
+  setLeadingArgs('/fake/docker', ['--context', 'ctx']);
+  assert.deepEqual(cliArgv('/fake/docker', ['ps']), ['--context', 'ctx', 'ps']);
+  assert.deepEqual(cliArgv('/fake/podman', ['ps']), ['ps']);
+  setLeadingArgs('/fake/docker', []);
+  assert.deepEqual(cliArgv('/fake/docker', ['ps']), ['ps']);
+});
+
+test('the names are settings values, never options', () => {
+  assert.equal(sandboxConfigSchema.safeParse({ dockerContext: 'my-ctx.1' }).success, true);
+  assert.equal(sandboxConfigSchema.safeParse({ dockerContext: '--host=tcp://x' }).success, false);
+  assert.equal(sandboxConfigSchema.safeParse({ podmanConnection: 'a b' }).success, false);
+});
+
+test('a remote endpoint drops the workspace mount, whatever the environment says', () => {
+  const config = sandboxConfigSchema.parse({ workspace: { access: 'read-only', path: process.cwd() } });
+  const remote = {
+    runtime: 'podman' as const,
+    name: 'm',
+    address: 'ssh://core@127.0.0.1:1/x',
+    source: "podman's default connection" as const,
+    remote: true,
+  };
+  assert.deepEqual(workspaceSpec('podman', config, {}, undefined, remote), {});
+  const local = { ...remote, address: 'unix:///run/podman/podman.sock', remote: false };
+  assert.equal(workspaceSpec('podman', config, {}, undefined, local).workspace?.length, 1);
+});
