@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { probeRuntime } from '../../src/sandbox/engines/detect.ts';
@@ -135,12 +135,22 @@ describe('podman engine endpoint', { skip: !testRuntimes().includes('podman') &&
 
   describe('a connection picked through sandbox.podmanConnection', () => {
     let service: Awaited<ReturnType<typeof podmanService>>;
+    // Podman writes connections into its containers.conf: the test's own copy, so that neither the
+    // user's file nor one that other podman commands read meanwhile is rewritten.
+    const conf: Record<string, string> = {};
     before(async () => {
+      const file = join(await tempDir('cem-podman-conf-'), 'containers.conf');
+      if (process.env.CONTAINERS_CONF) await copyFile(process.env.CONTAINERS_CONF, file);
+      else await writeFile(file, '');
+      conf.CONTAINERS_CONF = file;
       service = await podmanService();
-      if (service) await execa('podman', ['system', 'connection', 'add', connection, `unix://${service.socket}`]);
+      if (service)
+        await execa('podman', ['system', 'connection', 'add', connection, `unix://${service.socket}`], {
+          env: { ...process.env, ...conf },
+        });
     });
     after(async () => {
-      await execa('podman', ['system', 'connection', 'remove', connection], { reject: false });
+      await execa('podman', ['system', 'connection', 'remove', connection], { reject: false, env: { ...process.env, ...conf } });
       service?.stop();
     });
 
@@ -148,7 +158,7 @@ describe('podman engine endpoint', { skip: !testRuntimes().includes('podman') &&
       if (!service) return t.skip('podman cannot serve its API on a socket here');
       // Not beside CONTAINER_HOST, which the check refuses (the test above). The service
       // shares this machine's storage, so its own log says the sandbox was created through it.
-      const env = {};
+      const env = conf;
       assert.equal(await runThrough({ runtime: 'podman', podmanConnection: connection }, env), '42');
       assert.match(service.log(), /POST \/v[\d.]+\/libpod\/containers\/create/);
       const report = await doctor({ runtime: 'podman', podmanConnection: connection }, env);

@@ -6,6 +6,7 @@ import {
   dockerEndpoint,
   EndpointError,
   endpointText,
+  isRemoteAddress,
   podmanEndpoint,
   remoteEndpointText,
   selectionArgs,
@@ -47,18 +48,43 @@ test('podman: CONTAINER_HOST wins over the connections, each form named local or
   assert.equal(ssh.remote, true);
 });
 
-test('podman: the default connection, named, its password left out', async () => {
+test("podman: the default connection, named, its password left out; podman machine's (ssh to loopback) is this machine's", async () => {
   const endpoint = await podmanEndpoint(input({}, PODMAN_LIST));
   assert.equal(endpoint.name, 'machine-default');
   assert.equal(endpoint.source, "podman's default connection");
-  assert.equal(endpoint.remote, true);
+  // The virtual machine shares the home folder: the workspace can still be mounted.
+  assert.equal(endpoint.remote, false);
   const text = endpointText(endpoint);
   assert.equal(
     text,
-    "connection 'machine-default' (remote engine ssh://core@127.0.0.1:50123/run/user/501/podman/podman.sock) (podman's default connection)",
+    "connection 'machine-default' (local engine ssh://core@127.0.0.1:50123/run/user/501/podman/podman.sock) (podman's default connection)",
   );
   assert.doesNotMatch(text, /hunter2/);
-  assert.match(remoteEndpointText(endpoint) ?? '', /^connection 'machine-default', ssh:\/\/core@/);
+  assert.equal(remoteEndpointText(endpoint), undefined);
+  const elsewhere = await podmanEndpoint(input({}, PODMAN_LIST.replace('127.0.0.1', 'build.example')));
+  assert.equal(elsewhere.remote, true);
+  assert.match(remoteEndpointText(elsewhere) ?? '', /^connection 'machine-default', ssh:\/\/core@build\.example/);
+});
+
+test('an address is remote unless it is a socket, a pipe, or ssh to loopback', () => {
+  for (const local of [
+    'unix:///run/podman/podman.sock',
+    '/var/run/docker.sock',
+    'npipe:////./pipe/docker_engine',
+    'ssh://core@127.0.0.1:50123/run/podman.sock',
+    'ssh://localhost/run/podman.sock',
+    'ssh://me@[::1]:22/x',
+  ])
+    assert.equal(isRemoteAddress(local), false, local);
+  for (const remote of [
+    'tcp://127.0.0.1:2376',
+    'tcp://box:2376',
+    'ssh://me@box',
+    'ssh://me@127.0.0.1.example/x',
+    'ssh://localhost.example/x',
+    'http://127.0.0.1:2375',
+  ])
+    assert.equal(isRemoteAddress(remote), true, remote);
 });
 
 test('podman: no connection and no CONTAINER_HOST is its own local socket; empty lists are null or []', async () => {

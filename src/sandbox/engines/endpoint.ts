@@ -60,9 +60,18 @@ export function withoutPassword(address: string): string {
   });
 }
 
-/** A unix socket or named pipe is this machine's; anything else (tcp, ssh, http) is another's. */
+/**
+ * A unix socket or named pipe is this machine's, and so is ssh to this machine's loopback: the
+ * virtual machine of podman machine (macOS, Windows), lima or colima, which shares the home
+ * folder, so the workspace can still be mounted. Anything else (tcp, ssh elsewhere, http) is
+ * another machine's.
+ */
 export function isRemoteAddress(address: string): boolean {
-  return !/^(unix|npipe):\/\//i.test(address.trim()) && !address.trim().startsWith('/');
+  const trimmed = address.trim();
+  if (/^(unix|npipe):\/\//i.test(trimmed) || trimmed.startsWith('/')) return false;
+  const ssh = /^ssh:\/\/(?:[^@/]*@)?(\[[^\]]+\]|[^:/]+)/i.exec(trimmed);
+  const host = ssh?.[1]?.replace(/^\[|\]$/g, '').toLowerCase();
+  return !(host && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)));
 }
 
 function fromAddress(runtime: RuntimeName, address: string, source: EndpointSource, name?: string): EngineEndpoint {
