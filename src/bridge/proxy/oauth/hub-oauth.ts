@@ -100,13 +100,7 @@ function serverOAuth(
     name,
     url,
     store,
-    {
-      clientId: settings?.clientId,
-      clientSecret,
-      scopes: settings?.scopes ?? [],
-      callbackPort: settings?.callbackPort,
-      clientMetadataUrl: settings?.clientMetadataUrl,
-    },
+    { clientId: settings?.clientId, clientSecret, scopes: settings?.scopes ?? [], callbackPort: settings?.callbackPort },
     {
       timeoutMs: (settings?.signInTimeoutSeconds ?? 300) * 1000,
       log: context.log,
