@@ -43,7 +43,16 @@ export async function oauthChecks(kit: HostKit, ext: ExtensionApi, repo: string,
         () => (Object.keys(ext.config().servers).includes('secure') ? true : undefined),
         10_000,
       );
-      await kit.startBridge();
+      // The running bridge applies the new list itself: until it has, mcp_secure is not defined.
+      await waitFor(
+        'the bridge to know the server',
+        async () => {
+          await kit.startBridge();
+          const out = await kit.invoke('sorted(s["name"] for s in discovered_servers())').catch(() => '');
+          return out.includes("'secure'") ? true : undefined;
+        },
+        60_000,
+      );
       const pending = kit.invoke("await mcp_secure.echo(message='signed in from VS Code')");
       // The bridge's request, as the extension reads it.
       await waitFor('the sign-in request', () => readdirSync(ext.stateDir).find((f) => /^sign-in\..+\.json$/.test(f)), 60_000);

@@ -188,6 +188,7 @@ export async function run(): Promise<void> {
   // CEM_HOST_ONLY=passthrough,packages: only those groups after the start (a quicker loop while working on them).
   const only = (process.env.CEM_HOST_ONLY ?? '').split(',').filter(Boolean);
   if (only.length > 0) {
+    if (only.includes('oauth')) await oauthChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
     if (only.includes('passthrough')) await passthroughChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, repo, ui);
     if (only.includes('packages')) await packagesChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, image);
     if (only.includes('wasm')) await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
