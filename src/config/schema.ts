@@ -250,9 +250,22 @@ export const oauthConfigSchema = z
       .describe('Fixed loopback port of the redirect (http://127.0.0.1:PORT/callback).'),
     /** Seconds the browser step waits for the sign-in. */
     signInTimeoutSeconds: z.number().positive().max(3600).default(300),
+    /** A client ID metadata document the user hosts: its URL is the client_id where the authorization server takes one. */
+    clientMetadataUrl: z
+      .url({ protocol: /^https$/ })
+      .max(2048)
+      .refine((u) => new URL(u).pathname !== '/', 'must be an https URL with a path (the client ID metadata document)')
+      .optional()
+      .describe(
+        'https URL of a client ID metadata document you host, used as the client id where the authorization server supports it (default: dynamic registration).',
+      ),
   })
   .strict()
-  .refine((o) => !o.clientSecret || o.clientId, { message: 'clientSecret needs clientId', path: ['clientSecret'] });
+  .refine((o) => !o.clientSecret || o.clientId, { message: 'clientSecret needs clientId', path: ['clientSecret'] })
+  .refine((o) => !(o.clientId && o.clientMetadataUrl), {
+    message: 'give clientId or clientMetadataUrl, not both',
+    path: ['clientMetadataUrl'],
+  });
 export type OAuthConfig = z.infer<typeof oauthConfigSchema>;
 
 export const httpServerSchema = z

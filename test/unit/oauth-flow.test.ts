@@ -2,7 +2,8 @@
 // one sign-in, new sign-ins are rate-limited, a hub beside the bridge never begins one, a
 // callback port held by another window keeps the registration, a refused refresh keeps tokens
 // another process stored meanwhile, a stalled refresh is bounded, the authorization server's
-// words are capped, and the sealing key is made once.
+// words are capped, the sealing key is made once, what the model reads holds no sign-in URL,
+// a 403 for a wider scope holds back the refresh, and clientMetadataUrl is checked.
 import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import { once } from 'node:events';
@@ -15,7 +16,15 @@ import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { callReason } from '../../src/bridge/proxy/failures.ts';
 import { freePort } from '../../src/bridge/proxy/oauth/callback-server.ts';
 import { RefreshCoalescer } from '../../src/bridge/proxy/oauth/refresh-coalescer.ts';
-import { authServerText, MAX_AUTH_TEXT, ServerOAuth, type ServerOAuthOptions } from '../../src/bridge/proxy/oauth/server-oauth.ts';
+import {
+  authServerText,
+  MAX_AUTH_TEXT,
+  ServerOAuth,
+  signInNeeded,
+  type ServerOAuthOptions,
+} from '../../src/bridge/proxy/oauth/server-oauth.ts';
+import { StoredClientProvider } from '../../src/bridge/proxy/oauth/client-provider.ts';
+import { oauthConfigSchema } from '../../src/config/schema.ts';
 import { SignInBoard, type SignInNotice } from '../../src/state/sign-in-notices.ts';
 import { TokenStore } from '../../src/state/oauth-tokens.ts';
 import { KEY_SECRET, tokenKey, type KeySecrets } from '../../src/extension/settings/token-key.ts';
@@ -66,7 +75,7 @@ test('calls at the same time share one sign-in (one notice, one state, one verif
     const state = flow.provider.state();
     await Promise.all(Array.from({ length: 10 }, (_, n) => redirect(flow, n)));
     assert.equal(board.shown.length, 1);
-    assert.match(flow.message() ?? '', /authorize\?n=0/);
+    assert.match(board.shown[0]!.url, /authorize\?n=0/);
     assert.equal(flow.provider.state(), state, 'the state of the sign-in shown');
     assert.equal(flow.provider.codeVerifier(), 'verifier-0');
 
@@ -83,6 +92,62 @@ test('calls at the same time share one sign-in (one notice, one state, one verif
   } finally {
     flow.close();
   }
+});
+
+test('what the model reads while a sign-in waits names the server and how the user signs in, never the URL or its state', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
+  const { flow, board } = await flowIn(dir);
+  try {
+    await redirect(flow, 0);
+    const state = flow.provider.state();
+    const message = flow.message() ?? '';
+    assert.match(message, /server "secure" needs the user to sign in/);
+    assert.match(message, /"Sign in to secure" notification/);
+    assert.match(message, /on the command line: the sign-in address the bridge wrote to its log/);
+    assert.match(message, /within 10 s/);
+    assert.doesNotMatch(message, /http|authorize|127\.0\.0\.1/);
+    assert.ok(!message.includes(state));
+    assert.equal(board.shown[0]!.url, 'http://127.0.0.1:9/authorize?n=0', "the URL goes to VS Code's notice only");
+  } finally {
+    flow.close();
+  }
+  assert.doesNotMatch(signInNeeded('x', 300_000), /http/);
+});
+
+test('a 403 asking for a wider scope holds back the refresh token until a sign-in ends', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-flow-'));
+  const { flow } = await flowIn(dir);
+  try {
+    await flow.provider.saveTokens({ access_token: 'at-1', token_type: 'bearer', refresh_token: 'rt-1' });
+    const forbidden = () =>
+      Promise.resolve(
+        new Response('{}', { status: 403, headers: { 'www-authenticate': 'Bearer error="insufficient_scope", scope="admin"' } }),
+      );
+    const other = () =>
+      Promise.resolve(new Response('{}', { status: 403, headers: { 'www-authenticate': 'Bearer error="invalid_token"' } }));
+    await flow.wrap(other)('https://mcp.example.com/mcp');
+    assert.equal((await flow.provider.tokens())?.refresh_token, 'rt-1', 'another 403 changes nothing');
+    await flow.wrap(forbidden)('https://mcp.example.com/mcp');
+    const held = await flow.provider.tokens();
+    assert.equal(held?.access_token, 'at-1', 'the access token is still sent');
+    assert.equal(held?.refresh_token, undefined, 'no refresh: it would keep the old scope');
+    flow.provider.endSignIn();
+    assert.equal((await flow.provider.tokens())?.refresh_token, 'rt-1');
+  } finally {
+    flow.close();
+  }
+});
+
+test('clientMetadataUrl: an https URL with a path, not beside clientId; the provider offers it only without a clientId', () => {
+  const parse = (oauth: Record<string, unknown>) => oauthConfigSchema.safeParse(oauth).success;
+  assert.ok(parse({ clientMetadataUrl: 'https://example.com/client.json' }));
+  assert.ok(!parse({ clientMetadataUrl: 'http://example.com/client.json' }), 'https only');
+  assert.ok(!parse({ clientMetadataUrl: 'https://example.com/' }), 'a document, not a site');
+  assert.ok(!parse({ clientMetadataUrl: 'https://example.com/client.json', clientId: 'abc' }), 'one or the other');
+  const store = new TokenStore(tmpdir(), 'secure', URL_A, undefined);
+  const url = 'https://example.com/client.json';
+  assert.equal(new StoredClientProvider(store, { scopes: [], clientMetadataUrl: url }, async () => {}).clientMetadataUrl, url);
+  assert.equal(new StoredClientProvider(store, { scopes: [], clientId: 'abc' }, async () => {}).clientMetadataUrl, undefined);
 });
 
 test('a hub that may not sign in never listens nor asks: it says a sign-in is needed', async () => {

@@ -122,7 +122,7 @@ export class ServerConnection {
       // Concurrent first uses share one listing.
       if (!this.listing) {
         this.busySince = Date.now();
-        this.listing = this.refreshTools(link).finally(() => (this.listing = undefined));
+        this.listing = this.listTools(link).finally(() => (this.listing = undefined));
       }
       await this.listing;
     }
@@ -218,6 +218,11 @@ export class ServerConnection {
       failure = error;
     } finally {
       signal.removeEventListener('abort', abort);
+    }
+    // The server asked for a sign-in (a 401, or a 403 for a wider scope): waited for, then the call is made once more.
+    if (mayRetry && this.signInBegun(failure)) {
+      await this.awaitSignIn(signal, run?.untimed);
+      return this.callOnce(link, tool, args, signal, progress, run, false);
     }
     // A URL elicitation is what the call needs (-32042): asked of the bridge's client, then the call is made once more.
     if (
@@ -403,6 +408,27 @@ export class ServerConnection {
     }
   }
 
+  /** Whether `error` is the server asking for a sign-in that is now waiting for the person. */
+  private signInBegun(error: unknown): boolean {
+    return ServerOAuth.isSignInError(error) && this.start.oauth?.signingIn === true;
+  }
+
+  /**
+   * Waits for the sign-in in progress (bounded by its own timeout; off the run's clock with
+   * `untimed`, as at start); throws, in words for the model, when it fails or the run stops.
+   */
+  private async awaitSignIn(signal?: AbortSignal, untimed?: RunCall['untimed']): Promise<void> {
+    const oauth = this.start.oauth;
+    if (!oauth) return;
+    let done = oauth.waitForSignIn();
+    if (signal) done = stoppedBy(done, signal);
+    try {
+      await (untimed ? untimed(done) : done);
+    } catch (error) {
+      throw new ServerUnavailableError(`server "${this.name}": ${(error as Error).message}`);
+    }
+  }
+
   /** A client and guarded transport for one attempt to start the server. */
   private newLink(config: ServerConfig, kind: 'stdio' | 'streamable' | 'sse'): Link {
     if (isStdio(config)) this.voice.stdioStarted();
@@ -479,12 +505,26 @@ export class ServerConnection {
     this.logLimiter.pass(message, this.serverLog);
   }
 
-  private async refreshTools(link: Link): Promise<void> {
+  /** The first listing: a sign-in the server asks for (401, or 403 for a wider scope) is waited for, then it lists once more. */
+  private async listTools(link: Link): Promise<void> {
+    try {
+      await this.refreshTools(link, true);
+    } catch (error) {
+      if (!this.signInBegun(error)) throw error;
+      // The caller's wait (hub.listTools) is off the run's clock and stopped by its signal.
+      await this.awaitSignIn();
+      await this.refreshTools(link);
+    }
+  }
+
+  /** `signIn`: an error that began a sign-in is thrown as it is (listTools waits for it), not explained. */
+  private async refreshTools(link: Link, signIn = false): Promise<void> {
     const listed = await readToolList(
       async (cursor) => {
         try {
           return await link.client.listTools(cursor ? { cursor } : undefined, { timeout: this.timeouts.listMs });
         } catch (error) {
+          if (signIn && this.signInBegun(error)) throw error;
           throw this.explain(error, 'listing tools', link);
         }
       },
@@ -513,4 +553,17 @@ export class ServerConnection {
   private explain(error: unknown, doing: string, link: Link): Error {
     return this.voice.explain(error, doing, link.state);
   }
+}
+
+/** `work`, or a rejection once `signal` aborts (the work itself goes on). */
+function stoppedBy<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    work.catch(() => undefined);
+    return Promise.reject(new Error('the run stopped while waiting for the sign-in'));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error('the run stopped while waiting for the sign-in'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }

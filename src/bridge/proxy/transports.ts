@@ -88,10 +88,10 @@ export function childOf(transport: StdioClientTransport): ChildProcess | undefin
   return child instanceof EventEmitter && 'stdout' in child ? (child as ChildProcess) : undefined;
 }
 
-/** The MCP authorization flow of a server (oauth/server-oauth.ts): its provider, and its wrapper of token requests. */
+/** The MCP authorization flow of a server (oauth/server-oauth.ts): its provider, and its wrapper of requests (refreshes, step-up). */
 export interface HttpAuth {
   provider: OAuthClientProvider;
-  refreshes: { wrap(f: FetchLike): FetchLike };
+  wrap(f: FetchLike): FetchLike;
 }
 
 /** `fetch` (when given) wraps every request, to cap and pace response bodies; `oauth` answers a 401. */
@@ -105,7 +105,7 @@ export function httpTransport(
   const url = new URL(config.url);
   const headers = { ...config.headers, ...extraHeaders };
   const plain: FetchLike = (u, init) => fetch(u, init);
-  const base = oauth ? oauth.refreshes.wrap(plain) : plain;
+  const base = oauth ? oauth.wrap(plain) : plain;
   const auth = oauth ? { authProvider: oauth.provider } : {};
   return kind === 'sse'
     ? new SSEClientTransport(url, {

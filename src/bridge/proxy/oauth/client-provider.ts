@@ -20,6 +20,8 @@ export interface OAuthSettings {
   clientSecret?: string | undefined;
   scopes: readonly string[];
   callbackPort?: number | undefined;
+  /** An https URL of a client ID metadata document: the client_id where the authorization server takes one. */
+  clientMetadataUrl?: string | undefined;
 }
 
 /** How many token values are remembered for redaction (a few refreshes' worth). */
@@ -46,6 +48,8 @@ export class StoredClientProvider implements OAuthClientProvider {
   private readonly seen: string[] = [];
   /** Set when the SDK's auth() ran (it asks for the discovery state first): the server answered 401. */
   authRan = false;
+  /** The server asked for a wider scope (403 insufficient_scope): until a sign-in ends, no refresh (it keeps the old scope). */
+  private steppingUp = false;
 
   constructor(store: TokenStore, settings: OAuthSettings, onRedirect: (url: URL, state: string | undefined) => Promise<void>) {
     this.store = store;
@@ -68,6 +72,14 @@ export class StoredClientProvider implements OAuthClientProvider {
   async dropPort(): Promise<void> {
     this.port = 0;
     await this.store.update(({ client: _c, redirectPort: _p, ...rest }) => rest);
+  }
+
+  /**
+   * A URL-based client id (client ID metadata document), used instead of registering where the
+   * authorization server says it takes one; a configured clientId comes first.
+   */
+  get clientMetadataUrl(): string | undefined {
+    return this.settings.clientId ? undefined : this.settings.clientMetadataUrl;
   }
 
   get redirectUrl(): string {
@@ -94,6 +106,12 @@ export class StoredClientProvider implements OAuthClientProvider {
   endSignIn(): void {
     this.signInState = undefined;
     this.verifier = undefined;
+    this.steppingUp = false;
+  }
+
+  /** The server refused the token for its scope: the next auth() asks a new sign-in (with the scope the server named). */
+  stepUp(): void {
+    this.steppingUp = true;
   }
 
   /** The token values this provider handed out or saved (current and recent), for redaction. */
@@ -116,6 +134,9 @@ export class StoredClientProvider implements OAuthClientProvider {
     const stored = await this.store.read();
     // A client registered with another redirect port would be refused at the callback.
     if (!stored.client || stored.redirectPort !== this.port) return undefined;
+    // A URL-based client id is not a registration: it has no redirect URIs of its own.
+    const urlClient = this.clientMetadataUrl;
+    if (urlClient && stored.client.client_id === urlClient) return stored.client as OAuthClientInformationMixed;
     const parsed = OAuthClientInformationFullSchema.safeParse(stored.client);
     return parsed.success ? (stored.client as OAuthClientInformationMixed) : undefined;
   }
@@ -133,6 +154,10 @@ export class StoredClientProvider implements OAuthClientProvider {
     if (!parsed.success) return undefined;
     this.remember(parsed.data);
     this.lastRefreshToken = parsed.data.refresh_token;
+    if (this.steppingUp) {
+      const { refresh_token: _held, ...access } = parsed.data;
+      return access;
+    }
     return parsed.data;
   }
 

@@ -100,7 +100,13 @@ function serverOAuth(
     name,
     url,
     store,
-    { clientId: settings?.clientId, clientSecret, scopes: settings?.scopes ?? [], callbackPort: settings?.callbackPort },
+    {
+      clientId: settings?.clientId,
+      clientSecret,
+      scopes: settings?.scopes ?? [],
+      callbackPort: settings?.callbackPort,
+      clientMetadataUrl: settings?.clientMetadataUrl,
+    },
     {
       timeoutMs: (settings?.signInTimeoutSeconds ?? 300) * 1000,
       log: context.log,

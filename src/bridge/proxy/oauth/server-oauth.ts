@@ -5,10 +5,14 @@
 // fails with UnauthorizedError. When the browser comes back with the code (and the right state)
 // the code is exchanged here, tokens are stored, and the connection tries again. Refresh is the
 // SDK's, on the next 401; when it fails, the SDK drops the tokens and a new sign-in is asked.
+// A 403 with `error="insufficient_scope"` (step-up) asks a new sign-in for the wider scope: the
+// stored refresh token is held back meanwhile, since refreshing keeps the old scope.
+// The authorization URL carries the sign-in's state: it goes to the log and VS Code's notice,
+// never into an error the model or sandboxed code reads.
 // One sign-in per server at a time (later calls share it), a few new ones a minute at most, and
 // none at all in a hub beside the bridge (it would take the bridge's callback port).
 import { randomUUID } from 'node:crypto';
-import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, extractWWWAuthenticateParams, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { authServerText } from './auth-server-text.ts';
 import { freePort, isOurCallback, listenForCallback, SignInError, type CallbackListener } from './callback-server.ts';
@@ -50,8 +54,8 @@ interface Pending {
 
 export class ServerOAuth {
   readonly provider: StoredClientProvider;
-  /** Wraps the transports' fetch: concurrent refreshes of one token become one (refresh-coalescer.ts). */
-  readonly refreshes = new RefreshCoalescer();
+  /** Concurrent refreshes of one token become one (refresh-coalescer.ts); see wrap(). */
+  private readonly refreshes = new RefreshCoalescer();
   private readonly name: string;
   private readonly serverUrl: string;
   private readonly options: ServerOAuthOptions;
@@ -95,11 +99,15 @@ export class ServerOAuth {
     return error instanceof UnauthorizedError || error instanceof SignInError;
   }
 
-  /** What to tell about a failure caused by a sign-in in progress; undefined when there is none. */
+  /** What to tell about a failure caused by a sign-in in progress (never its URL); undefined when there is none. */
   message(): string | undefined {
-    const pending = this.pending;
-    if (!pending) return undefined;
-    return `server "${this.name}" needs you to sign in: open ${pending.url} in a browser (the sign-in waits ${Math.round(this.options.timeoutMs / 1000)} s), then use the server again`;
+    if (!this.pending) return undefined;
+    return signInNeeded(this.name, this.options.timeoutMs);
+  }
+
+  /** Whether a sign-in is in progress (its callback listening). */
+  get signingIn(): boolean {
+    return this.pending !== undefined;
   }
 
   /** Waits for the sign-in in progress (after an UnauthorizedError); throws when there is none or it failed. */
@@ -107,6 +115,19 @@ export class ServerOAuth {
     const pending = this.pending;
     if (!pending) throw new SignInError(`server "${this.name}" refused the bridge's credentials and no sign-in could be started`);
     await pending.done;
+  }
+
+  /**
+   * The transports' fetch: concurrent refreshes of one token become one (refresh-coalescer.ts),
+   * and a 403 asking for a wider scope makes the SDK's next auth() ask a new sign-in.
+   */
+  wrap(base: FetchLike): FetchLike {
+    const coalesced = this.refreshes.wrap(base);
+    return async (url, init) => {
+      const response = await coalesced(url, init);
+      if (response.status === 403 && extractWWWAuthenticateParams(response).error === 'insufficient_scope') this.provider.stepUp();
+      return response;
+    };
   }
 
   /** Ends a sign-in in progress (its server is stopped); a later use asks again. */
@@ -204,4 +225,17 @@ export class ServerOAuth {
       expiresAt: Date.now() + this.options.timeoutMs,
     });
   }
+}
+
+/**
+ * What the model and sandboxed code are told while a sign-in waits: which server, and that the
+ * user signs in (VS Code's notification, or the address in the bridge's log). Never the URL:
+ * it carries the sign-in's state, which must not travel further than the person's browser.
+ */
+export function signInNeeded(server: string, timeoutMs: number): string {
+  return (
+    `server "${server}" needs the user to sign in: ask the user to sign in to ${server} ` +
+    `(in VS Code: the "Sign in to ${server}" notification, button Sign In; on the command line: the sign-in address the bridge wrote to its log) ` +
+    `within ${Math.round(timeoutMs / 1000)} s; calls to it wait for the sign-in, or use the server again once signed in`
+  );
 }
