@@ -276,6 +276,29 @@ describe('OAuth sign-in: configured client, failures, sealed storage', () => {
     }
   });
 
+  test('a listing (query_tool_docs) that gets 403 insufficient_scope waits for the sign-in, then lists', async () => {
+    const fixture = await startFixture({ OAUTH_LIST_SCOPE: '1' });
+    const stateDir = await tempDir('cem-oauth-list-scope-');
+    const logs: string[] = [];
+    const hub = hubFor(fixture.url, stateDir, logs);
+    await hub.start();
+    try {
+      const listing = hub.listTools('secure');
+      await browse(await signInUrl(() => logs.join('\n')));
+      const url = new URL(await signInUrl(() => logs.join('\n'), 1));
+      assert.equal(url.searchParams.get('scope'), 'list');
+      await browse(url.href);
+      assert.deepEqual(
+        (await listing).map((t) => t.tool),
+        ['echo'],
+      );
+      assert.equal((await fixture.stats()).stepUps, 1);
+    } finally {
+      await hub.close();
+      fixture.child.kill();
+    }
+  });
+
   test('where the authorization server takes client ID metadata documents, clientMetadataUrl is the client id: no registration', async () => {
     const port = await freePort();
     const client = 'https://client.example.com/code-execution-mode.json';
