@@ -24,7 +24,7 @@ import {
 import { BridgeClientRelay, ROOTS_RECORD_MS } from '../../src/bridge/client/relay.ts';
 import { answerWithDefaults, withDefaults } from '../../src/bridge/client/elicitation-defaults.ts';
 import { Flow, GuardedTransport } from '../../src/bridge/proxy/guarded-transport.ts';
-import { installRelay } from '../../src/bridge/proxy/relay.ts';
+import { installRelay, MAX_REASON_CHARS } from '../../src/bridge/proxy/relay.ts';
 import { RENAMED_ZERO_ID, zeroIdIn, zeroIdOut } from '../../src/bridge/proxy/zero-id.ts';
 import { RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { until } from '../helpers/wait.ts';
@@ -112,6 +112,24 @@ test("a server's cancellation of its elicitation and its sampling request reache
       assert.equal(record.outcome, 'cancelled');
       assert.equal(record.error, 'cancelled by the server: the server no longer needs it');
     }
+  } finally {
+    await c.close();
+  }
+});
+
+test("a server's reason for cancelling reaches the run log as one line, cut to its cap", async () => {
+  const c = await chain(() => undefined);
+  try {
+    const stop = new AbortController();
+    const pending = c.proxied.elicitInput(question, { signal: stop.signal });
+    await until('the client asked', () => c.asked[0]);
+    stop.abort(`first line\n${'y'.repeat(MAX_REASON_CHARS * 5)}`);
+    await assert.rejects(pending);
+    const record = await until('the record', async () => (await c.relayEvents()).find((e) => e.outcome === 'cancelled'));
+    const error = String(record.error);
+    assert.match(error, /^cancelled by the server: first line/);
+    assert.doesNotMatch(error, /\n/);
+    assert.ok(error.length <= 'cancelled by the server: '.length + MAX_REASON_CHARS, `${error.length} characters`);
   } finally {
     await c.close();
   }

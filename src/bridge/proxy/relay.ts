@@ -35,7 +35,7 @@ export type RelayedMethod = (typeof RELAYED_METHODS)[number] | 'elicitation/crea
 const MAX_ELICITATION_FIELDS = 32;
 
 /** Characters of a server's reason for cancelling kept in the run log. */
-const MAX_REASON_CHARS = 200;
+export const MAX_REASON_CHARS = 200;
 
 /** Who asks, for whom, and until when. */
 export interface RelayContext {

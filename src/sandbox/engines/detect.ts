@@ -9,9 +9,9 @@ import type { RuntimeName, SandboxBackend, SandboxConfig } from '../../config/sc
 import { ImageMissingError, RuntimeUnavailableError } from '../errors.ts';
 import { CliError, runCli, setLeadingArgs, type CliResult } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
-import { forbiddenMountDirs, mountsText, remoteRuntimeHost, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
+import { forbiddenMountDirs, mountsText, remoteEngine, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
-import { detectEndpoint, EndpointError, endpointText, remoteEndpointText, selectionArgs, type EngineEndpoint } from './endpoint.ts';
+import { detectEndpoint, EndpointError, endpointText, selectionArgs, type EngineEndpoint } from './endpoint.ts';
 import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
 import { checkWasm, type WasmStatus } from '../wasm/check.ts';
@@ -362,7 +362,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
     ...(status.ociRuntime ? { ociRuntime: status.ociRuntime } : {}),
   };
   if (workspaceRequested(sandbox)) {
-    const remote = status.endpoint ? remoteEndpointText(status.endpoint) : remoteRuntimeHost(name, options.env ?? process.env);
+    const remote = remoteEngine(name, options.env ?? process.env, status.endpoint);
     if (remote) {
       status.checks.push({
         name: 'workspace',

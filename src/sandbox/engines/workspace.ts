@@ -30,6 +30,11 @@ export function remoteRuntimeHost(runtime: RuntimeName, env: NodeJS.ProcessEnv =
   return value && /^(tcp|ssh|https?):\/\//i.test(value) ? value.replace(/\/\/[^@/]*@/, '//') : undefined;
 }
 
+/** The remote engine for people, or undefined for a local one: as the runtime check's endpoint says, else as the environment says. */
+export function remoteEngine(runtime: RuntimeName, env: NodeJS.ProcessEnv, endpoint: EngineEndpoint | undefined): string | undefined {
+  return endpoint ? remoteEndpointText(endpoint) : remoteRuntimeHost(runtime, env);
+}
+
 /** Whether the configuration asks for the workspace mount at all. */
 export function workspaceRequested(config: SandboxConfig): boolean {
   return config.workspace?.access === 'read-only';
@@ -167,8 +172,7 @@ export function workspaceSpec(
   stateDir?: string,
   endpoint?: EngineEndpoint,
 ): { workspace?: WorkspaceMount[] } {
-  const remote = endpoint ? remoteEndpointText(endpoint) : remoteRuntimeHost(runtime, env);
-  if (!workspaceRequested(config) || remote) return {};
+  if (!workspaceRequested(config) || remoteEngine(runtime, env, endpoint)) return {};
   const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
   return mounts.length > 0 ? { workspace: mounts } : {};
 }
