@@ -5,6 +5,7 @@ import { isAbsolute, win32 } from 'node:path';
 import { z } from 'zod';
 import { indexUrlProblem, MAX_PACKAGES, requirementProblem } from './packages.ts';
 import { checkExtraRunArgs } from './run-args.ts';
+import { parseNetworkPattern } from './network-patterns.ts';
 
 /** Memory sizes as the container CLIs take them: a number and a unit (b, k, m, g). */
 const memorySize = z
@@ -55,6 +56,41 @@ const workspacePath = z
   .min(1)
   .refine((p) => isAbsolute(p) || win32.isAbsolute(p), { message: 'must be an absolute path' })
   .refine((p) => !/[,:"\n\r]/.test(p.replace(/^[A-Za-z]:/, '')), { message: 'must not contain ",", ":", quotes or line breaks' });
+
+/** Hosts the sandbox may reach through the bridge's proxy (network-patterns.ts says what is accepted). */
+const networkAllow = z
+  .array(z.string())
+  .max(256, 'at most 256 hosts')
+  .superRefine((list, ctx) => {
+    for (const [index, text] of list.entries()) {
+      const parsed = parseNetworkPattern(text);
+      if (typeof parsed === 'string') ctx.addIssue({ code: 'custom', path: [index], message: `"${text.slice(0, 80)}" ${parsed}` });
+    }
+  });
+
+/**
+ * Network for sandboxed code, through the bridge's HTTP proxy only (the container itself keeps no
+ * network). Absent, or an empty list without `ask`: no network at all.
+ */
+const networkConfig = z
+  .object({
+    /** `host`, `host:port`, `*.domain`; loopback and private addresses only when listed exactly with their port. */
+    allow: networkAllow.default([]),
+    /** Ask the user (through the client) about a host that is not listed, instead of refusing it. */
+    ask: z.boolean().default(false),
+    /** Requests one run may make through the proxy. */
+    maxRequestsPerRun: z.number().int().min(1).max(100_000).default(256),
+    /** Bytes (both ways together) one run may move through the proxy. */
+    maxBytesPerRun: z
+      .number()
+      .int()
+      .min(1024)
+      .max(16 * 1024 * 1024 * 1024)
+      .default(512 * 1024 * 1024),
+    /** Connections through the proxy open at once, per session. */
+    maxConnections: z.number().int().min(1).max(256).default(16),
+  })
+  .strict();
 
 /** Folders one sandbox mounts at most (sandbox.workspace.path as a list). */
 export const MAX_WORKSPACE_FOLDERS = 16;
@@ -145,6 +181,9 @@ export const sandboxConfigSchema = z
      */
     packages: packageList.default([]),
     /** The index the build installs from (pip's default when absent). */
+    network: networkConfig
+      .default(() => networkConfig.parse({}))
+      .meta({ cliOnly: 'Not yet a VS Code setting: the proxy it configures is not in the sandbox yet.' }),
     pipIndexUrl: z
       .string()
       .superRefine((url, ctx) => {

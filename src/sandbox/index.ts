@@ -45,3 +45,4 @@ export {
 export type { RefusedRequest, RequestContext, RequestHandler } from './sessions/run-requests.ts';
 export type { Sandbox, SandboxTier } from './sandbox.ts';
 export type { ExecuteOptions } from './sessions/manager.ts';
+export type { EgressAnswer, EgressDecision, EgressHandler, EgressRecord, EgressTarget } from './egress/types.ts';

@@ -22,6 +22,7 @@ import { Session, startKernel, type Prelude, type StartKernel } from './session.
 import type { RunResult, SessionChange } from './run-result.ts';
 import type { RefusedRequest, RequestHandler } from './run-requests.ts';
 import type { Sandbox, SandboxEngine, SandboxTier } from '../sandbox.ts';
+import type { EgressHandler } from '../egress/types.ts';
 import { WASM_IMAGE_KEY, WasmKernel } from '../wasm/wasm-kernel.ts';
 
 export interface ExecuteOptions {
@@ -34,6 +35,8 @@ export interface ExecuteOptions {
   onOutput?: (stream: 'stdout' | 'stderr', text: string) => void;
   /** Serves this run's requests (tool calls); the manager's onRequest when not given. */
   onRequest?: RequestHandler;
+  /** Asks about and records this run's requests through the network proxy (sandbox.network). */
+  egress?: EgressHandler;
 }
 
 export interface SessionInfo {
