@@ -1,35 +1,57 @@
 // The host suite: packages the extension as users get it (.vsix), unpacks it, bundles the
-// suite, and runs it in a real VS Code extension host (test/host/run.mjs).
-import { execFileSync, spawnSync } from 'node:child_process';
+// suite, and runs it in a real VS Code extension host (test/host/run.mjs). test/run.mjs imports
+// the two steps, so that the host suite runs beside the integration suites once packaged.
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
-const root = resolve('.');
-const work = mkdtempSync(join(tmpdir(), 'cem-host-'));
-try {
-  execFileSync('npm', ['run', '--silent', 'package'], { stdio: ['ignore', 'ignore', 'inherit'] });
-  execFileSync('unzip', ['-q', 'dist-vsix/code-execution-mode.vsix', '-d', join(work, 'vsix')]);
-  await build({
-    entryPoints: ['test/host/suite.ts'],
-    bundle: true,
-    platform: 'node',
-    target: 'node22',
-    format: 'cjs',
-    external: ['vscode'],
-    outfile: join(work, 'suite.cjs'),
-    logLevel: 'warning',
+/**
+ * Packages and unpacks the extension and bundles the suite into a folder of its own, then leaves a
+ * development build in dist/ again for the other suites: after this, nothing of the host suite
+ * reads or writes dist/. Returns the folder (remove it after the run).
+ */
+export async function prepareHostSuite() {
+  const work = mkdtempSync(join(tmpdir(), 'cem-host-'));
+  try {
+    execFileSync('npm', ['run', '--silent', 'package'], { stdio: ['ignore', 'ignore', 'inherit'] });
+    execFileSync('unzip', ['-q', 'dist-vsix/code-execution-mode.vsix', '-d', join(work, 'vsix')]);
+    await build({
+      entryPoints: ['test/host/suite.ts'],
+      bundle: true,
+      platform: 'node',
+      target: 'node22',
+      format: 'cjs',
+      external: ['vscode'],
+      outfile: join(work, 'suite.cjs'),
+      logLevel: 'warning',
+    });
+    execFileSync(process.execPath, ['esbuild.mjs']);
+    return work;
+  } catch (error) {
+    rmSync(work, { recursive: true, force: true });
+    throw error;
+  }
+}
+
+/** Runs the prepared suite in a VS Code extension host; resolves to its exit status. */
+export function runHostSuite(work, extraArgs = []) {
+  // Extra arguments go to the runner, e.g. `--screenshots images` to refresh the README's.
+  const args = ['test/host/run.mjs', '--extension', join(work, 'vsix', 'extension'), '--suite', join(work, 'suite.cjs'), ...extraArgs];
+  const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...process.env, CEM_REPO: resolve('.') } });
+  return new Promise((done) => {
+    child.on('error', () => done(1));
+    child.on('close', (code) => done(code ?? 1));
   });
-  // Leave a development build in dist/ again for the other suites.
-  execFileSync(process.execPath, ['esbuild.mjs']);
-  const result = spawnSync(
-    process.execPath,
-    // Extra arguments go to the runner, e.g. `--screenshots images` to refresh the README's.
-    ['test/host/run.mjs', '--extension', join(work, 'vsix', 'extension'), '--suite', join(work, 'suite.cjs'), ...process.argv.slice(2)],
-    { stdio: 'inherit', env: { ...process.env, CEM_REPO: root } },
-  );
-  process.exitCode = result.status ?? 1;
-} finally {
-  rmSync(work, { recursive: true, force: true });
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const work = await prepareHostSuite();
+  try {
+    process.exitCode = await runHostSuite(work, process.argv.slice(2));
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }

@@ -1,13 +1,20 @@
-// Runs the test suites with Node's test runner: unit first (fast, no containers, files side by
-// side), then the integration suites two files at a time (they start real containers, and wait on
-// them: a second file uses the time one spends waiting), the leftovers check alone at the end.
-import { spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+// Runs the test layers. `node test/run.mjs [typecheck] [unit] [integration] [host]` (default:
+// unit and integration). Unit files run side by side (no containers). Integration files run two
+// at a time (they start real containers and wait on them: a second file uses the time one spends
+// waiting). The host suite (a real VS Code extension host) is packaged first, then runs beside
+// the integration files; the type check runs beside the unit files. The leftovers check runs
+// alone at the very end, once every suite that starts containers is done.
+import { spawn } from 'node:child_process';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { prepareHostSuite, runHostSuite } from '../scripts/host-tests.mjs';
 
-const layers = process.argv.slice(2);
-const wanted = layers.length > 0 ? layers : ['unit', 'integration'];
+const LAYERS = ['typecheck', 'unit', 'integration', 'host'];
+const given = process.argv.slice(2);
+const unknown = given.filter((layer) => !LAYERS.includes(layer));
+if (unknown.length > 0) throw new Error(`test/run.mjs: no layer ${unknown.join(', ')}; the layers are ${LAYERS.join(', ')}`);
+const wanted = new Set(given.length > 0 ? given : ['unit', 'integration']);
 
 function testFiles(dir) {
   const out = [];
@@ -19,29 +26,40 @@ function testFiles(dir) {
   return out.sort();
 }
 
-// Unit files start no containers and share nothing (each runs in its own process, with its own
-// temporary folders), so they run side by side. Integration files share the machine's runtimes
-// but nothing of each other's (their own state dirs, sessions and containers), so two at a time;
-// CEM_TEST_CONCURRENCY=1 runs them one by one (to time one file, or to read interleaved logs).
+// Integration files share the machine's runtimes but nothing of each other's (their own state
+// dirs, sessions and containers), so two at a time; CEM_TEST_CONCURRENCY=1 runs them one by one
+// (to time one file, or to read interleaved logs).
 const integration = Number(process.env.CEM_TEST_CONCURRENCY ?? 2);
 if (!Number.isInteger(integration) || integration < 1) throw new Error('CEM_TEST_CONCURRENCY: a whole number of files, 1 or more');
-const CONCURRENCY = { unit: availableParallelism(), integration };
 
 // The leftovers check must see what every other suite left behind, so it runs after them, alone.
 const LAST = join('test', 'integration', 'leftovers.test.ts');
 const started = String(Date.now());
-let status = 0;
-function run(files, concurrency) {
-  const result = spawnSync(process.execPath, ['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files], {
-    stdio: 'inherit',
-    env: { ...process.env, CEM_TEST_STARTED: started },
+
+/** Runs a command with the terminal as its output; resolves to its exit status. */
+function run(args) {
+  const child = spawn(process.execPath, args, { stdio: 'inherit', env: { ...process.env, CEM_TEST_STARTED: started } });
+  return new Promise((done) => {
+    child.on('error', () => done(1));
+    child.on('close', (code) => done(code ?? 1));
   });
-  if (result.status !== 0) status = result.status ?? 1;
 }
-for (const layer of wanted) {
-  const files = testFiles(join('test', layer));
+
+function nodeTest(files, concurrency) {
+  return files.length === 0 ? Promise.resolve(0) : run(['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files]);
+}
+
+const statuses = [];
+const hostWork = wanted.has('host') ? await prepareHostSuite() : undefined;
+try {
+  const typecheck = wanted.has('typecheck') ? run(['node_modules/typescript/bin/tsc', '-p', '.']) : Promise.resolve(0);
+  if (wanted.has('unit')) statuses.push(await nodeTest(testFiles(join('test', 'unit')), availableParallelism()));
+  statuses.push(await typecheck);
+  const files = wanted.has('integration') ? testFiles(join('test', 'integration')) : [];
   const last = files.includes(LAST) ? files.splice(files.indexOf(LAST), 1) : [];
-  run(files, CONCURRENCY[layer] ?? 1);
-  if (last.length > 0) run(last, 1);
+  statuses.push(...(await Promise.all([nodeTest(files, integration), hostWork ? runHostSuite(hostWork) : Promise.resolve(0)])));
+  statuses.push(await nodeTest(last, 1));
+} finally {
+  if (hostWork) rmSync(hostWork, { recursive: true, force: true });
 }
-process.exit(status);
+process.exit(statuses.find((status) => status !== 0) ?? 0);

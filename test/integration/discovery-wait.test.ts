@@ -63,8 +63,13 @@ function slowServer(delayMs: number) {
 const sandbox = { runtime: testRuntimes()[0], image: TEST_IMAGE };
 
 test("search_tool_docs waits for a starting server off the run's clock, and finds its tools", async () => {
-  // The server answers 8 s after its start; the run may take 2 s of its own.
-  const bridge = await startBridge({ sandbox: { ...sandbox, timeoutSeconds: 2 }, servers: slowServer(8000) });
+  // The server answers 8 s after its start; the run may take 2 s of its own. The wait's bound is
+  // far beyond the start, so that a loaded machine's slower start still ends within it.
+  const bridge = await startBridge({
+    sandbox: { ...sandbox, timeoutSeconds: 2 },
+    proxy: { discoveryWaitSeconds: 120 },
+    servers: slowServer(8000),
+  });
   try {
     const result = await bridge.call('print([h["tool"] for h in await search_tool_docs("add two numbers")])');
     assert.equal(structured(result).status, 'ok', textOf(result));
