@@ -16,6 +16,7 @@ import {
   type BridgeHandle,
 } from '../helpers/bridge.ts';
 import { CATALOG_FILE } from '../../src/state/catalog-file.ts';
+import { LEARNED_RETURNS_FILE } from '../../src/state/learned-returns-file.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -196,6 +197,29 @@ for (const { label, sandbox: shown } of [
           textOf(result),
         );
         assert.match(value, /'filesystem': \('not-started', 14, \['read_file', 'read_text_file', 'read_media_file'\]\)/, textOf(result));
+      } finally {
+        await second.close();
+      }
+    });
+
+    test('a second bridge on the same state dir shows what the first learned a tool returns, before any call of its own', async () => {
+      await bridge.call('await mcp_fixture.echo(message="hi")\nawait mcp_fixture.image()');
+      const learned = join(files, 'state', LEARNED_RETURNS_FILE);
+      await until('what echo returned in the state dir', () => existsSync(learned) && readFileSync(learned, 'utf8').includes('"echo"'));
+      const second = await startBridge(config);
+      try {
+        const result = await second.call(
+          [
+            'import json',
+            'echo = (await query_tool_docs("fixture", "echo"))[0]',
+            'image = (await query_tool_docs("fixture", "image"))[0]',
+            'print(json.dumps({"echo": echo, "image": image}))',
+          ].join('\n'),
+        );
+        const got = printed(result) as Record<string, Record<string, unknown>>;
+        assert.equal(got.echo!.signature, 'mcp_fixture.echo(*, message: str) -> str');
+        assert.equal(got.echo!.returns, "str: the tool's text (every call so far returned one text item)");
+        assert.equal(got.image!.signature, 'mcp_fixture.image() -> str | dict | list[str | dict]');
       } finally {
         await second.close();
       }

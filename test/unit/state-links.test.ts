@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { readCatalogSections, saveCatalogSection } from '../../src/state/catalog-file.ts';
 import { rememberImagePackages } from '../../src/state/image-packages-file.ts';
+import { readLearnedReturns, saveLearnedReturns, toolSchemaHash } from '../../src/state/learned-returns-file.ts';
 import { SignInBoard, newSignInRequests, signInFileName } from '../../src/state/sign-in-notices.ts';
 import { TokenStore } from '../../src/state/oauth-tokens.ts';
 import { ensurePrivateDir, ensurePrivateSubdir, UnsafeStatePathError } from '../../src/state/private-files.ts';
@@ -140,17 +141,22 @@ test('the rotation and catalog locks as links: broken as stale, the target left 
 });
 
 test(
-  "catalog.json and image-packages.json as links: replaced by the bridge's own file, the target unchanged",
+  "catalog.json, image-packages.json and learned-returns.json as links: replaced by the bridge's own file, the target unchanged",
   { skip: !posix },
   async () => {
     const { state, outsideFile, untouched } = await setup();
     symlinkSync(outsideFile, join(state, 'catalog.json'));
     symlinkSync(outsideFile, join(state, 'image-packages.json'));
+    symlinkSync(outsideFile, join(state, 'learned-returns.json'));
     assert.deepEqual(await readCatalogSections(state), [], 'not read through the link');
+    const learned = await readLearnedReturns(state);
+    assert.deepEqual(learned.entries, [], 'not read through the link');
+    assert.match(String(learned.problem), /learned-returns\.json ignored \(.*symbolic link/);
     await saveCatalogSection(state, { s: { state: 'running' } });
     await rememberImagePackages(state, 'img', 'key', { names: ['numpy'], more: 0 });
+    await saveLearnedReturns(state, [{ server: 's', tool: 't', schema: toolSchemaHash({}, undefined), seen: 'text', learnedAt: 1 }]);
     untouched();
-    for (const name of ['catalog.json', 'image-packages.json']) {
+    for (const name of ['catalog.json', 'image-packages.json', 'learned-returns.json']) {
       const stat = lstatSync(join(state, name));
       assert.ok(stat.isFile() && (stat.mode & 0o777) === 0o600, name);
     }

@@ -13,6 +13,7 @@ import {
   type ServerState,
   type ToolIcon,
 } from '../../state/catalog-file.ts';
+import { readLearnedReturns, saveLearnedReturns, toolSchemaHash, type LearnedReturn } from '../../state/learned-returns-file.ts';
 import { ToolIndex, type ToolHit } from './search.ts';
 import { paramsOf, returnsOf, returnTypeOf, signatureOf, type ParamDoc, type ResultsSeen } from './signature.ts';
 import { lines } from '../../shared/shown-text.ts';
@@ -89,15 +90,30 @@ export const MAX_SERVER_INSTRUCTIONS_CHARS = 2000;
 export class ToolCatalog {
   private readonly servers = new Map<string, ServerRecord>();
   private index: ToolIndex | undefined;
-  /** Per "server\0tool", how its calls so far returned (this bridge's calls; a relisting keeps it). */
-  private readonly seen = new Map<string, ResultsSeen>();
+  /**
+   * Per "server\0tool", how its calls so far returned, and the hash of the schema that was of
+   * (this bridge's calls, and other bridges' from the state dir): a relisting of the same schema
+   * keeps it, a changed schema starts afresh.
+   */
+  private readonly seen = new Map<string, { seen: ResultsSeen; schema: string }>();
+  /** Each entry's schema hash (learned-returns-file.ts toolSchemaHash), made once. */
+  private readonly schemas = new WeakMap<ToolEntry, string>();
+  /** What calls taught since the state dir's file was last written. */
+  private readonly unsaved = new Map<string, LearnedReturn>();
+  private learnedScheduled = false;
   private readonly stateDir: string | undefined;
+  private readonly log: (message: string) => void;
   private saveQueue: Promise<void> = Promise.resolve();
   private saveScheduled = false;
   private readonly listeners = new Set<() => void>();
 
-  constructor(servers: ReadonlyArray<{ name: string; description?: string; fingerprint: string }>, stateDir?: string) {
+  constructor(
+    servers: ReadonlyArray<{ name: string; description?: string; fingerprint: string }>,
+    stateDir?: string,
+    log: (message: string) => void = () => {},
+  ) {
     this.stateDir = stateDir;
+    this.log = log;
     const aliases = uniqueAliases(servers.map((s) => s.name));
     servers.forEach((s, i) => {
       this.servers.set(s.name, {
@@ -141,9 +157,13 @@ export class ToolCatalog {
     return () => this.listeners.delete(listener);
   }
 
-  /** Reads cached tool lists (any writer's); entries of unknown servers or another config are ignored. */
+  /**
+   * Reads cached tool lists (any writer's; entries of unknown servers or another config are
+   * ignored) and what calls taught of tools' returns (any bridge's, for the schema a tool has).
+   */
   async load(): Promise<void> {
     if (!this.stateDir) return;
+    await this.loadLearned(this.stateDir);
     const sections = await readCatalogSections(this.stateDir);
     for (const record of this.servers.values()) {
       if (record.tools) continue;
@@ -233,13 +253,17 @@ export class ToolCatalog {
    * Returns the new return type when this changed it (the caller's help() follows).
    */
   noteResult(server: string, tool: string, textOnly: boolean): string | undefined {
-    const key = `${server}\u0000${tool}`;
-    const before = this.seen.get(key);
-    const seen: ResultsSeen = textOnly && before !== 'content' ? 'text' : 'content';
-    if (seen === before) return undefined;
-    this.seen.set(key, seen);
     const entry = this.servers.get(server)?.tools?.find((t) => t.tool === tool);
+    // A tool with an outputSchema returns its structured content, whatever its calls return.
     if (!entry || entry.returns !== undefined) return undefined;
+    const key = `${server}\u0000${tool}`;
+    const schema = this.schemaOf(entry);
+    const before = this.seen.get(key);
+    const was = before?.schema === schema ? before.seen : undefined;
+    const seen: ResultsSeen = textOnly && was !== 'content' ? 'text' : 'content';
+    if (seen === was) return undefined;
+    this.seen.set(key, { seen, schema });
+    this.remember({ server, tool, schema, seen, learnedAt: Date.now() });
     const returnType = returnTypeOf(entry.returns, seen);
     entry.seen = seen;
     if (returnType === entry.returnType) return undefined;
@@ -260,6 +284,44 @@ export class ToolCatalog {
     return this.servers.get(name) ?? this.records().find((r) => r.alias === name || r.alias === pythonName(name));
   }
 
+  /** A tool's schema hash: what learned returns are of. */
+  private schemaOf(entry: ToolEntry): string {
+    let schema = this.schemas.get(entry);
+    if (schema === undefined) {
+      schema = toolSchemaHash(entry.inputSchema, entry.outputSchema);
+      this.schemas.set(entry, schema);
+    }
+    return schema;
+  }
+
+  /** What other bridges (and this one before a restart) learned; what this bridge learned itself stays. */
+  private async loadLearned(dir: string): Promise<void> {
+    const { entries, problem } = await readLearnedReturns(dir);
+    if (problem) this.log(problem);
+    for (const { server, tool, seen, schema } of entries) {
+      const key = `${server}\u0000${tool}`;
+      if (!this.seen.has(key)) this.seen.set(key, { seen, schema });
+    }
+  }
+
+  /** Writes what a call taught to the state dir (bursts coalesced into one write), for the next bridge. */
+  private remember(learned: LearnedReturn): void {
+    const dir = this.stateDir;
+    if (!dir) return;
+    this.unsaved.set(`${learned.server}\u0000${learned.tool}`, learned);
+    if (this.learnedScheduled) return;
+    this.learnedScheduled = true;
+    this.saveQueue = this.saveQueue
+      .then(() => new Promise((resolve) => setTimeout(resolve, 50)))
+      .then(() => {
+        this.learnedScheduled = false;
+        const batch = [...this.unsaved.values()];
+        this.unsaved.clear();
+        return saveLearnedReturns(dir, batch);
+      })
+      .catch((error: unknown) => this.log(`what tools returned was not saved: ${error instanceof Error ? error.message : String(error)}`));
+  }
+
   /** Waits for pending writes of the cache file. */
   async flush(): Promise<void> {
     await this.saveQueue;
@@ -271,10 +333,14 @@ export class ToolCatalog {
     return tools.map((tool, i) => {
       const params = paramsOf(tool.inputSchema);
       const returns = returnsOf(tool.outputSchema);
-      const seen = returns === undefined ? this.seen.get(`${record.name}\u0000${tool.name}`) : undefined;
+      const inputSchema = tool.inputSchema ?? { type: 'object' };
+      const schema = toolSchemaHash(inputSchema, tool.outputSchema);
+      // What calls taught of this schema (a changed schema may return otherwise).
+      const learned = returns === undefined ? this.seen.get(`${record.name}\u0000${tool.name}`) : undefined;
+      const seen = learned?.schema === schema ? learned.seen : undefined;
       const returnType = returnTypeOf(returns, seen);
       const taskSupport = tasks?.get(tool.name);
-      return {
+      const entry: ToolEntry = {
         server: record.name,
         serverAlias: record.alias,
         ...(record.description ? { serverDescription: record.description } : {}),
@@ -282,7 +348,7 @@ export class ToolCatalog {
         alias: aliases[i]!,
         ...(tool.title ? { title: tool.title } : {}),
         description: tool.description ?? '',
-        inputSchema: tool.inputSchema ?? { type: 'object' },
+        inputSchema,
         ...(tool.outputSchema !== undefined ? { outputSchema: tool.outputSchema } : {}),
         ...(tool.annotations !== undefined ? { annotations: tool.annotations } : {}),
         ...(tool.icons ? { icons: tool.icons } : {}),
@@ -294,6 +360,8 @@ export class ToolCatalog {
         signature: signatureOf(aliases[i]!, params, returnType),
         ...(taskSupport ? { taskSupport } : {}),
       };
+      this.schemas.set(entry, schema);
+      return entry;
     });
   }
 

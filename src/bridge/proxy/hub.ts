@@ -105,6 +105,7 @@ export class ProxyHub {
     this.catalog = new ToolCatalog(
       enabled.map(([name, server]) => catalogEntry(name, server)),
       options.stateDir,
+      this.log,
     );
     this.timeouts = timeoutsOf(config.proxy);
     this.limits = { ...config.proxy };
