@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { existsSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer as createHttpServer, request, type IncomingHttpHeaders } from 'node:http';
+import { Agent, createServer as createHttpServer, request, type IncomingHttpHeaders } from 'node:http';
 import { connect as netConnect, createServer as createTcpServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -144,9 +144,16 @@ interface Answer {
 }
 
 /** A plain-HTTP request through the proxy (absolute form, as an HTTP_PROXY client sends it). */
-function get(socketPath: string, url: string, headers: Record<string, string> = {}, method = 'GET', body?: string[]): Promise<Answer> {
+function get(
+  socketPath: string,
+  url: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+  body?: string[],
+  agent?: Agent,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath, method, path: url, headers, agent: false });
+    const req = request({ socketPath, method, path: url, headers, agent: agent ?? false });
     req.on('response', (res) => {
       let body = '';
       res.setEncoding('utf8');
@@ -578,4 +585,55 @@ test('caps under concurrency: 20 requests against maxRequestsPerRun 5, 10 tunnel
   assert.equal(tunnels.filter((t) => t.status === 200).length, 3);
   assert.equal(tunnels.filter((t) => t.status === 403).length, 7);
   await proxy.close();
+});
+
+test('a listed name that does not resolve, or a host that refuses the connection, is a 502 recorded as failed', async () => {
+  const closedPort = await (async () => {
+    const server = createTcpServer();
+    const port = await listening(server);
+    server.close();
+    await once(server, 'close');
+    return port;
+  })();
+  const { proxy, socketPath } = await startProxy(network({ allow: ['*.example.test', `127.0.0.1:${closedPort}`] }));
+  const h = handler();
+  run(proxy, h);
+  const unresolved = await get(socketPath, 'http://nowhere.example.test/');
+  assert.equal(unresolved.status, 502);
+  assert.match(unresolved.body, /could not reach nowhere\.example\.test:80: the name did not resolve \(getaddrinfo ENOTFOUND/);
+  const refused = await connectThrough(socketPath, `127.0.0.1:${closedPort}`);
+  assert.equal(refused.status, 502);
+  assert.match(refused.statusMessage, /the connection failed/);
+  assert.deepEqual(
+    (await h.recorded(2)).map((r) => r.decision),
+    ['failed', 'failed'],
+  );
+  await proxy.close();
+});
+
+test('one keep-alive connection carries many requests; an upgrade is a 400; close() ends tunnels and idle connections', async () => {
+  const target = await echoHttp();
+  const echo = await echoTcp();
+  const { proxy, socketPath } = await startProxy(network({ allow: [`127.0.0.1:${target.port}`, `127.0.0.1:${echo.port}`] }));
+  const warnings: string[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning.name);
+  process.on('warning', onWarning);
+  const h = handler();
+  run(proxy, h);
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  for (let i = 0; i < 15; i++)
+    assert.equal((await get(socketPath, `http://127.0.0.1:${target.port}/${i}`, {}, 'GET', undefined, agent)).status, 200);
+  const upgrade = await get(socketPath, `http://127.0.0.1:${target.port}/`, { Connection: 'Upgrade', Upgrade: 'websocket' }).catch(
+    (error: Error) => error,
+  );
+  assert.ok(!(upgrade instanceof Error) && upgrade.status === 400 && /CONNECT/.test(upgrade.body), String(upgrade));
+  const tunnel = await connectThrough(socketPath, `127.0.0.1:${echo.port}`);
+  assert.equal(await roundTrip(tunnel.socket, 'still open'), 'still open');
+  const tunnelClosed = once(tunnel.socket, 'close');
+  await proxy.close();
+  await tunnelClosed;
+  agent.destroy();
+  process.off('warning', onWarning);
+  assert.deepEqual(warnings, []);
+  assert.equal(h.records.length, 16);
 });

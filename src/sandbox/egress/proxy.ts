@@ -61,6 +61,18 @@ function rawResponse(status: number, title: string, reason: string): string {
   );
 }
 
+/** How long a refused connection may stay open after its answer, for the sandbox to read it. */
+const LINGER_MS = 5_000;
+
+/** Answers on a raw socket and closes it: at once when the sandbox closes its side, else after a short linger. */
+function answerRaw(socket: Socket, status: number, title: string, reason: string): void {
+  socket.resume();
+  socket.end(rawResponse(status, title, reason));
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+}
+
 function respond(res: ServerResponse, status: number, reason: string): void {
   if (res.headersSent) {
     res.destroy();
@@ -86,6 +98,8 @@ export class EgressProxy {
   private readonly connect: EgressConnect;
   private run: EgressRun | undefined;
   private closed = false;
+  /** Every connection from the sandbox, tunnels included, so that close() ends them all. */
+  private readonly clients = new Set<Socket>();
 
   private readonly options: EgressProxyOptions;
 
@@ -95,11 +109,18 @@ export class EgressProxy {
     this.connect = options.connect ?? defaultConnect;
     this.server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => this.onRequest(req, res));
     this.server.maxConnections = MAX_CLIENT_CONNECTIONS;
+    this.server.on('connection', (socket: Socket) => {
+      this.clients.add(socket);
+      socket.once('close', () => this.clients.delete(socket));
+    });
     this.server.on('connect', (req: IncomingMessage, socket: Socket, head: Buffer) => this.onConnect(req, socket, head));
     this.server.on('upgrade', (_req: IncomingMessage, socket: Socket) => {
       socket.on('error', () => socket.destroy());
-      socket.end(
-        rawResponse(400, 'Bad Request', 'the proxy does not forward upgrades; a WebSocket client reaches wss:// and ws:// through CONNECT'),
+      answerRaw(
+        socket,
+        400,
+        'Bad Request',
+        'the proxy does not forward upgrades; a WebSocket client reaches wss:// and ws:// through CONNECT',
       );
     });
     this.server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
@@ -108,7 +129,7 @@ export class EgressProxy {
         error.code === 'HPE_HEADER_OVERFLOW'
           ? `the request's headers are over ${MAX_HEADER_BYTES / 1024} KiB`
           : `not an HTTP/1.1 request the proxy understands (${oneLine(error.code ?? error.message)})`;
-      socket.end(rawResponse(400, 'Bad Request', reason));
+      answerRaw(socket, 400, 'Bad Request', reason);
     });
   }
 
@@ -162,7 +183,7 @@ export class EgressProxy {
     this.closed = true;
     const ending = this.endRun();
     const stopped = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    this.server.closeAllConnections();
+    for (const socket of this.clients) socket.destroy();
     await Promise.all([ending, stopped]);
     await rm(this.options.socketPath, { force: true });
   }
@@ -171,7 +192,7 @@ export class EgressProxy {
     client.on('error', () => client.destroy());
     const target = connectTarget(req.url ?? '');
     if (typeof target === 'string') {
-      client.end(rawResponse(400, 'Bad Request', target));
+      answerRaw(client, 400, 'Bad Request', target);
       return;
     }
     const exchange = new Exchange(this.run, target, 'CONNECT');
@@ -184,7 +205,7 @@ export class EgressProxy {
     const opened = await this.open(exchange);
     if ('reason' in opened) {
       exchange.refuse(opened);
-      if (!client.destroyed) client.end(rawResponse(opened.status, 'Forbidden', opened.reason));
+      if (!client.destroyed) answerRaw(client, opened.status, 'Forbidden', opened.reason);
       exchange.finish();
       return;
     }

@@ -11,7 +11,7 @@ export type EgressLookup = (hostname: string) => Promise<readonly LookupAddress[
 /** Opens a TCP connection to an IP address (net.connect by default). */
 export type EgressConnect = (address: string, port: number) => Socket;
 
-export const defaultLookup: EgressLookup = (hostname) => dns.lookup(hostname, { all: true, verbatim: true });
+export const defaultLookup: EgressLookup = (hostname) => dns.lookup(hostname, { all: true });
 
 export const defaultConnect: EgressConnect = (address, port) => netConnect({ host: address, port });
 
