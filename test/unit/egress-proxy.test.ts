@@ -637,3 +637,50 @@ test('one keep-alive connection carries many requests; an upgrade is a 400; clos
   assert.deepEqual(warnings, []);
   assert.equal(h.records.length, 16);
 });
+
+test('the byte cap under concurrency: four tunnels echoing at once move no more than maxBytesPerRun together', async () => {
+  const echo = await echoTcp();
+  const { proxy, socketPath } = await startProxy(network({ allow: [`127.0.0.1:${echo.port}`], maxBytesPerRun: 1024 }));
+  const h = handler();
+  run(proxy, h);
+  const tunnels = await Promise.all(Array.from({ length: 4 }, () => connectThrough(socketPath, `127.0.0.1:${echo.port}`)));
+  assert.deepEqual(
+    tunnels.map((t) => t.status),
+    [200, 200, 200, 200],
+  );
+  const echoed = await Promise.all(tunnels.map((t) => roundTrip(t.socket, 'w'.repeat(300))));
+  assert.ok(echoed.filter((text) => text.length === 300).length <= 1, 'at most one full round trip fits in 1 KiB');
+  await proxy.endRun();
+  const records = await h.recorded(4);
+  assert.ok(records.reduce((sum, r) => sum + r.bytesIn + r.bytesOut, 0) <= 1024);
+  assert.ok(records.filter((r) => r.decision === 'capped').length >= 3, JSON.stringify(records));
+  await proxy.close();
+});
+
+test('an IPv6 loopback server listed exactly as [::1]:PORT is reached', async (t) => {
+  const server = createTcpServer((socket) => socket.pipe(socket));
+  servers.push(server);
+  const bound = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen(0, '::1', () => resolve(true));
+  });
+  if (!bound) return t.skip('no IPv6 loopback here');
+  const port = (server.address() as AddressInfo).port;
+  const dir = await mkdtemp(join(tmpdir(), 'cem-egress-'));
+  made.push(dir);
+  const proxy = new EgressProxy({
+    socketPath: join(dir, 'p.sock'),
+    session: 's',
+    network: () => network({ allow: [`[::1]:${port}`] }),
+    lookup: () => Promise.reject(new Error('no lookup expected')),
+  });
+  proxies.push(proxy);
+  await proxy.listen();
+  run(proxy, handler());
+  const tunnel = await connectThrough(proxy.socketPath, `[0:0::1]:${port}`);
+  assert.equal(tunnel.status, 200);
+  assert.equal(await roundTrip(tunnel.socket, 'six'), 'six');
+  const other = await connectThrough(proxy.socketPath, `[::1]:${port + 1 > 65535 ? 1 : port + 1}`);
+  assert.equal(other.status, 403);
+  await proxy.close();
+});
