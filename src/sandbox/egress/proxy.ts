@@ -197,7 +197,7 @@ export class EgressProxy {
     }
     const exchange = new Exchange(this.run, target, 'CONNECT');
     exchange.run?.hold(client);
-    const work = this.tunnel(exchange, client, head);
+    const work = this.tunnel(exchange, client, head).catch((error: unknown) => this.broken(exchange, client, error));
     exchange.run?.track(work);
   }
 
@@ -232,7 +232,7 @@ export class EgressProxy {
     }
     const exchange = new Exchange(this.run, parsed.target, req.method ?? 'GET');
     exchange.run?.hold(req.socket);
-    const work = this.forward(exchange, req, res, parsed.path);
+    const work = this.forward(exchange, req, res, parsed.path).catch((error: unknown) => this.broken(exchange, req.socket, error));
     exchange.run?.track(work);
   }
 
@@ -271,6 +271,13 @@ export class EgressProxy {
       exchange.refuse(failure);
       if (!res.destroyed) respond(res, failure.status, failure.reason);
     }
+    exchange.finish();
+  }
+
+  /** A request that failed in a way the proxy did not foresee: its connection closes, its record says why. */
+  private broken(exchange: Exchange, client: Socket, error: unknown): void {
+    client.destroy();
+    exchange.refuse(failed(exchange.target, `the proxy failed (${errorText(error)})`));
     exchange.finish();
   }
 
