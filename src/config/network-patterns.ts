@@ -1,6 +1,7 @@
 // The hosts sandbox.network.allow may name: `host`, `host:port`, `*.domain`, `*.domain:port`, an
 // IPv4 address, or an IPv6 address in brackets (`[::1]:8080`). Parsed once here, so that the
 // settings, the proxy and the docs read the same rule.
+import { isIPv6 } from 'node:net';
 
 export interface NetworkPattern {
   /** Lower case, without the `*.` of a wildcard and without brackets. */
@@ -18,7 +19,7 @@ const IPV4 = /^(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(?:\.(?:25[0-5]|2[0-4]\d|1\d\d
 const IPV6 = /^[0-9a-f:.]+$/;
 
 /** Whether `name` is a DNS name (letters, digits, hyphens; dot-separated labels). */
-function isHostName(name: string): boolean {
+export function isHostName(name: string): boolean {
   return name.length <= 253 && name.split('.').every((label) => LABEL.test(label)) && !/^\d+$/.test(name.split('.').at(-1) ?? '');
 }
 
@@ -32,7 +33,7 @@ export function parseNetworkPattern(text: string): NetworkPattern | string {
   if (bracketed) {
     host = bracketed[1] ?? '';
     if (bracketed[2] !== undefined) port = Number(bracketed[2]);
-    if (!IPV6.test(host) || !host.includes(':')) return 'must be an IPv6 address in brackets, e.g. "[::1]:8080"';
+    if (!IPV6.test(host) || !isIPv6(host)) return 'must be an IPv6 address in brackets, e.g. "[::1]:8080"';
   } else {
     const colon = trimmed.lastIndexOf(':');
     if (colon !== -1) {
