@@ -16,6 +16,8 @@ import {
 import { isGvisor } from '../engines/oci-runtime.ts';
 import { packagesState, type PackagesState } from '../image/derived.ts';
 import { KernelContainer, type RuntimeRef } from '../container/kernel-container.ts';
+import type { StartEgressProxy } from '../container/egress-link.ts';
+import { removeOwnSocketDirsNow } from '../egress/socket-dir.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
 import { Session, startKernel, type Prelude, type StartKernel } from './session.ts';
@@ -66,6 +68,8 @@ export interface SessionManagerOptions {
   onEngine?: (engine: SandboxEngine) => void;
   /** Told once per image of the distributions its first container reported (`derived`: the sandbox.packages image). */
   onImageDistributions?: (image: string, found: ImageDistributions, derived: boolean) => void;
+  /** Starts each container's egress proxy when sandbox.network lets something through (none: no network). */
+  egressProxy?: StartEgressProxy;
 }
 
 /** How often a run (or recheckPackages) looks again for a packages image that was missing. */
@@ -283,6 +287,7 @@ export class SessionManager implements Sandbox {
         ...(options.onOutput ? { onOutput: options.onOutput } : {}),
         ...(options.onRequest || this.options.onRequest ? { onRequest: options.onRequest ?? this.options.onRequest } : {}),
         ...(this.options.onRefusedRequest ? { onRefusedRequest: this.options.onRefusedRequest } : {}),
+        ...(options.egress ? { egress: options.egress } : {}),
       },
       options.reset ?? false,
     );
@@ -471,7 +476,7 @@ export class SessionManager implements Sandbox {
 
   /** How containers of this runtime start. */
   private containerStarter(runtime: RuntimeRef): (session: string) => Promise<KernelContainer> {
-    return (session) => KernelContainer.start(runtime, this.config, session);
+    return (session) => KernelContainer.start(runtime, this.config, session, undefined, this.options.egressProxy);
   }
 
   private armIdle(name: string, session: Session): void {
@@ -502,5 +507,6 @@ export class SessionManager implements Sandbox {
       (n): n is string => !!n,
     );
     if (this.runtimeRef) removeNow(this.runtimeRef, names);
+    removeOwnSocketDirsNow();
   }
 }
