@@ -3,13 +3,16 @@
 // kernel's forwarder on loopback makes it an ordinary HTTP_PROXY, and the container keeps no
 // interface but loopback. The proxy here is a stand-in on the socket (it answers every request
 // "200 hello" and tunnels CONNECT to an echo), recording what it got and which run owned it.
+// The WebAssembly sandbox has none, and says why.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync } from 'node:fs';
-import { createServer, type Server, type Socket } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import type { StartEgressProxy } from '../../src/sandbox/container/egress-link.ts';
-import { testRuntimes, testSandbox } from '../helpers/env.ts';
+import { TEST_DATA_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
+import { servePipIndex } from '../helpers/pip-index.ts';
 import { until } from '../helpers/wait.ts';
 
 const NETWORK = { allow: ['127.0.0.1:8080'], ask: false, maxRequestsPerRun: 256, maxBytesPerRun: 1 << 30, maxConnections: 16 };
@@ -19,15 +22,18 @@ interface Seen {
   run: string | undefined;
 }
 
-/** A stand-in proxy per container: `seen` are the request lines it got, with the run that owned each. */
-function standIn() {
+/**
+ * A stand-in proxy per container: `seen` are the request lines it got, with the run that owned
+ * each. Plain HTTP to 127.0.0.1:`forward` (a server of the test's) is passed on to it.
+ */
+function standIn(forward?: number) {
   const seen: Seen[] = [];
   const sockets: string[] = [];
   const runs: string[] = [];
   const servers: Server[] = [];
   const start: StartEgressProxy = async ({ socketPath }) => {
     let current: string | undefined;
-    const server = createServer((socket) => serve(socket, () => current, seen));
+    const server = createServer((socket) => serve(socket, () => current, seen, forward));
     await new Promise<void>((resolve) => server.listen(socketPath, resolve));
     chmodSync(socketPath, 0o666);
     sockets.push(socketPath);
@@ -44,8 +50,8 @@ function standIn() {
   return { start, seen, sockets, runs, servers };
 }
 
-/** Reads a request head; CONNECT becomes an echo tunnel, anything else gets "200 hello". */
-function serve(socket: Socket, run: () => string | undefined, seen: Seen[]): void {
+/** Reads a request head; CONNECT becomes an echo tunnel, a request for `forward` goes there, anything else gets "200 hello". */
+function serve(socket: Socket, run: () => string | undefined, seen: Seen[], forward?: number): void {
   let head = Buffer.alloc(0);
   const onData = (chunk: Buffer) => {
     head = Buffer.concat([head, chunk]);
@@ -60,6 +66,13 @@ function serve(socket: Socket, run: () => string | undefined, seen: Seen[]): voi
       if (rest.length > 0) socket.write(rest);
       // An echo that ends when the code ends its side.
       socket.pipe(socket);
+      return;
+    }
+    if (forward && line.includes(` http://127.0.0.1:${forward}/`)) {
+      // The origin takes the absolute form of every request on this connection as it comes.
+      const origin = connect(forward, '127.0.0.1', () => origin.write(head));
+      origin.on('error', () => socket.destroy());
+      socket.pipe(origin).pipe(socket);
       return;
     }
     socket.end('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello');
@@ -187,5 +200,56 @@ for (const runtime of testRuntimes()) {
         await plain.close();
       }
     });
+
+    test('with the index listed, an import error says how pip installs into the session, and that works', async () => {
+      const index = await servePipIndex({ 'cem-hello': { version: '1.0', value: 'hello' } });
+      const indexProxy = standIn(Number(new URL(index.url).port));
+      const network = { ...NETWORK, allow: [new URL(index.url).host] };
+      const pip = new SessionManager(testSandbox(runtime, { image: TEST_DATA_IMAGE, network, pipIndexUrl: index.url, prewarm: false }), {
+        egressProxy: indexProxy.start,
+      });
+      try {
+        const missing = await pip.execute('import cem_hello');
+        assert.equal(missing.error?.type, 'ModuleNotFoundError');
+        const command = `python3 -m pip install --target /tmp/pkgs --index-url ${index.url} cem_hello`;
+        assert.ok(missing.error?.message.includes(command), missing.error?.message);
+        const installed = await pip.execute(
+          'import subprocess, sys\n' +
+            `done = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--target", "/tmp/pkgs", "--index-url", "${index.url}", "cem_hello"], capture_output=True, text=True)\n` +
+            'sys.path.insert(0, "/tmp/pkgs")\nimport cem_hello\n(done.returncode, cem_hello.VALUE)',
+          { timeoutMs: 120_000 },
+        );
+        assert.equal(installed.value, "(0, 'hello')", JSON.stringify(installed.error) + installed.stdout + installed.stderr);
+        assert.ok(
+          index.requests.some((path) => path.startsWith('/files/')),
+          index.requests.join(' '),
+        );
+      } finally {
+        await pip.close();
+        await index.close();
+      }
+    });
   });
 }
+
+describe('the WebAssembly sandbox with sandbox.network set', () => {
+  let manager: SessionManager;
+  before(() => {
+    manager = new SessionManager(defaultSandboxConfig({ backend: 'wasm', prewarm: false, network: NETWORK }));
+  });
+  after(() => manager.close());
+
+  test('has no network, says why once, and urlopen raises an error that names it', async () => {
+    const first = await manager.execute("import urllib.request\nurllib.request.urlopen('http://127.0.0.1:8080/x', timeout=5).read()");
+    assert.equal(first.status, 'error');
+    assert.match(first.stderr, /^\[sandbox\] sandbox\.network is set, but the WebAssembly sandbox has no network at all/);
+    assert.equal(first.error?.type, 'URLError');
+    assert.match(
+      first.error?.message ?? '',
+      /The WebAssembly sandbox has no network, whatever sandbox\.network allows: only the container sandbox/,
+    );
+    const second = await manager.execute('import os\nsorted(k for k in os.environ if "proxy" in k.lower())');
+    assert.equal(second.value, '[]', JSON.stringify(second.error));
+    assert.doesNotMatch(second.stderr, /sandbox\.network/, 'said once');
+  });
+});

@@ -3,7 +3,7 @@
 // and ended with its folder, and a run that owns the proxy's requests from its exec to its end.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync, readdirSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, readdirSync, mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
@@ -12,6 +12,7 @@ import { runArgs } from '../../src/sandbox/engines/commands.ts';
 import {
   createSocketDir,
   EGRESS_MOUNT,
+  listedPipIndex,
   networkEnabled,
   removeOwnSocketDirsNow,
   removeSocketDir,
@@ -24,6 +25,8 @@ import { runOnContainer } from '../../src/sandbox/sessions/run.ts';
 import type { Kernel, KernelEvents } from '../../src/sandbox/protocol/kernel-process.ts';
 import type { HostMessage } from '../../src/sandbox/protocol/messages.ts';
 import type { EgressHandler } from '../../src/sandbox/egress/types.ts';
+import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
+import type { SandboxEngine } from '../../src/sandbox/sandbox.ts';
 
 const SPEC = { name: 'n', owner: 'o', session: 's' };
 const on = defaultSandboxConfig({
@@ -207,4 +210,55 @@ test('a run owns the proxy from its exec to its end, and questions to the user d
   assert.deepEqual(calls, ['begin r1', 'end']);
   assert.equal(signal?.aborted, true, "the run's end ends its waits");
   assert.equal(records.length, 1);
+});
+
+test('pip is said to work only when sandbox.network lists its index hosts, and with the index the setting names', async () => {
+  const network = (allow: string[]) => ({ ...off.network, allow });
+  assert.equal(listedPipIndex(defaultSandboxConfig({ network: network(['pypi.org']) })), undefined);
+  assert.equal(listedPipIndex(defaultSandboxConfig({ network: network(['pypi.org', 'files.pythonhosted.org:443']) })), '');
+  assert.equal(listedPipIndex(defaultSandboxConfig({ network: network(['*.pypi.org', '*.pythonhosted.org']) })), undefined);
+  assert.equal(listedPipIndex(defaultSandboxConfig({ network: network(['pypi.org:80', 'files.pythonhosted.org']) })), undefined);
+  const index = 'https://pkgs.example.com:8443/simple/';
+  assert.equal(
+    listedPipIndex(defaultSandboxConfig({ pipIndexUrl: index, network: network(['pkgs.example.com']) })),
+    'https://pkgs.example.com:8443/simple/',
+  );
+  assert.equal(listedPipIndex(defaultSandboxConfig({ pipIndexUrl: index, network: network(['*.example.com:443']) })), undefined);
+  assert.equal(
+    listedPipIndex(defaultSandboxConfig({ pipIndexUrl: 'http://127.0.0.1:3141/simple', network: network(['127.0.0.1:3141']) })),
+    'http://127.0.0.1:3141/simple',
+  );
+  const proxy = recordingProxy();
+  const listedIndex = defaultSandboxConfig({ network: network(['pypi.org', 'files.pythonhosted.org']) });
+  const link = await openEgress(proxy.start, listedIndex, 's', undefined);
+  assert.equal(readFileSync(join(link!.dir, 'pip-index'), 'utf8'), '');
+  await link!.close();
+  const other = await openEgress(proxy.start, on, 's', undefined);
+  assert.equal(existsSync(join(other!.dir, 'pip-index')), false);
+  await other!.close();
+});
+
+test('where sandbox.network cannot apply (a remote engine, WebAssembly), the first run says so, once', () => {
+  const notice = (manager: SessionManager, engine: SandboxEngine) =>
+    (manager as unknown as { noNetworkNotice(engine: SandboxEngine): string | undefined }).noNetworkNotice(engine);
+  const remote = {
+    kind: 'container',
+    runtime: { name: 'docker', endpoint: { runtime: 'docker', address: 'ssh://me@box', source: 'DOCKER_HOST', remote: true } },
+  };
+  const local = {
+    kind: 'container',
+    runtime: {
+      name: 'docker',
+      endpoint: { runtime: 'docker', address: 'unix:///var/run/docker.sock', source: 'DOCKER_HOST', remote: false },
+    },
+  };
+  const withNetwork = new SessionManager(on);
+  assert.equal(notice(withNetwork, local as SandboxEngine), undefined);
+  assert.match(
+    notice(withNetwork, remote as SandboxEngine) ?? '',
+    /^sandbox\.network is set, but docker talks to a remote engine \(ssh:\/\/me@box\): it cannot mount this machine's network proxy, so the sandbox has no network\.$/,
+  );
+  assert.equal(notice(withNetwork, remote as SandboxEngine), undefined, 'once');
+  assert.equal(notice(new SessionManager(off), remote as SandboxEngine), undefined, 'nothing to say without sandbox.network');
+  assert.match(notice(new SessionManager(on), { kind: 'wasm' }) ?? '', /the WebAssembly sandbox has no network at all/);
 });

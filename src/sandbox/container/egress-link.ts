@@ -3,7 +3,7 @@
 // its forwarder) and ended with it. Only for a local engine: a remote one cannot mount the folder.
 import type { SandboxConfig } from '../../config/schema.ts';
 import type { EgressHandler } from '../egress/types.ts';
-import { createSocketDir, networkEnabled, removeSocketDir } from '../egress/socket-dir.ts';
+import { createSocketDir, networkEnabled, removeSocketDir, writePipIndex } from '../egress/socket-dir.ts';
 
 /** What a run needs of its container's proxy: whose requests these are, from when to when. */
 export interface ContainerEgress {
@@ -42,6 +42,7 @@ export async function openEgress(
   const { dir, socket } = createSocketDir();
   let proxy: ContainerEgress;
   try {
+    writePipIndex(dir, config);
     proxy = await start({ socketPath: socket, session, network: () => config.network });
   } catch (error) {
     removeSocketDir(dir);

@@ -5,12 +5,13 @@
 // within the 104-byte limit of a unix socket's address on every platform, whatever the state dir's
 // length or characters, and a reboot empties it. Each folder is named `<pid>-<random>`, so that the
 // leftovers of a bridge that crashed are swept (container/cleanup.ts), and this process's at exit.
-import { mkdirSync, readdirSync, rmSync, lstatSync, chmodSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, lstatSync, chmodSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxConfig } from '../../config/schema.ts';
 import { processAlive } from '../../shared/process-alive.ts';
+import { parseNetworkPattern } from '../../config/network-patterns.ts';
 
 /** Where the folder appears in the container (read-only: connecting to a socket needs no write). */
 export const EGRESS_MOUNT = '/run/cem-net';
@@ -20,6 +21,45 @@ export const EGRESS_SOCKET = 'egress.sock';
 /** Whether sandbox.network lets anything through: a listed host, or asking about others. */
 export function networkEnabled(config: SandboxConfig): boolean {
   return config.network.allow.length > 0 || config.network.ask;
+}
+
+/**
+ * Beside the socket when sandbox.network lists the package index (its content: the index URL to
+ * give pip, empty for pip's default): the kernel's import errors then say that pip can install
+ * into the session.
+ */
+export const PIP_INDEX_FILE = 'pip-index';
+
+/** Whether `host:port` is listed in sandbox.network.allow (a listing, not the proxy's decision). */
+function listed(config: SandboxConfig, host: string, port: number): boolean {
+  return config.network.allow.some((text) => {
+    const pattern = parseNetworkPattern(text);
+    if (typeof pattern === 'string' || (pattern.port !== undefined && pattern.port !== port)) return false;
+    return pattern.wildcard ? host.endsWith(`.${pattern.host}`) : pattern.host === host;
+  });
+}
+
+/**
+ * The index pip reaches through the proxy, as pip is given it ('' for its default, PyPI), when
+ * sandbox.network lists its hosts (pypi.org and files.pythonhosted.org, or sandbox.pipIndexUrl's,
+ * which carries no credentials: the schema refuses them); else undefined.
+ */
+export function listedPipIndex(config: SandboxConfig): string | undefined {
+  if (!config.pipIndexUrl) return listed(config, 'pypi.org', 443) && listed(config, 'files.pythonhosted.org', 443) ? '' : undefined;
+  let url: URL;
+  try {
+    url = new URL(config.pipIndexUrl);
+  } catch {
+    return undefined;
+  }
+  const port = Number(url.port) || (url.protocol === 'http:' ? 80 : 443);
+  return listed(config, url.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port) ? config.pipIndexUrl : undefined;
+}
+
+/** Writes the pip index marker into a container's folder, when the index is listed. */
+export function writePipIndex(dir: string, config: SandboxConfig): void {
+  const index = listedPipIndex(config);
+  if (index !== undefined) writeFileSync(join(dir, PIP_INDEX_FILE), index, { mode: 0o644 });
 }
 
 /** One container's folder and the socket path in it. */

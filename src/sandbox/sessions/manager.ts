@@ -8,6 +8,7 @@ import {
   firstStartGuess,
   firstStartOwnNamespace,
   guessConfirmed,
+  noNetworkText,
   selectRuntime,
   startProven,
   type DetectOptions,
@@ -17,7 +18,8 @@ import { isGvisor } from '../engines/oci-runtime.ts';
 import { packagesState, type PackagesState } from '../image/derived.ts';
 import { KernelContainer, type RuntimeRef } from '../container/kernel-container.ts';
 import type { StartEgressProxy } from '../container/egress-link.ts';
-import { removeOwnSocketDirsNow } from '../egress/socket-dir.ts';
+import { networkEnabled, removeOwnSocketDirsNow } from '../egress/socket-dir.ts';
+import { remoteEngine } from '../engines/workspace.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
 import { Session, startKernel, type Prelude, type StartKernel } from './session.ts';
@@ -291,11 +293,28 @@ export class SessionManager implements Sandbox {
       },
       options.reset ?? false,
     );
+    const notice = this.noNetworkNotice(engine);
     try {
-      return await run;
+      const result = await run;
+      if (notice) result.stderr = `[sandbox] ${notice}\n${result.stderr}`;
+      return result;
     } finally {
       if (!session.busy && this.sessions.get(name) === session) this.armIdle(name, session);
     }
+  }
+
+  private noNetworkSaid = false;
+
+  /** Once per sandbox, when sandbox.network is set where it cannot apply (a remote engine, WebAssembly): why there is no network. */
+  private noNetworkNotice(engine: SandboxEngine): string | undefined {
+    if (this.noNetworkSaid || !networkEnabled(this.config)) return undefined;
+    const remote =
+      engine.kind === 'container'
+        ? remoteEngine(engine.runtime.name, this.options.detect?.env ?? process.env, engine.runtime.endpoint)
+        : undefined;
+    if (engine.kind === 'container' && !remote) return undefined;
+    this.noNetworkSaid = true;
+    return noNetworkText(remote && engine.kind === 'container' ? { remote, runtime: engine.runtime.name } : 'wasm');
   }
 
   /** The distributions of the image new sessions use, once a container of it started; undefined before. */

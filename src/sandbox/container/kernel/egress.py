@@ -8,6 +8,8 @@
 # what goes through. Started by kernel.py's _main (again in a restarted interpreter).
 
 _EGRESS_SOCKET = "/run/cem-net/egress.sock"
+# Beside it when sandbox.network lists the package index: the URL to give pip ("": its default).
+_EGRESS_PIP_INDEX = "/run/cem-net/pip-index"
 _EGRESS_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 _EGRESS_CHUNK = 65536
 
@@ -42,6 +44,12 @@ def _start_egress(start_thread):
         os.environ[name] = url
     for name in ("NO_PROXY", "no_proxy"):
         os.environ[name] = ""
+    _NETWORK["proxy"] = True  # hints.py: errors and import hints say so
+    try:
+        with open(_EGRESS_PIP_INDEX) as f:
+            _NETWORK["pip"] = f.read(2048).strip()
+    except OSError:
+        pass
     start_thread(lambda: _egress_serve(listener), "sandbox-egress")
     return port
 
