@@ -27,6 +27,7 @@ import type { HostMessage } from '../../src/sandbox/protocol/messages.ts';
 import type { EgressHandler } from '../../src/sandbox/egress/types.ts';
 import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import type { SandboxEngine } from '../../src/sandbox/sandbox.ts';
+import { noteNetwork, type RuntimeStatus } from '../../src/sandbox/engines/detect.ts';
 
 const SPEC = { name: 'n', owner: 'o', session: 's' };
 const on = defaultSandboxConfig({
@@ -261,4 +262,27 @@ test('where sandbox.network cannot apply (a remote engine, WebAssembly), the fir
   assert.equal(notice(withNetwork, remote as SandboxEngine), undefined, 'once');
   assert.equal(notice(new SessionManager(off), remote as SandboxEngine), undefined, 'nothing to say without sandbox.network');
   assert.match(notice(new SessionManager(on), { kind: 'wasm' }) ?? '', /the WebAssembly sandbox has no network at all/);
+});
+
+test("the runtime check says how the network goes: through the proxy on a local engine, none on a remote one (as the workspace's mount)", () => {
+  const status = () => ({ name: 'podman', checks: [], problems: [] }) as unknown as RuntimeStatus;
+  const quiet = status();
+  noteNetwork(quiet, off, undefined);
+  assert.deepEqual([quiet.checks, quiet.problems], [[], []]);
+  const local = status();
+  noteNetwork(local, defaultSandboxConfig({ network: { ...on.network, ask: true } }), undefined);
+  assert.deepEqual(local.checks, [
+    {
+      name: 'network',
+      ok: true,
+      detail: "through the bridge's proxy only (the container has no network interface): 1 host listed, others asked",
+    },
+  ]);
+  const remote = status();
+  noteNetwork(remote, on, 'ssh://me@box');
+  assert.equal(remote.checks[0]?.ok, false);
+  assert.match(remote.checks[0]?.detail ?? '', /^none: podman runs on another machine \(ssh:\/\/me@box\)/);
+  assert.deepEqual(remote.problems, [
+    "sandbox.network is set, but podman talks to a remote engine (ssh://me@box): it cannot mount this machine's network proxy, so the sandbox has no network.",
+  ]);
 });

@@ -608,7 +608,7 @@ export function noNetworkText(where: { remote: string; runtime: string } | 'wasm
 }
 
 /** sandbox.network on a container engine: through the bridge's proxy, or none on a remote engine (said like the workspace). */
-function noteNetwork(status: RuntimeStatus, sandbox: SandboxConfig, remote: string | undefined): void {
+export function noteNetwork(status: RuntimeStatus, sandbox: SandboxConfig, remote: string | undefined): void {
   if (!networkEnabled(sandbox)) return;
   if (remote) {
     status.checks.push({
