@@ -240,6 +240,8 @@ export async function createBridge(
       // The WebAssembly sandbox mounts no folder: said, not silently dropped.
       if (workspaceRequested(config.sandbox))
         log('workspace NOT mounted: the WebAssembly sandbox has no workspace folder (a container sandbox has)');
+      if (config.sandbox.network.allow.length > 0 || config.sandbox.network.ask)
+        log('network NOT available: the WebAssembly sandbox has no network, whatever sandbox.network allows (a container sandbox has)');
       refreshListing?.();
     },
     detect: { stateDir: config.stateDir },

@@ -132,3 +132,33 @@ test('the portable kernel files alone pick plot dpis, send the files left in the
   assert.deepEqual(out.emptied, []);
   assert.deepEqual(out.dists, [['Abc', 'lz4', 'zope.interface'], 1]);
 });
+
+test("with the sandbox's proxy, import hints say how pip installs into the session (only with the index listed and pip there) and network errors say the proxy is the way", () => {
+  const out = portable([
+    'import importlib.util',
+    'k["_NETWORK"]["proxy"] = True',
+    'out["proxy"] = k["_module_hint_text"]("requests", "X.", True, "Reach out.")',
+    'out["error"] = k["_common_hint"](OSError(101, "Network is unreachable"))',
+    'k["_NETWORK"]["pip"] = ""',
+    'out["pip"] = importlib.util.find_spec("pip") is not None',
+    'out["pypi"] = k["_module_hint_text"]("requests", "X.", True)',
+    'k["_NETWORK"]["pip"] = "https://pypi.example.com/simple"',
+    'out["index"] = k["_module_hint_text"]("yaml", "X.", True)',
+    'out["wasm"] = k["_module_hint_text"]("yaml", "X.", False)',
+  ]) as Record<string, unknown>;
+  assert.equal(
+    out.proxy,
+    'X. pip is not available (no network); the user can add requests with the setting sandbox.packages (built into the sandbox image).',
+  );
+  assert.deepEqual(out.error, [
+    'network',
+    'The sandbox reaches the network only through its proxy (HTTP_PROXY, HTTPS_PROXY), to the hosts sandbox.network allows: do not retry a direct connection.',
+  ]);
+  if (!out.pip) return; // this machine's python3 has no pip: the hints above are what it gets
+  assert.equal(
+    out.pypi,
+    'X. To use it in this session: python3 -m pip install --target /tmp/pkgs requests (a subprocess), then sys.path.insert(0, "/tmp/pkgs"); to keep it, the user can add it with the setting sandbox.packages.',
+  );
+  assert.match(out.index as string, /python3 -m pip install --target \/tmp\/pkgs --index-url https:\/\/pypi\.example\.com\/simple yaml /);
+  assert.equal(out.wasm, 'X. Packages need the container sandbox (sandbox.packages). Instead of yaml use json.');
+});

@@ -48,6 +48,7 @@ const CHECK_ORDER: CheckName[] = [
   'image',
   'packages',
   'workspace',
+  'network',
   'start',
   'isolation',
 ];
@@ -100,9 +101,9 @@ export interface PanelAssets {
 }
 
 function checkRows(status: RuntimeStatus): string {
-  // The workspace, packages and OCI runtime rows only when their setting asks for the check.
+  // The workspace, network, packages and OCI runtime rows only when their setting asks for the check.
   return CHECK_ORDER.filter(
-    (name) => !['workspace', 'packages', 'oci-runtime'].includes(name) || status.checks.some((c) => c.name === name),
+    (name) => !['workspace', 'network', 'packages', 'oci-runtime'].includes(name) || status.checks.some((c) => c.name === name),
   )
     .map((name) => {
       const check = status.checks.find((c) => c.name === name);

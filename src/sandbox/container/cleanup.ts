@@ -1,6 +1,7 @@
 // Finding and removing containers this product started. Containers carry the owner's
 // `<hostname>/<pid>`; leftovers of a process that no longer runs (a crash, a kill -9) are
-// removed, while those of another live bridge (a second VS Code window) are left alone.
+// removed, while those of another live bridge (a second VS Code window) are left alone. The
+// same goes for the folders of their egress sockets (egress/socket-dir.ts).
 import { spawnSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { z } from 'zod';
@@ -8,6 +9,7 @@ import type { RuntimeRef } from './kernel-container.ts';
 import { runCli } from '../engines/cli.ts';
 import { labelsArgs, listOwnedArgs, OWNER_LABEL, removeArgs } from '../engines/commands.ts';
 import { processAlive } from '../../shared/process-alive.ts';
+import { removeStaleSocketDirs } from '../egress/socket-dir.ts';
 
 const labelsSchema = z.record(z.string(), z.string()).nullable();
 
@@ -22,6 +24,7 @@ export async function listOwnedContainers(command: string): Promise<string[]> {
 
 /** Removes our containers whose owning process on this host has gone. Returns how many. */
 export async function removeOrphans(runtime: RuntimeRef): Promise<number> {
+  removeStaleSocketDirs();
   const ids = await listOwnedContainers(runtime.command);
   if (ids.length === 0) return 0;
   const host = hostname();

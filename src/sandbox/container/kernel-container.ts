@@ -11,7 +11,8 @@ import { kernelSource } from './kernel/source.ts';
 import { cliArgv, runCli } from '../engines/cli.ts';
 import type { EngineEndpoint } from '../engines/endpoint.ts';
 import { killArgs, removeArgs, runArgs } from '../engines/commands.ts';
-import { workspaceSpec } from '../engines/workspace.ts';
+import { remoteEngine, workspaceSpec } from '../engines/workspace.ts';
+import { openEgress, type ContainerEgress, type EgressLink, type StartEgressProxy } from './egress-link.ts';
 import { usernsStartHint } from '../engines/isolation.ts';
 
 export const OWNER = `${hostname()}/${process.pid}`;
@@ -38,8 +39,16 @@ let counter = 0;
 
 export class KernelContainer extends KernelProcess {
   readonly runtime: RuntimeRef;
+  /** The container's egress proxy (sandbox.network), when it has a way out. */
+  readonly egress: ContainerEgress | undefined;
 
-  private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string, workspace: ReturnType<typeof workspaceSpec>) {
+  private constructor(
+    runtime: RuntimeRef,
+    config: SandboxConfig,
+    session: string,
+    workspace: ReturnType<typeof workspaceSpec>,
+    link: EgressLink | undefined,
+  ) {
     const name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
     // The derived image with sandbox.packages, when the runtime check found it built.
     const image = runtime.image ? { ...config, image: runtime.image } : config;
@@ -56,6 +65,7 @@ export class KernelContainer extends KernelProcess {
             ...workspace,
             ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
             ownUserNamespace: runtime.ownUserNamespace === true,
+            ...(link ? { egressDir: link.dir } : {}),
           }),
         ),
         source: kernelSource,
@@ -70,18 +80,32 @@ export class KernelContainer extends KernelProcess {
       process.env as Record<string, string>,
     );
     this.runtime = runtime;
+    this.egress = link?.proxy;
+    // The proxy and its folder go with the container, however it ends.
+    if (link) void this.exited.then(() => link.close());
   }
 
-  /** Starts a container and resolves once its kernel says it is ready. */
-  static async start(runtime: RuntimeRef, config: SandboxConfig, session: string, startTimeoutMs = 60_000): Promise<KernelContainer> {
+  /**
+   * Starts a container and resolves once its kernel says it is ready; with `startEgress`, and
+   * sandbox.network letting something through on a local engine, with its own egress proxy.
+   */
+  static async start(
+    runtime: RuntimeRef,
+    config: SandboxConfig,
+    session: string,
+    startTimeoutMs = 60_000,
+    startEgress?: StartEgressProxy,
+  ): Promise<KernelContainer> {
     let workspace: ReturnType<typeof workspaceSpec>;
+    let link: EgressLink | undefined;
     try {
       // Checked at every start: the folder may have changed since the configuration was read.
       workspace = workspaceSpec(runtime.name, config, process.env, runtime.stateDir, runtime.endpoint);
+      link = await openEgress(startEgress, config, session, remoteEngine(runtime.name, process.env, runtime.endpoint));
     } catch (error) {
       throw new SandboxStartError(error instanceof Error ? error.message : String(error));
     }
-    return KernelProcess.launch(new KernelContainer(runtime, config, session, workspace), startTimeoutMs);
+    return KernelProcess.launch(new KernelContainer(runtime, config, session, workspace, link), startTimeoutMs);
   }
 
   /** Kills the container, not just the CLI client (which would leave it running). */

@@ -4,6 +4,7 @@ import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { workspaceMountArgs, type WorkspaceMount } from './workspace.ts';
 import { ociRuntimeArgs } from './oci-runtime.ts';
 import { hostHardLimits, ulimitArgs, type HostLimits } from './ulimits.ts';
+import { EGRESS_MOUNT } from '../egress/socket-dir.ts';
 
 /** Marks every container this product starts; the value is always "1". */
 export const LABEL = 'io.code-execution-mode';
@@ -43,6 +44,8 @@ export interface RunSpec {
   hostLimits?: HostLimits;
   /** Podman: the sandbox in its own user namespace (`--userns=auto:size=…`), as the runtime check found it works. */
   ownUserNamespace?: boolean;
+  /** The host folder holding the egress proxy's socket (sandbox.network), mounted read-only at EGRESS_MOUNT. */
+  egressDir?: string;
 }
 
 /**
@@ -108,6 +111,7 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     '--tmpfs',
     `${WORK_DIR}:${tmpfs}`,
     ...(spec.workspace ?? []).flatMap((mount) => workspaceMountArgs(runtime, mount.dir, mount.target)),
+    ...(spec.egressDir ? egressMountArgs(runtime, spec.egressDir) : []),
     '--workdir',
     WORK_DIR,
     '--env',
@@ -127,6 +131,15 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     '-c',
     BOOTSTRAP,
   ];
+}
+
+/**
+ * Mounts the folder of the egress proxy's socket (sandbox.network), read-only: connecting to a
+ * socket needs no write. Docker's --mount refuses a missing folder instead of making one.
+ */
+export function egressMountArgs(runtime: RuntimeName, dir: string): string[] {
+  if (runtime === 'podman') return ['-v', `${dir}:${EGRESS_MOUNT}:ro,noexec,nosuid,nodev`];
+  return ['--mount', `type=bind,source=${dir},target=${EGRESS_MOUNT},readonly`];
 }
 
 /** Prints this marker, then the Python version, when a hardened sandbox really starts. */

@@ -15,6 +15,7 @@ import { detectEndpoint, EndpointError, endpointText, selectionArgs, type Engine
 import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
 import { checkWasm, type WasmStatus } from '../wasm/check.ts';
+import { networkEnabled } from '../egress/socket-dir.ts';
 import {
   checkDockerOciRuntime,
   checkPodmanOciRuntime,
@@ -28,7 +29,7 @@ import { dockerIsolation, ISOLATED, podmanUsernsUnavailable, rootlessIsolation, 
 export type RuntimeState = 'ready' | 'limits-not-enforced' | 'image-missing' | 'start-failed' | 'daemon-down' | 'not-installed';
 
 export type CheckName =
-  'installed' | 'engine' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'oci-runtime' | 'start' | 'isolation';
+  'installed' | 'engine' | 'daemon' | 'limits' | 'image' | 'packages' | 'workspace' | 'network' | 'oci-runtime' | 'start' | 'isolation';
 
 /** One named check: passed, failed, or not reached (`ok: null`) because an earlier one failed. */
 export interface Check {
@@ -386,6 +387,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
       }
     }
   }
+  noteNetwork(status, sandbox, remoteEngine(name, options.env ?? process.env, status.endpoint));
   if (options.skipStart) return status;
   const limitsWarning = status.state === 'limits-not-enforced';
   try {
@@ -592,10 +594,43 @@ export function candidates(config: Pick<SandboxConfig, 'runtime' | 'runtimeOrder
 /** Checks candidates in order; `all` keeps going after the first usable one (for reports). */
 export async function checkSandbox(sandbox: SandboxConfig, options: DetectOptions & { all?: boolean } = {}): Promise<SandboxReport> {
   const backend = sandbox.backend;
-  if (backend === 'wasm') return { image: sandbox.image, runtimes: [], backend, wasm: await checkWasm() };
+  if (backend === 'wasm') return { image: sandbox.image, runtimes: [], backend, wasm: wasmNetworkNote(await checkWasm(), sandbox) };
   const containers = await checkContainers(sandbox, options);
   if (backend === 'container' || containers.chosen) return { ...containers, backend };
-  return { ...containers, backend, wasm: await checkWasm() };
+  return { ...containers, backend, wasm: wasmNetworkNote(await checkWasm(), sandbox) };
+}
+
+/** Said where a sandbox with sandbox.network set gets no network: a remote engine's, or WebAssembly. */
+export function noNetworkText(where: { remote: string; runtime: string } | 'wasm'): string {
+  return where === 'wasm'
+    ? 'sandbox.network is set, but the WebAssembly sandbox has no network at all: only a container sandbox reaches the hosts it lists.'
+    : `sandbox.network is set, but ${where.runtime} talks to a remote engine (${where.remote}): it cannot mount this machine's network proxy, so the sandbox has no network.`;
+}
+
+/** sandbox.network on a container engine: through the bridge's proxy, or none on a remote engine (said like the workspace). */
+export function noteNetwork(status: RuntimeStatus, sandbox: SandboxConfig, remote: string | undefined): void {
+  if (!networkEnabled(sandbox)) return;
+  if (remote) {
+    status.checks.push({
+      name: 'network',
+      ok: false,
+      detail: `none: ${status.name} runs on another machine (${remote}), which cannot reach this machine's proxy`,
+    });
+    status.problems.push(noNetworkText({ remote, runtime: status.name }));
+    return;
+  }
+  const listed = sandbox.network.allow.length;
+  const hosts = `${listed} host${listed === 1 ? '' : 's'} listed`;
+  status.checks.push({
+    name: 'network',
+    ok: true,
+    detail: `through the bridge's proxy only (the container has no network interface): ${hosts}${sandbox.network.ask ? ', others asked' : ''}`,
+  });
+}
+
+/** The WebAssembly sandbox says it has no network when sandbox.network asks for one. */
+function wasmNetworkNote(wasm: WasmStatus, sandbox: SandboxConfig): WasmStatus {
+  return networkEnabled(sandbox) && wasm.ready ? { ...wasm, detail: `${wasm.detail}; no network, whatever sandbox.network allows` } : wasm;
 }
 
 /** The container runtimes, in order; `all` keeps going after the first usable one. */

@@ -25,6 +25,7 @@ const CHECK_LABELS: Record<Check['name'], string> = {
   image: 'image',
   packages: 'packages (sandbox.packages)',
   workspace: 'workspace (read-only)',
+  network: 'network (sandbox.network)',
   'oci-runtime': 'OCI runtime (sandbox.ociRuntime)',
   start: 'hardened sandbox starts',
   isolation: 'sandboxes apart from each other',

@@ -8,6 +8,7 @@ import { ProtocolError, SandboxStartError } from '../errors.ts';
 import { imageDistributions, type ImageDistributions } from '../image/distributions.ts';
 import { checkFrameSize, encodeFrame, FrameDecoder, type FrameLimits } from './codec.ts';
 import { kernelMessageSchema, type HostMessage, type KernelMessage } from './messages.ts';
+import type { ContainerEgress } from '../container/egress-link.ts';
 
 /**
  * The largest frame (UTF-8 JSON bytes) each kind of kernel message can need, with a margin; a
@@ -68,6 +69,8 @@ export interface Kernel {
   readonly imageKey: string;
   /** The image runs use instead of the configured one (the packages image), if any. */
   readonly derivedImage: string | undefined;
+  /** Its egress proxy (sandbox.network), when the sandbox has a way out. */
+  readonly egress?: ContainerEgress | undefined;
   on(listeners: Partial<KernelEvents>): void;
   send(message: HostMessage): void;
   restart(timeoutMs?: number): Promise<boolean>;

@@ -8,6 +8,7 @@ import {
   firstStartGuess,
   firstStartOwnNamespace,
   guessConfirmed,
+  noNetworkText,
   selectRuntime,
   startProven,
   type DetectOptions,
@@ -16,6 +17,9 @@ import {
 import { isGvisor } from '../engines/oci-runtime.ts';
 import { packagesState, type PackagesState } from '../image/derived.ts';
 import { KernelContainer, type RuntimeRef } from '../container/kernel-container.ts';
+import type { StartEgressProxy } from '../container/egress-link.ts';
+import { networkEnabled, removeOwnSocketDirsNow } from '../egress/socket-dir.ts';
+import { remoteEngine } from '../engines/workspace.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
 import { Session, startKernel, type Prelude, type StartKernel } from './session.ts';
@@ -66,6 +70,8 @@ export interface SessionManagerOptions {
   onEngine?: (engine: SandboxEngine) => void;
   /** Told once per image of the distributions its first container reported (`derived`: the sandbox.packages image). */
   onImageDistributions?: (image: string, found: ImageDistributions, derived: boolean) => void;
+  /** Starts each container's egress proxy when sandbox.network lets something through (none: no network). */
+  egressProxy?: StartEgressProxy;
 }
 
 /** How often a run (or recheckPackages) looks again for a packages image that was missing. */
@@ -283,14 +289,32 @@ export class SessionManager implements Sandbox {
         ...(options.onOutput ? { onOutput: options.onOutput } : {}),
         ...(options.onRequest || this.options.onRequest ? { onRequest: options.onRequest ?? this.options.onRequest } : {}),
         ...(this.options.onRefusedRequest ? { onRefusedRequest: this.options.onRefusedRequest } : {}),
+        ...(options.egress ? { egress: options.egress } : {}),
       },
       options.reset ?? false,
     );
+    const notice = this.noNetworkNotice(engine);
     try {
-      return await run;
+      const result = await run;
+      if (notice) result.stderr = `[sandbox] ${notice}\n${result.stderr}`;
+      return result;
     } finally {
       if (!session.busy && this.sessions.get(name) === session) this.armIdle(name, session);
     }
+  }
+
+  private noNetworkSaid = false;
+
+  /** Once per sandbox, when sandbox.network is set where it cannot apply (a remote engine, WebAssembly): why there is no network. */
+  private noNetworkNotice(engine: SandboxEngine): string | undefined {
+    if (this.noNetworkSaid || !networkEnabled(this.config)) return undefined;
+    const remote =
+      engine.kind === 'container'
+        ? remoteEngine(engine.runtime.name, this.options.detect?.env ?? process.env, engine.runtime.endpoint)
+        : undefined;
+    if (engine.kind === 'container' && !remote) return undefined;
+    this.noNetworkSaid = true;
+    return noNetworkText(remote && engine.kind === 'container' ? { remote, runtime: engine.runtime.name } : 'wasm');
   }
 
   /** The distributions of the image new sessions use, once a container of it started; undefined before. */
@@ -471,7 +495,7 @@ export class SessionManager implements Sandbox {
 
   /** How containers of this runtime start. */
   private containerStarter(runtime: RuntimeRef): (session: string) => Promise<KernelContainer> {
-    return (session) => KernelContainer.start(runtime, this.config, session);
+    return (session) => KernelContainer.start(runtime, this.config, session, undefined, this.options.egressProxy);
   }
 
   private armIdle(name: string, session: Session): void {
@@ -502,5 +526,6 @@ export class SessionManager implements Sandbox {
       (n): n is string => !!n,
     );
     if (this.runtimeRef) removeNow(this.runtimeRef, names);
+    removeOwnSocketDirsNow();
   }
 }

@@ -4,6 +4,7 @@ import type { SandboxConfig } from '../../config/schema.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import type { RunResult } from './run-result.ts';
 import type { RefusedRequest, RequestHandler } from './run-requests.ts';
+import type { EgressHandler } from '../egress/types.ts';
 
 export interface RunOptions {
   /** The run's id, when the caller wants to know it up front (for logs). */
@@ -14,6 +15,8 @@ export interface RunOptions {
   onRequest?: RequestHandler;
   /** Told of every request refused because its run had ended (for the audit record). */
   onRefusedRequest?: (refused: RefusedRequest) => void;
+  /** Asks about and records the run's requests through its container's egress proxy (sandbox.network). */
+  egress?: EgressHandler;
 }
 
 export interface TrackedRun {

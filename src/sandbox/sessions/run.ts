@@ -24,6 +24,7 @@ import {
 import { MAX_REQUESTS_IN_FLIGHT, refuseRequest, watchBetweenRuns } from './run-requests.ts';
 import type { RunOptions, RunSpec, TrackedRun } from './run-spec.ts';
 import { RunClock } from './run-clock.ts';
+import type { EgressHandler } from '../egress/types.ts';
 
 /**
  * What is left of the grace once the kernel saw the code catch its interrupt and go on (or
@@ -97,7 +98,20 @@ class RunTracker {
     // A container that ended before this run attached will never send `exit` again.
     const ended = container.exitStatus;
     if (ended) queueMicrotask(() => this.onExit(ended));
-    else container.send({ t: 'exec', run: runId, code, token: this.token });
+    else {
+      // Requests through the container's proxy are this run's until it finishes (finish: endRun).
+      container.egress?.beginRun(runId, this.untimedAsks(options.egress), (this.requestsAbort ??= new AbortController()).signal);
+      container.send({ t: 'exec', run: runId, code, token: this.token });
+    }
+  }
+
+  /** The run's egress handler, whose questions to the user do not count against the run's time. */
+  private untimedAsks(handler: EgressHandler | undefined): EgressHandler | undefined {
+    if (!handler) return undefined;
+    return {
+      ask: (target, context) => this.clock.untimed(handler.ask(target, context)),
+      record: (entry) => handler.record(entry),
+    };
   }
 
   private output(stream: 'stdout' | 'stderr', text: string): void {
@@ -337,6 +351,7 @@ class RunTracker {
     this.clock.stop();
     for (const timer of this.timers) clearTimeout(timer);
     this.requestsAbort?.abort();
+    this.container.egress?.endRun();
     // Watched from here on, unless the interpreter is about to be replaced (frames of the old one
     // may still come) or is gone: the session watches again after a restart.
     if (lost || restart || !this.onForgedEnd) this.container.on({});

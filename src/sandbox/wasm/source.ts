@@ -14,11 +14,15 @@ export const SHARED_KERNEL_FILES: readonly PortableKernelFile[] = ['hints.py', '
 export const WASM_KERNEL_FILES = ['wasm_hints.py', 'kernel.py'] as const;
 
 let cached: Buffer | undefined;
+let withNetworkSet: Buffer | undefined;
 
-export function wasmKernelSource(): Buffer {
+/** `networkSet`: sandbox.network lets something through, so the kernel's "no network" says why there is none here. */
+export function wasmKernelSource(networkSet = false): Buffer {
   cached ??= Buffer.concat([
     joinKernelFiles(SHARED_KERNEL_FILES),
     ...WASM_KERNEL_FILES.flatMap((name) => [Buffer.from('\n'), readFileSync(new URL(`./deno-kernel/${name}`, import.meta.url))]),
   ]);
-  return cached;
+  if (!networkSet) return cached;
+  withNetworkSet ??= Buffer.concat([cached, Buffer.from('\n_WASM_NETWORK_SET = True\n')]);
+  return withNetworkSet;
 }

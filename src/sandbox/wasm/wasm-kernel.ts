@@ -8,6 +8,7 @@ import { KernelProcess } from '../protocol/kernel-process.ts';
 import { wasmKernelCommand } from './command.ts';
 import { interpreterSnapshot } from './snapshot.ts';
 import { wasmKernelSource } from './source.ts';
+import { networkEnabled } from '../egress/socket-dir.ts';
 
 /** What the WebAssembly sandbox's distributions are remembered by: its Python runtime, pinned. */
 export const WASM_IMAGE_KEY = 'wasm:pyodide';
@@ -34,7 +35,7 @@ export class WasmKernel extends KernelProcess {
         name: `cem-wasm-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`,
         command: command.command,
         args: command.args,
-        source: wasmKernelSource,
+        source: () => wasmKernelSource(networkEnabled(config)),
         imageKey: WASM_IMAGE_KEY,
         what: 'WebAssembly sandbox',
       },

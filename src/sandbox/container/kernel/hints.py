@@ -105,16 +105,45 @@ def _instead_of(name):
 
 def _module_hint_text(name, installed=None, can_add=True, reach_out=""):
     """The hint of `import <name>` that found nothing: what is installed (`installed`, the
-    host's sentence, else found here), whether sandbox.packages can add it, and for a network
-    library that the sandbox has no network (`reach_out`: where the network is instead)."""
+    host's sentence, else found here), whether sandbox.packages can add it (or pip, when the
+    network lists the package index), and for a network library that the sandbox has no network
+    (`reach_out`: where the network is instead)."""
     text = installed or _installed_sentence()
-    if can_add:
+    pip = _pip_text(name) if can_add else None
+    if pip:
+        text += pip
+    elif can_add:
         text += " pip is not available (no network); the user can add %s with the setting sandbox.packages (built into the sandbox image)." % name
     else:
         text += " Packages need the container sandbox (sandbox.packages)."
-    if name in _NETWORK_MODULES:
+    if name in _NETWORK_MODULES and not _NETWORK["proxy"]:
         text += " " + _NO_NETWORK + (" " + reach_out if reach_out else "")
     return text + _instead_of(name)
+
+
+# The sandbox's way out (egress.py sets these when the host mounted its proxy's socket): whether
+# the proxy variables point at it, and pip's index when sandbox.network lists it (a URL, or ""
+# for pip's default), else None.
+_NETWORK = {"proxy": False, "pip": None}
+
+
+def _pip_text(name):
+    """How pip installs `name` into this session, when the index is listed and the image has pip."""
+    index = _NETWORK["pip"]
+    if index is None:
+        return None
+    try:
+        import importlib.util
+
+        if importlib.util.find_spec("pip") is None:
+            return None
+    except Exception:
+        return None
+    option = " --index-url %s" % index if index else ""
+    return (
+        " To use it in this session: python3 -m pip install --target /tmp/pkgs%s %s (a subprocess), then sys.path.insert(0, \"/tmp/pkgs\");"
+        " to keep it, the user can add it with the setting sandbox.packages." % (option, name)
+    )
 
 
 def _module_hint(exc):
@@ -134,6 +163,11 @@ def _str_of(exc):
 
 
 _NO_NETWORK = "The sandbox has no network (by design): do not retry."
+_PROXY_ONLY = "The sandbox reaches the network only through its proxy (HTTP_PROXY, HTTPS_PROXY), to the hosts sandbox.network allows: do not retry a direct connection."
+
+
+def _no_network():
+    return _PROXY_ONLY if _NETWORK["proxy"] else _NO_NETWORK
 
 
 def _common_hint(exc):
@@ -144,7 +178,7 @@ def _common_hint(exc):
     if _is_coroutine_misuse(exc):
         return "coroutine", "That value is a coroutine: an async function was called without await. Write: result = await f(...)"
     if isinstance(exc, OSError) and _is_network_error(exc):
-        return "network", _NO_NETWORK
+        return "network", _no_network()
     return None
 
 

@@ -790,6 +790,7 @@ def _main():
     _start_thread(_outbox.run, "sandbox-writer")
     _start_thread(_reader, "sandbox-reader")
     _start_thread(_fd1_reader, "sandbox-fd1")
+    _start_egress(_start_thread)  # egress.py: only when the host mounted the proxy's socket
     _make_out_dir()
     ready = {"t": "ready", "python": "%d.%d.%d" % sys.version_info[:3], "pid": os.getpid(), "seccomp": _seccomp_status, "init": _init_status}
     if _boot is None:

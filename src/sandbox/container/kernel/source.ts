@@ -23,6 +23,7 @@ export const KERNEL_FILES = [
   'seccomp.py', // the seccomp filter, installed first
   'pid1.py', // PID 1's reaper
   ...PORTABLE_KERNEL_FILES,
+  'egress.py', // the forwarder to the egress proxy's socket (sandbox.network), started by kernel.py
   'kernel.py', // the wire, the run, the loop: starts the kernel
 ] as const;
 

@@ -12,6 +12,19 @@ _WASM_PACKAGES = "Only Pyodide's standard library is installed (the WebAssembly 
 # The modules of hints.py's _INSTEAD whose stand-in is said here (not pytz: zoneinfo has no
 # time zones without the tzdata package).
 _WASM_INSTEAD = ("pandas", "numpy", "requests", "httpx", "yaml", "dateutil")
+# sandbox.network lets something through, which a container sandbox would reach: set by a line the
+# host adds after the kernel's files (wasm/source.ts), so that "no network" says why.
+_WASM_NETWORK_SET = False
+_WASM_NO_NETWORK = (
+    "The WebAssembly sandbox has no network, whatever sandbox.network allows: only the container sandbox reaches the hosts it lists "
+    "(set sandbox.backend to \"container\" and install Podman or Docker). Do not retry here."
+)
+
+
+def _wasm_no_network():
+    return _WASM_NO_NETWORK if _WASM_NETWORK_SET else _NO_NETWORK
+
+
 # The standard library's (asyncio, Pyodide's own) and the JavaScript frames Pyodide adds.
 _WASM_HIDDEN_PREFIXES = ("/lib/python3", "file://", "wasm://", "ext:", "node:")
 
@@ -48,7 +61,7 @@ def _wasm_error_rule(exc):
             return None
         return "module", _wasm_module_hint(name)
     if _is_wasm_network_error(exc):
-        return "network", _NO_NETWORK
+        return "network", _wasm_no_network()
     if _needs_container(exc):
         return "wasm", _CONTAINER_FIX
     return None
@@ -60,7 +73,7 @@ def _wasm_module_hint(name, installed=None, can_add=False, reach_out=""):
     for a network library that there is no network (`reach_out`: where it is instead)."""
     text = (installed or _WASM_PACKAGES) + " Packages need the container sandbox (sandbox.packages)."
     if name in _NETWORK_MODULES:
-        text += " " + _NO_NETWORK + (" " + reach_out if reach_out else "")
+        text += " " + _wasm_no_network() + (" " + reach_out if reach_out else "")
     return text + (_instead_of(name) if name in _WASM_INSTEAD else "")
 
 
