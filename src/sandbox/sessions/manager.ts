@@ -27,6 +27,7 @@ import type { RunResult, SessionChange } from './run-result.ts';
 import type { RefusedRequest, RequestHandler } from './run-requests.ts';
 import type { Sandbox, SandboxEngine, SandboxTier } from '../sandbox.ts';
 import type { EgressHandler } from '../egress/types.ts';
+import { startEgressProxy } from '../egress/start.ts';
 import { WASM_IMAGE_KEY, WasmKernel } from '../wasm/wasm-kernel.ts';
 
 export interface ExecuteOptions {
@@ -70,7 +71,7 @@ export interface SessionManagerOptions {
   onEngine?: (engine: SandboxEngine) => void;
   /** Told once per image of the distributions its first container reported (`derived`: the sandbox.packages image). */
   onImageDistributions?: (image: string, found: ImageDistributions, derived: boolean) => void;
-  /** Starts each container's egress proxy when sandbox.network lets something through (none: no network). */
+  /** Starts each container's egress proxy when sandbox.network lets something through (default: the real proxy, egress/proxy.ts). */
   egressProxy?: StartEgressProxy;
 }
 
@@ -495,7 +496,7 @@ export class SessionManager implements Sandbox {
 
   /** How containers of this runtime start. */
   private containerStarter(runtime: RuntimeRef): (session: string) => Promise<KernelContainer> {
-    return (session) => KernelContainer.start(runtime, this.config, session, undefined, this.options.egressProxy);
+    return (session) => KernelContainer.start(runtime, this.config, session, undefined, this.options.egressProxy ?? startEgressProxy);
   }
 
   private armIdle(name: string, session: Session): void {
