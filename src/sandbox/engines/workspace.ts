@@ -7,7 +7,7 @@ import { homedir, platform } from 'node:os';
 import { isAbsolute, join, parse, resolve, sep } from 'node:path';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { WORKSPACE_DIR, workspaceTargets } from './workspace-names.ts';
-import { remoteEndpointText, type EngineEndpoint } from './endpoint.ts';
+import { isRemoteAddress, remoteEndpointText, withoutPassword, type EngineEndpoint } from './endpoint.ts';
 
 /** A checked host folder (its real path) and where the sandbox sees it. */
 export interface WorkspaceMount {
@@ -20,14 +20,14 @@ export class WorkspaceError extends Error {
 }
 
 /**
- * The remote engine a runtime's CLI talks to (DOCKER_HOST for docker, CONTAINER_HOST for podman,
- * a tcp:// or ssh:// address), or undefined for a local one. A remote engine cannot mount this
- * machine's folders. What the environment alone says: the runtime check's endpoint (endpoint.ts)
- * also knows the connections and contexts.
+ * The remote engine a runtime's CLI talks to as the environment alone says it (DOCKER_HOST for
+ * docker, CONTAINER_HOST for podman), without a password, or undefined for a local one: remote
+ * by endpoint.ts's one rule (isRemoteAddress). A remote engine cannot mount this machine's
+ * folders. The runtime check's endpoint (endpoint.ts) also knows the connections and contexts.
  */
 export function remoteRuntimeHost(runtime: RuntimeName, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const value = (runtime === 'docker' ? env.DOCKER_HOST : env.CONTAINER_HOST)?.trim();
-  return value && /^(tcp|ssh|https?):\/\//i.test(value) ? value.replace(/\/\/[^@/]*@/, '//') : undefined;
+  return value && isRemoteAddress(value) ? withoutPassword(value) : undefined;
 }
 
 /** The remote engine for people, or undefined for a local one: as the runtime check's endpoint says, else as the environment says. */
