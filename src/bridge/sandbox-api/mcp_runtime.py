@@ -25,6 +25,7 @@ __all__ = [
     "read_resource",
     "list_prompts",
     "get_prompt",
+    "refresh_workspace",
 ]
 
 _SERVERS = []  # filled by _install: [{"name": ..., "alias": ..., "description": ...}]
@@ -177,6 +178,19 @@ def discovered_servers():
     are not known yet are started; this waits for them up to proxy.discoveryWaitSeconds (10 s by
     default), off the run's clock."""
     return _host.request_sync("list_servers", {})
+
+
+def refresh_workspace():
+    """Copies the workspace into /workspace again, when the sandbox runs on a remote engine (which
+    cannot mount this machine's folders and gets a read-only snapshot instead), and returns what
+    it holds: {"mode": "snapshot", "folders", "files", "bytes", "taken", "text"}. Where the folders
+    are mounted the files are live: {"mode": "mounted", ...}, nothing copied. The copy is the
+    sandbox's own: changes to it never reach the user's files."""
+    reply = _host.request_sync("refresh_workspace", {})
+    error = _host.workspace_error() if hasattr(_host, "workspace_error") else None
+    if error:
+        raise OSError(error)
+    return reply
 
 
 async def search_tool_docs(query, limit=5, detail="summary"):

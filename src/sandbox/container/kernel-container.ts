@@ -1,20 +1,45 @@
 // One sandbox container with a live kernel: a kernel process (protocol/kernel-process.ts) whose
 // process is the runtime's `run -i` client of a hardened container, ended by the runtime's kill.
-// Knows nothing of runs or sessions.
+// On a remote engine, which cannot mount this machine's folders, it copies the workspace in as a
+// snapshot over the kernel's stdin instead (workspace-snapshot.ts). Knows nothing of runs or sessions.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { SandboxStartError } from '../errors.ts';
 import { imageKey } from '../image/distributions.ts';
-import { KernelProcess } from '../protocol/kernel-process.ts';
+import { KernelProcess, type WorkspaceRefresh } from '../protocol/kernel-process.ts';
 import { kernelSource } from './kernel/source.ts';
 import { cliArgv, runCli } from '../engines/cli.ts';
 import type { EngineEndpoint } from '../engines/endpoint.ts';
 import { killArgs, removeArgs, runArgs } from '../engines/commands.ts';
-import { workspaceSpec } from '../engines/workspace.ts';
+import {
+  forbiddenMountDirs,
+  mountsText,
+  resolveWorkspaceMounts,
+  snapshotSpec,
+  workspaceSpec,
+  type WorkspaceMount,
+} from '../engines/workspace.ts';
+import {
+  listSnapshot,
+  snapshotArchive,
+  snapshotInfo,
+  snapshotMaxBytes,
+  SnapshotRefusedError,
+  snapshotTmpfsMiB,
+} from './workspace-snapshot.ts';
 import { usernsStartHint } from '../engines/isolation.ts';
 
 export const OWNER = `${hostname()}/${process.pid}`;
+
+/** Bytes of the snapshot's tar per frame (base64 makes a third more). */
+const SNAPSHOT_FRAME_BYTES = 1024 * 1024;
+
+/** refresh_workspace() where there is no workspace to refresh. */
+export class WorkspaceRefreshError extends Error {
+  override name = 'WorkspaceRefreshError';
+  readonly kind = 'unavailable';
+}
 
 /** Which runtime to drive, and the command that runs its CLI. */
 export interface RuntimeRef {
@@ -39,7 +64,21 @@ let counter = 0;
 export class KernelContainer extends KernelProcess {
   readonly runtime: RuntimeRef;
 
-  private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string, workspace: ReturnType<typeof workspaceSpec>) {
+  private readonly config: SandboxConfig;
+  /** The folders a remote engine's sandbox gets as a snapshot (none when they are mounted, or not asked for). */
+  private readonly snapshot: readonly WorkspaceMount[] | undefined;
+  private readonly mounted: readonly WorkspaceMount[] | undefined;
+  /** Snapshots are sent one after another. */
+  private snapshotQueue: Promise<unknown> = Promise.resolve();
+  private notice: string | undefined;
+
+  private constructor(
+    runtime: RuntimeRef,
+    config: SandboxConfig,
+    session: string,
+    workspace: ReturnType<typeof workspaceSpec>,
+    snapshot: WorkspaceMount[] | undefined,
+  ) {
     const name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
     // The derived image with sandbox.packages, when the runtime check found it built.
     const image = runtime.image ? { ...config, image: runtime.image } : config;
@@ -54,6 +93,7 @@ export class KernelContainer extends KernelProcess {
             owner: OWNER,
             session,
             ...workspace,
+            ...(snapshot ? { snapshotTmpfsMiB: snapshotTmpfsMiB(config) } : {}),
             ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
             ownUserNamespace: runtime.ownUserNamespace === true,
           }),
@@ -70,18 +110,84 @@ export class KernelContainer extends KernelProcess {
       process.env as Record<string, string>,
     );
     this.runtime = runtime;
+    this.config = config;
+    this.snapshot = snapshot;
+    this.mounted = workspace.workspace;
   }
 
   /** Starts a container and resolves once its kernel says it is ready. */
   static async start(runtime: RuntimeRef, config: SandboxConfig, session: string, startTimeoutMs = 60_000): Promise<KernelContainer> {
     let workspace: ReturnType<typeof workspaceSpec>;
+    let snapshot: WorkspaceMount[] | undefined;
     try {
       // Checked at every start: the folder may have changed since the configuration was read.
       workspace = workspaceSpec(runtime.name, config, process.env, runtime.stateDir, runtime.endpoint);
+      snapshot = snapshotSpec(runtime.name, config, process.env, runtime.stateDir, runtime.endpoint);
     } catch (error) {
       throw new SandboxStartError(error instanceof Error ? error.message : String(error));
     }
-    return KernelProcess.launch(new KernelContainer(runtime, config, session, workspace), startTimeoutMs);
+    const container = await KernelProcess.launch(new KernelContainer(runtime, config, session, workspace, snapshot), startTimeoutMs);
+    // Before any run: the kernel reads the snapshot's frames before the first `exec`.
+    await container.renewWorkspace();
+    return container;
+  }
+
+  /** A remote engine's snapshot taken again (at start, after a reset); a refusal becomes the next run's notice. */
+  async renewWorkspace(): Promise<void> {
+    if (!this.snapshot) return;
+    await this.refreshWorkspace().then(
+      () => (this.notice = undefined),
+      (error: unknown) => void (this.notice = error instanceof Error ? error.message : String(error)),
+    );
+  }
+
+  takeNotice(): string | undefined {
+    const notice = this.notice;
+    this.notice = undefined;
+    return notice;
+  }
+
+  refreshWorkspace(): Promise<WorkspaceRefresh> {
+    const next = this.snapshotQueue.then(() => this.copyWorkspace());
+    this.snapshotQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Lists the folders again and streams their tar to the kernel, which empties /workspace first. */
+  private async copyWorkspace(): Promise<WorkspaceRefresh> {
+    if (!this.snapshot) {
+      if (this.mounted)
+        return {
+          mode: 'mounted',
+          folders: this.mounted.map((m) => m.dir),
+          text: `mounted, not copied (the files are live): ${mountsText(this.mounted)}`,
+        };
+      throw new WorkspaceRefreshError('There is no workspace to refresh: sandbox.workspace is not set (or its access is "none").');
+    }
+    let listing;
+    try {
+      const mounts = resolveWorkspaceMounts(this.config, forbiddenMountDirs(this.runtime.stateDir));
+      listing = await listSnapshot(mounts, snapshotMaxBytes(this.config));
+    } catch (error) {
+      // Refused (too big, a folder gone): the old copy goes too, so that no stale files are read as current.
+      this.send({ t: 'ws', op: 'begin' });
+      this.send({ t: 'ws', op: 'end' });
+      throw error instanceof SnapshotRefusedError ? error : new WorkspaceRefreshError((error as Error).message);
+    }
+    this.send({ t: 'ws', op: 'begin' });
+    let pending: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of snapshotArchive(listing)) {
+      pending.push(chunk);
+      size += chunk.length;
+      if (size < SNAPSHOT_FRAME_BYTES) continue;
+      await this.sendPaced({ t: 'ws', op: 'data', data: Buffer.concat(pending).toString('base64') });
+      pending = [];
+      size = 0;
+    }
+    if (size > 0) await this.sendPaced({ t: 'ws', op: 'data', data: Buffer.concat(pending).toString('base64') });
+    this.send({ t: 'ws', op: 'end' });
+    return { mode: 'snapshot', ...snapshotInfo(listing) };
   }
 
   /** Kills the container, not just the CLI client (which would leave it running). */

@@ -2,6 +2,7 @@
 // exactly without starting anything. Podman and Docker share these flags.
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { workspaceMountArgs, type WorkspaceMount } from './workspace.ts';
+import { WORKSPACE_DIR } from './workspace-names.ts';
 import { ociRuntimeArgs } from './oci-runtime.ts';
 import { hostHardLimits, ulimitArgs, type HostLimits } from './ulimits.ts';
 
@@ -37,6 +38,8 @@ export interface RunSpec {
   session: string;
   /** The resolved host folders to mount read-only (workspace.ts); none when absent. */
   workspace?: readonly WorkspaceMount[];
+  /** A remote engine's workspace: a tmpfs of this many MiB at /workspace, which the kernel fills with the snapshot. */
+  snapshotTmpfsMiB?: number;
   /** What `--runtime` gets, as the runtime check resolved sandbox.ociRuntime (default: the setting itself). */
   ociRuntime?: string;
   /** Hard limits the open-file and process limits are clamped to (default: this process's). */
@@ -108,6 +111,7 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     '--tmpfs',
     `${WORK_DIR}:${tmpfs}`,
     ...(spec.workspace ?? []).flatMap((mount) => workspaceMountArgs(runtime, mount.dir, mount.target)),
+    ...(spec.snapshotTmpfsMiB ? ['--tmpfs', `${WORKSPACE_DIR}:${tmpfsOptions(runtime, `${spec.snapshotTmpfsMiB}m`)}`] : []),
     '--workdir',
     WORK_DIR,
     '--env',

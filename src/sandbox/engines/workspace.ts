@@ -1,7 +1,8 @@
 // The optional read-only workspace mounts (`sandbox.workspace`): which host folders, checked, and
 // the run arguments that mount them (one at /workspace, several at /workspace/<name>, see
-// workspace-names.ts) read-only, noexec, nosuid, nodev on both runtimes. Never taken from
-// extraRunArgs (run-args.ts refuses mounts there).
+// workspace-names.ts) read-only, noexec, nosuid, nodev on both runtimes; on a remote engine, which
+// cannot mount this machine's folders, the same folders copied in as a snapshot instead
+// (container/workspace-snapshot.ts). Never taken from extraRunArgs (run-args.ts refuses mounts there).
 import { realpathSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { isAbsolute, join, parse, resolve, sep } from 'node:path';
@@ -162,8 +163,8 @@ export function forbiddenMountDirs(stateDir?: string): string[] {
 
 /**
  * What a container start adds to its RunSpec: the resolved folders, or nothing when none is asked
- * for or the runtime is remote (the sandbox check says so; the mount is not attempted). Remote as
- * the runtime check's endpoint says (endpoint.ts), else as the environment says.
+ * for or the runtime is remote (the folders are copied in as a snapshot then: snapshotSpec). Remote
+ * as the runtime check's endpoint says (endpoint.ts), else as the environment says.
  */
 export function workspaceSpec(
   runtime: RuntimeName,
@@ -175,6 +176,22 @@ export function workspaceSpec(
   if (!workspaceRequested(config) || remoteEngine(runtime, env, endpoint)) return {};
   const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
   return mounts.length > 0 ? { workspace: mounts } : {};
+}
+
+/**
+ * The folders a remote engine's sandbox gets as a snapshot instead (container/workspace-snapshot.ts),
+ * checked as a mount's are; undefined when none is asked for or the engine is local (they are mounted).
+ */
+export function snapshotSpec(
+  runtime: RuntimeName,
+  config: SandboxConfig,
+  env: NodeJS.ProcessEnv = process.env,
+  stateDir?: string,
+  endpoint?: EngineEndpoint,
+): WorkspaceMount[] | undefined {
+  if (!workspaceRequested(config) || !remoteEngine(runtime, env, endpoint)) return undefined;
+  const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
+  return mounts.length > 0 ? mounts : undefined;
 }
 
 /** The mounts for people: "/srv/a at /workspace/a, /srv/b at /workspace/b". */

@@ -94,5 +94,12 @@ export type HostMessage =
   | { t: 'interrupt'; run: string }
   /** A fresh interpreter in the same container: the kernel execs `source`, then says `ready`. */
   | { t: 'restart'; source: string }
+  /**
+   * The workspace snapshot of a remote engine's sandbox (container/workspace-snapshot.ts):
+   * `begin` empties /workspace, `data` carries the next bytes of its tar (base64), `end`
+   * finishes it and makes every file read-only.
+   */
+  | { t: 'ws'; op: 'begin' | 'end' }
+  | { t: 'ws'; op: 'data'; data: string }
   | { t: 'res'; id: number; ok: true; result: unknown }
   | { t: 'res'; id: number; ok: false; error: { type: string; kind: ErrorKind; message: string; details?: object } };

@@ -21,7 +21,7 @@ import {
   type RunResult,
   type RunStatus,
 } from './run-result.ts';
-import { MAX_REQUESTS_IN_FLIGHT, refuseRequest, watchBetweenRuns } from './run-requests.ts';
+import { MAX_REQUESTS_IN_FLIGHT, REFRESH_WORKSPACE, refuseRequest, watchBetweenRuns } from './run-requests.ts';
 import type { RunOptions, RunSpec, TrackedRun } from './run-spec.ts';
 import { RunClock } from './run-clock.ts';
 
@@ -201,6 +201,16 @@ class RunTracker {
     }
   }
 
+  /** refresh_workspace(): the container copies the workspace in again; a kernel without one says so. */
+  private async refreshWorkspace(): Promise<unknown> {
+    if (!this.container.refreshWorkspace) {
+      throw Object.assign(new Error('There is no workspace folder in this sandbox (a container sandbox has one).'), {
+        kind: 'unavailable',
+      });
+    }
+    return this.container.refreshWorkspace();
+  }
+
   private async onRequest(id: number, method: string, params: unknown): Promise<void> {
     const reply = (ok: boolean, payload: unknown) => {
       // A restarted interpreter numbers its requests from 1 again: it must not get old answers.
@@ -210,7 +220,8 @@ class RunTracker {
         : ({ t: 'res', id, ok: false, error: payload as { type: string; kind: ErrorKind; message: string; details?: object } } as const);
       this.container.send(message);
     };
-    if (this.stopping || !this.options.onRequest) {
+    const own = method === REFRESH_WORKSPACE;
+    if (this.stopping || (!this.options.onRequest && !own)) {
       return reply(false, {
         type: 'HostError',
         kind: 'failed',
@@ -228,17 +239,19 @@ class RunTracker {
     this.inFlight++;
     this.waits.set(id, { what: method, since: performance.now() });
     try {
-      const result = await this.options.onRequest(method, params, {
-        runId: this.runId,
-        session: this.session,
-        signal: (this.requestsAbort ??= new AbortController()).signal,
-        emitImage: (mime, data) => this.addImage(mime, data),
-        untimed: (work) => this.clock.untimed(work),
-        describe: (what) => {
-          const wait = this.waits.get(id);
-          if (wait) wait.what = what;
-        },
-      });
+      const result = own
+        ? await this.refreshWorkspace()
+        : await this.options.onRequest!(method, params, {
+            runId: this.runId,
+            session: this.session,
+            signal: (this.requestsAbort ??= new AbortController()).signal,
+            emitImage: (mime, data) => this.addImage(mime, data),
+            untimed: (work) => this.clock.untimed(work),
+            describe: (what) => {
+              const wait = this.waits.get(id);
+              if (wait) wait.what = what;
+            },
+          });
       reply(true, result ?? null);
     } catch (error) {
       // `hostDetails`: what an error carries for the sandbox besides its message (a JSON-RPC code and data).

@@ -23,6 +23,7 @@ export const KERNEL_FILES = [
   'seccomp.py', // the seccomp filter, installed first
   'pid1.py', // PID 1's reaper
   ...PORTABLE_KERNEL_FILES,
+  'workspace.py', // a remote engine's workspace snapshot, extracted into /workspace
   'kernel.py', // the wire, the run, the loop: starts the kernel
 ] as const;
 
