@@ -2,7 +2,7 @@
 // remote one is: a podman service and a second dockerd (TLS, certificates made by the test),
 // each in a private mount namespace that hides /tmp, /work, the home folder and the checkout,
 // on loopback TCP (test/helpers/remote-engines.ts). Through the real bridge: state across runs,
-// a proxied call, files out, the workspace as a snapshot (readable, read-only, .git and ignored
+// a proxied call, files out, a plot (podman), the workspace as a snapshot (readable, read-only, .git and ignored
 // files left out, taken again on reset and by refresh_workspace(), refused above its cap), a
 // timeout, and nothing left on the engine after the bridge closes.
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
-import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { TEST_DATA_IMAGE, TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { remoteEnginesUnavailable, startRemoteDocker, startRemotePodman, type RemoteEngine } from '../helpers/remote-engines.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -137,6 +137,25 @@ for (const { runtime, start } of engines) {
       );
       ok(refreshed, bridge);
       assert.equal(value(refreshed), "('snapshot', 4, 'third version\\n', ['.gitignore', 'added.txt', 'docs', 'notes.txt'])");
+    });
+
+    test('a plot comes back as an image over the channel', async (t) => {
+      // The data image (with matplotlib, 1.5 GB) is in the storage the podman service shares;
+      // copying it into the second dockerd would take longer than the rest of the suite.
+      if (runtime === 'docker') return t.skip('the data image is not loaded into the second dockerd');
+      const plots = await startBridge(
+        { sandbox: { ...sandbox(), image: TEST_DATA_IMAGE, memory: '512m', timeoutSeconds: 60 } },
+        engine.env,
+      );
+      try {
+        const result = await plots.call('import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()');
+        ok(result, plots);
+        const images = result.content.filter((c) => c.type === 'image');
+        assert.equal(images.length, 1, textOf(result));
+        assert.equal(images[0]?.mimeType, 'image/png');
+      } finally {
+        await plots.close();
+      }
     });
 
     test('a run over its time limit times out, and the session goes on', async () => {
