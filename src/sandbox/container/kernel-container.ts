@@ -162,7 +162,9 @@ export class KernelContainer extends KernelProcess {
           folders: this.mounted.map((m) => m.dir),
           text: `mounted, not copied (the files are live): ${mountsText(this.mounted)}`,
         };
-      throw new WorkspaceRefreshError('There is no workspace to refresh: sandbox.workspace is not set (or its access is "none").');
+      throw new WorkspaceRefreshError(
+        'There is no workspace to refresh: no folder is given to the sandbox. The user gives one with sandbox.workspace ({"path": DIR, "access": "read-only"}), in VS Code with codeExecutionMode.sandbox.workspaceAccess.',
+      );
     }
     let listing;
     try {
