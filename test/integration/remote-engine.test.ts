@@ -137,6 +137,12 @@ for (const { runtime, start } of engines) {
       );
       ok(refreshed, bridge);
       assert.equal(value(refreshed), "('snapshot', 4, 'third version\\n', ['.gitignore', 'added.txt', 'docs', 'notes.txt'])");
+      // The model is told it is a copy, and how to take it again.
+      const summary = await bridge.call('from mcp import runtime\nprint(runtime.capability_summary())');
+      assert.match(
+        String(structured(summary).stdout),
+        /\/workspace is a read-only copy of the user's files \(snapshot of .*cem-remote-ws-\w+ \(4 files, 0\.0 MB\), taken at [\dT:Z-]+\); refresh_workspace\(\) takes it again\./,
+      );
     });
 
     test('a plot comes back as an image over the channel', async (t) => {

@@ -378,7 +378,11 @@ def capability_summary():
     lines.append("Python packages: %s No pip: %s." % (facts.get("installed") or "importlib.metadata.distributions() lists them.", add))
     lines.append("No network. %s Files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run)." % _REACH_OUT)
     lines.append("Files written under /work/out come back with the result (small text inline, others attached; at most 20, 4 MB each), then the folder is emptied.")
-    if os.path.ismount("/workspace"):
+    snapshot = _host.workspace_snapshot() if hasattr(_host, "workspace_snapshot") else None
+    if snapshot:
+        # A remote engine's copy: the model should know it is one, and how to take it again.
+        lines.append("/workspace is a read-only copy of the user's files (%s); refresh_workspace() takes it again." % snapshot)
+    elif os.path.ismount("/workspace"):
         lines.append("The user's files are at /workspace, read-only.")
     elif os.path.isdir("/workspace"):
         try:

@@ -26,6 +26,7 @@ import {
   snapshotInfo,
   snapshotMaxBytes,
   SnapshotRefusedError,
+  snapshotText,
   snapshotTmpfsMiB,
 } from './workspace-snapshot.ts';
 import { usernsStartHint } from '../engines/isolation.ts';
@@ -173,7 +174,7 @@ export class KernelContainer extends KernelProcess {
     } catch (error) {
       // Refused (too big, a folder gone): the old copy goes too, so that no stale files are read as current.
       this.send({ t: 'ws', op: 'begin' });
-      this.send({ t: 'ws', op: 'end' });
+      this.send({ t: 'ws', op: 'end', text: `no copy: ${(error as Error).message}` });
       throw error instanceof SnapshotRefusedError ? error : new WorkspaceRefreshError((error as Error).message);
     }
     this.send({ t: 'ws', op: 'begin' });
@@ -188,7 +189,7 @@ export class KernelContainer extends KernelProcess {
       size = 0;
     }
     if (size > 0) await this.sendPaced({ t: 'ws', op: 'data', data: Buffer.concat(pending).toString('base64') });
-    this.send({ t: 'ws', op: 'end' });
+    this.send({ t: 'ws', op: 'end', text: snapshotText(listing) });
     return { mode: 'snapshot', ...snapshotInfo(listing) };
   }
 

@@ -458,6 +458,7 @@ _host_module.add_error_hint = _add_error_hint
 _host_module.hide_frames = _hide_frames
 _host_module.module_hint = _module_hint_text
 _host_module.workspace_error = workspace_error
+_host_module.workspace_snapshot = workspace_snapshot
 sys.modules["sandbox_host"] = _host_module
 
 

@@ -20,6 +20,7 @@ class _Snapshot:
     thread = None
     error = None  # why the last snapshot failed, if it did
     extracted = 0  # files of the last snapshot
+    text = None  # what the host says the last snapshot is ("snapshot of ... taken at ..."), or why there is none
 
 
 _snapshot = _Snapshot()
@@ -121,6 +122,7 @@ def _workspace_frame(message):
     elif op == "end":
         _workspace_finish()
         _workspace_read_only()
+        _snapshot.text = str(message.get("text", ""))[:2000] or None
 
 
 def _workspace_finish():
@@ -136,3 +138,8 @@ def _workspace_finish():
 def workspace_error():
     """Why the last workspace snapshot failed in the sandbox, or None."""
     return _snapshot.error
+
+
+def workspace_snapshot():
+    """What /workspace holds when it is a snapshot, in words, or None when it is not one."""
+    return _snapshot.text
