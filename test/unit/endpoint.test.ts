@@ -14,9 +14,8 @@ import {
   withoutPassword,
   type EndpointInput,
 } from '../../src/sandbox/engines/endpoint.ts';
-import { snapshotSpec, workspaceSpec } from '../../src/sandbox/engines/workspace.ts';
+import { snapshotTmpfsMiB, workspaceSpec } from '../../src/sandbox/engines/workspace.ts';
 import { runArgs } from '../../src/sandbox/engines/commands.ts';
-import { snapshotTmpfsMiB } from '../../src/sandbox/container/workspace-snapshot.ts';
 
 /** A faked environment and CLI list; the list fails the test when it is read but should not be. */
 function input(env: NodeJS.ProcessEnv, list?: string, selection?: EndpointInput['selection']): EndpointInput {
@@ -184,19 +183,19 @@ test('a remote endpoint drops the workspace mount for a snapshot, whatever the e
     source: "podman's default connection" as const,
     remote: true,
   };
-  assert.deepEqual(workspaceSpec('podman', config, {}, undefined, remote), {});
-  assert.deepEqual(snapshotSpec('podman', config, {}, undefined, remote), [{ dir: realpathSync(process.cwd()), target: '/workspace' }]);
+  const here = [{ dir: realpathSync(process.cwd()), target: '/workspace' }];
+  assert.deepEqual(workspaceSpec('podman', config, {}, undefined, remote), { snapshot: here });
   const local = { ...remote, address: 'unix:///run/podman/podman.sock', remote: false };
-  assert.equal(workspaceSpec('podman', config, {}, undefined, local).workspace?.length, 1);
-  assert.equal(snapshotSpec('podman', config, {}, undefined, local), undefined);
+  assert.deepEqual(workspaceSpec('podman', config, {}, undefined, local), { workspace: here });
   // Without the check's endpoint, the environment decides.
-  assert.equal(snapshotSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' })?.length, 1);
-  assert.equal(snapshotSpec('docker', sandboxConfigSchema.parse({}), { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), undefined);
+  assert.deepEqual(workspaceSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), { snapshot: here });
+  assert.deepEqual(workspaceSpec('docker', sandboxConfigSchema.parse({}), { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), {});
 });
 
 test('a snapshot gets a /workspace tmpfs sized from its cap, noexec and owned as /tmp is', () => {
   const config = sandboxConfigSchema.parse({ image: 'img:1', workspace: { access: 'read-only', path: process.cwd(), snapshotMaxMB: 50 } });
-  const spec = { name: 'n', owner: 'o', session: 's', snapshotTmpfsMiB: snapshotTmpfsMiB(config) };
+  assert.equal(snapshotTmpfsMiB(config), 116);
+  const spec = { name: 'n', owner: 'o', session: 's', snapshot: [{ dir: '/srv/app', target: '/workspace' }] };
   const tmpfs = (args: string[]) =>
     args.flatMap((a, i) => (a === '--tmpfs' && args[i + 1]?.startsWith('/workspace:') ? [args[i + 1]] : []));
   assert.deepEqual(tmpfs(runArgs('podman', config, spec)), ['/workspace:rw,noexec,nosuid,nodev,size=116m,mode=1777']);

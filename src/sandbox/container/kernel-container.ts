@@ -9,38 +9,14 @@ import { SandboxStartError } from '../errors.ts';
 import { imageKey } from '../image/distributions.ts';
 import { KernelProcess, type WorkspaceRefresh } from '../protocol/kernel-process.ts';
 import { kernelSource } from './kernel/source.ts';
+import { mountedRefresh, snapshotFrames, takeSnapshot, WorkspaceRefreshError, type WorkspaceFolders } from './workspace-snapshot.ts';
 import { cliArgv, runCli } from '../engines/cli.ts';
 import type { EngineEndpoint } from '../engines/endpoint.ts';
 import { killArgs, removeArgs, runArgs } from '../engines/commands.ts';
-import {
-  forbiddenMountDirs,
-  mountsText,
-  resolveWorkspaceMounts,
-  snapshotSpec,
-  workspaceSpec,
-  type WorkspaceMount,
-} from '../engines/workspace.ts';
-import {
-  listSnapshot,
-  snapshotArchive,
-  snapshotInfo,
-  snapshotMaxBytes,
-  SnapshotRefusedError,
-  snapshotText,
-  snapshotTmpfsMiB,
-} from './workspace-snapshot.ts';
+import { workspaceSpec } from '../engines/workspace.ts';
 import { usernsStartHint } from '../engines/isolation.ts';
 
 export const OWNER = `${hostname()}/${process.pid}`;
-
-/** Bytes of the snapshot's tar per frame (base64 makes a third more). */
-const SNAPSHOT_FRAME_BYTES = 1024 * 1024;
-
-/** refresh_workspace() where there is no workspace to refresh. */
-export class WorkspaceRefreshError extends Error {
-  override name = 'WorkspaceRefreshError';
-  readonly kind = 'unavailable';
-}
 
 /** Which runtime to drive, and the command that runs its CLI. */
 export interface RuntimeRef {
@@ -65,21 +41,7 @@ let counter = 0;
 export class KernelContainer extends KernelProcess {
   readonly runtime: RuntimeRef;
 
-  private readonly config: SandboxConfig;
-  /** The folders a remote engine's sandbox gets as a snapshot (none when they are mounted, or not asked for). */
-  private readonly snapshot: readonly WorkspaceMount[] | undefined;
-  private readonly mounted: readonly WorkspaceMount[] | undefined;
-  /** Snapshots are sent one after another. */
-  private snapshotQueue: Promise<unknown> = Promise.resolve();
-  private notice: string | undefined;
-
-  private constructor(
-    runtime: RuntimeRef,
-    config: SandboxConfig,
-    session: string,
-    workspace: ReturnType<typeof workspaceSpec>,
-    snapshot: WorkspaceMount[] | undefined,
-  ) {
+  private constructor(runtime: RuntimeRef, config: SandboxConfig, session: string, workspace: ReturnType<typeof workspaceSpec>) {
     const name = `cem-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`;
     // The derived image with sandbox.packages, when the runtime check found it built.
     const image = runtime.image ? { ...config, image: runtime.image } : config;
@@ -94,7 +56,6 @@ export class KernelContainer extends KernelProcess {
             owner: OWNER,
             session,
             ...workspace,
-            ...(snapshot ? { snapshotTmpfsMiB: snapshotTmpfsMiB(config) } : {}),
             ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
             ownUserNamespace: runtime.ownUserNamespace === true,
           }),
@@ -110,32 +71,43 @@ export class KernelContainer extends KernelProcess {
       // the container gets none of it (runArgs passes no variables through).
       process.env as Record<string, string>,
     );
+    this.folders = { config, stateDir: runtime.stateDir, ...workspace };
     this.runtime = runtime;
-    this.config = config;
-    this.snapshot = snapshot;
-    this.mounted = workspace.workspace;
   }
 
   /** Starts a container and resolves once its kernel says it is ready. */
   static async start(runtime: RuntimeRef, config: SandboxConfig, session: string, startTimeoutMs = 60_000): Promise<KernelContainer> {
     let workspace: ReturnType<typeof workspaceSpec>;
-    let snapshot: WorkspaceMount[] | undefined;
     try {
       // Checked at every start: the folder may have changed since the configuration was read.
       workspace = workspaceSpec(runtime.name, config, process.env, runtime.stateDir, runtime.endpoint);
-      snapshot = snapshotSpec(runtime.name, config, process.env, runtime.stateDir, runtime.endpoint);
     } catch (error) {
       throw new SandboxStartError(error instanceof Error ? error.message : String(error));
     }
-    const container = await KernelProcess.launch(new KernelContainer(runtime, config, session, workspace, snapshot), startTimeoutMs);
-    // Before any run: the kernel reads the snapshot's frames before the first `exec`.
-    await container.renewWorkspace();
-    return container;
+    return KernelProcess.launch(new KernelContainer(runtime, config, session, workspace), startTimeoutMs);
+  }
+
+  /** Kills the container, not just the CLI client (which would leave it running). */
+  private async stopContainer(): Promise<void> {
+    await runCli(this.runtime.command, killArgs(this.name), { timeoutMs: 15_000 }).catch(() => undefined);
+    // Docker and Podman remove a killed --rm container themselves; make sure, quietly.
+    await runCli(this.runtime.command, removeArgs(this.runtime.name, [this.name]), { timeoutMs: 15_000 }).catch(() => undefined);
+  }
+
+  /** The workspace folders: mounted, or (a remote engine) copied in as a snapshot. */
+  private readonly folders: WorkspaceFolders;
+  /** Snapshots are sent one after another. */
+  private snapshotQueue: Promise<unknown> = Promise.resolve();
+  private notice: string | undefined;
+
+  /** Before any run: the kernel reads the snapshot's frames before the first `exec`. */
+  protected override async afterReady(): Promise<void> {
+    await this.renewWorkspace();
   }
 
   /** A remote engine's snapshot taken again (at start, after a reset); a refusal becomes the next run's notice. */
   async renewWorkspace(): Promise<void> {
-    if (!this.snapshot) return;
+    if (!this.folders.snapshot) return;
     await this.refreshWorkspace().then(
       () => (this.notice = undefined),
       (error: unknown) => void (this.notice = error instanceof Error ? error.message : String(error)),
@@ -156,47 +128,15 @@ export class KernelContainer extends KernelProcess {
 
   /** Lists the folders again and streams their tar to the kernel, which empties /workspace first. */
   private async copyWorkspace(): Promise<WorkspaceRefresh> {
-    if (!this.snapshot) {
-      if (this.mounted)
-        return {
-          mode: 'mounted',
-          folders: this.mounted.map((m) => m.dir),
-          text: `mounted, not copied (the files are live): ${mountsText(this.mounted)}`,
-        };
+    if (!this.folders.snapshot) {
+      if (this.folders.workspace) return mountedRefresh(this.folders.workspace);
       throw new WorkspaceRefreshError(
         'There is no workspace to refresh: no folder is given to the sandbox. The user gives one with sandbox.workspace ({"path": DIR, "access": "read-only"}), in VS Code with codeExecutionMode.sandbox.workspaceAccess.',
       );
     }
-    let listing;
-    try {
-      const mounts = resolveWorkspaceMounts(this.config, forbiddenMountDirs(this.runtime.stateDir));
-      listing = await listSnapshot(mounts, snapshotMaxBytes(this.config));
-    } catch (error) {
-      // Refused (too big, a folder gone): the old copy goes too, so that no stale files are read as current.
-      this.send({ t: 'ws', op: 'begin' });
-      this.send({ t: 'ws', op: 'end', text: `no copy: ${(error as Error).message}` });
-      throw error instanceof SnapshotRefusedError ? error : new WorkspaceRefreshError((error as Error).message);
-    }
-    this.send({ t: 'ws', op: 'begin' });
-    let pending: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of snapshotArchive(listing)) {
-      pending.push(chunk);
-      size += chunk.length;
-      if (size < SNAPSHOT_FRAME_BYTES) continue;
-      await this.sendPaced({ t: 'ws', op: 'data', data: Buffer.concat(pending).toString('base64') });
-      pending = [];
-      size = 0;
-    }
-    if (size > 0) await this.sendPaced({ t: 'ws', op: 'data', data: Buffer.concat(pending).toString('base64') });
-    this.send({ t: 'ws', op: 'end', text: snapshotText(listing) });
-    return { mode: 'snapshot', ...snapshotInfo(listing) };
-  }
-
-  /** Kills the container, not just the CLI client (which would leave it running). */
-  private async stopContainer(): Promise<void> {
-    await runCli(this.runtime.command, killArgs(this.name), { timeoutMs: 15_000 }).catch(() => undefined);
-    // Docker and Podman remove a killed --rm container themselves; make sure, quietly.
-    await runCli(this.runtime.command, removeArgs(this.runtime.name, [this.name]), { timeoutMs: 15_000 }).catch(() => undefined);
+    const snapshot = await takeSnapshot(this.folders);
+    for await (const frame of snapshotFrames(snapshot)) await this.sendPaced(frame);
+    if ('refused' in snapshot) throw snapshot.refused;
+    return snapshot.info;
   }
 }

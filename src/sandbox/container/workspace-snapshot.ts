@@ -12,12 +12,16 @@ import { join, posix, relative, sep } from 'node:path';
 import { DEFAULT_SNAPSHOT_MAX_MB, type SandboxConfig } from '../../config/schema.ts';
 import { plural } from '../../shared/plural.ts';
 import { WORKSPACE_DIR } from '../engines/workspace-names.ts';
-import type { WorkspaceMount } from '../engines/workspace.ts';
+import { forbiddenMountDirs, mountsText, resolveWorkspaceMounts, type WorkspaceMount } from '../engines/workspace.ts';
+import type { WorkspaceRefresh } from '../protocol/kernel-process.ts';
+import type { HostMessage } from '../protocol/messages.ts';
 import { archiveEnd, entryHeader, padding, type TarEntry } from './ustar.ts';
 
 const MIB = 1024 * 1024;
 /** Bytes of a file read at a time. */
 const READ_BYTES = MIB;
+/** Bytes of the tar per frame (base64 makes a third more). */
+const FRAME_BYTES = MIB;
 
 /** One entry of the snapshot: where its content comes from, for a file. */
 export interface SnapshotEntry extends TarEntry {
@@ -33,6 +37,12 @@ export interface SnapshotListing {
   takenAt: Date;
 }
 
+/** refresh_workspace() where there is no workspace to refresh, or its folders are gone. */
+export class WorkspaceRefreshError extends Error {
+  override name = 'WorkspaceRefreshError';
+  readonly kind = 'unavailable';
+}
+
 /** The snapshot is over sandbox.workspace.snapshotMaxMB: runs go on without /workspace. */
 export class SnapshotRefusedError extends Error {
   override name = 'SnapshotRefusedError';
@@ -42,11 +52,6 @@ export class SnapshotRefusedError extends Error {
 /** What a snapshot may hold, in bytes (sandbox.workspace.snapshotMaxMB, MB of 1024 × 1024 bytes). */
 export function snapshotMaxBytes(config: SandboxConfig): number {
   return (config.workspace?.snapshotMaxMB ?? DEFAULT_SNAPSHOT_MAX_MB) * MIB;
-}
-
-/** Size of the /workspace tmpfs, in MiB: the cap, with room for each file's last partial page. */
-export function snapshotTmpfsMiB(config: SandboxConfig): number {
-  return 2 * (config.workspace?.snapshotMaxMB ?? DEFAULT_SNAPSHOT_MAX_MB) + 16;
 }
 
 /** "12.3 MB" (MB of 1024 × 1024 bytes, as the cap's key counts them). */
@@ -204,4 +209,53 @@ export function snapshotInfo(listing: SnapshotListing): { folders: string[]; fil
     taken: listing.takenAt.toISOString(),
     text: snapshotText(listing),
   };
+}
+
+/** A container's workspace folders, as its start resolved them: mounted, or (a remote engine) to copy in. */
+export interface WorkspaceFolders {
+  config: SandboxConfig;
+  /** The bridge's state folder, never part of a workspace. */
+  stateDir?: string | undefined;
+  workspace?: WorkspaceMount[];
+  snapshot?: WorkspaceMount[];
+}
+
+/** A snapshot to send, or why there is none (then /workspace is emptied: no stale copy is read as current). */
+export type TakenSnapshot = { listing: SnapshotListing; info: WorkspaceRefresh } | { refused: Error };
+
+/** The folders listed again now (checked again as at a start), within the cap. */
+export async function takeSnapshot(folders: WorkspaceFolders): Promise<TakenSnapshot> {
+  try {
+    const mounts = resolveWorkspaceMounts(folders.config, forbiddenMountDirs(folders.stateDir));
+    const listing = await listSnapshot(mounts, snapshotMaxBytes(folders.config));
+    return { listing, info: { mode: 'snapshot', ...snapshotInfo(listing) } };
+  } catch (error) {
+    return { refused: error instanceof SnapshotRefusedError ? error : new WorkspaceRefreshError((error as Error).message) };
+  }
+}
+
+/** The frames that carry a snapshot to the kernel: `begin`, its tar in `data` frames, `end` with what it is. */
+export async function* snapshotFrames(snapshot: TakenSnapshot): AsyncGenerator<HostMessage> {
+  yield { t: 'ws', op: 'begin' };
+  if ('refused' in snapshot) {
+    yield { t: 'ws', op: 'end', text: `no copy: ${snapshot.refused.message}` };
+    return;
+  }
+  let pending: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of snapshotArchive(snapshot.listing)) {
+    pending.push(chunk);
+    size += chunk.length;
+    if (size < FRAME_BYTES) continue;
+    yield { t: 'ws', op: 'data', data: Buffer.concat(pending).toString('base64') };
+    pending = [];
+    size = 0;
+  }
+  if (size > 0) yield { t: 'ws', op: 'data', data: Buffer.concat(pending).toString('base64') };
+  yield { t: 'ws', op: 'end', text: snapshotText(snapshot.listing) };
+}
+
+/** refresh_workspace() where the folders are mounted: nothing to copy, the files are live. */
+export function mountedRefresh(mounts: readonly WorkspaceMount[]): WorkspaceRefresh {
+  return { mode: 'mounted', folders: mounts.map((m) => m.dir), text: `mounted, not copied (the files are live): ${mountsText(mounts)}` };
 }

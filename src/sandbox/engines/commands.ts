@@ -1,7 +1,7 @@
 // Argument lists for the container CLIs. Pure functions, so the hardening flags are tested
 // exactly without starting anything. Podman and Docker share these flags.
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
-import { workspaceMountArgs, type WorkspaceMount } from './workspace.ts';
+import { snapshotTmpfsMiB, workspaceMountArgs, type WorkspaceMount } from './workspace.ts';
 import { WORKSPACE_DIR } from './workspace-names.ts';
 import { ociRuntimeArgs } from './oci-runtime.ts';
 import { hostHardLimits, ulimitArgs, type HostLimits } from './ulimits.ts';
@@ -38,8 +38,8 @@ export interface RunSpec {
   session: string;
   /** The resolved host folders to mount read-only (workspace.ts); none when absent. */
   workspace?: readonly WorkspaceMount[];
-  /** A remote engine's workspace: a tmpfs of this many MiB at /workspace, which the kernel fills with the snapshot. */
-  snapshotTmpfsMiB?: number;
+  /** A remote engine's workspace folders: a tmpfs at /workspace (snapshotTmpfsMiB), which the kernel fills with their snapshot. */
+  snapshot?: readonly WorkspaceMount[];
   /** What `--runtime` gets, as the runtime check resolved sandbox.ociRuntime (default: the setting itself). */
   ociRuntime?: string;
   /** Hard limits the open-file and process limits are clamped to (default: this process's). */
@@ -110,8 +110,8 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     `/tmp:${tmpfs}`,
     '--tmpfs',
     `${WORK_DIR}:${tmpfs}`,
+    ...(spec.snapshot?.length ? ['--tmpfs', `${WORKSPACE_DIR}:${tmpfsOptions(runtime, `${snapshotTmpfsMiB(config)}m`)}`] : []),
     ...(spec.workspace ?? []).flatMap((mount) => workspaceMountArgs(runtime, mount.dir, mount.target)),
-    ...(spec.snapshotTmpfsMiB ? ['--tmpfs', `${WORKSPACE_DIR}:${tmpfsOptions(runtime, `${spec.snapshotTmpfsMiB}m`)}`] : []),
     '--workdir',
     WORK_DIR,
     '--env',

@@ -18,7 +18,6 @@ import {
   snapshotMaxBytes,
   SnapshotRefusedError,
   snapshotText,
-  snapshotTmpfsMiB,
   type SnapshotListing,
 } from '../container/workspace-snapshot.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
@@ -375,7 +374,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
       const mounts = resolveWorkspaceMounts(sandbox, forbiddenMountDirs(options.stateDir));
       if (remote) {
         // Copied in at each start instead (container/workspace-snapshot.ts): the tmpfs it goes to is proven with the start.
-        spec.snapshotTmpfsMiB = snapshotTmpfsMiB(sandbox);
+        spec.snapshot = mounts;
         noteSnapshot(status, name, remote, await listSnapshot(mounts, snapshotMaxBytes(sandbox)).catch((error: unknown) => error));
       } else {
         spec.workspace = mounts;

@@ -6,7 +6,7 @@
 import { realpathSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { isAbsolute, join, parse, resolve, sep } from 'node:path';
-import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
+import { DEFAULT_SNAPSHOT_MAX_MB, type RuntimeName, type SandboxConfig } from '../../config/schema.ts';
 import { WORKSPACE_DIR, workspaceTargets } from './workspace-names.ts';
 import { isRemoteAddress, remoteEndpointText, withoutPassword, type EngineEndpoint } from './endpoint.ts';
 
@@ -162,9 +162,10 @@ export function forbiddenMountDirs(stateDir?: string): string[] {
 }
 
 /**
- * What a container start adds to its RunSpec: the resolved folders, or nothing when none is asked
- * for or the runtime is remote (the folders are copied in as a snapshot then: snapshotSpec). Remote
- * as the runtime check's endpoint says (endpoint.ts), else as the environment says.
+ * What a container start adds to its RunSpec: the resolved folders to mount, or on a remote engine
+ * (which cannot mount this machine's folders) the same folders as a snapshot to copy in
+ * (container/workspace-snapshot.ts); nothing when none is asked for. Remote as the runtime
+ * check's endpoint says (endpoint.ts), else as the environment says.
  */
 export function workspaceSpec(
   runtime: RuntimeName,
@@ -172,26 +173,16 @@ export function workspaceSpec(
   env: NodeJS.ProcessEnv = process.env,
   stateDir?: string,
   endpoint?: EngineEndpoint,
-): { workspace?: WorkspaceMount[] } {
-  if (!workspaceRequested(config) || remoteEngine(runtime, env, endpoint)) return {};
+): { workspace?: WorkspaceMount[]; snapshot?: WorkspaceMount[] } {
+  if (!workspaceRequested(config)) return {};
   const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
-  return mounts.length > 0 ? { workspace: mounts } : {};
+  if (mounts.length === 0) return {};
+  return remoteEngine(runtime, env, endpoint) ? { snapshot: mounts } : { workspace: mounts };
 }
 
-/**
- * The folders a remote engine's sandbox gets as a snapshot instead (container/workspace-snapshot.ts),
- * checked as a mount's are; undefined when none is asked for or the engine is local (they are mounted).
- */
-export function snapshotSpec(
-  runtime: RuntimeName,
-  config: SandboxConfig,
-  env: NodeJS.ProcessEnv = process.env,
-  stateDir?: string,
-  endpoint?: EngineEndpoint,
-): WorkspaceMount[] | undefined {
-  if (!workspaceRequested(config) || !remoteEngine(runtime, env, endpoint)) return undefined;
-  const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
-  return mounts.length > 0 ? mounts : undefined;
+/** Size of a snapshot's /workspace tmpfs, in MiB: its cap, with room for each file's last partial page. */
+export function snapshotTmpfsMiB(config: SandboxConfig): number {
+  return 2 * (config.workspace?.snapshotMaxMB ?? DEFAULT_SNAPSHOT_MAX_MB) + 16;
 }
 
 /** The mounts for people: "/srv/a at /workspace/a, /srv/b at /workspace/b". */

@@ -170,8 +170,12 @@ export class KernelProcess implements Kernel {
   /** Starts the process and resolves once its kernel says it is ready. */
   protected static async launch<T extends KernelProcess>(kernel: T, startTimeoutMs: number): Promise<T> {
     await kernel.waitReady(startTimeoutMs);
+    await kernel.afterReady();
     return kernel;
   }
+
+  /** What a kind of sandbox sends its kernel once it is ready, before anything else (a workspace snapshot). */
+  protected async afterReady(): Promise<void> {}
 
   get alive(): boolean {
     return this.exitInfo === undefined;

@@ -22,8 +22,8 @@ export type PortableKernelFile = (typeof PORTABLE_KERNEL_FILES)[number];
 export const KERNEL_FILES = [
   'seccomp.py', // the seccomp filter, installed first
   'pid1.py', // PID 1's reaper
-  ...PORTABLE_KERNEL_FILES,
   'workspace.py', // a remote engine's workspace snapshot, extracted into /workspace
+  ...PORTABLE_KERNEL_FILES,
   'kernel.py', // the wire, the run, the loop: starts the kernel
 ] as const;
 
