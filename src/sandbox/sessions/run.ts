@@ -220,8 +220,15 @@ class RunTracker {
         : ({ t: 'res', id, ok: false, error: payload as { type: string; kind: ErrorKind; message: string; details?: object } } as const);
       this.container.send(message);
     };
-    const own = method === REFRESH_WORKSPACE;
-    if (this.stopping || (!this.options.onRequest && !own)) {
+    // The sandbox's own request, not the handler's: the container sends the snapshot, then the answer.
+    if (method === REFRESH_WORKSPACE && !this.stopping) {
+      this.requests++;
+      return this.refreshWorkspace().then(
+        (result) => reply(true, result ?? null),
+        (error: Error) => reply(false, { type: error.name, kind: kindOf(error), message: error.message }),
+      );
+    }
+    if (this.stopping || !this.options.onRequest) {
       return reply(false, {
         type: 'HostError',
         kind: 'failed',
@@ -239,19 +246,17 @@ class RunTracker {
     this.inFlight++;
     this.waits.set(id, { what: method, since: performance.now() });
     try {
-      const result = own
-        ? await this.refreshWorkspace()
-        : await this.options.onRequest!(method, params, {
-            runId: this.runId,
-            session: this.session,
-            signal: (this.requestsAbort ??= new AbortController()).signal,
-            emitImage: (mime, data) => this.addImage(mime, data),
-            untimed: (work) => this.clock.untimed(work),
-            describe: (what) => {
-              const wait = this.waits.get(id);
-              if (wait) wait.what = what;
-            },
-          });
+      const result = await this.options.onRequest(method, params, {
+        runId: this.runId,
+        session: this.session,
+        signal: (this.requestsAbort ??= new AbortController()).signal,
+        emitImage: (mime, data) => this.addImage(mime, data),
+        untimed: (work) => this.clock.untimed(work),
+        describe: (what) => {
+          const wait = this.waits.get(id);
+          if (wait) wait.what = what;
+        },
+      });
       reply(true, result ?? null);
     } catch (error) {
       // `hostDetails`: what an error carries for the sandbox besides its message (a JSON-RPC code and data).
