@@ -22,9 +22,10 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # verifies the sandbox image's packages with. No init binary (catatonit, tini) is needed: the
 # sandbox's kernel is its own PID 1. containernetworking-plugins: the
 # network of a package build (podman's own build needs no buildah). python3: the seccomp unit test.
-# runsc: gVisor, for the sandbox.ociRuntime tests and benchmark.
+# runsc: gVisor, for the sandbox.ociRuntime tests and benchmark. git and openssl: the remote-engine
+# tests (a git repository as the workspace snapshot; the certificates of a dockerd with TLS).
 PACKAGES=(podman runc uidmap slirp4netns fuse-overlayfs containernetworking-plugins docker.io containerd
-  debootstrap debian-archive-keyring unzip ca-certificates python3 runsc)
+  debootstrap debian-archive-keyring unzip ca-certificates python3 runsc git openssl)
 missing=()
 for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -94,6 +94,8 @@ const networkConfig = z
 
 /** Folders one sandbox mounts at most (sandbox.workspace.path as a list). */
 export const MAX_WORKSPACE_FOLDERS = 16;
+/** sandbox.workspace.snapshotMaxMB when absent: what a remote engine's workspace snapshot may hold. */
+export const DEFAULT_SNAPSHOT_MAX_MB = 200;
 
 export const RUNTIME_NAMES = ['podman', 'docker'] as const;
 export type RuntimeName = (typeof RUNTIME_NAMES)[number];
@@ -172,6 +174,12 @@ export const sandboxConfigSchema = z
       .object({
         path: z.union([workspacePath, z.array(workspacePath).min(1).max(MAX_WORKSPACE_FOLDERS)]),
         access: z.enum(['none', 'read-only']).default('none'),
+        /**
+         * On an engine that does not share this machine's files (a remote one), the folders are
+         * copied in as a snapshot instead of mounted: at most this many MB of files (default 200),
+         * else the snapshot is refused and runs go on without /workspace.
+         */
+        snapshotMaxMB: z.number().int().min(1).max(4096).optional(),
       })
       .strict()
       .optional(),

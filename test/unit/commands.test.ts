@@ -150,17 +150,18 @@ test('several folders are mounted each at its own name under /workspace, each ch
   }
 });
 
-test('a remote runtime is recognised, and the workspace is then not mounted', () => {
+test('a remote runtime is recognised, and the workspace is then copied in, not mounted', () => {
   assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), 'tcp://10.0.0.2:2376');
-  assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'ssh://me@box' }), 'ssh://box');
+  assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'ssh://me:secret@box' }), 'ssh://me@box');
   assert.equal(remoteRuntimeHost('docker', { DOCKER_HOST: 'unix:///var/run/docker.sock' }), undefined);
-  assert.equal(
-    remoteRuntimeHost('podman', { CONTAINER_HOST: 'ssh://core@localhost:2222/run/podman.sock' }),
-    'ssh://localhost:2222/run/podman.sock',
-  );
+  // ssh to this machine's loopback is podman machine's (or lima's) VM, which shares the home folder: local, as endpoint.ts says.
+  assert.equal(remoteRuntimeHost('podman', { CONTAINER_HOST: 'ssh://core@localhost:2222/run/podman.sock' }), undefined);
+  assert.equal(remoteRuntimeHost('podman', { CONTAINER_HOST: 'ssh://core@box:22/run/podman.sock' }), 'ssh://core@box:22/run/podman.sock');
   assert.equal(remoteRuntimeHost('podman', { DOCKER_HOST: 'tcp://x:1' }), undefined);
   const config = defaultSandboxConfig({ workspace: { path: tmpdir(), access: 'read-only' } });
-  assert.deepEqual(workspaceSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), {});
+  assert.deepEqual(workspaceSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), {
+    snapshot: [{ dir: realpathSync(tmpdir()), target: '/workspace' }],
+  });
   assert.deepEqual(workspaceSpec('docker', config, {}), { workspace: [{ dir: realpathSync(tmpdir()), target: '/workspace' }] });
 });
 

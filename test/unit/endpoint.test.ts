@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { realpathSync } from 'node:fs';
 import { test } from 'node:test';
 import { sandboxConfigSchema } from '../../src/config/schema.ts';
 import { cliArgv, setLeadingArgs } from '../../src/sandbox/engines/cli.ts';
@@ -13,7 +14,8 @@ import {
   withoutPassword,
   type EndpointInput,
 } from '../../src/sandbox/engines/endpoint.ts';
-import { workspaceSpec } from '../../src/sandbox/engines/workspace.ts';
+import { snapshotTmpfsMiB, workspaceSpec } from '../../src/sandbox/engines/workspace.ts';
+import { runArgs } from '../../src/sandbox/engines/commands.ts';
 
 /** A faked environment and CLI list; the list fails the test when it is read but should not be. */
 function input(env: NodeJS.ProcessEnv, list?: string, selection?: EndpointInput['selection']): EndpointInput {
@@ -172,7 +174,7 @@ test('the names are settings values, never options', () => {
   assert.equal(sandboxConfigSchema.safeParse({ podmanConnection: 'a b' }).success, false);
 });
 
-test('a remote endpoint drops the workspace mount, whatever the environment says', () => {
+test('a remote endpoint drops the workspace mount for a snapshot, whatever the environment says', () => {
   const config = sandboxConfigSchema.parse({ workspace: { access: 'read-only', path: process.cwd() } });
   const remote = {
     runtime: 'podman' as const,
@@ -181,7 +183,22 @@ test('a remote endpoint drops the workspace mount, whatever the environment says
     source: "podman's default connection" as const,
     remote: true,
   };
-  assert.deepEqual(workspaceSpec('podman', config, {}, undefined, remote), {});
+  const here = [{ dir: realpathSync(process.cwd()), target: '/workspace' }];
+  assert.deepEqual(workspaceSpec('podman', config, {}, undefined, remote), { snapshot: here });
   const local = { ...remote, address: 'unix:///run/podman/podman.sock', remote: false };
-  assert.equal(workspaceSpec('podman', config, {}, undefined, local).workspace?.length, 1);
+  assert.deepEqual(workspaceSpec('podman', config, {}, undefined, local), { workspace: here });
+  // Without the check's endpoint, the environment decides.
+  assert.deepEqual(workspaceSpec('docker', config, { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), { snapshot: here });
+  assert.deepEqual(workspaceSpec('docker', sandboxConfigSchema.parse({}), { DOCKER_HOST: 'tcp://10.0.0.2:2376' }), {});
+});
+
+test('a snapshot gets a /workspace tmpfs sized from its cap, noexec and owned as /tmp is', () => {
+  const config = sandboxConfigSchema.parse({ image: 'img:1', workspace: { access: 'read-only', path: process.cwd(), snapshotMaxMB: 50 } });
+  assert.equal(snapshotTmpfsMiB(config), 116);
+  const spec = { name: 'n', owner: 'o', session: 's', snapshot: [{ dir: '/srv/app', target: '/workspace' }] };
+  const tmpfs = (args: string[]) =>
+    args.flatMap((a, i) => (a === '--tmpfs' && args[i + 1]?.startsWith('/workspace:') ? [args[i + 1]] : []));
+  assert.deepEqual(tmpfs(runArgs('podman', config, spec)), ['/workspace:rw,noexec,nosuid,nodev,size=116m,mode=1777']);
+  assert.deepEqual(tmpfs(runArgs('docker', config, spec)), ['/workspace:rw,noexec,nosuid,nodev,size=116m,uid=65534,gid=65534,mode=0700']);
+  assert.deepEqual(tmpfs(runArgs('docker', config, { name: 'n', owner: 'o', session: 's' })), []);
 });

@@ -25,6 +25,7 @@ __all__ = [
     "read_resource",
     "list_prompts",
     "get_prompt",
+    "refresh_workspace",
 ]
 
 _SERVERS = []  # filled by _install: [{"name": ..., "alias": ..., "description": ...}]
@@ -177,6 +178,19 @@ def discovered_servers():
     are not known yet are started; this waits for them up to proxy.discoveryWaitSeconds (10 s by
     default), off the run's clock."""
     return _host.request_sync("list_servers", {})
+
+
+def refresh_workspace():
+    """Copies the workspace into /workspace again, when the sandbox runs on a remote engine (which
+    cannot mount this machine's folders and gets a read-only snapshot instead), and returns what
+    it holds: {"mode": "snapshot", "folders", "files", "bytes", "taken", "text"}. Where the folders
+    are mounted the files are live: {"mode": "mounted", ...}, nothing copied. The copy is the
+    sandbox's own: changes to it never reach the user's files."""
+    reply = _host.request_sync("refresh_workspace", {})
+    error = _host.workspace_error() if hasattr(_host, "workspace_error") else None
+    if error:
+        raise OSError(error)
+    return reply
 
 
 async def search_tool_docs(query, limit=5, detail="summary"):
@@ -364,7 +378,11 @@ def capability_summary():
     lines.append("Python packages: %s No pip: %s." % (facts.get("installed") or "importlib.metadata.distributions() lists them.", add))
     lines.append("No network. %s Files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run)." % _REACH_OUT)
     lines.append("Files written under /work/out come back with the result (small text inline, others attached; at most 20, 4 MB each), then the folder is emptied.")
-    if os.path.ismount("/workspace"):
+    snapshot = _host.workspace_snapshot() if hasattr(_host, "workspace_snapshot") else None
+    if snapshot:
+        # A remote engine's copy: the model should know it is one, and how to take it again.
+        lines.append("/workspace is a read-only copy of the user's files (%s); refresh_workspace() takes it again." % snapshot)
+    elif os.path.ismount("/workspace"):
         lines.append("The user's files are at /workspace, read-only.")
     elif os.path.isdir("/workspace"):
         try:

@@ -1,13 +1,15 @@
 // One sandbox container with a live kernel: a kernel process (protocol/kernel-process.ts) whose
 // process is the runtime's `run -i` client of a hardened container, ended by the runtime's kill.
-// Knows nothing of runs or sessions.
+// On a remote engine, which cannot mount this machine's folders, it copies the workspace in as a
+// snapshot over the kernel's stdin instead (workspace-snapshot.ts). Knows nothing of runs or sessions.
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
 import { SandboxStartError } from '../errors.ts';
 import { imageKey } from '../image/distributions.ts';
-import { KernelProcess } from '../protocol/kernel-process.ts';
+import { KernelProcess, type WorkspaceRefresh } from '../protocol/kernel-process.ts';
 import { kernelSource } from './kernel/source.ts';
+import { mountedRefresh, snapshotFrames, takeSnapshot, WorkspaceRefreshError, type WorkspaceFolders } from './workspace-snapshot.ts';
 import { cliArgv, runCli } from '../engines/cli.ts';
 import type { EngineEndpoint } from '../engines/endpoint.ts';
 import { killArgs, removeArgs, runArgs } from '../engines/commands.ts';
@@ -79,6 +81,7 @@ export class KernelContainer extends KernelProcess {
       // the container gets none of it (runArgs passes no variables through).
       process.env as Record<string, string>,
     );
+    this.folders = { config, stateDir: runtime.stateDir, ...workspace };
     this.runtime = runtime;
     this.egress = link?.proxy;
     // The proxy and its folder go with the container, however it ends.
@@ -113,5 +116,51 @@ export class KernelContainer extends KernelProcess {
     await runCli(this.runtime.command, killArgs(this.name), { timeoutMs: 15_000 }).catch(() => undefined);
     // Docker and Podman remove a killed --rm container themselves; make sure, quietly.
     await runCli(this.runtime.command, removeArgs(this.runtime.name, [this.name]), { timeoutMs: 15_000 }).catch(() => undefined);
+  }
+
+  /** The workspace folders: mounted, or (a remote engine) copied in as a snapshot. */
+  private readonly folders: WorkspaceFolders;
+  /** Snapshots are sent one after another. */
+  private snapshotQueue: Promise<unknown> = Promise.resolve();
+  private notice: string | undefined;
+
+  /** Before any run: the kernel reads the snapshot's frames before the first `exec`. */
+  protected override async afterReady(): Promise<void> {
+    await this.renewWorkspace();
+  }
+
+  /** A remote engine's snapshot taken again (at start, after a reset); a refusal becomes the next run's notice. */
+  async renewWorkspace(): Promise<void> {
+    if (!this.folders.snapshot) return;
+    await this.refreshWorkspace().then(
+      () => (this.notice = undefined),
+      (error: unknown) => void (this.notice = error instanceof Error ? error.message : String(error)),
+    );
+  }
+
+  takeNotice(): string | undefined {
+    const notice = this.notice;
+    this.notice = undefined;
+    return notice;
+  }
+
+  refreshWorkspace(): Promise<WorkspaceRefresh> {
+    const next = this.snapshotQueue.then(() => this.copyWorkspace());
+    this.snapshotQueue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Lists the folders again and streams their tar to the kernel, which empties /workspace first. */
+  private async copyWorkspace(): Promise<WorkspaceRefresh> {
+    if (!this.folders.snapshot) {
+      if (this.folders.workspace) return mountedRefresh(this.folders.workspace);
+      throw new WorkspaceRefreshError(
+        'There is no workspace to refresh: no folder is given to the sandbox. The user gives one with sandbox.workspace ({"path": DIR, "access": "read-only"}), in VS Code with codeExecutionMode.sandbox.workspaceAccess.',
+      );
+    }
+    const snapshot = await takeSnapshot(this.folders);
+    for await (const frame of snapshotFrames(snapshot)) await this.sendPaced(frame);
+    if ('refused' in snapshot) throw snapshot.refused;
+    return snapshot.info;
   }
 }

@@ -1,7 +1,8 @@
 // Argument lists for the container CLIs. Pure functions, so the hardening flags are tested
 // exactly without starting anything. Podman and Docker share these flags.
 import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
-import { workspaceMountArgs, type WorkspaceMount } from './workspace.ts';
+import { snapshotTmpfsMiB, workspaceMountArgs, type WorkspaceMount } from './workspace.ts';
+import { WORKSPACE_DIR } from './workspace-names.ts';
 import { ociRuntimeArgs } from './oci-runtime.ts';
 import { hostHardLimits, ulimitArgs, type HostLimits } from './ulimits.ts';
 import { EGRESS_MOUNT } from '../egress/socket-dir.ts';
@@ -38,6 +39,8 @@ export interface RunSpec {
   session: string;
   /** The resolved host folders to mount read-only (workspace.ts); none when absent. */
   workspace?: readonly WorkspaceMount[];
+  /** A remote engine's workspace folders: a tmpfs at /workspace (snapshotTmpfsMiB), which the kernel fills with their snapshot. */
+  snapshot?: readonly WorkspaceMount[];
   /** What `--runtime` gets, as the runtime check resolved sandbox.ociRuntime (default: the setting itself). */
   ociRuntime?: string;
   /** Hard limits the open-file and process limits are clamped to (default: this process's). */
@@ -110,6 +113,7 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     `/tmp:${tmpfs}`,
     '--tmpfs',
     `${WORK_DIR}:${tmpfs}`,
+    ...(spec.snapshot?.length ? ['--tmpfs', `${WORKSPACE_DIR}:${tmpfsOptions(runtime, `${snapshotTmpfsMiB(config)}m`)}`] : []),
     ...(spec.workspace ?? []).flatMap((mount) => workspaceMountArgs(runtime, mount.dir, mount.target)),
     ...(spec.egressDir ? egressMountArgs(runtime, spec.egressDir) : []),
     '--workdir',

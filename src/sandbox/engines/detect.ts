@@ -13,6 +13,13 @@ import { forbiddenMountDirs, mountsText, remoteEngine, resolveWorkspaceMounts, w
 import { locateRuntime } from './locate.ts';
 import { detectEndpoint, EndpointError, endpointText, selectionArgs, type EngineEndpoint } from './endpoint.ts';
 import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
+import {
+  listSnapshot,
+  snapshotMaxBytes,
+  SnapshotRefusedError,
+  snapshotText,
+  type SnapshotListing,
+} from '../container/workspace-snapshot.ts';
 import { packagesState, packagesSummary, type PackagesState } from '../image/derived.ts';
 import { checkWasm, type WasmStatus } from '../wasm/check.ts';
 import { networkEnabled } from '../egress/socket-dir.ts';
@@ -364,27 +371,22 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   };
   if (workspaceRequested(sandbox)) {
     const remote = remoteEngine(name, options.env ?? process.env, status.endpoint);
-    if (remote) {
-      status.checks.push({
-        name: 'workspace',
-        ok: false,
-        detail: `not mounted: ${name} runs on another machine (${remote}), which cannot mount local folders`,
-      });
-      status.problems.push(
-        `sandbox.workspace is set, but ${name} talks to a remote engine (${remote}): it cannot mount this machine's folders, so /workspace is left out.`,
-      );
-    } else {
-      try {
-        const mounts = resolveWorkspaceMounts(sandbox, forbiddenMountDirs(options.stateDir));
+    try {
+      const mounts = resolveWorkspaceMounts(sandbox, forbiddenMountDirs(options.stateDir));
+      if (remote) {
+        // Copied in at each start instead (container/workspace-snapshot.ts): the tmpfs it goes to is proven with the start.
+        spec.snapshot = mounts;
+        noteSnapshot(status, name, remote, await listSnapshot(mounts, snapshotMaxBytes(sandbox)).catch((error: unknown) => error));
+      } else {
         spec.workspace = mounts;
         status.checks.push({ name: 'workspace', ok: true, detail: `mounted read-only: ${mountsText(mounts)}` });
-      } catch (error) {
-        status.checks.push({ name: 'workspace', ok: false, detail: (error as Error).message });
-        status.problems.push(`${(error as Error).message}: fix or clear sandbox.workspace.`);
-        status.fixes.push({ kind: 'setting', label: 'Change the workspace mount', setting: 'sandbox.workspaceAccess' });
-        status.state = 'start-failed';
-        return status;
       }
+    } catch (error) {
+      status.checks.push({ name: 'workspace', ok: false, detail: (error as Error).message });
+      status.problems.push(`${(error as Error).message}: fix or clear sandbox.workspace.`);
+      status.fixes.push({ kind: 'setting', label: 'Change the workspace mount', setting: 'sandbox.workspaceAccess' });
+      status.state = 'start-failed';
+      return status;
     }
   }
   noteNetwork(status, sandbox, remoteEngine(name, options.env ?? process.env, status.endpoint));
@@ -675,4 +677,19 @@ function describeUnavailable(sandbox: SandboxConfig, tried: RuntimeStatus[]): st
     `No container runtime can run the sandbox (tried ${candidates(sandbox).join(', ')}):\n${reasons}\n` +
     'Install Podman (recommended) or Docker, or set sandbox.runtime to one that works here.'
   );
+}
+
+/** The workspace on a remote engine: the snapshot each start copies in, as it would be now, or why it is refused (runs go on without it). */
+function noteSnapshot(status: RuntimeStatus, name: RuntimeName, remote: string, listing: unknown): void {
+  if (listing instanceof SnapshotRefusedError) {
+    status.checks.push({ name: 'workspace', ok: false, detail: listing.message });
+    status.problems.push(listing.message);
+    return;
+  }
+  if (listing instanceof Error) throw listing;
+  status.checks.push({
+    name: 'workspace',
+    ok: true,
+    detail: `copied in, not mounted (${name} talks to a remote engine, ${remote}, which cannot mount this machine's folders): ${snapshotText(listing as SnapshotListing)}; taken again at each sandbox start and reset, and by refresh_workspace()`,
+  });
 }

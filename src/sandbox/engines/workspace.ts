@@ -1,13 +1,14 @@
 // The optional read-only workspace mounts (`sandbox.workspace`): which host folders, checked, and
 // the run arguments that mount them (one at /workspace, several at /workspace/<name>, see
-// workspace-names.ts) read-only, noexec, nosuid, nodev on both runtimes. Never taken from
-// extraRunArgs (run-args.ts refuses mounts there).
+// workspace-names.ts) read-only, noexec, nosuid, nodev on both runtimes; on a remote engine, which
+// cannot mount this machine's folders, the same folders copied in as a snapshot instead
+// (container/workspace-snapshot.ts). Never taken from extraRunArgs (run-args.ts refuses mounts there).
 import { realpathSync, statSync } from 'node:fs';
 import { homedir, platform } from 'node:os';
 import { isAbsolute, join, parse, resolve, sep } from 'node:path';
-import type { RuntimeName, SandboxConfig } from '../../config/schema.ts';
+import { DEFAULT_SNAPSHOT_MAX_MB, type RuntimeName, type SandboxConfig } from '../../config/schema.ts';
 import { WORKSPACE_DIR, workspaceTargets } from './workspace-names.ts';
-import { remoteEndpointText, type EngineEndpoint } from './endpoint.ts';
+import { isRemoteAddress, remoteEndpointText, withoutPassword, type EngineEndpoint } from './endpoint.ts';
 
 /** A checked host folder (its real path) and where the sandbox sees it. */
 export interface WorkspaceMount {
@@ -20,14 +21,14 @@ export class WorkspaceError extends Error {
 }
 
 /**
- * The remote engine a runtime's CLI talks to (DOCKER_HOST for docker, CONTAINER_HOST for podman,
- * a tcp:// or ssh:// address), or undefined for a local one. A remote engine cannot mount this
- * machine's folders. What the environment alone says: the runtime check's endpoint (endpoint.ts)
- * also knows the connections and contexts.
+ * The remote engine a runtime's CLI talks to as the environment alone says it (DOCKER_HOST for
+ * docker, CONTAINER_HOST for podman), without a password, or undefined for a local one: remote
+ * by endpoint.ts's one rule (isRemoteAddress). A remote engine cannot mount this machine's
+ * folders. The runtime check's endpoint (endpoint.ts) also knows the connections and contexts.
  */
 export function remoteRuntimeHost(runtime: RuntimeName, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const value = (runtime === 'docker' ? env.DOCKER_HOST : env.CONTAINER_HOST)?.trim();
-  return value && /^(tcp|ssh|https?):\/\//i.test(value) ? value.replace(/\/\/[^@/]*@/, '//') : undefined;
+  return value && isRemoteAddress(value) ? withoutPassword(value) : undefined;
 }
 
 /** The remote engine for people, or undefined for a local one: as the runtime check's endpoint says, else as the environment says. */
@@ -161,9 +162,10 @@ export function forbiddenMountDirs(stateDir?: string): string[] {
 }
 
 /**
- * What a container start adds to its RunSpec: the resolved folders, or nothing when none is asked
- * for or the runtime is remote (the sandbox check says so; the mount is not attempted). Remote as
- * the runtime check's endpoint says (endpoint.ts), else as the environment says.
+ * What a container start adds to its RunSpec: the resolved folders to mount, or on a remote engine
+ * (which cannot mount this machine's folders) the same folders as a snapshot to copy in
+ * (container/workspace-snapshot.ts); nothing when none is asked for. Remote as the runtime
+ * check's endpoint says (endpoint.ts), else as the environment says.
  */
 export function workspaceSpec(
   runtime: RuntimeName,
@@ -171,10 +173,16 @@ export function workspaceSpec(
   env: NodeJS.ProcessEnv = process.env,
   stateDir?: string,
   endpoint?: EngineEndpoint,
-): { workspace?: WorkspaceMount[] } {
-  if (!workspaceRequested(config) || remoteEngine(runtime, env, endpoint)) return {};
+): { workspace?: WorkspaceMount[]; snapshot?: WorkspaceMount[] } {
+  if (!workspaceRequested(config)) return {};
   const mounts = resolveWorkspaceMounts(config, forbiddenMountDirs(stateDir));
-  return mounts.length > 0 ? { workspace: mounts } : {};
+  if (mounts.length === 0) return {};
+  return remoteEngine(runtime, env, endpoint) ? { snapshot: mounts } : { workspace: mounts };
+}
+
+/** Size of a snapshot's /workspace tmpfs, in MiB: its cap, with room for each file's last partial page. */
+export function snapshotTmpfsMiB(config: SandboxConfig): number {
+  return 2 * (config.workspace?.snapshotMaxMB ?? DEFAULT_SNAPSHOT_MAX_MB) + 16;
 }
 
 /** The mounts for people: "/srv/a at /workspace/a, /srv/b at /workspace/b". */

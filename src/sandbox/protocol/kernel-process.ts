@@ -73,9 +73,28 @@ export interface Kernel {
   readonly egress?: ContainerEgress | undefined;
   on(listeners: Partial<KernelEvents>): void;
   send(message: HostMessage): void;
+  /**
+   * Copies the workspace in again (a remote engine's snapshot) and says what it holds; a kernel
+   * without a workspace, or with it mounted, says so (WorkspaceRefreshError when there is none).
+   */
+  refreshWorkspace?(): Promise<WorkspaceRefresh>;
+  /** A remote engine's workspace snapshot taken again (after a reset); a refusal becomes the notice. */
+  renewWorkspace?(): Promise<void>;
+  /** What the next run's stderr starts with, once (a refused workspace snapshot), if anything. */
+  takeNotice?(): string | undefined;
   restart(timeoutMs?: number): Promise<boolean>;
   kill(reason: string): Promise<void>;
   close(graceMs?: number): Promise<void>;
+}
+
+/** What refresh_workspace() answers in the sandbox. */
+export interface WorkspaceRefresh {
+  mode: 'snapshot' | 'mounted';
+  folders: string[];
+  text: string;
+  files?: number;
+  bytes?: number;
+  taken?: string;
 }
 
 /** How to start the process, and what it is. */
@@ -154,8 +173,12 @@ export class KernelProcess implements Kernel {
   /** Starts the process and resolves once its kernel says it is ready. */
   protected static async launch<T extends KernelProcess>(kernel: T, startTimeoutMs: number): Promise<T> {
     await kernel.waitReady(startTimeoutMs);
+    await kernel.afterReady();
     return kernel;
   }
+
+  /** What a kind of sandbox sends its kernel once it is ready, before anything else (a workspace snapshot). */
+  protected async afterReady(): Promise<void> {}
 
   get alive(): boolean {
     return this.exitInfo === undefined;
@@ -176,6 +199,21 @@ export class KernelProcess implements Kernel {
   send(message: HostMessage): void {
     if (!this.alive || this.process.stdin.destroyed) return;
     this.process.stdin.write(encodeFrame(message));
+  }
+
+  /** Sends, then waits while the kernel's stdin is full: for a stream of frames (a workspace snapshot) that must not pile up here. */
+  protected async sendPaced(message: HostMessage): Promise<void> {
+    if (!this.alive || this.process.stdin.destroyed) return;
+    if (this.process.stdin.write(encodeFrame(message))) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        this.process.stdin.off('drain', done);
+        this.process.stdin.off('close', done);
+        resolve();
+      };
+      this.process.stdin.on('drain', done);
+      this.process.stdin.on('close', done);
+    });
   }
 
   /**

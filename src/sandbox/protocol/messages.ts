@@ -94,5 +94,14 @@ export type HostMessage =
   | { t: 'interrupt'; run: string }
   /** A fresh interpreter in the same container: the kernel execs `source`, then says `ready`. */
   | { t: 'restart'; source: string }
+  /**
+   * The workspace snapshot of a remote engine's sandbox (container/workspace-snapshot.ts):
+   * `begin` empties /workspace, `data` carries the next bytes of its tar (base64), `end`
+   * finishes it and makes every file read-only.
+   */
+  | { t: 'ws'; op: 'begin' }
+  | { t: 'ws'; op: 'data'; data: string }
+  /** `text`: what the copy is, for capability_summary() ("snapshot of ... taken at ..."), or why there is none. */
+  | { t: 'ws'; op: 'end'; text: string }
   | { t: 'res'; id: number; ok: true; result: unknown }
   | { t: 'res'; id: number; ok: false; error: { type: string; kind: ErrorKind; message: string; details?: object } };

@@ -5,6 +5,9 @@ import type { KernelMessage } from '../protocol/messages.ts';
 
 export const MAX_REQUESTS_IN_FLIGHT = 64;
 
+/** The one request the sandbox serves itself, not the handler: refresh_workspace() in Python. */
+export const REFRESH_WORKSPACE = 'refresh_workspace';
+
 export interface RequestContext {
   runId: string;
   session: string;

@@ -21,7 +21,7 @@ import {
   type RunResult,
   type RunStatus,
 } from './run-result.ts';
-import { MAX_REQUESTS_IN_FLIGHT, refuseRequest, watchBetweenRuns } from './run-requests.ts';
+import { MAX_REQUESTS_IN_FLIGHT, REFRESH_WORKSPACE, refuseRequest, watchBetweenRuns } from './run-requests.ts';
 import type { RunOptions, RunSpec, TrackedRun } from './run-spec.ts';
 import { RunClock } from './run-clock.ts';
 import type { EgressHandler } from '../egress/types.ts';
@@ -215,6 +215,16 @@ class RunTracker {
     }
   }
 
+  /** refresh_workspace(): the container copies the workspace in again; a kernel without one says so. */
+  private async refreshWorkspace(): Promise<unknown> {
+    if (!this.container.refreshWorkspace) {
+      throw Object.assign(new Error('There is no workspace folder in this sandbox (a container sandbox has one).'), {
+        kind: 'unavailable',
+      });
+    }
+    return this.container.refreshWorkspace();
+  }
+
   private async onRequest(id: number, method: string, params: unknown): Promise<void> {
     const reply = (ok: boolean, payload: unknown) => {
       // A restarted interpreter numbers its requests from 1 again: it must not get old answers.
@@ -224,6 +234,14 @@ class RunTracker {
         : ({ t: 'res', id, ok: false, error: payload as { type: string; kind: ErrorKind; message: string; details?: object } } as const);
       this.container.send(message);
     };
+    // The sandbox's own request, not the handler's: the container sends the snapshot, then the answer.
+    if (method === REFRESH_WORKSPACE && !this.stopping) {
+      this.requests++;
+      return this.refreshWorkspace().then(
+        (result) => reply(true, result ?? null),
+        (error: Error) => reply(false, { type: error.name, kind: kindOf(error), message: error.message }),
+      );
+    }
     if (this.stopping || !this.options.onRequest) {
       return reply(false, {
         type: 'HostError',

@@ -99,7 +99,8 @@ export class Session {
         if (reset) {
           // A reset of a session that had no state yet changes nothing worth saying.
           if (this.runs > 0) this.pendingChange ??= { kind: 'reset', reason: 'asked for with reset: true' };
-          await this.restartInterpreter();
+          // A remote engine's workspace snapshot is taken again: the reset sees the files as they are now.
+          if (await this.restartInterpreter()) await this.container?.renewWorkspace?.();
         }
         return await this.runNow(code, options);
       } finally {
@@ -206,6 +207,8 @@ export class Session {
     }
     this.aliveAfterRun = this.alive;
     if (change) result.sessionChange = change;
+    const notice = container.takeNotice?.();
+    if (notice) result.stderr = `[sandbox] ${notice}\n${result.stderr}`;
     return result;
   }
 

@@ -457,6 +457,8 @@ _host_module.HostError = HostError
 _host_module.add_error_hint = _add_error_hint
 _host_module.hide_frames = _hide_frames
 _host_module.module_hint = _module_hint_text
+_host_module.workspace_error = workspace_error
+_host_module.workspace_snapshot = workspace_snapshot
 sys.modules["sandbox_host"] = _host_module
 
 
@@ -772,6 +774,8 @@ def _reader():
             _deliver(message)
         elif kind == "restart":
             _restart(str(message.get("source", "")))
+        elif kind == "ws":
+            _workspace_frame(message)
     # stdin closed: the host is gone or done with us. Stop at once, even mid-run, so that
     # nothing keeps running after the bridge exits.
     os._exit(0)

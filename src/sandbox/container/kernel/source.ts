@@ -22,6 +22,7 @@ export type PortableKernelFile = (typeof PORTABLE_KERNEL_FILES)[number];
 export const KERNEL_FILES = [
   'seccomp.py', // the seccomp filter, installed first
   'pid1.py', // PID 1's reaper
+  'workspace.py', // a remote engine's workspace snapshot, extracted into /workspace
   ...PORTABLE_KERNEL_FILES,
   'egress.py', // the forwarder to the egress proxy's socket (sandbox.network), started by kernel.py
   'kernel.py', // the wire, the run, the loop: starts the kernel
