@@ -23,6 +23,7 @@ import {
 } from '../sandbox/index.ts';
 import { BridgeClientRelay } from './client/relay.ts';
 import { ConfirmationGate, clientAsker } from './client/confirmations.ts';
+import { NetworkGrants, networkHandler, targetText } from './client/network-questions.ts';
 import { createHostMethods, recordRefusedRequest, type HostMethods } from './sandbox-api/host-methods.ts';
 import { exposeProxied, type Exposure } from './client/exposure.ts';
 import {
@@ -185,6 +186,19 @@ export async function createBridge(
   relay.runLog = runLog;
   // Confirmations ask the bridge's own client (the server below, once it is connected).
   const confirmations = new ConfirmationGate(() => clientAsker(clientServer()), runLog);
+  // Questions about the sandbox's network ask the same client, in the confirmations' queue.
+  const networkQuestions = {
+    asker: () => clientAsker(clientServer()),
+    queue: confirmations,
+    grants: new NetworkGrants(),
+    runLog,
+    onAlways: (target: { host: string; port: number }) =>
+      log(
+        process.env[CLIENT_ENV] === 'vscode'
+          ? `sandbox.network: the user allowed ${targetText(target)} always; VS Code adds it to codeExecutionMode.sandbox.network.allow`
+          : `sandbox.network: the user allowed ${targetText(target)} always; this holds until the bridge stops. To keep it, add "${targetText(target)}" to sandbox.network.allow in the configuration file`,
+      ),
+  };
   const methods = createHostMethods(
     hub,
     runLog,
@@ -274,6 +288,7 @@ export async function createBridge(
     requests: methods,
     log,
     onSessionUsed: (session) => sessionUsed?.(session),
+    egress: (run) => networkHandler(networkQuestions, run),
   });
   // The client is told of a new listing once it initialized, once per burst, and only when what
   // tools/list gives differs from what it had (a new server, a no-op reload: nothing to tell).
@@ -370,6 +385,8 @@ export async function createBridge(
     // Shared by the sessions and run_python: the next run's output is cut and shaped by these.
     config.sandbox.resultChars = next.sandbox.resultChars;
     config.sandbox.maxOutputChars = next.sandbox.maxOutputChars;
+    // The sandbox's network: the proxy reads it from the sandbox's configuration (this object) at each request.
+    config.sandbox.network = next.sandbox.network;
     relayOptions.timeoutMs = next.proxy.relayTimeoutSeconds * 1000;
     exposureOptions.maxListedItems = next.proxy.maxListedItems;
     await hub.reconfigure(next);

@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { SandboxConfig } from '../../config/schema.ts';
 import {
   distributionsText,
+  type EgressHandler,
   type ImageDistributions,
   isGvisor,
   orderedDistributions,
@@ -23,6 +24,7 @@ import type { FoundImage } from '../results/base64-text.ts';
 import { readRun, renderText, runViewShape, shapeResult, type RunView } from '../results/format.ts';
 import { runMeter, type ToolUsage } from '../results/meter.ts';
 import type { ProxyHub } from '../proxy/hub.ts';
+import type { RunCall } from '../run-call.ts';
 import { LastLine, progressMessage, toolProgressMessage } from './progress.ts';
 import type { ToolProgressSink } from '../sandbox-api/host-methods.ts';
 import type { RunLog } from '../../state/run-log/writer.ts';
@@ -150,6 +152,8 @@ export interface RunPythonDeps {
   onSessionUsed?: (session: string) => void;
   /** The distributions of the image runs use, as known when the bridge starts (none: standard library only). */
   installedPackages?: ImageDistributions;
+  /** Each run's answers about its network requests (sandbox.network): questions to the user, and the run log's lines. */
+  egress?: (run: Pick<RunCall, 'signal' | 'untimed'>) => EgressHandler;
 }
 
 /** Registers run_python; its description changes (and the client is told) through the returned tool's update(). */
@@ -192,6 +196,13 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
       );
     }
     const requests = deps.requests.forRun();
+    // The run's clock, as its first host request carries it: a network question waits off it.
+    let clock: RunCall['untimed'];
+    const handle: RequestHandler = (method, params, context) => {
+      clock ??= context.untimed;
+      return requests.handle(method, params, context);
+    };
+    const egress = deps.egress?.({ signal: extra.signal, untimed: (work) => (clock ? clock(work) : work) });
     const progress = startProgress(extra, () => requests.toolCalls(), requests.watchProgress && ((sink) => requests.watchProgress!(sink)));
     deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
     try {
@@ -202,7 +213,8 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         reset: args.reset ?? false,
         signal: extra.signal,
         onOutput: progress.onOutput,
-        onRequest: requests.handle,
+        onRequest: handle,
+        ...(egress ? { egress } : {}),
       });
       deps.onSessionUsed?.(session);
       const toolCalls = requests.toolCalls();
