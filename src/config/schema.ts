@@ -181,9 +181,7 @@ export const sandboxConfigSchema = z
      */
     packages: packageList.default([]),
     /** The index the build installs from (pip's default when absent). */
-    network: networkConfig
-      .default(() => networkConfig.parse({}))
-      .meta({ cliOnly: 'Not yet a VS Code setting: the proxy it configures is not in the sandbox yet.' }),
+    network: networkConfig.default(() => networkConfig.parse({})),
     pipIndexUrl: z
       .string()
       .superRefine((url, ctx) => {
