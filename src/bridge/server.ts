@@ -386,6 +386,8 @@ export async function createBridge(
     config.sandbox.resultChars = next.sandbox.resultChars;
     config.sandbox.maxOutputChars = next.sandbox.maxOutputChars;
     // The sandbox's network: the proxy reads it from the sandbox's configuration (this object) at each request.
+    if (process.env[CLIENT_ENV] === 'vscode' && JSON.stringify(next.sandbox.network.allow) !== JSON.stringify(config.sandbox.network.allow))
+      networkQuestions.grants.forgetAlways();
     config.sandbox.network = next.sandbox.network;
     relayOptions.timeoutMs = next.proxy.relayTimeoutSeconds * 1000;
     exposureOptions.maxListedItems = next.proxy.maxListedItems;

@@ -1,7 +1,8 @@
 // The sandbox's network as the bridge answers for it: the question (wording, form, escaping), the
 // answers with a scripted asker (once, session, always, deny), no client to ask, a timeout, the
 // run's clock paused and its signal, the shared queue with confirmations; and the run log's
-// egress and network-question lines, written and read back, with the cap on records per run.
+// egress and network-question lines, written and read back, with the cap on records per run; the
+// run panel's Network section, and which "always" answers the extension adds to the user's setting.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -23,6 +24,7 @@ import { confirmationWordingReason, reservedFieldReason } from '../../src/bridge
 import { parseRunLog } from '../../src/state/run-log/reader.ts';
 import { MAX_EGRESS_RECORDS_PER_RUN, RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import type { EgressRecord } from '../../src/sandbox/index.ts';
+import { alwaysAnswers, networkSection, withAllowed } from '../../src/extension/views/network-text.ts';
 
 const target = { host: 'api.example.com', port: 443 };
 const context = (session = 'default') => ({ runId: 'r', session, signal: new AbortController().signal });
@@ -301,4 +303,101 @@ test('records: each request a run-log line under its run, read back; beyond the 
     }),
   );
   assert.equal(later!.egress[0]!.decision, 'new-kind');
+});
+
+test("the run panel's Network section: each request and question, escaped; the count beyond the budget", () => {
+  const html = networkSection({
+    egress: [
+      {
+        time: 't',
+        host: 'api.example.com',
+        port: 443,
+        method: 'CONNECT',
+        address: '93.184.216.34',
+        decision: 'allowed',
+        bytesOut: 517,
+        bytesIn: 20480,
+        durationMs: 1500,
+      },
+      {
+        time: 't',
+        host: '<b>x</b>',
+        port: 80,
+        method: 'GET',
+        decision: 'refused',
+        bytesOut: 0,
+        bytesIn: 0,
+        durationMs: 1,
+        reason: 'not <listed>',
+      },
+    ],
+    omittedEgress: { count: 3, byDecision: { capped: 3 } },
+    networkQuestions: [{ time: '2026-01-01T00:00:00.000Z', host: '::1', port: 8080, answer: 'declined', waitedMs: 2000 }],
+  });
+  assert.match(html, /<code>api\.example\.com:443<\/code> <span class="note">\(93\.184\.216\.34\)<\/span>/);
+  assert.match(html, /<td><code>CONNECT<\/code><\/td><td>allowed<\/td><td>517 bytes<\/td><td>20 KiB<\/td>/);
+  assert.match(html, /class="bad"><td><code>&lt;b&gt;x&lt;\/b&gt;:80<\/code>/);
+  assert.match(html, /not &lt;listed&gt;/);
+  assert.doesNotMatch(html, /<b>x/);
+  assert.match(html, /3 more requests not logged one by one .*capped 3/);
+  assert.match(html, /<code>\[::1\]:8080<\/code><\/td><td>declined<\/td>/);
+  assert.equal(networkSection({ egress: [], networkQuestions: [] }), '');
+});
+
+test('"always" answers of this window\'s runs only, each once; the user\'s list gets the host once', () => {
+  const runs = parseRunLog(
+    [
+      { type: 'run-start', run: 'a', session: 's', time: '2026-01-01T00:00:00.000Z', code: 'x', owner: 'me' },
+      {
+        type: 'network-question',
+        run: 'a',
+        session: 's',
+        time: '2026-01-01T00:00:01.000Z',
+        host: 'api.example.com',
+        port: 443,
+        answer: 'always',
+        waitedMs: 5,
+      },
+      {
+        type: 'network-question',
+        run: 'a',
+        session: 's',
+        time: '2026-01-01T00:00:02.000Z',
+        host: 'other.example',
+        port: 80,
+        answer: 'once',
+        waitedMs: 5,
+      },
+      { type: 'run-start', run: 'b', session: 's', time: '2026-01-01T00:00:03.000Z', code: 'x', owner: 'another window' },
+      {
+        type: 'network-question',
+        run: 'b',
+        session: 's',
+        time: '2026-01-01T00:00:04.000Z',
+        host: 'theirs.example',
+        port: 443,
+        answer: 'always',
+        waitedMs: 5,
+      },
+    ]
+      .map((line) => JSON.stringify(line))
+      .join('\n'),
+  );
+  assert.deepEqual(
+    alwaysAnswers(runs, 'me').map((a) => a.entry),
+    ['api.example.com:443'],
+  );
+  assert.deepEqual(alwaysAnswers(runs, undefined), []);
+  assert.deepEqual(withAllowed(['pypi.org'], 'api.example.com:443'), ['pypi.org', 'api.example.com:443']);
+  assert.deepEqual(withAllowed(['API.example.com:443'], 'api.example.com:443'), ['API.example.com:443']);
+});
+
+test('grants: forgetting "always" (the setting decides from then on) asks again', async () => {
+  const grants = new NetworkGrants();
+  grants.grant('s', target, 'always');
+  grants.grant('s', { host: 'b', port: 1 }, 'session');
+  assert.equal(grants.answerFor('other', target), 'always');
+  grants.forgetAlways();
+  assert.equal(grants.answerFor('other', target), undefined);
+  assert.equal(grants.answerFor('s', { host: 'b', port: 1 }), 'session');
 });

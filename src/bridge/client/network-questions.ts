@@ -112,6 +112,14 @@ export class NetworkGrants {
     return this.bySession.has(`${session}\0${key}`) ? 'session' : undefined;
   }
 
+  /**
+   * Drops the "always" grants: where the user's setting holds them (VS Code adds each one to
+   * sandbox.network.allow), the setting decides from then on, so that removing a host there (Undo) takes it back.
+   */
+  forgetAlways(): void {
+    this.always.clear();
+  }
+
   grant(session: string, target: EgressTarget, answer: EgressAnswer): void {
     const key = targetText(target);
     if (answer === 'always') this.always.add(key);
