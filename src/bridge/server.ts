@@ -48,6 +48,7 @@ import { watchConfigFile } from './config-reload.ts';
 import { SessionsWithState, takeRestart } from '../state/bridge-restarts.ts';
 import { OWNER_ENV } from '../state/catalog-file.ts';
 import { clip } from '../shared/clip.ts';
+import { networkLine } from '../config/network-summary.ts';
 import { BridgeStdioTransport } from './stdio-transport.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
@@ -272,6 +273,8 @@ export async function createBridge(
         hub.catalog.records(),
         (name) => hub.consentState(name) === 'allowed',
         installedNames(packagesStart),
+        // As at start (instructions are read once); the listing and capabilities follow changes.
+        wasmRuns() ? '' : networkLine(config.sandbox.network),
       ),
     },
   );
@@ -323,6 +326,7 @@ export async function createBridge(
             ]
               .filter(Boolean)
               .join('\n\n'),
+            wasmRuns() ? '' : networkLine(config.sandbox.network),
           ),
       },
     ],
@@ -443,7 +447,8 @@ function cappedLogData(data: unknown): unknown {
   return json.length > MAX_LOG_DATA_CHARS ? clip(json, MAX_LOG_DATA_CHARS) : data;
 }
 
-export function capabilityText(hub: ProxyHub, packages?: string): string {
+/** `network`: sandbox.network in one line (config/network-summary.ts); '' or absent: no network. */
+export function capabilityText(hub: ProxyHub, packages?: string, network?: string): string {
   const lines = ['# Code Execution Mode', '', 'Proxied MCP servers, callable from run_python as `await mcp_<alias>.<tool>(**kwargs)`:', ''];
   for (const record of hub.catalog.records()) {
     const consent = hub.consentState(record.name);
@@ -464,10 +469,11 @@ export function capabilityText(hub: ProxyHub, packages?: string): string {
     'Python API: `await call_tool(server, tool, {...})`, `discovered_servers()`, `await search_tool_docs(query, limit=5, detail="summary")`,',
     '`await query_tool_docs(server, tool=None, detail="summary")`, `help(mcp_<alias>.<tool>)`, `from mcp import runtime`, `ToolError`,',
     '`await list_resources(server)`, `await read_resource(server, uri)`, `await list_resource_templates(server)`, `await list_prompts(server)`,',
-    '`await get_prompt(server, name, arguments)`, `emit_image(png_bytes)` (open matplotlib figures are sent too). The sandbox has no network; /work and /tmp are writable;',
+    `\`await get_prompt(server, name, arguments)\`, \`emit_image(png_bytes)\` (open matplotlib figures are sent too). ${network ? 'The sandbox reaches only what sandbox.network allows (below)' : 'The sandbox has no network'}; /work and /tmp are writable;`,
     "files written under /work/out come back with the result; the user's folder is at /workspace (several: /workspace/<name>), read-only, only when sandbox.workspace mounts it.",
   );
   if (packages) lines.push('', packages);
+  if (network) lines.push('', network);
   return lines.join('\n');
 }
 

@@ -29,6 +29,7 @@ import { LastLine, progressMessage, toolProgressMessage } from './progress.ts';
 import type { ToolProgressSink } from '../sandbox-api/host-methods.ts';
 import type { RunLog } from '../../state/run-log/writer.ts';
 import { describeIssues } from '../../config/load.ts';
+import { networkListingWords, networkOn } from '../../config/network-summary.ts';
 
 export const RUN_PYTHON = 'run_python';
 export const MAX_CODE_CHARS = 1024 * 1024;
@@ -87,7 +88,8 @@ function listedPackages(packages: ImageDistributions, room: number): string {
  * When the image runs use has third-party distributions (its own, or sandbox.packages built
  * into it), "standard library only" becomes "with packages numpy, scipy and 12 more": the
  * notable ones first, as the capabilities resource and import errors say them, as many as the
- * listing has room for. In the WebAssembly sandbox it says so, and that there are no
+ * listing has room for. With sandbox.network on, "no network" says whether listed hosts are
+ * reached or each host is asked about. In the WebAssembly sandbox it says so, and that there are no
  * subprocesses (and no workspace).
  */
 export function runPythonDescription(sandbox: SandboxConfig, packages?: ImageDistributions, wasm = sandbox.backend === 'wasm'): string {
@@ -95,8 +97,11 @@ export function runPythonDescription(sandbox: SandboxConfig, packages?: ImageDis
   if (wasm) return text.replace('Python 3 sandbox', 'Python 3 WebAssembly sandbox').replace('no network)', 'no network, no subprocesses)');
   const gvisor = isGvisor(sandbox.ociRuntime);
   const note = workspaceNote(sandbox);
+  // sandbox.network on: which hosts is in the instructions and capabilities; here, a few words.
+  const network = networkListingWords(sandbox.network);
+  if (networkOn(sandbox.network)) text = text.replace('no network)', `${network})`);
   if (packages && packages.names.length + packages.more > 0) {
-    const room = LISTED_PACKAGE_ROOM - (gvisor ? GVISOR_ROOM : 0) - note.length;
+    const room = LISTED_PACKAGE_ROOM - (gvisor ? GVISOR_ROOM : 0) - note.length - (network.length - 'no network'.length);
     text = text.replace('standard library only', listedPackages(packages, room));
   }
   // The isolation tier, when it is not the runtime's default: code may behave differently there.
