@@ -201,13 +201,8 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
       );
     }
     const requests = deps.requests.forRun();
-    // The run's clock, as its first host request carries it: a network question waits off it.
-    let clock: RunCall['untimed'];
-    const handle: RequestHandler = (method, params, context) => {
-      clock ??= context.untimed;
-      return requests.handle(method, params, context);
-    };
-    const egress = deps.egress?.({ signal: extra.signal, untimed: (work) => (clock ? clock(work) : work) });
+    // The run's network questions stop with it (the sandbox keeps them off the run's clock).
+    const egress = deps.egress?.({ signal: extra.signal });
     const progress = startProgress(extra, () => requests.toolCalls(), requests.watchProgress && ((sink) => requests.watchProgress!(sink)));
     deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
     try {
@@ -218,7 +213,7 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         reset: args.reset ?? false,
         signal: extra.signal,
         onOutput: progress.onOutput,
-        onRequest: handle,
+        onRequest: requests.handle,
         ...(egress ? { egress } : {}),
       });
       deps.onSessionUsed?.(session);
