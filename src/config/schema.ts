@@ -180,8 +180,9 @@ export const sandboxConfigSchema = z
      * built for the current base image and list, and the base image until then.
      */
     packages: packageList.default([]),
-    /** The index the build installs from (pip's default when absent). */
+    /** What sandboxed code may reach through the bridge's HTTP proxy (nothing by default). */
     network: networkConfig.default(() => networkConfig.parse({})),
+    /** The index the build installs from (pip's default when absent). */
     pipIndexUrl: z
       .string()
       .superRefine((url, ctx) => {
