@@ -16,6 +16,7 @@ import {
   PACKAGES_RECHECK_MS,
   type PackagesState,
   resolveWorkspaceMounts,
+  type EgressHandler,
   type Sandbox,
   type SandboxTier,
   SessionManager,
@@ -50,6 +51,7 @@ import { OWNER_ENV } from '../state/catalog-file.ts';
 import { clip } from '../shared/clip.ts';
 import { networkLine } from '../config/network-summary.ts';
 import { BridgeStdioTransport } from './stdio-transport.ts';
+import type { RunCall } from './run-call.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
 export const BRIDGE_VERSION = '0.1.0';
@@ -67,6 +69,8 @@ export interface Bridge {
   runLog: RunLog;
   /** Each run's request handler (the CLI's `run` uses it too). */
   requests: HostMethods;
+  /** Each run's answers about its network requests (sandbox.network): questions to the client, lines of the run log. */
+  egress(run: Pick<RunCall, 'signal'>): EgressHandler;
   /**
    * Applies a changed configuration's servers, proxy settings and result sizes without a
    * restart (the sessions keep their variables); the rest of it needs a new bridge and is not
@@ -413,6 +417,7 @@ export async function createBridge(
     sandbox,
     runLog,
     requests: methods,
+    egress: (run) => networkHandler(networkQuestions, run),
     reconfigure,
     imageKnown,
     set onSessionUsed(listener: ((session: string) => void) | undefined) {

@@ -215,6 +215,8 @@ async function runCommand(
     const result = await manager.execute(code, {
       runId,
       onRequest: requests.handle,
+      // Its network requests are recorded in the run log (nobody is asked: no client here).
+      egress: bridge.egress({ signal: abort.signal }),
       timeoutMs: timeoutSeconds * 1000,
       signal: abort.signal,
       ...(values.session ? { session: values.session } : {}),

@@ -92,7 +92,7 @@ export class NetworkQuestionUnavailableError extends Error {
 export function noOneToAskAbout(target: EgressTarget): string {
   const text = targetText(target);
   return (
-    `sandbox.network.ask is on, but the bridge's client cannot ask the user (it does not support form elicitation): ` +
+    `sandbox.network.ask is on, but the bridge's client cannot ask the user (none is connected, or it does not support form elicitation): ` +
     `add "${text}" to sandbox.network.allow (in VS Code: the setting codeExecutionMode.sandbox.network.allow) to allow it`
   );
 }
