@@ -70,7 +70,7 @@ export interface Bridge {
   /** Each run's request handler (the CLI's `run` uses it too). */
   requests: HostMethods;
   /** Each run's answers about its network requests (sandbox.network): questions to the client, lines of the run log. */
-  egress(run: Pick<RunCall, 'signal'>): EgressHandler;
+  egress(run: Pick<RunCall, 'signal' | 'session'>): EgressHandler;
   /**
    * Applies a changed configuration's servers, proxy settings and result sizes without a
    * restart (the sessions keep their variables); the rest of it needs a new bridge and is not

@@ -216,7 +216,7 @@ async function runCommand(
       runId,
       onRequest: requests.handle,
       // Its network requests are recorded in the run log (nobody is asked: no client here).
-      egress: bridge.egress({ signal: abort.signal }),
+      egress: bridge.egress({ signal: abort.signal, session: values.session ?? 'default' }),
       timeoutMs: timeoutSeconds * 1000,
       signal: abort.signal,
       ...(values.session ? { session: values.session } : {}),

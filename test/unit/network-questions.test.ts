@@ -124,6 +124,18 @@ test('grants: once asks again, session holds for that session only, always for e
   assert.equal(asked.length, 5, 'always: no session is asked again');
 });
 
+test("the run's own session names the grant and the question, whatever session the proxy was started for", async () => {
+  const { asker, asked } = scripted(async () => ({ action: 'accept', content: { [NETWORK_FIELD]: NETWORK_SESSION } }));
+  const shared = options(asker);
+  // Two sessions whose containers' proxies were both started as the spare.
+  assert.equal(await networkHandler(shared, { ...run, session: 'a' }).ask(target, context('spare')), 'session');
+  assert.match(JSON.stringify(asked[0]!.requestedSchema), /session \\"a\\"/);
+  await networkHandler(shared, { ...run, session: 'b' }).ask(target, context('spare'));
+  assert.equal(asked.length, 2, "session a's grant is not session b's");
+  await networkHandler(shared, { ...run, session: 'a' }).ask(target, context('spare'));
+  assert.equal(asked.length, 2);
+});
+
 test('no client to ask: rejected with a message naming the setting, and on record', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'cem-network-unit-'));
   const runLog = new RunLog(dir);
@@ -132,10 +144,13 @@ test('no client to ask: rejected with a message naming the setting, and on recor
   await assert.rejects(
     handler.ask(target, context()),
     (e: Error) =>
-      e.name === 'NetworkQuestionUnavailable' && /sandbox\.network\.allow/.test(e.message) && /"api\.example\.com:443"/.test(e.message),
+      e.name === 'NetworkQuestionUnavailable' &&
+      /codeExecutionMode\.sandbox\.network\.allow/.test(e.message) &&
+      /"api\.example\.com:443"/.test(e.message) &&
+      e.message.length <= 200,
   );
   const none = networkHandler({ ...options(asker), asker: () => undefined }, run);
-  await assert.rejects(none.ask(target, context()), /cannot ask the user/);
+  await assert.rejects(none.ask(target, context()), /cannot ask \(none is connected/);
   assert.equal(asked.length, 0);
   runLog.close();
   const [record] = parseRunLog(await readFile(join(dir, RUN_LOG_FILE), 'utf8'));

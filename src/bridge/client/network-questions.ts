@@ -88,12 +88,14 @@ export class NetworkQuestionUnavailableError extends Error {
   override name = 'NetworkQuestionUnavailable';
 }
 
-/** Why nobody can be asked, and what to set instead. */
+/**
+ * Why nobody can be asked, and what to set instead: short, as the proxy puts it on one line of
+ * its refusal (HTTP status text included).
+ */
 export function noOneToAskAbout(target: EgressTarget): string {
-  const text = targetText(target);
   return (
-    `sandbox.network.ask is on, but the bridge's client cannot ask the user (none is connected, or it does not support form elicitation): ` +
-    `add "${text}" to sandbox.network.allow (in VS Code: the setting codeExecutionMode.sandbox.network.allow) to allow it`
+    `the bridge's client cannot ask (none is connected, or it lacks form elicitation): list "${targetText(target)}" ` +
+    'in sandbox.network.allow (VS Code: codeExecutionMode.sandbox.network.allow)'
   );
 }
 
@@ -145,9 +147,13 @@ type AskContext = Parameters<EgressHandler['ask']>[1] & { untimed?: RunCall['unt
 
 /**
  * The EgressHandler of one run: `run` is the run's own call context (its signal stops a
- * question; `untimed`, when known, pauses its clock while the user is asked).
+ * question; `untimed`, when known, pauses its clock while the user is asked; `session`, its
+ * run_python session, which grants and questions name).
  */
-export function networkHandler(options: NetworkQuestionsOptions, run: Pick<RunCall, 'signal' | 'untimed'>): EgressHandler {
+export function networkHandler(
+  options: NetworkQuestionsOptions,
+  run: Pick<RunCall, 'signal' | 'untimed'> & { session?: string },
+): EgressHandler {
   const timeoutMs = options.timeoutMs ?? NETWORK_QUESTION_TIMEOUT_MS;
   const log = (context: AskContext, target: EgressTarget, answer: NetworkAnswer, waitedMs: number, error?: string) =>
     options.runLog?.networkQuestion({
@@ -179,7 +185,9 @@ export function networkHandler(options: NetworkQuestionsOptions, run: Pick<RunCa
   };
 
   return {
-    async ask(target: EgressTarget, context: AskContext): Promise<EgressAnswer> {
+    async ask(target: EgressTarget, asked: AskContext): Promise<EgressAnswer> {
+      // The run's own session when known: a container's proxy may have been started for another name (a spare).
+      const context = run.session === undefined ? asked : { ...asked, session: run.session };
       const granted = options.grants.answerFor(context.session, target);
       if (granted) return granted;
       const asker = options.asker();

@@ -158,7 +158,7 @@ export interface RunPythonDeps {
   /** The distributions of the image runs use, as known when the bridge starts (none: standard library only). */
   installedPackages?: ImageDistributions;
   /** Each run's answers about its network requests (sandbox.network): questions to the user, and the run log's lines. */
-  egress?: (run: Pick<RunCall, 'signal' | 'untimed'>) => EgressHandler;
+  egress?: (run: Pick<RunCall, 'signal' | 'untimed' | 'session'>) => EgressHandler;
 }
 
 /** Registers run_python; its description changes (and the client is told) through the returned tool's update(). */
@@ -202,7 +202,7 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
     }
     const requests = deps.requests.forRun();
     // The run's network questions stop with it (the sandbox keeps them off the run's clock).
-    const egress = deps.egress?.({ signal: extra.signal });
+    const egress = deps.egress?.({ signal: extra.signal, session });
     const progress = startProgress(extra, () => requests.toolCalls(), requests.watchProgress && ((sink) => requests.watchProgress!(sink)));
     deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
     try {
