@@ -59,8 +59,10 @@ export function serverInstructions(
   records: readonly ServerRecord[],
   allowed: (server: string) => boolean,
   installed: readonly string[] = [],
+  network = '',
 ): string {
-  const head = HEAD + packagesLine(installed);
+  // `network`: sandbox.network in one line (config/network-summary.ts), '' without a network.
+  const head = HEAD + packagesLine(installed) + (network ? `\n${network}` : '');
   if (records.length === 0) return `${head} No MCP servers are configured.`;
   let text = `${head}\nServers:`;
   for (const [i, record] of records.entries()) {

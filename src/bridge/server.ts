@@ -16,6 +16,7 @@ import {
   PACKAGES_RECHECK_MS,
   type PackagesState,
   resolveWorkspaceMounts,
+  type EgressHandler,
   type Sandbox,
   type SandboxTier,
   SessionManager,
@@ -23,6 +24,7 @@ import {
 } from '../sandbox/index.ts';
 import { BridgeClientRelay } from './client/relay.ts';
 import { ConfirmationGate, clientAsker } from './client/confirmations.ts';
+import { NetworkGrants, networkHandler, targetText } from './client/network-questions.ts';
 import { createHostMethods, recordRefusedRequest, type HostMethods } from './sandbox-api/host-methods.ts';
 import { exposeProxied, type Exposure } from './client/exposure.ts';
 import {
@@ -47,7 +49,9 @@ import { watchConfigFile } from './config-reload.ts';
 import { SessionsWithState, takeRestart } from '../state/bridge-restarts.ts';
 import { OWNER_ENV } from '../state/catalog-file.ts';
 import { clip } from '../shared/clip.ts';
+import { networkLine } from '../config/network-summary.ts';
 import { BridgeStdioTransport } from './stdio-transport.ts';
+import type { RunCall } from './run-call.ts';
 
 export const BRIDGE_NAME = 'code-execution-mode';
 export const BRIDGE_VERSION = '0.1.0';
@@ -65,6 +69,8 @@ export interface Bridge {
   runLog: RunLog;
   /** Each run's request handler (the CLI's `run` uses it too). */
   requests: HostMethods;
+  /** Each run's answers about its network requests (sandbox.network): questions to the client, lines of the run log. */
+  egress(run: Pick<RunCall, 'signal' | 'session'>): EgressHandler;
   /**
    * Applies a changed configuration's servers, proxy settings and result sizes without a
    * restart (the sessions keep their variables); the rest of it needs a new bridge and is not
@@ -185,6 +191,19 @@ export async function createBridge(
   relay.runLog = runLog;
   // Confirmations ask the bridge's own client (the server below, once it is connected).
   const confirmations = new ConfirmationGate(() => clientAsker(clientServer()), runLog);
+  // Questions about the sandbox's network ask the same client, in the confirmations' queue.
+  const networkQuestions = {
+    asker: () => clientAsker(clientServer()),
+    queue: confirmations,
+    grants: new NetworkGrants(),
+    runLog,
+    onAlways: (target: { host: string; port: number }) =>
+      log(
+        process.env[CLIENT_ENV] === 'vscode'
+          ? `sandbox.network: the user allowed ${targetText(target)} always; VS Code adds it to codeExecutionMode.sandbox.network.allow`
+          : `sandbox.network: the user allowed ${targetText(target)} always; this holds until the bridge stops. To keep it, add "${targetText(target)}" to sandbox.network.allow in the configuration file`,
+      ),
+  };
   const methods = createHostMethods(
     hub,
     runLog,
@@ -260,6 +279,8 @@ export async function createBridge(
         hub.catalog.records(),
         (name) => hub.consentState(name) === 'allowed',
         installedNames(packagesStart),
+        // As at start (instructions are read once); the listing and capabilities follow changes.
+        wasmRuns() ? '' : networkLine(config.sandbox.network),
       ),
     },
   );
@@ -276,6 +297,7 @@ export async function createBridge(
     requests: methods,
     log,
     onSessionUsed: (session) => sessionUsed?.(session),
+    egress: (run) => networkHandler(networkQuestions, run),
   });
   // The client is told of a new listing once it initialized, once per burst, and only when what
   // tools/list gives differs from what it had (a new server, a no-op reload: nothing to tell).
@@ -310,6 +332,7 @@ export async function createBridge(
             ]
               .filter(Boolean)
               .join('\n\n'),
+            wasmRuns() ? '' : networkLine(config.sandbox.network),
           ),
       },
     ],
@@ -372,6 +395,10 @@ export async function createBridge(
     // Shared by the sessions and run_python: the next run's output is cut and shaped by these.
     config.sandbox.resultChars = next.sandbox.resultChars;
     config.sandbox.maxOutputChars = next.sandbox.maxOutputChars;
+    // The sandbox's network: the proxy reads it from the sandbox's configuration (this object) at each request.
+    if (process.env[CLIENT_ENV] === 'vscode' && JSON.stringify(next.sandbox.network.allow) !== JSON.stringify(config.sandbox.network.allow))
+      networkQuestions.grants.forgetAlways();
+    config.sandbox.network = next.sandbox.network;
     relayOptions.timeoutMs = next.proxy.relayTimeoutSeconds * 1000;
     exposureOptions.maxListedItems = next.proxy.maxListedItems;
     await hub.reconfigure(next);
@@ -392,6 +419,7 @@ export async function createBridge(
     sandbox,
     runLog,
     requests: methods,
+    egress: (run) => networkHandler(networkQuestions, run),
     reconfigure,
     imageKnown,
     set onSessionUsed(listener: ((session: string) => void) | undefined) {
@@ -426,7 +454,8 @@ function cappedLogData(data: unknown): unknown {
   return json.length > MAX_LOG_DATA_CHARS ? clip(json, MAX_LOG_DATA_CHARS) : data;
 }
 
-export function capabilityText(hub: ProxyHub, packages?: string): string {
+/** `network`: sandbox.network in one line (config/network-summary.ts); '' or absent: no network. */
+export function capabilityText(hub: ProxyHub, packages?: string, network?: string): string {
   const lines = ['# Code Execution Mode', '', 'Proxied MCP servers, callable from run_python as `await mcp_<alias>.<tool>(**kwargs)`:', ''];
   for (const record of hub.catalog.records()) {
     const consent = hub.consentState(record.name);
@@ -447,10 +476,11 @@ export function capabilityText(hub: ProxyHub, packages?: string): string {
     'Python API: `await call_tool(server, tool, {...})`, `discovered_servers()`, `await search_tool_docs(query, limit=5, detail="summary")`,',
     '`await query_tool_docs(server, tool=None, detail="summary")`, `help(mcp_<alias>.<tool>)`, `from mcp import runtime`, `ToolError`,',
     '`await list_resources(server)`, `await read_resource(server, uri)`, `await list_resource_templates(server)`, `await list_prompts(server)`,',
-    '`await get_prompt(server, name, arguments)`, `emit_image(png_bytes)` (open matplotlib figures are sent too). The sandbox has no network; /work and /tmp are writable;',
+    `\`await get_prompt(server, name, arguments)\`, \`emit_image(png_bytes)\` (open matplotlib figures are sent too). ${network ? 'The sandbox reaches only what sandbox.network allows (below)' : 'The sandbox has no network'}; /work and /tmp are writable;`,
     "files written under /work/out come back with the result; the user's folder is at /workspace (several: /workspace/<name>), read-only, only when sandbox.workspace mounts it.",
   );
   if (packages) lines.push('', packages);
+  if (network) lines.push('', network);
   return lines.join('\n');
 }
 

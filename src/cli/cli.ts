@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, expandHome, loadConfigFile, parseConfig } from '../config/load.ts';
+import { networkReport } from '../config/network-summary.ts';
 import type { Config, SandboxConfig } from '../config/schema.ts';
 import { applySecrets, takeSecrets, type ConfigWithSecrets, type Secrets } from '../config/secrets.ts';
 import {
@@ -214,6 +215,8 @@ async function runCommand(
     const result = await manager.execute(code, {
       runId,
       onRequest: requests.handle,
+      // Its network requests are recorded in the run log (nobody is asked: no client here).
+      egress: bridge.egress({ signal: abort.signal, session: values.session ?? 'default' }),
       timeoutMs: timeoutSeconds * 1000,
       signal: abort.signal,
       ...(values.session ? { session: values.session } : {}),
@@ -255,7 +258,7 @@ async function signOutCommand(stateDir: string, rest: string[]): Promise<number>
 
 async function doctorCommand(sandbox: SandboxConfig, stateDir: string): Promise<number> {
   const report = await checkSandbox(sandbox, { all: true, stateDir });
-  process.stdout.write(`${reportLines(report).join('\n')}\n`);
+  process.stdout.write(`${reportLines(report).join('\n')}\nNetwork (sandbox.network): ${networkReport(sandbox.network)}\n`);
   // Not ready means no run can start: a non-zero status scripts can test.
   return reportUses(report) ? 0 : 3;
 }

@@ -5,11 +5,18 @@ import type { Config } from './schema.ts';
 
 /**
  * Keys (dotted) a running bridge re-reads from its configuration file: the proxied servers,
- * the proxy's limits and timeouts, which workspace servers need consent, and how much output
- * a result carries. Everything else (sandbox.*, stateDir, runLog, roots...) shapes the
+ * the proxy's limits and timeouts, which workspace servers need consent, how much output
+ * a result carries, and the sandbox's network (its proxy reads it at each request). Everything else (sandbox.*, stateDir, runLog, roots...) shapes the
  * sandbox or the bridge's files, and changing it starts a new bridge.
  */
-export const LIVE_KEYS: readonly string[] = ['servers', 'proxy', 'consent.servers', 'sandbox.resultChars', 'sandbox.maxOutputChars'];
+export const LIVE_KEYS: readonly string[] = [
+  'servers',
+  'proxy',
+  'consent.servers',
+  'sandbox.resultChars',
+  'sandbox.maxOutputChars',
+  'sandbox.network',
+];
 
 /** The configuration's values by dotted key, two levels deep (`sandbox.memory`, `stateDir`), live keys left out. */
 function restartValues(config: Partial<Config>): Map<string, string> {

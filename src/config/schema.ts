@@ -189,9 +189,7 @@ export const sandboxConfigSchema = z
      */
     packages: packageList.default([]),
     /** What sandboxed code may reach through the bridge's HTTP proxy (nothing by default). */
-    network: networkConfig
-      .default(() => networkConfig.parse({}))
-      .meta({ cliOnly: 'Not yet a VS Code setting: the proxy it configures is not in the sandbox yet.' }),
+    network: networkConfig.default(() => networkConfig.parse({})),
     /** The index the build installs from (pip's default when absent). */
     pipIndexUrl: z
       .string()

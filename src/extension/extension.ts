@@ -9,6 +9,7 @@ import { ProxyHub } from '../bridge/proxy/hub.ts';
 import type { Config } from '../config/schema.ts';
 import { applySecrets } from '../config/secrets.ts';
 import { logBridgeEvents } from './bridge-events.ts';
+import { addAlwaysAllowedHosts } from './network-always.ts';
 import { BridgeRunner } from './bridge-runner.ts';
 import { WorkspaceConsent } from './settings/consent.ts';
 import { DiagnosePanel } from './panels/diagnose-panel.ts';
@@ -170,6 +171,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
     }),
   );
   context.subscriptions.push(...logBridgeEvents(files, log));
+  // "Always" answers to the sandbox's network questions go to the user's sandbox.network.allow.
+  context.subscriptions.push(addAlwaysAllowedHosts(files, log));
   // The walkthrough marks its steps done from these (completionEvents onContext:...).
   const walkthrough = new Map<string, boolean>();
   const setStep = (step: keyof typeof WALKTHROUGH_KEYS, done: boolean) => {

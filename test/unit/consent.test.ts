@@ -222,6 +222,37 @@ test('a trusted workspace raising memory, pids, maxSessions (any limit) gets you
   assert.equal(read('cpus', { defaultValue: 1, workspaceValue: 0.5 }).item?.name, 'sandbox.cpus');
 });
 
+test("sandbox.network: a workspace's hosts or ask need your consent when trusted, and are set aside when not", () => {
+  const decisions = new Map<string, 'allowed' | 'denied'>();
+  const read = <T>(key: (typeof SANDBOX_SETTING_KEYS)[number], inspected: InspectedSetting<T>, trusted = true) =>
+    sandboxSetting(
+      key,
+      inspected,
+      trusted,
+      inspected.workspaceFolderValue ?? inspected.workspaceValue ?? inspected.globalValue ?? inspected.defaultValue,
+      (scope) => ({ ...here, scope }),
+      (hash) => decisions.get(hash),
+    );
+  const allow = { defaultValue: [], globalValue: ['pypi.org:443'], workspaceValue: ['*.evil.example', '127.0.0.1:22'] };
+  const before = read('network.allow', allow);
+  assert.deepEqual(before.value, ['pypi.org:443'], "the workspace's hosts were used before consent");
+  assert.equal(before.item?.name, 'sandbox.network.allow');
+  assert.match(before.item?.facts[0] ?? '', /\*\.evil\.example/);
+  decisions.set(before.item!.hash, 'allowed');
+  assert.deepEqual(read('network.allow', allow).value, allow.workspaceValue);
+  const ask = read('network.ask', { defaultValue: false, workspaceValue: true });
+  assert.equal(ask.value, false);
+  assert.equal(ask.item?.name, 'sandbox.network.ask');
+  assert.equal(
+    read('network.maxBytesPerRun', { defaultValue: 1024, workspaceValue: 1 << 30 }).value,
+    1024,
+    'a cap is raised only with consent',
+  );
+  // Untrusted: the workspace's value is ignored, and nothing is asked.
+  assert.deepEqual(read('network.allow', allow, false), { value: ['pypi.org:443'], ignored: true });
+  assert.deepEqual(read('network.ask', { defaultValue: false, workspaceFolderValue: true }, false), { value: false, ignored: true });
+});
+
 test('sandbox values hash by key, value and place', () => {
   const a = sandboxConsentItem('sandbox.extraRunArgs', ['--ulimit', 'nofile=64'], here);
   assert.deepEqual(a.facts, ['value: --ulimit nofile=64']);

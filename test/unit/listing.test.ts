@@ -10,6 +10,7 @@ import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
 import { RUN_PYTHON, RUN_PYTHON_DESCRIPTION, listedInput, runPythonDescription } from '../../src/bridge/tool/run-python.ts';
 import { MAX_INSTRUCTIONS_CHARS, MAX_PACKAGES_LINE_CHARS, packagesLine, serverInstructions } from '../../src/bridge/server-instructions.ts';
 import { parseConfig } from '../../src/config/load.ts';
+import { networkLine, networkReport } from '../../src/config/network-summary.ts';
 
 const MAX_LISTING_TOKENS = 200;
 
@@ -212,4 +213,53 @@ test('server instructions stay under the cap whatever the number of servers', ()
   assert.ok(many.length <= MAX_INSTRUCTIONS_CHARS, `${many.length} characters`);
   assert.match(many, /\n\.\.\. \d+ more: discovered_servers\(\)$/);
   assert.match(many, /^- mcp_server_0: /m);
+});
+
+test('sandbox.network on: the listing says so in a few words, within its budget; the instructions name the hosts', async () => {
+  const data = ['numpy', 'pandas', 'scipy', 'matplotlib', 'scikit-learn', 'statsmodels'];
+  const withNetwork = (network: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
+    parseConfig({ servers: {}, sandbox: { maxTimeoutSeconds: 3600, network, ...extra } }).sandbox;
+  const listed = withNetwork({ allow: ['api.example.com:443', '*.pypi.org'] });
+  assert.match(runPythonDescription(listed), /\(no pip, network: listed hosts only\)/);
+  assert.match(runPythonDescription(withNetwork({ ask: true })), /\(no pip, network: asks per host\)/);
+  assert.match(runPythonDescription(withNetwork({ allow: [] })), /\(no pip, no network\)/, 'an empty list without ask is no network');
+  for (const sandbox of [
+    listed,
+    withNetwork({ ask: true }, { ociRuntime: 'runsc', workspace: { path: ['/srv/app', '/home/me/lib'], access: 'read-only' } }),
+  ]) {
+    const described = runPythonDescription(sandbox, { names: data, more: 1000 });
+    const server = new McpServer({ name: 'listing', version: '1' });
+    server.registerTool(RUN_PYTHON, { description: described, inputSchema: listedInput(sandbox) }, async () => ({ content: [] }));
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    const client = new Client({ name: 'listing-test', version: '1' });
+    await Promise.all([server.connect(serverSide), client.connect(clientSide)]);
+    try {
+      const [tool] = (await client.listTools()).tools;
+      const tokens = encode(JSON.stringify({ name: tool!.name, description: tool!.description, inputSchema: tool!.inputSchema })).length;
+      assert.ok(tokens <= MAX_LISTING_TOKENS, `the listing is ${tokens} tokens: ${described}`);
+    } finally {
+      await client.close();
+    }
+  }
+  assert.equal(networkLine(parseConfig({ servers: {} }).sandbox.network), '');
+  const line = networkLine(listed.network);
+  assert.equal(
+    line,
+    "Network (HTTP and HTTPS through the bridge's proxy): only api.example.com:443, *.pypi.org; other hosts are refused (HTTP 403).",
+  );
+  assert.match(networkLine(withNetwork({ ask: true }).network), /no host without asking; any other host waits for the user to allow it/);
+  const many = networkLine(withNetwork({ allow: Array.from({ length: 100 }, (_, i) => `host-${i}.example.com`) }).network);
+  assert.ok(many.length < 320, many);
+  assert.match(many, / and \d+ more;/);
+  const instructions = serverInstructions([], () => true, [], line);
+  assert.ok(instructions.includes(`\n${line}`), instructions);
+  assert.doesNotMatch(
+    serverInstructions([], () => true),
+    /Network/,
+  );
+  assert.match(
+    networkReport(listed.network),
+    /^api\.example\.com:443, \*\.pypi\.org \(per run: 256 requests, 512 MiB; 16 connections at once\)$/,
+  );
+  assert.match(networkReport(undefined), /^none/);
 });

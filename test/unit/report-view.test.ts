@@ -185,3 +185,13 @@ test('Diagnose names the engine endpoint, and a missing connection with its sett
   assert.match(bad, /data-check="engine" data-result="failed"/);
   assert.match(bad, /Change sandbox\.podmanConnection/);
 });
+
+test('the report has a row for sandbox.network when it is given, escaped', () => {
+  const report: SandboxReport = { image: 'i', runtimes: [] };
+  assert.doesNotMatch(diagnoseHtml(report, assets), /class="network"/);
+  const html = diagnoseHtml(report, { ...assets, network: 'api.example.com:443, <b>; asks about other hosts' });
+  assert.match(
+    html,
+    /<p class="network">Network \(<code>sandbox\.network<\/code>\): api\.example\.com:443, &lt;b&gt;; asks about other hosts<\/p>/,
+  );
+});

@@ -18,12 +18,14 @@ function changed(change: Record<string, unknown>): string[] {
   return restartReasons(before, after);
 }
 
-test('servers, proxy settings, consent of workspace servers and result sizes need no restart', () => {
+test('servers, proxy settings, consent of workspace servers, result sizes and the network need no restart', () => {
   assert.deepEqual(changed({ servers: { ...base.servers, two: { url: 'http://127.0.0.1:9/mcp' } } }), []);
   assert.deepEqual(changed({ servers: {} }), []);
   assert.deepEqual(changed({ proxy: { callTimeoutSeconds: 5, maxResultBytes: 1024 * 1024, discoveryWaitSeconds: 1 } }), []);
   assert.deepEqual(changed({ consent: { ...base.consent, servers: { one: 'ab'.repeat(8) } } }), []);
   assert.deepEqual(changed({ sandbox: { resultChars: 5000, maxOutputChars: 10_000 } }), []);
+  // The sandbox's network: the proxy reads it at each request, so sessions keep their state.
+  assert.deepEqual(changed({ sandbox: { network: { allow: ['api.example.com:443'], ask: true, maxRequestsPerRun: 10 } } }), []);
 });
 
 test('the sandbox, the state dir, the run log and the consent files need a new bridge, and are named', () => {

@@ -168,6 +168,8 @@ function record(overrides: Partial<RunRecord>): RunRecord {
     snippets: [],
     savedAsSnippets: [],
     relays: [],
+    egress: [],
+    networkQuestions: [],
     ...overrides,
   };
 }

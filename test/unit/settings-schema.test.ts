@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { cliOnlyKeys, configSchema, proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema } from '../../src/config/schema.ts';
-import { mirroredSettings, renderManifest, settingOrders } from '../../src/extension/settings/manifest-settings.ts';
+import { mirroredSettings, nestedSandboxSettings, renderManifest, settingOrders } from '../../src/extension/settings/manifest-settings.ts';
 
 const manifestText = readFileSync('package.json', 'utf8');
 type Manifest = { contributes: { configuration: { properties: Record<string, Record<string, unknown>> } } };
@@ -44,7 +44,11 @@ test('a setting missing from package.json, or one that mirrors no configuration 
 test('every configuration key has a VS Code setting or a reason it is CLI-only, never both', () => {
   const keys = [
     ...Object.keys(configSchema.in.shape).filter((key) => !['sandbox', 'proxy', 'runLog'].includes(key)),
-    ...Object.keys(sandboxConfigSchema.shape).map((key) => `sandbox.${key}`),
+    // sandbox.network: a setting per key of it.
+    ...Object.keys(sandboxConfigSchema.shape)
+      .filter((key) => key !== 'network')
+      .map((key) => `sandbox.${key}`),
+    ...Object.keys(sandboxConfigSchema.shape.network.unwrap().shape).map((key) => `sandbox.network.${key}`),
     ...Object.keys(proxyConfigSchema.shape).map((key) => `proxy.${key}`),
     ...Object.keys(runLogConfigSchema.shape).map((key) => `runLog.${key}`),
   ];
@@ -119,4 +123,17 @@ test('the servers setting links to the commands that list and edit them, each on
     linked.filter((id) => !contributed.has(id) && !id.endsWith('.focus')),
     [],
   );
+});
+
+test("the sandbox.network settings nest into the configuration's sandbox.network", () => {
+  const settings = mirroredSettings();
+  for (const key of ['allow', 'ask', 'maxRequestsPerRun', 'maxBytesPerRun', 'maxConnections'])
+    assert.equal(settings[`codeExecutionMode.sandbox.network.${key}`]?.config, `sandbox.network.${key}`);
+  const nested = nestedSandboxSettings({ memory: '1g', 'network.allow': ['api.example.com:443'], 'network.ask': true });
+  assert.deepEqual(nested, { memory: '1g', network: { allow: ['api.example.com:443'], ask: true } });
+  const parsed = sandboxConfigSchema.parse(nested);
+  assert.deepEqual(parsed.network.allow, ['api.example.com:443']);
+  assert.equal(parsed.network.maxConnections, 16);
+  assert.deepEqual(nestedSandboxSettings({ memory: '1g' }), { memory: '1g' });
+  assert.equal(sandboxConfigSchema.safeParse(nestedSandboxSettings({ 'network.allow': ['*'] })).success, false);
 });

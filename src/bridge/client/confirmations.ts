@@ -163,21 +163,30 @@ export class ConfirmationGate {
         noOneToAsk(request.server, request.tool, "the bridge's client does not support elicitation (form), so nobody can be asked"),
       );
     }
-    // One question at a time, in the order the calls came.
+    const turn = this.inTurn(async () => {
+      if (this.allowedForSession.has(key)) return;
+      if (context.signal.aborted) throw new ConfirmationDeclinedError('the run stopped before the user was asked');
+      await this.ask(asker, request, context, key);
+    });
+    await (context.untimed ? context.untimed(turn) : turn);
+  }
+
+  /**
+   * Runs `work` once every question asked before it has been answered: one question at a time
+   * per bridge, in the order they came (the network's questions wait their turn here too).
+   */
+  inTurn<T>(work: () => Promise<T>): Promise<T> {
     const previous = this.queue;
     let done!: () => void;
     this.queue = new Promise<void>((resolve) => (done = resolve));
-    const turn = async (): Promise<void> => {
+    return (async () => {
       try {
         await previous;
-        if (this.allowedForSession.has(key)) return;
-        if (context.signal.aborted) throw new ConfirmationDeclinedError('the run stopped before the user was asked');
-        await this.ask(asker, request, context, key);
+        return await work();
       } finally {
         done();
       }
-    };
-    await (context.untimed ? context.untimed(turn()) : turn());
+    })();
   }
 
   private async ask(asker: ConfirmationAsker, request: ConfirmationRequest, context: RunCall, key: string): Promise<void> {

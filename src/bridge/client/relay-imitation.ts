@@ -2,8 +2,9 @@
 // whose name folds to one of the confirmation's (ignoring case, invisible and format characters,
 // accents, and compatibility forms such as full-width letters), or the confirmation's own wording anywhere
 // in what the user is shown. Both sets come from the confirmation itself (confirmations.ts), so
-// they follow it when its form changes.
+// they follow it when its form changes; the network question's (network-questions.ts) are the bridge's own too.
 import { confirmationFields, confirmationWording } from './confirmations.ts';
+import { networkQuestionFields, networkQuestionWording } from './network-questions.ts';
 import { escapeUnseen } from '../../shared/shown-text.ts';
 
 /** Characters a name is compared without: controls, format (bidi, zero-width), separators, default-ignorables. */
@@ -45,7 +46,7 @@ export function foldedWords(text: string): string {
 
 /** Clauses of the confirmation's wording (split at punctuation, three words or more), folded. */
 function wordingClauses(): { clause: string; folded: string }[] {
-  return confirmationWording()
+  return [...confirmationWording(), ...networkQuestionWording()]
     .flatMap((text) => text.split(/[.;:,!?]/))
     .map((clause) => ({ clause: clause.trim(), folded: foldedWords(clause) }))
     .filter(({ folded }) => folded.trim().split(' ').length >= 3);
@@ -53,7 +54,7 @@ function wordingClauses(): { clause: string; folded: string }[] {
 
 /** Why a relayed form's field names are refused: the first that folds to a field of the confirmation. */
 export function reservedFieldReason(names: Iterable<string>): string | undefined {
-  const ours = new Map(confirmationFields().map((field) => [foldedName(field), field]));
+  const ours = new Map([...confirmationFields(), ...networkQuestionFields()].map((field) => [foldedName(field), field]));
   for (const name of names) {
     const field = ours.get(foldedName(name));
     if (field === undefined) continue;

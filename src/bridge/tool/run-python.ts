@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { SandboxConfig } from '../../config/schema.ts';
 import {
   distributionsText,
+  type EgressHandler,
   type ImageDistributions,
   isGvisor,
   orderedDistributions,
@@ -23,10 +24,12 @@ import type { FoundImage } from '../results/base64-text.ts';
 import { readRun, renderText, runViewShape, shapeResult, type RunView } from '../results/format.ts';
 import { runMeter, type ToolUsage } from '../results/meter.ts';
 import type { ProxyHub } from '../proxy/hub.ts';
+import type { RunCall } from '../run-call.ts';
 import { LastLine, progressMessage, toolProgressMessage } from './progress.ts';
 import type { ToolProgressSink } from '../sandbox-api/host-methods.ts';
 import type { RunLog } from '../../state/run-log/writer.ts';
 import { describeIssues } from '../../config/load.ts';
+import { networkListingWords, networkOn } from '../../config/network-summary.ts';
 
 export const RUN_PYTHON = 'run_python';
 export const MAX_CODE_CHARS = 1024 * 1024;
@@ -85,7 +88,8 @@ function listedPackages(packages: ImageDistributions, room: number): string {
  * When the image runs use has third-party distributions (its own, or sandbox.packages built
  * into it), "standard library only" becomes "with packages numpy, scipy and 12 more": the
  * notable ones first, as the capabilities resource and import errors say them, as many as the
- * listing has room for. In the WebAssembly sandbox it says so, and that there are no
+ * listing has room for. With sandbox.network on, "no network" says whether listed hosts are
+ * reached or each host is asked about. In the WebAssembly sandbox it says so, and that there are no
  * subprocesses (and no workspace).
  */
 export function runPythonDescription(sandbox: SandboxConfig, packages?: ImageDistributions, wasm = sandbox.backend === 'wasm'): string {
@@ -93,8 +97,11 @@ export function runPythonDescription(sandbox: SandboxConfig, packages?: ImageDis
   if (wasm) return text.replace('Python 3 sandbox', 'Python 3 WebAssembly sandbox').replace('no network)', 'no network, no subprocesses)');
   const gvisor = isGvisor(sandbox.ociRuntime);
   const note = workspaceNote(sandbox);
+  // sandbox.network on: which hosts is in the instructions and capabilities; here, a few words.
+  const network = networkListingWords(sandbox.network);
+  if (networkOn(sandbox.network)) text = text.replace('no network)', `${network})`);
   if (packages && packages.names.length + packages.more > 0) {
-    const room = LISTED_PACKAGE_ROOM - (gvisor ? GVISOR_ROOM : 0) - note.length;
+    const room = LISTED_PACKAGE_ROOM - (gvisor ? GVISOR_ROOM : 0) - note.length - (network.length - 'no network'.length);
     text = text.replace('standard library only', listedPackages(packages, room));
   }
   // The isolation tier, when it is not the runtime's default: code may behave differently there.
@@ -150,6 +157,8 @@ export interface RunPythonDeps {
   onSessionUsed?: (session: string) => void;
   /** The distributions of the image runs use, as known when the bridge starts (none: standard library only). */
   installedPackages?: ImageDistributions;
+  /** Each run's answers about its network requests (sandbox.network): questions to the user, and the run log's lines. */
+  egress?: (run: Pick<RunCall, 'signal' | 'untimed' | 'session'>) => EgressHandler;
 }
 
 /** Registers run_python; its description changes (and the client is told) through the returned tool's update(). */
@@ -192,6 +201,8 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
       );
     }
     const requests = deps.requests.forRun();
+    // The run's network questions stop with it (the sandbox keeps them off the run's clock).
+    const egress = deps.egress?.({ signal: extra.signal, session });
     const progress = startProgress(extra, () => requests.toolCalls(), requests.watchProgress && ((sink) => requests.watchProgress!(sink)));
     deps.runLog?.runStarted({ run: runId, session, code: args.code, timeoutMs });
     try {
@@ -203,6 +214,7 @@ export function registerRunPython(server: McpServer, config: SandboxConfig, deps
         signal: extra.signal,
         onOutput: progress.onOutput,
         onRequest: requests.handle,
+        ...(egress ? { egress } : {}),
       });
       deps.onSessionUsed?.(session);
       const toolCalls = requests.toolCalls();

@@ -44,6 +44,8 @@ export class DiagnosePanel implements vscode.Disposable {
   private disposed = false;
   /** The report shown; undefined until the first check ends. */
   report: SandboxReport | undefined;
+  /** sandbox.network in words, shown and copied with the report. */
+  network: string | undefined;
 
   static show(extensionUri: vscode.Uri, actions: DiagnoseActions): DiagnosePanel {
     if (DiagnosePanel.current) {
@@ -102,6 +104,7 @@ export class DiagnosePanel implements vscode.Disposable {
       styleUri: media('diagnose-panel.css'),
       scriptUri: media('diagnose-panel.js'),
       busy: this.busy,
+      network: this.network,
     });
   }
 
@@ -113,7 +116,8 @@ export class DiagnosePanel implements vscode.Disposable {
     if (message.type === 'showOutput') return void vscode.commands.executeCommand('codeExecutionMode.showOutput');
     if (!this.report) return;
     if (message.type === 'copyReport') {
-      await vscode.env.clipboard.writeText(`${reportLines(this.report).join('\n')}\n`);
+      const network = this.network ? `Network (sandbox.network): ${this.network}\n` : '';
+      await vscode.env.clipboard.writeText(`${reportLines(this.report).join('\n')}\n${network}`);
       vscode.window.setStatusBarMessage('Sandbox report copied', 3000);
       return;
     }

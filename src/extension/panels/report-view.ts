@@ -98,6 +98,8 @@ export interface PanelAssets {
   scriptUri: string;
   /** Shown above the report while a check or pull is under way; buttons are disabled then. */
   busy?: string | undefined;
+  /** sandbox.network in words (config/network-summary.ts networkReport). */
+  network?: string | undefined;
 }
 
 function checkRows(status: RuntimeStatus): string {
@@ -195,6 +197,7 @@ export function diagnoseHtml(report: SandboxReport | undefined, assets: PanelAss
 <h1>Sandbox runtime</h1>
 <p class="verdict ${summary.tone}" role="status">${escapeWithCode(summary.text)}</p>
 ${report ? `<p class="image">Image <code>${escape(report.image)}</code></p>` : ''}
+${assets.network ? `<p class="network">Network (<code>sandbox.network</code>): ${escape(assets.network)}</p>` : ''}
 <div class="actions"><button data-action="checkAgain"${disabled}>Check again</button><button class="secondary" data-action="copyReport"${report ? disabled : ' disabled'}>Copy report</button><button class="secondary" data-action="showOutput">Show output</button></div>
 ${assets.busy ? `<p class="busy" role="status">${escape(assets.busy)}</p>` : ''}
 </header>

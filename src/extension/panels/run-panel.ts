@@ -3,7 +3,8 @@
 // in an editor; base64 never shown as text), the value or error, images (click to zoom, or open
 // full size), every tool call with its arguments, outcome and time (its own, apart from the wait
 // for the user's confirmation), the confirmations asked, the requests proxied servers made of
-// the bridge's client (roots, elicitation, sampling), the snippets run and saved, the token
+// the bridge's client (roots, elicitation, sampling), the requests through the sandbox's network
+// proxy and the questions about them, the snippets run and saved, the token
 // meter (what the model got, what stayed in the sandbox, what a direct listing would cost), and
 // export to JSON. Strict CSP: no inline script but the nonce'd one, resources only from media/
 // and the state dir's images.
@@ -21,6 +22,7 @@ import { escapeHtml as escape } from './html.ts';
 import { panelIcon } from './panel-icon.ts';
 import { outputBlock, streamsJson, withoutBase64 } from './run-panel-text.ts';
 import { relayTable } from '../views/relay-text.ts';
+import { networkSection } from '../views/network-text.ts';
 import { plural } from '../../shared/plural.ts';
 import { formatDuration } from '../../shared/durations.ts';
 import { callConfirmations, callTime, runElapsed, runState, runTabTitle, runWaitedText } from '../views/run-text.ts';
@@ -255,6 +257,8 @@ export class RunPanel implements vscode.Disposable {
         return `<li><code>/work/out/${escape(file.path)}</code>, ${file.bytes} bytes${state}${buttons}</li>`;
       })
       .join('');
+    // Requests through the sandbox's network proxy, and the questions asked about hosts.
+    const network = networkSection(run);
     return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; img-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
@@ -277,6 +281,7 @@ ${run.meter ? section('Token meter', meterTable(run.meter)) : ''}
 ${snippets ? section('Snippets run', `<table><thead><tr><th>snippet</th><th>folder</th><th>source hash</th><th>arguments</th><th>time</th></tr></thead><tbody>${snippets}</tbody></table>`) : ''}
 ${confirmations ? section('Confirmations', `<table><thead><tr><th>tool</th><th>answer</th><th>asked</th><th>arguments</th></tr></thead><tbody>${confirmations}</tbody></table>`) : ''}
 ${run.relays.length > 0 ? section('Requests from servers', relayTable(run.relays)) : ''}
+${network ? section('Network', network) : ''}
 <p class="id">run ${escape(run.id)}</p>
 <script nonce="${nonce}" type="application/json" id="streams">${streamsJson(streams)}</script>
 <script nonce="${nonce}" src="${media('run-panel.js')}"></script>

@@ -6,7 +6,7 @@
 // scripts/settings-schema.ts writes package.json from this; a unit test fails when it differs.
 // No 'vscode' here.
 import { z } from 'zod';
-import { proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serversSchema } from '../../config/schema.ts';
+import { proxyConfigSchema, runLogConfigSchema, sandboxConfigSchema, serversSchema, type SandboxConfig } from '../../config/schema.ts';
 import { PROXY_SETTING_KEYS, RUN_LOG_SETTING_KEYS, SANDBOX_SETTING_KEYS, SECTION } from './trusted-settings.ts';
 
 /** A setting and the configuration key it gives its value to (settings.ts reads it so). */
@@ -48,6 +48,11 @@ export const SETTING_ORDER: readonly string[] = [
   'sandbox.packages',
   'servers',
   'sandbox.workspaceAccess',
+  'sandbox.network.allow',
+  'sandbox.network.ask',
+  'sandbox.network.maxRequestsPerRun',
+  'sandbox.network.maxBytesPerRun',
+  'sandbox.network.maxConnections',
   'sandbox.timeoutSeconds',
   'sandbox.maxTimeoutSeconds',
   'sandbox.memory',
@@ -88,13 +93,43 @@ export function mirroredSettings(): Record<string, MirroredSetting> {
     settings[`${SECTION}.sandbox.${key}`] =
       key === 'workspaceAccess'
         ? { config: 'sandbox.workspace', schema: sandboxConfigSchema.shape.workspace.unwrap().shape.access }
-        : { config: `sandbox.${key}`, schema: sandboxConfigSchema.shape[key] };
+        : isNetworkKey(key)
+          ? { config: `sandbox.${key}`, schema: sandboxConfigSchema.shape.network.unwrap().shape[networkKeyOf(key)] }
+          : { config: `sandbox.${key}`, schema: sandboxConfigSchema.shape[key] };
   }
   for (const key of PROXY_SETTING_KEYS)
     settings[`${SECTION}.proxy.${key}`] = { config: `proxy.${key}`, schema: proxyConfigSchema.shape[key] };
   for (const key of RUN_LOG_SETTING_KEYS)
     settings[`${SECTION}.runLog.${key}`] = { config: `runLog.${key}`, schema: runLogConfigSchema.shape[key] };
   return settings;
+}
+
+type SandboxSettingKey = (typeof SANDBOX_SETTING_KEYS)[number];
+type NetworkSettingKey = Extract<SandboxSettingKey, `network.${string}`>;
+type NetworkKey = keyof SandboxConfig['network'];
+
+function isNetworkKey(key: SandboxSettingKey): key is NetworkSettingKey {
+  return key.startsWith('network.');
+}
+
+/** `network.allow` → `allow`. */
+function networkKeyOf(key: NetworkSettingKey): NetworkKey {
+  return key.slice('network.'.length) as NetworkKey;
+}
+
+/**
+ * The sandbox's settings by key as the configuration nests them: each `network.<key>` setting
+ * becomes a key of `network`, the others stay as they are.
+ */
+export function nestedSandboxSettings(raw: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const nested: Record<string, unknown> = {};
+  const network: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (key.startsWith('network.')) network[key.slice('network.'.length)] = value;
+    else nested[key] = value;
+  }
+  if (Object.keys(network).length > 0) nested.network = network;
+  return nested;
 }
 
 /**

@@ -23,6 +23,7 @@ import {
 import { workspaceTargets } from '../../sandbox/index.ts';
 import { NOT_HASHED, sandboxSetting, serverConsentItem, type ConsentItem, type ConsentLocation, type Decision } from './consent-items.ts';
 import { entryScope, PROXY_SETTING_KEYS, RUN_LOG_SETTING_KEYS, SANDBOX_SETTING_KEYS, SECTION, settingValue } from './trusted-settings.ts';
+import { nestedSandboxSettings } from './manifest-settings.ts';
 
 export { SECTION } from './trusted-settings.ts';
 
@@ -132,6 +133,9 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
         item.facts.push(
           "packages are downloaded and installed into the sandbox image when you build it: their install scripts run during the build, with a network (this machine's, for an index on this machine), and their code then runs in the sandbox",
         );
+      if (key === 'network.allow')
+        item.facts.push("sandboxed code can connect to these hosts (through the bridge's proxy) and send them whatever it holds");
+      if (key === 'network.ask') item.facts.push('sandboxed code can ask you to let it reach any host');
       items.push(item);
     }
     // An empty path setting means "find it": on PATH, then in the usual install folders.
@@ -159,7 +163,7 @@ export function readSettings(stateDir: string, consent: ConsentSource): Settings
   } else if (access !== undefined && access !== 'none') {
     problems.push(`codeExecutionMode.sandbox.workspaceAccess: ${JSON.stringify(access)} is not "none" or "read-only"; nothing is mounted.`);
   }
-  let sandbox = sandboxConfigSchema.safeParse(rawSandbox);
+  let sandbox = sandboxConfigSchema.safeParse(nestedSandboxSettings(rawSandbox));
   if (!sandbox.success) {
     problems.push(`Sandbox settings are invalid, defaults are used:\n${describeIssues(sandbox.error, 'codeExecutionMode.sandbox')}`);
     sandbox = sandboxConfigSchema.safeParse({});

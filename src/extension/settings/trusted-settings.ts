@@ -36,6 +36,12 @@ export const SANDBOX_SETTING_KEYS = [
   'workspaceAccess',
   'packages',
   'pipIndexUrl',
+  // sandbox.network, one setting per key (`sandbox.network.allow`...): settings.ts nests them again.
+  'network.allow',
+  'network.ask',
+  'network.maxRequestsPerRun',
+  'network.maxBytesPerRun',
+  'network.maxConnections',
 ] as const;
 
 /**

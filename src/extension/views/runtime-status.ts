@@ -9,6 +9,7 @@ import { DiagnosePanel } from '../panels/diagnose-panel.ts';
 import { buildWithProgress, type BuildOutcomeKind } from '../commands/image-build.ts';
 import { pullWithProgress, type PullOutcome } from '../commands/image-pull.ts';
 import { headline, packagesWords, statusText } from '../panels/report-view.ts';
+import { networkReport } from '../../config/network-summary.ts';
 
 export class RuntimeStatusBar implements vscode.Disposable {
   private readonly item: vscode.StatusBarItem;
@@ -170,10 +171,13 @@ export class RuntimeStatusBar implements vscode.Disposable {
         await this.build();
       },
     });
+    panel.network = networkReport(this.sandbox.network);
     panel.setBusy('Checking the sandbox…');
     // show() fills the open report in, with whichever check is the newest.
     const report = await this.refresh({ all: true });
-    this.log.info(`Diagnose Sandbox Runtime:\n${reportLines(report).join('\n')}`);
+    this.log.info(
+      `Diagnose Sandbox Runtime:\n${reportLines(report).join('\n')}\nNetwork (sandbox.network): ${networkReport(this.sandbox.network)}`,
+    );
   }
 
   dispose(): void {

@@ -20,6 +20,10 @@ export const CONFIRMATION_ANSWERS = [
   'failed',
 ] as const;
 export const RELAY_OUTCOMES = ['answered', 'refused', 'failed', 'timeout', 'cancelled'] as const;
+/** How a request through the sandbox's network proxy was decided (sandbox/egress/types.ts EgressDecision). */
+export const EGRESS_DECISIONS = ['allowed', 'asked', 'refused', 'denied', 'private', 'capped', 'no-run', 'failed'] as const;
+/** How a network question ended (see bridge/client/network-questions.ts). */
+export const NETWORK_ANSWERS = ['once', 'session', 'always', 'declined', 'cancelled', 'timeout', 'no-client', 'stopped', 'failed'] as const;
 
 // As the bridge writes them (snippets.ts): anything else in these fields is not from a bridge.
 const snippetName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,63}$/);
@@ -104,6 +108,49 @@ export const relayEventSchema = z.object({
   count: z.number().optional(),
 });
 export type RelayEvent = z.infer<typeof relayEventSchema>;
+
+/**
+ * One request of sandboxed code through the bridge's network proxy (sandbox.network), once it
+ * ended: where to, how it was decided, the bytes each way and how long it took.
+ */
+export const egressEventSchema = z.object({
+  run: z.string(),
+  host: z.string().max(300),
+  port: z.number(),
+  /** The method of a plain-HTTP request; CONNECT for a tunnel (HTTPS). */
+  method: z.string().max(32),
+  /** The address connected to, when one was. */
+  address: z.string().max(64).optional(),
+  decision: z.enum(EGRESS_DECISIONS),
+  bytesOut: z.number(),
+  bytesIn: z.number(),
+  durationMs: z.number(),
+  /** Why it was refused or failed. */
+  reason: z.string().max(2000).optional(),
+});
+export type EgressEvent = z.infer<typeof egressEventSchema>;
+
+/** Requests of a run through the network proxy beyond its budget in the log: counted, not logged one by one. */
+export const egressOmittedEventSchema = z.object({
+  run: z.string(),
+  count: z.number(),
+  byDecision: z.record(z.string(), z.number()).optional(),
+});
+export type EgressOmittedEvent = z.infer<typeof egressOmittedEventSchema>;
+
+export type NetworkAnswer = (typeof NETWORK_ANSWERS)[number];
+
+/** A question to the user about a host the sandbox asked to reach (sandbox.network.ask), once answered. */
+export const networkQuestionEventSchema = z.object({
+  run: z.string(),
+  session: z.string(),
+  host: z.string().max(300),
+  port: z.number(),
+  answer: z.enum(NETWORK_ANSWERS),
+  waitedMs: z.number(),
+  error: z.string().max(2000).optional(),
+});
+export type NetworkQuestionEvent = z.infer<typeof networkQuestionEventSchema>;
 
 /** Tool calls of a run beyond its budget in the log: counted, not logged one by one. */
 export const toolCallsOmittedEventSchema = z.object({
@@ -197,6 +244,9 @@ export const runLogLineSchema = z.discriminatedUnion('type', [
   snippetSavedEventSchema.extend({ type: z.literal('snippet-saved'), time }),
   relayEventSchema.extend({ type: z.literal('relay'), time, outcome: word }),
   toolCallsOmittedEventSchema.extend({ type: z.literal('tool-calls-omitted'), time }),
+  egressEventSchema.extend({ type: z.literal('egress'), time, decision: word }),
+  egressOmittedEventSchema.extend({ type: z.literal('egress-omitted'), time }),
+  networkQuestionEventSchema.extend({ type: z.literal('network-question'), time, answer: word }),
   runEndEventSchema.extend({ type: z.literal('run-end'), time }),
 ]);
 

@@ -61,6 +61,33 @@ export interface RelayRecord {
   error?: string;
 }
 
+/** A request of the run's code through the bridge's network proxy (sandbox.network). */
+export interface EgressRecordLine {
+  time: string;
+  host: string;
+  port: number;
+  /** The method of a plain-HTTP request; CONNECT for HTTPS. */
+  method: string;
+  address?: string;
+  /** allowed, asked, refused, denied, private, capped, no-run, failed. */
+  decision: string;
+  bytesOut: number;
+  bytesIn: number;
+  durationMs: number;
+  reason?: string;
+}
+
+/** A question to the user about a host the run's code asked to reach, and the answer. */
+export interface NetworkQuestionRecord {
+  time: string;
+  host: string;
+  port: number;
+  /** once, session, always, declined, cancelled, timeout, no-client, stopped, failed. */
+  answer: string;
+  waitedMs: number;
+  error?: string;
+}
+
 /** Tool calls of a run beyond its budget in the log: counted, not logged one by one. */
 export interface OmittedToolCalls {
   count: number;
@@ -111,6 +138,12 @@ export interface RunRecord {
   savedAsSnippets: SnippetSavedRecord[];
   /** Requests from proxied servers relayed (or refused) while the run waited on them, in order. */
   relays: RelayRecord[];
+  /** Requests through the network proxy, logged one by one (the first ones, within the run's budget). */
+  egress: EgressRecordLine[];
+  /** Requests through the network proxy beyond the run's budget in the log: counted by decision. */
+  omittedEgress?: { count: number; byDecision: Record<string, number> };
+  /** Questions asked about hosts the code asked to reach, in order. */
+  networkQuestions: NetworkQuestionRecord[];
 }
 
 /** Whether the run is waiting for the user to answer a confirmation now. */
@@ -178,6 +211,8 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
         snippets: [],
         savedAsSnippets: [],
         relays: [],
+        egress: [],
+        networkQuestions: [],
       };
       runs.set(event.run, run);
     }
@@ -209,6 +244,14 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
       run.snippets.push(use);
     } else if (event.type === 'snippet-saved') {
       run.savedAsSnippets.push({ time: event.time, name: event.name, sha256: event.sha256 });
+    } else if (event.type === 'egress') {
+      const { type: _type, run: _run, ...request } = event;
+      run.egress.push(request);
+    } else if (event.type === 'egress-omitted') {
+      run.omittedEgress = { count: event.count, byDecision: event.byDecision ?? {} };
+    } else if (event.type === 'network-question') {
+      const { type: _type, run: _run, session: _session, ...question } = event;
+      run.networkQuestions.push(question);
     } else if (event.type === 'tool-calls-omitted') {
       run.omittedToolCalls = { count: event.count, byTool: event.byTool ?? {}, byOutcome: event.byOutcome ?? {} };
     } else {

@@ -16,6 +16,8 @@ import { AppendFile } from './append-file.ts';
 import { dropImagesOf, saveBeside } from './beside.ts';
 import type {
   ConfirmationEvent,
+  EgressEvent,
+  NetworkQuestionEvent,
   RelayEvent,
   RunMeter,
   RunStartEvent,
@@ -30,6 +32,9 @@ export { IMAGES_DIR, RUN_LOG_FILE } from './files.ts';
 export type {
   ConfirmationAnswer,
   ConfirmationEvent,
+  EgressEvent,
+  NetworkAnswer,
+  NetworkQuestionEvent,
   RelayEvent,
   RunMeter,
   SandboxTier,
@@ -54,6 +59,12 @@ export interface RunLogOptions extends Partial<RunLogConfig> {
   /** The VS Code window this bridge serves, recorded on each run's start (so a window shows its own runs' questions and totals). */
   owner?: string;
 }
+
+/**
+ * Requests through the network proxy logged one by one per run; the rest are counted in one
+ * `egress-omitted` line at the run's end, so that a loop of refused requests cannot flood the log.
+ */
+export const MAX_EGRESS_RECORDS_PER_RUN = 500;
 
 /** Characters of a snippet's arguments kept in the log. */
 export const MAX_SNIPPET_ARGUMENT_CHARS = 300;
@@ -97,6 +108,8 @@ export class RunLog {
   /** When each open run started, so that a run that fails before it starts still has a duration. */
   private readonly startedAt = new Map<string, number>();
   private readonly budgets = new Map<string, RunBudget>();
+  /** Per run: requests through the network proxy logged, and those only counted (by decision). */
+  private readonly egressBudgets = new Map<string, { logged: number; omitted: number; byDecision: Map<string, number> }>();
 
   constructor(dir: string, options: RunLogOptions = {}) {
     this.dir = dir;
@@ -208,6 +221,39 @@ export class RunLog {
     );
   }
 
+  /** A request through the network proxy, once it ended: logged in full up to MAX_EGRESS_RECORDS_PER_RUN per run, then counted. */
+  egress(event: EgressEvent): void {
+    let budget = this.egressBudgets.get(event.run);
+    if (!budget) this.egressBudgets.set(event.run, (budget = { logged: 0, omitted: 0, byDecision: new Map() }));
+    if (budget.logged >= MAX_EGRESS_RECORDS_PER_RUN) {
+      budget.omitted++;
+      budget.byDecision.set(event.decision, (budget.byDecision.get(event.decision) ?? 0) + 1);
+      return;
+    }
+    budget.logged++;
+    this.write({
+      type: 'egress',
+      time: new Date().toISOString(),
+      ...event,
+      host: event.host.slice(0, 300),
+      method: event.method.slice(0, 32),
+      durationMs: round(event.durationMs),
+      ...(event.reason ? { reason: cap(redactUrlSecrets(event.reason), 1900) } : {}),
+    });
+  }
+
+  /** A network question answered (sandbox.network.ask): always logged (each is a question to the user). */
+  networkQuestion(event: NetworkQuestionEvent): void {
+    this.write({
+      type: 'network-question',
+      time: new Date().toISOString(),
+      ...event,
+      host: event.host.slice(0, 300),
+      waitedMs: round(event.waitedMs),
+      ...(event.error ? { error: cap(redactUrlSecrets(event.error), 1900) } : {}),
+    });
+  }
+
   runEnded(result: RunResult, extra: { toolCalls: number; sandbox?: SandboxTier; meter?: RunMeter }): void {
     this.startedAt.delete(result.runId);
     this.summarizeOmitted(result.runId);
@@ -255,6 +301,16 @@ export class RunLog {
   }
 
   private summarizeOmitted(run: string): void {
+    const egress = this.egressBudgets.get(run);
+    this.egressBudgets.delete(run);
+    if (egress && egress.omitted > 0)
+      this.write({
+        type: 'egress-omitted',
+        time: new Date().toISOString(),
+        run,
+        count: egress.omitted,
+        byDecision: Object.fromEntries(egress.byDecision),
+      });
     const budget = this.budgets.get(run);
     this.budgets.delete(run);
     if (!budget || budget.omitted === 0) return;

@@ -1,0 +1,110 @@
+// The sandbox's network end to end: the real bridge (createBridge, in this process), a real
+// container, the real egress proxy, and a real MCP SDK client that answers the bridge's network
+// questions. A loopback server of the test's is reached through its exact 127.0.0.1:PORT entry;
+// a host that is not listed is asked about (decline: 403; accept as offered: let through to its
+// name's resolution, which fails here: no DNS), and every request is in the run log under its run.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import {
+  ElicitRequestSchema,
+  type CallToolResult,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { createBridge, type Bridge } from '../../src/bridge/server.ts';
+import { parseConfig } from '../../src/config/load.ts';
+import { parseRunLog } from '../../src/state/run-log/reader.ts';
+import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
+import { structured, tempDir, textOf } from '../helpers/bridge.ts';
+import { testRuntimes, testSandbox } from '../helpers/env.ts';
+
+const [runtime = 'podman'] = testRuntimes();
+
+const fetch = (url: string) => `
+import urllib.request, urllib.error
+try:
+    with urllib.request.urlopen(${JSON.stringify(url)}, timeout=20) as r:
+        print("status", r.status, r.read().decode())
+except urllib.error.HTTPError as e:
+    print("status", e.code, e.read().decode().strip())
+`;
+
+describe(`the sandbox's network through the bridge and its proxy (${runtime})`, { timeout: 600_000 }, () => {
+  let origin: Server;
+  let port: number;
+  let bridge: Bridge;
+  let client: Client;
+  let stateDir: string;
+  const questions: ElicitRequestFormParams[] = [];
+  let answer: () => ElicitResult = () => ({ action: 'decline' });
+  const run = async (code: string) =>
+    (await client.callTool({ name: 'run_python', arguments: { code } }, undefined, { timeout: 120_000 })) as CallToolResult;
+
+  before(async () => {
+    origin = createServer((_req, res) => res.end('hello from the host'));
+    await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
+    port = (origin.address() as AddressInfo).port;
+    stateDir = join(await tempDir('cem-network-proxy-'), 'state');
+    bridge = await createBridge(
+      parseConfig({
+        stateDir,
+        servers: {},
+        sandbox: { ...testSandbox(runtime), prewarm: false, network: { allow: [`127.0.0.1:${port}`], ask: true } },
+      }),
+    );
+    client = new Client({ name: 'network-proxy-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      questions.push(request.params as ElicitRequestFormParams);
+      return answer();
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await Promise.all([bridge.server.connect(serverSide), client.connect(clientSide)]);
+  });
+  after(async () => {
+    await client?.close();
+    await bridge?.close();
+    origin?.close();
+  });
+
+  test('a listed server is reached; nobody is asked', async () => {
+    const result = await run(fetch(`http://127.0.0.1:${port}/x`));
+    assert.match(textOf(result), /status 200 hello from the host/);
+    assert.equal(questions.length, 0);
+  });
+
+  test('an unlisted host is asked about: declined, the code gets a 403 saying so', async () => {
+    answer = () => ({ action: 'decline' });
+    const result = await run(fetch('http://unlisted.example/'));
+    assert.equal(structured(result).status, 'ok', textOf(result));
+    assert.match(textOf(result), /status 403/);
+    assert.equal(questions.at(-1)!.message, 'Code Execution Mode: allow the sandbox to reach unlisted.example:80?');
+  });
+
+  test('accepted as offered: the request goes on (to its name, which does not resolve here)', async () => {
+    answer = () => ({ action: 'accept' });
+    const result = await run(fetch('http://unlisted.example/'));
+    assert.match(textOf(result), /status 502/);
+    assert.equal(questions.length, 2);
+  });
+
+  test('each request and answer is in the run log under its run', () => {
+    const runs = parseRunLog(readFileSync(join(stateDir, RUN_LOG_FILE), 'utf8'));
+    const egress = runs.flatMap((r) => r.egress.map((e) => ({ host: e.host, decision: e.decision, bytesIn: e.bytesIn, method: e.method })));
+    assert.equal(egress.length, 3, JSON.stringify(egress));
+    assert.deepEqual(egress[0]!.host, '127.0.0.1');
+    assert.equal(egress[0]!.decision, 'allowed');
+    assert.equal(egress[0]!.method, 'GET');
+    assert.ok(egress[0]!.bytesIn > 0);
+    assert.equal(egress[1]!.decision, 'denied');
+    assert.deepEqual(
+      runs.flatMap((r) => r.networkQuestions.map((q) => q.answer)),
+      ['declined', 'once'],
+    );
+  });
+});
