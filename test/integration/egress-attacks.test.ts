@@ -3,10 +3,15 @@
 // host, on loopback: an allowed server (listed exactly as 127.0.0.1:PORT) and a secret one (not
 // listed); every way of reaching the secret one from inside the sandbox is tried, and the secret
 // server must see no request at all. Also: the allowed one is reached with urllib as-is, the
-// container still has no interface but lo, and the per-run request cap holds under concurrency.
+// container still has no interface but lo, the per-run request cap holds under concurrency, and
+// every request is a line of the run log under its run.
 import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { parseRunLog } from '../../src/state/run-log/reader.ts';
+import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { startBridge, structured, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 
@@ -138,6 +143,23 @@ for (const runtime of testRuntimes()) {
       );
       assert.match(out, /^8 4$/m, out);
       assert.equal(allowed.seen.length - before, 8);
+    });
+
+    test('each request is a line of the run log under its run, with its decision', async () => {
+      const runs = parseRunLog(readFileSync(join(bridge.stateDir, RUN_LOG_FILE), 'utf8'));
+      const requests = runs.flatMap((run) => run.egress.map((request) => ({ run: run.id, ...request })));
+      const secretOnes = requests.filter((r) => r.port === secret.port);
+      assert.ok(secretOnes.length >= 4, JSON.stringify(requests));
+      assert.ok(
+        secretOnes.every((r) => r.decision === 'private'),
+        JSON.stringify(secretOnes),
+      );
+      const decisions = new Set(requests.map((r) => r.decision));
+      for (const decision of ['allowed', 'private', 'refused', 'capped']) assert.ok(decisions.has(decision), [...decisions].join());
+      assert.ok(
+        requests.every((r) => r.run !== undefined && r.run !== ''),
+        'every request belongs to a run',
+      );
     });
   });
 }

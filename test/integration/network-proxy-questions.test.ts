@@ -86,11 +86,14 @@ describe(`the sandbox's network through the bridge and its proxy (${runtime})`, 
     assert.equal(questions.at(-1)!.message, 'Code Execution Mode: allow the sandbox to reach unlisted.example:80?');
   });
 
-  test('accepted as offered: the request goes on (to its name, which does not resolve here)', async () => {
+  test('accepted as offered: the request goes on to the checks after resolution, which still refuse a loopback address', async () => {
+    // localhost resolves from the hosts file: no name server is asked, and a yes never opens loopback.
     answer = () => ({ action: 'accept' });
-    const result = await run(fetch('http://unlisted.example/'));
-    assert.match(textOf(result), /status 502/);
+    const result = await run(fetch(`http://localhost:${port}/x`));
+    assert.match(textOf(result), /status 403/);
+    assert.match(textOf(result), /loopback address/);
     assert.equal(questions.length, 2);
+    assert.equal(questions.at(-1)!.message, `Code Execution Mode: allow the sandbox to reach localhost:${port}?`);
   });
 
   test('each request and answer is in the run log under its run', () => {
@@ -102,6 +105,7 @@ describe(`the sandbox's network through the bridge and its proxy (${runtime})`, 
     assert.equal(egress[0]!.method, 'GET');
     assert.ok(egress[0]!.bytesIn > 0);
     assert.equal(egress[1]!.decision, 'denied');
+    assert.equal(egress[2]!.decision, 'private');
     assert.deepEqual(
       runs.flatMap((r) => r.networkQuestions.map((q) => q.answer)),
       ['declined', 'once'],
