@@ -4,7 +4,8 @@
 // on loopback TCP (test/helpers/remote-engines.ts). Through the real bridge: state across runs,
 // a proxied call, files out, a plot (podman), the workspace as a snapshot (readable, read-only, .git and ignored
 // files left out, taken again on reset and by refresh_workspace(), refused above its cap), a
-// timeout, and nothing left on the engine after the bridge closes.
+// timeout, an image build whose context the engine gets over the wire (podman), and nothing left
+// on the engine after the bridge closes.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { execa } from 'execa';
@@ -16,6 +17,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_DATA_IMAGE, TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { remoteEnginesUnavailable, startRemoteDocker, startRemotePodman, type RemoteEngine } from '../helpers/remote-engines.ts';
+import { servePipIndex } from '../helpers/pip-index.ts';
 import { until } from '../helpers/wait.ts';
 
 const unavailable = await remoteEnginesUnavailable();
@@ -187,6 +189,33 @@ for (const { runtime, start } of engines) {
         );
       } finally {
         await capped.close();
+      }
+    });
+
+    test('an image build sends its context to the engine: build-image from a loopback index, then a run imports the package', async (t) => {
+      if (runtime !== 'podman') return t.skip('the image with pip is not loaded into the second dockerd');
+      const index = await servePipIndex({ 'cem-remote-built': { version: '1.0', value: 'built by the remote engine' } });
+      const file = join(await tempDir('cem-remote-build-'), 'config.json');
+      writeFileSync(
+        file,
+        JSON.stringify({
+          sandbox: { backend: 'container', ...sandbox(), image: TEST_DATA_IMAGE, packages: ['cem-remote-built'], pipIndexUrl: index.url },
+        }),
+      );
+      const cli = (args: string[]) =>
+        execa(process.execPath, ['dist/cli.js', ...args], { reject: false, env: { ...process.env, ...engine.env } });
+      let tag: string | undefined;
+      try {
+        const built = await cli(['build-image', '--config', file]);
+        assert.equal(built.exitCode, 0, built.stdout + built.stderr);
+        tag = /Ready: (localhost\/code-execution-mode-sandbox:[0-9a-f]{20})/.exec(built.stderr)?.[1];
+        assert.ok(tag, built.stderr);
+        const run = await cli(['run', '--config', file, '-c', 'import cem_remote_built\nprint(cem_remote_built.VALUE)']);
+        assert.equal(run.exitCode, 0, run.stdout + run.stderr);
+        assert.match(run.stdout, /built by the remote engine/);
+      } finally {
+        if (tag) await engine.cli(['rmi', '--force', tag]).catch(() => undefined);
+        await index.close();
       }
     });
 
