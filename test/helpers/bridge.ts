@@ -33,10 +33,12 @@ export async function tempDir(prefix: string): Promise<string> {
   return mkdtemp(join(tmpdir(), prefix));
 }
 
+/** `launcher`: a command the bridge is started through, which then runs it (e.g. `prlimit --nofile=512:512 --`). */
 export async function startBridge(
   config: Record<string, unknown>,
   env: Record<string, string> = {},
   args: string[] = [],
+  launcher: string[] = [],
 ): Promise<BridgeHandle> {
   const dir = await tempDir('cem-bridge-');
   const stateDir = join(dir, 'state');
@@ -45,8 +47,8 @@ export async function startBridge(
   const sandbox = { backend: 'container', ...(config.sandbox as Record<string, unknown> | undefined) };
   await writeFile(configFile, JSON.stringify({ stateDir, ...config, sandbox }));
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [resolve('dist/cli.js'), '--config', configFile, ...args],
+    command: launcher[0] ?? process.execPath,
+    args: [...(launcher.length ? [...launcher.slice(1), process.execPath] : []), resolve('dist/cli.js'), '--config', configFile, ...args],
     env: { ...(process.env as Record<string, string>), ...env },
     stderr: 'pipe',
   });

@@ -2,7 +2,8 @@
 // (never another address): DOCKER_HOST named local; a docker context and a podman connection
 // made by the test (the connection to a podman service the test starts on a socket of its own),
 // picked through the settings, used by every call of a run; a name that does not exist refused
-// with the command that lists them.
+// with the command that lists them; a docker context holding TLS material (certificates made by
+// the test, an address nothing listens on and nothing contacts) named TLS.
 import assert from 'node:assert/strict';
 import { execa } from 'execa';
 import { existsSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { probeRuntime } from '../../src/sandbox/engines/detect.ts';
+import { detectEndpoint, endpointText } from '../../src/sandbox/engines/endpoint.ts';
 import { startBridge, structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';
@@ -68,6 +70,72 @@ describe('docker engine endpoint', { skip: !testRuntimes().includes('docker') &&
       new RegExp(`ok   engine endpoint: context '${context}' \\(local engine unix://${DOCKER_SOCKET}\\) \\(sandbox\\.dockerContext\\)`),
     );
     assert.match(report, /Sandbox: ready with docker/);
+  });
+
+  test('a docker context with TLS material is named TLS, or TLS without verifying with skip-tls-verify', async () => {
+    // The test's own docker configuration folder, so that the user's contexts are neither listed nor changed.
+    const dir = await tempDir('cem-docker-tls-');
+    const env = { ...process.env, DOCKER_CONFIG: join(dir, 'config') };
+    const pem = (name: string) => join(dir, `${name}.pem`);
+    const openssl = (...args: string[]) => execa('openssl', args, { cwd: dir });
+    await openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      pem('ca-key'),
+      '-out',
+      pem('ca'),
+      '-days',
+      '1',
+      '-subj',
+      '/CN=cem-ca',
+    );
+    await openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      pem('key'),
+      '-out',
+      join(dir, 'client.csr'),
+      '-subj',
+      '/CN=cem-client',
+    );
+    await openssl(
+      'x509',
+      '-req',
+      '-in',
+      join(dir, 'client.csr'),
+      '-CA',
+      pem('ca'),
+      '-CAkey',
+      pem('ca-key'),
+      '-CAcreateserial',
+      '-out',
+      pem('cert'),
+      '-days',
+      '1',
+    );
+    const material = `host=tcp://127.0.0.1:1,ca=${pem('ca')},cert=${pem('cert')},key=${pem('key')}`;
+    await execa('docker', ['context', 'create', 'cem-tls', '--docker', material], { env });
+    await execa('docker', ['context', 'create', 'cem-tls-skip', '--docker', `${material},skip-tls-verify=true`], { env });
+    await execa('docker', ['context', 'create', 'cem-plain', '--docker', 'host=tcp://127.0.0.1:1'], { env });
+    try {
+      const named = async (dockerContext: string) =>
+        endpointText(await detectEndpoint('docker', 'docker', { env, selection: { dockerContext } }));
+      assert.equal(await named('cem-tls'), "context 'cem-tls' (remote engine tcp://127.0.0.1:1) (sandbox.dockerContext, TLS)");
+      assert.equal(
+        await named('cem-tls-skip'),
+        "context 'cem-tls-skip' (remote engine tcp://127.0.0.1:1) (sandbox.dockerContext, TLS without verifying the server)",
+      );
+      assert.equal(await named('cem-plain'), "context 'cem-plain' (remote engine tcp://127.0.0.1:1) (sandbox.dockerContext)");
+    } finally {
+      await execa('docker', ['context', 'rm', '--force', 'cem-tls', 'cem-tls-skip', 'cem-plain'], { env, reject: false });
+    }
   });
 
   test('a docker context that does not exist is refused with the command that lists them', async () => {

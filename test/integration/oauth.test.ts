@@ -1,7 +1,8 @@
 // OAuth for proxied HTTP servers, end to end on loopback: a protected MCP server built from the
 // SDK's server-side auth pieces (test/fixtures/oauth-server.ts), the bridge's hub (and the real
-// bridge process with a podman sandbox) on the client side, the browser step scripted (the test
-// follows the authorization URL's redirect to the bridge's loopback callback).
+// bridge process with a podman sandbox) on the client side, over Streamable HTTP and (sign-in and
+// step-up) the legacy SSE transport, the browser step scripted (the test follows the
+// authorization URL's redirect to the bridge's loopback callback).
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readdir, readFile, stat, writeFile } from 'node:fs/promises';
@@ -257,6 +258,35 @@ describe('OAuth sign-in: configured client, failures, sealed storage', () => {
       const first = hub.callTool('secure', 'echo', { message: 'narrow' }, never());
       await browse(await signInUrl(() => logs.join('\n')));
       await first;
+      const before = await fixture.stats();
+      const seen = [...logs.join('\n').matchAll(URL_LINE)].length;
+      const admin = hub.callTool('secure', 'admin', {}, never());
+      const url = new URL(await signInUrl(() => logs.join('\n'), seen));
+      assert.equal(url.searchParams.get('scope'), 'admin', 'the scope the server named');
+      await browse(url.href);
+      assert.equal(((await admin).result.content as Array<{ text: string }>)[0]!.text, 'admin: granted');
+      const after = await fixture.stats();
+      assert.equal(after.stepUps, before.stepUps! + 1);
+      assert.equal(after.authorizations, before.authorizations! + 1, 'a new sign-in, not a refresh');
+      assert.equal(after.refreshes, before.refreshes);
+      const again = await hub.callTool('secure', 'admin', {}, never());
+      assert.equal((again.result.content as Array<{ text: string }>)[0]!.text, 'admin: granted');
+    } finally {
+      await hub.close();
+      fixture.child.kill();
+    }
+  });
+
+  test('over the legacy SSE transport too, a 403 insufficient_scope asks a sign-in for the wider scope; the call waits, then succeeds', async () => {
+    const fixture = await startFixture({ OAUTH_STEP_UP: '1' });
+    const stateDir = await tempDir('cem-oauth-sse-scope-');
+    const logs: string[] = [];
+    const hub = hubFor(`${fixture.url}/sse`, stateDir, logs, { type: 'sse' });
+    await hub.start();
+    try {
+      const first = hub.callTool('secure', 'echo', { message: 'narrow' }, never());
+      await browse(await signInUrl(() => logs.join('\n')));
+      assert.equal(((await first).result.content as Array<{ text: string }>)[0]!.text, 'protected: narrow');
       const before = await fixture.stats();
       const seen = [...logs.join('\n').matchAll(URL_LINE)].length;
       const admin = hub.callTool('secure', 'admin', {}, never());

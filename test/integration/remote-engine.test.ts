@@ -2,10 +2,11 @@
 // remote one is: a podman service and a second dockerd (TLS, certificates made by the test),
 // each in a private mount namespace that hides /tmp, /work, the home folder and the checkout,
 // on loopback TCP (test/helpers/remote-engines.ts). Through the real bridge: state across runs,
-// a proxied call, files out, a plot (podman), the workspace as a snapshot (readable, read-only, .git and ignored
-// files left out, taken again on reset and by refresh_workspace(), refused above its cap), a
-// timeout, an image build whose context the engine gets over the wire (podman), and nothing left
-// on the engine after the bridge closes.
+// a proxied call, the configured limits (not clamped to the bridge's), files out, a plot
+// (podman), the workspace as a snapshot (readable, read-only, .git and ignored files left out,
+// taken again on reset and by refresh_workspace(), refused above its cap), a timeout, an image
+// build whose context the engine gets over the wire (podman), and nothing left on the engine
+// after the bridge closes.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { execa } from 'execa';
@@ -53,6 +54,8 @@ except OSError as e:
 out
 `;
 
+const READ_LIMITS = 'import resource\nprint(*resource.getrlimit(resource.RLIMIT_NOFILE), *resource.getrlimit(resource.RLIMIT_NPROC))';
+
 const engines: Array<{ runtime: 'podman' | 'docker'; start: () => Promise<RemoteEngine> }> = [
   { runtime: 'podman', start: startRemotePodman },
   { runtime: 'docker', start: () => startRemoteDocker(TEST_IMAGE) },
@@ -74,6 +77,10 @@ for (const { runtime, start } of engines) {
           servers: { fixture: { command: process.execPath, args: [FIXTURE] } },
         },
         engine.env,
+        [],
+        // The bridge's open-file hard limit below the sandbox's 1024: a local engine's sandbox
+        // would be clamped to it, a remote engine's is not.
+        ['prlimit', '--nofile=512:512', '--'],
       );
     });
     after(async () => {
@@ -100,6 +107,12 @@ for (const { runtime, start } of engines) {
       assert.match(report, /ok {3}engine endpoint: remote engine tcp:\/\/127\.0\.0\.1:\d+ \((CONTAINER_HOST|DOCKER_HOST, TLS)\)/);
       assert.match(report, /workspace.*copied in, not mounted .*: snapshot of .*cem-remote-ws-\w+ \(3 files, 0\.0 MB\), taken at /);
       assert.match(report, new RegExp(`Sandbox: ready with ${runtime}`));
+    });
+
+    test("the sandbox gets the configured limits, not clamped to the bridge's own hard limit", async () => {
+      const result = await bridge.call(READ_LIMITS);
+      ok(result, bridge);
+      assert.equal(structured(result).stdout, '1024 1024 4096 4096\n');
     });
 
     test('state lasts across runs, and a proxied call is served', async () => {

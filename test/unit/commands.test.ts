@@ -6,7 +6,7 @@ import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BOOTSTRAP, LABEL, runArgs } from '../../src/sandbox/engines/commands.ts';
 import { checkDockerOciRuntime } from '../../src/sandbox/engines/oci-runtime.ts';
-import { parseProcLimits, rlimitFailure, sandboxUlimits } from '../../src/sandbox/engines/ulimits.ts';
+import { engineHardLimits, hostHardLimits, parseProcLimits, rlimitFailure, sandboxUlimits } from '../../src/sandbox/engines/ulimits.ts';
 import { remoteRuntimeHost, resolveWorkspaceMounts, workspaceSpec } from '../../src/sandbox/engines/workspace.ts';
 
 /** The one folder a configuration mounts (real path), if any. */
@@ -202,6 +202,17 @@ test('the sandbox sets its own open-file and process limits, clamped to the host
     hostLimits: {},
   });
   assert.deepEqual(pairs(many, '--ulimit'), ['nofile=1024:1024', 'nproc=10000:10000']);
+});
+
+test("a remote engine's sandbox gets the configured limits, not clamped to this machine's hard limits", () => {
+  assert.deepEqual(engineHardLimits(true), {});
+  assert.deepEqual(engineHardLimits(false), hostHardLimits());
+  // Far above any host's hard process limit here: a remote engine's own limits decide (and refuse it, if so, at the start).
+  const config = defaultSandboxConfig({ pids: 65_536, maxSessions: 63 });
+  for (const runtime of ['podman', 'docker'] as const) {
+    const args = runArgs(runtime, config, { name: 'n', owner: 'o', session: 's', hostLimits: engineHardLimits(true) });
+    assert.deepEqual(pairs(args, '--ulimit'), ['nofile=1024:1024', 'nproc=4194304:4194304']);
+  }
 });
 
 test("a --ulimit in extraRunArgs replaces the sandbox's own for that limit only", () => {

@@ -8,6 +8,7 @@ import {
   EndpointError,
   endpointText,
   isRemoteAddress,
+  parseDockerContextTls,
   podmanEndpoint,
   remoteEndpointText,
   selectionArgs,
@@ -149,6 +150,49 @@ test('docker: DOCKER_CONTEXT, else the current context, else the setting over bo
     dockerEndpoint(input({ DOCKER_CONTEXT: 'gone' }, DOCKER_LIST)),
     (error: Error) => error instanceof EndpointError && /DOCKER_CONTEXT.*'gone'.*`docker context ls`/.test(error.message),
   );
+});
+
+/** `docker context inspect` of contexts made with --docker "host=tcp://…,ca=…,cert=…,key=…" (docker 28), trimmed of Storage. */
+const inspected = (name: string, skip: boolean, material: string[]) =>
+  JSON.stringify([
+    {
+      Name: name,
+      Metadata: {},
+      Endpoints: { docker: { Host: 'tcp://127.0.0.1:1', SkipTLSVerify: skip } },
+      TLSMaterial: material.length ? { docker: material } : {},
+      Storage: { MetadataPath: '/c/meta/f2', TLSPath: '/c/tls/f2' },
+    },
+  ]);
+
+test("docker: a context's TLS material is TLS, its skip-tls-verify TLS without verifying; inspected only for tcp", async () => {
+  const pem = ['ca.pem', 'cert.pem', 'key.pem'];
+  assert.equal(parseDockerContextTls(inspected('tls', false, pem)), 'verified');
+  assert.equal(parseDockerContextTls(inspected('skip', true, pem)), 'unverified');
+  assert.equal(parseDockerContextTls(inspected('plain', false, [])), undefined);
+  assert.throws(() => parseDockerContextTls('[]'), EndpointError);
+  const list = [
+    { Current: true, Description: '', DockerEndpoint: 'tcp://127.0.0.1:1', Error: '', Name: 'farm' },
+    { Current: false, Description: '', DockerEndpoint: 'ssh://me@box', Error: '', Name: 'box' },
+  ]
+    .map((c) => JSON.stringify(c))
+    .join('\n');
+  const asked: string[] = [];
+  const withInspect = (env: NodeJS.ProcessEnv, json: string): EndpointInput => ({
+    ...input(env, list),
+    inspect: (name) => (asked.push(name), Promise.resolve(json)),
+  });
+  const verified = await dockerEndpoint(withInspect({}, inspected('farm', false, pem)));
+  assert.equal(endpointText(verified), "context 'farm' (remote engine tcp://127.0.0.1:1) (docker's current context, TLS)");
+  const skipped = await dockerEndpoint(withInspect({}, inspected('farm', true, pem)));
+  assert.equal(
+    endpointText(skipped),
+    "context 'farm' (remote engine tcp://127.0.0.1:1) (docker's current context, TLS without verifying the server)",
+  );
+  const plain = await dockerEndpoint(withInspect({}, inspected('farm', false, [])));
+  assert.equal(plain.tls, undefined);
+  assert.deepEqual(asked, ['farm', 'farm', 'farm']);
+  await dockerEndpoint(withInspect({ DOCKER_CONTEXT: 'box' }, '[]'));
+  assert.equal(asked.length, 3, 'an ssh context is not inspected');
 });
 
 test('passwords are stripped from any address; user names and paths stay', () => {

@@ -3,7 +3,7 @@
 // (Streamable HTTP, SSE as fallback).
 import type { ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, extractWWWAuthenticateParams, UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { DEFAULT_INHERITED_ENV_VARS, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -111,12 +111,41 @@ export function httpTransport(
     ? new SSEClientTransport(url, {
         ...auth,
         requestInit: { headers },
-        fetch: wrap(base),
+        fetch: oauth ? sseStepUp(wrap(base), url, oauth.provider) : wrap(base),
         eventSourceInit: {
-          fetch: wrap((u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } })),
+          // The SDK's headers (its Authorization among them) come as a Headers object: kept, the configured ones added.
+          fetch: wrap((u, init) => fetch(u, { ...init, headers: withHeaders(init?.headers, headers) })),
         },
       })
     : new StreamableHTTPClientTransport(url, { ...auth, requestInit: { headers }, fetch: wrap(base) });
+}
+
+/** `given` (a Headers object, a list of pairs or a record) with `extra` set over it. */
+function withHeaders(given: HeadersInit | undefined, extra: Record<string, string>): Headers {
+  const merged = new Headers(given);
+  for (const [name, value] of Object.entries(extra)) merged.set(name, value);
+  return merged;
+}
+
+/**
+ * The SSE transport's POSTs (calls, listings) with a 403 insufficient_scope handled as the
+ * Streamable HTTP transport does (the SDK's SSE transport only answers a 401): the SDK's auth()
+ * with the scope the server names begins a sign-in for it (the provider holds its refresh token
+ * back, server-oauth.ts), and the POST fails with UnauthorizedError, which the connection waits
+ * on before making the call once more. Should auth() succeed without a sign-in, the POST is made
+ * once more, and a second 403 goes to the transport as it is.
+ */
+function sseStepUp(post: FetchLike, serverUrl: URL, provider: OAuthClientProvider): FetchLike {
+  return async (url, init) => {
+    const response = await post(url, init);
+    if (response.status !== 403) return response;
+    const { error, scope, resourceMetadataUrl } = extractWWWAuthenticateParams(response);
+    if (error !== 'insufficient_scope') return response;
+    await response.body?.cancel();
+    const result = await auth(provider, { serverUrl, scope, resourceMetadataUrl, fetchFn: post });
+    if (result !== 'AUTHORIZED') throw new UnauthorizedError();
+    return post(url, init);
+  };
 }
 
 /** Which HTTP transport to try first; `sse` pins the legacy one. */

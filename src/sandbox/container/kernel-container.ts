@@ -14,6 +14,7 @@ import { cliArgv, runCli } from '../engines/cli.ts';
 import type { EngineEndpoint } from '../engines/endpoint.ts';
 import { killArgs, removeArgs, runArgs } from '../engines/commands.ts';
 import { remoteEngine, workspaceSpec } from '../engines/workspace.ts';
+import { engineHardLimits } from '../engines/ulimits.ts';
 import { openEgress, type ContainerEgress, type EgressLink, type StartEgressProxy } from './egress-link.ts';
 import { usernsStartHint } from '../engines/isolation.ts';
 
@@ -67,6 +68,7 @@ export class KernelContainer extends KernelProcess {
             ...workspace,
             ...(runtime.ociRuntime ? { ociRuntime: runtime.ociRuntime } : {}),
             ownUserNamespace: runtime.ownUserNamespace === true,
+            hostLimits: engineHardLimits(remoteEngine(runtime.name, process.env, runtime.endpoint) !== undefined),
             ...(link ? { egressDir: link.dir } : {}),
           }),
         ),

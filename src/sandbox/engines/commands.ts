@@ -43,7 +43,7 @@ export interface RunSpec {
   snapshot?: readonly WorkspaceMount[];
   /** What `--runtime` gets, as the runtime check resolved sandbox.ociRuntime (default: the setting itself). */
   ociRuntime?: string;
-  /** Hard limits the open-file and process limits are clamped to (default: this process's). */
+  /** Hard limits the open-file and process limits are clamped to (default: this process's; none on a remote engine, engineHardLimits). */
   hostLimits?: HostLimits;
   /** Podman: the sandbox in its own user namespace (`--userns=auto:size=…`), as the runtime check found it works. */
   ownUserNamespace?: boolean;

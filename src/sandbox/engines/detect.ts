@@ -30,7 +30,7 @@ import {
   gvisorNetworkFailure,
   type OciRuntimeFinding,
 } from './oci-runtime.ts';
-import { hostHardLimits, rlimitFailure, sandboxUlimits } from './ulimits.ts';
+import { engineHardLimits, rlimitFailure, sandboxUlimits } from './ulimits.ts';
 import { dockerIsolation, ISOLATED, podmanUsernsUnavailable, rootlessIsolation, USERNS_FAILURE, type Isolation } from './isolation.ts';
 
 export type RuntimeState = 'ready' | 'limits-not-enforced' | 'image-missing' | 'start-failed' | 'daemon-down' | 'not-installed';
@@ -363,14 +363,15 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
       status.fixes.push({ kind: 'build', label: 'Build the sandbox image with its packages', command: 'code-execution-mode build-image' });
     }
   }
+  const remote = remoteEngine(name, options.env ?? process.env, status.endpoint);
   const spec: RunSpec = {
     name: `cem-probe-${process.pid}-${randomBytes(3).toString('hex')}`,
     owner: OWNER,
     session: 'probe',
     ...(status.ociRuntime ? { ociRuntime: status.ociRuntime } : {}),
+    hostLimits: engineHardLimits(remote !== undefined),
   };
   if (workspaceRequested(sandbox)) {
-    const remote = remoteEngine(name, options.env ?? process.env, status.endpoint);
     try {
       const mounts = resolveWorkspaceMounts(sandbox, forbiddenMountDirs(options.stateDir));
       if (remote) {
@@ -389,7 +390,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
       return status;
     }
   }
-  noteNetwork(status, sandbox, remoteEngine(name, options.env ?? process.env, status.endpoint));
+  noteNetwork(status, sandbox, remote);
   if (options.skipStart) return status;
   const limitsWarning = status.state === 'limits-not-enforced';
   try {
@@ -409,7 +410,7 @@ export async function checkRuntime(name: RuntimeName, sandbox: SandboxConfig, op
   } catch (error) {
     const stderr = error instanceof CliError ? error.stderr : String(error);
     const tail = stderr.trim().split('\n').slice(-3).join('\n').slice(0, 600);
-    if (explainStartFailure(status, sandbox, stderr, tail)) return status;
+    if (explainStartFailure(status, sandbox, stderr, tail, remote)) return status;
     status.state = 'start-failed';
     const noPython = /python3.*(not found|no such file)|executable file not found/i.test(stderr);
     status.checks.push({
@@ -533,10 +534,10 @@ async function ociRuntimeFound(
  * Start failures with a known cause, named with their fix: limits the runtime may not set (the
  * host's hard limits are lower, e.g. a daemon's), and gVisor without its network off under Docker.
  */
-function explainStartFailure(status: RuntimeStatus, sandbox: SandboxConfig, stderr: string, tail: string): boolean {
+function explainStartFailure(status: RuntimeStatus, sandbox: SandboxConfig, stderr: string, tail: string, remote?: string): boolean {
   const limit = rlimitFailure(stderr);
   if (limit) {
-    const wanted = sandboxUlimits(sandbox, hostHardLimits());
+    const wanted = sandboxUlimits(sandbox, engineHardLimits(remote !== undefined));
     const which =
       limit === 'nofile'
         ? `open files (nofile ${wanted.nofile})`
@@ -546,7 +547,7 @@ function explainStartFailure(status: RuntimeStatus, sandbox: SandboxConfig, stde
     status.state = 'start-failed';
     status.checks.push({ name: 'start', ok: false, detail: `${status.name} may not set the sandbox's limit of ${which}: ${tail}` });
     status.problems.push(
-      `${status.name} cannot set the sandbox's limit of ${which}: it is above the hard limit of ${status.name === 'docker' ? 'the Docker daemon' : 'this process'}. ` +
+      `${status.name} cannot set the sandbox's limit of ${which}: it is above the hard limit of ${remote ? `the remote engine (${remote})` : status.name === 'docker' ? 'the Docker daemon' : 'this process'}. ` +
         `Raise that hard limit (\`ulimit -H\`, LimitNOFILE=/LimitNPROC= of the service), or set a lower one in sandbox.extraRunArgs (e.g. ["--ulimit", "nofile=256:256"]), ` +
         'which the sandbox then uses instead of its own.',
     );

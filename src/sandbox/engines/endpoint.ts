@@ -1,6 +1,6 @@
 // Which engine a runtime's CLI talks to, and how that was chosen: the connection or context named
 // in settings, CONTAINER_HOST, podman's default system connection, DOCKER_HOST (with its TLS
-// variables), DOCKER_CONTEXT, or docker's current context. Local or remote follows from it: a
+// variables), DOCKER_CONTEXT, or docker's current context (with its TLS material). Local or remote follows from it: a
 // unix socket or named pipe is on this machine; tcp, ssh and other addresses are not, and a
 // remote engine cannot mount this machine's folders. Addresses are shown without passwords.
 import { z } from 'zod';
@@ -26,7 +26,10 @@ export interface EngineEndpoint {
   name?: string;
   source: EndpointSource;
   remote: boolean;
-  /** Docker over tcp with TLS: DOCKER_TLS_VERIFY ('verified'), or DOCKER_TLS alone ('unverified'). */
+  /**
+   * Docker over tcp with TLS: DOCKER_TLS_VERIFY or a context's TLS material ('verified'), DOCKER_TLS
+   * alone or a context's skip-tls-verify ('unverified').
+   */
   tls?: 'verified' | 'unverified';
 }
 
@@ -104,12 +107,43 @@ export function parseDockerContexts(stdout: string): Array<{ name: string; endpo
     });
 }
 
+const dockerContextDetail = z.array(
+  z
+    .object({
+      Name: z.string(),
+      Endpoints: z
+        .object({ docker: z.object({ SkipTLSVerify: z.boolean().optional() }).passthrough().optional() })
+        .passthrough()
+        .optional(),
+      TLSMaterial: z
+        .object({ docker: z.array(z.string()).optional() })
+        .passthrough()
+        .optional(),
+    })
+    .passthrough(),
+);
+
+/**
+ * TLS of a docker context, from `docker context inspect` (a JSON array): as docker's CLI decides,
+ * TLS when the context holds TLS material (ca, cert, key) or skips verifying the server.
+ */
+export function parseDockerContextTls(stdout: string): EngineEndpoint['tls'] {
+  const parsed = dockerContextDetail.safeParse(JSON.parse(stdout.trim() || '[]'));
+  if (!parsed.success || !parsed.data[0])
+    throw new EndpointError(`docker context inspect gave an unexpected answer: ${stdout.slice(0, 200)}`);
+  const context = parsed.data[0];
+  if (context.Endpoints?.docker?.SkipTLSVerify === true) return 'unverified';
+  return (context.TLSMaterial?.docker?.length ?? 0) > 0 ? 'verified' : undefined;
+}
+
 /** What the detection reads: the environment, the settings, and the runtime's own list (only when needed). */
 export interface EndpointInput {
   env: NodeJS.ProcessEnv;
   selection?: EngineSelection | undefined;
   /** The runtime's list of connections or contexts, as its CLI prints it. */
   list: () => Promise<string>;
+  /** Docker: `context inspect` of one context (asked only for a tcp one); without it, a context's TLS is not known. */
+  inspect?: (name: string) => Promise<string>;
 }
 
 /**
@@ -171,7 +205,9 @@ export async function dockerEndpoint(input: EndpointInput): Promise<EngineEndpoi
   if (!found) return { runtime: 'docker', source: 'built-in default', remote: false };
   const source: EndpointSource = picked ? 'setting' : named ? 'DOCKER_CONTEXT' : "docker's current context";
   if (!found.endpoint) return { runtime: 'docker', name: found.name, source, remote: false };
-  return fromAddress('docker', found.endpoint, source, found.name);
+  const endpoint = fromAddress('docker', found.endpoint, source, found.name);
+  const tls = /^tcp:/i.test(found.endpoint) && input.inspect ? parseDockerContextTls(await input.inspect(found.name)) : undefined;
+  return tls ? { ...endpoint, tls } : endpoint;
 }
 
 /** The endpoint `command` (the runtime's CLI) talks to, asking the CLI for its list only when needed. */
@@ -194,6 +230,8 @@ export function detectEndpoint(
           cli,
         )
       ).stdout,
+    // Its plain output is the JSON array on every docker version (older ones lack `--format json`).
+    inspect: async (name) => (await runCli(command, ['context', 'inspect', name], cli)).stdout,
   };
   return runtime === 'podman' ? podmanEndpoint(input) : dockerEndpoint(input);
 }

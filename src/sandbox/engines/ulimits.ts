@@ -1,7 +1,8 @@
 // The sandbox's own open-file and process limits (`--ulimit`), so that it never inherits the
 // runtime's defaults: podman's are above the hard limits of many hosts (CI runners, dev
 // containers, systemd services), where no container would start at all. Each is clamped to the
-// hard limit of this process, which the runtime's CLI inherits (a runtime cannot raise it).
+// hard limit of this process, which the runtime's CLI inherits (a runtime cannot raise it); not on
+// a remote engine, whose limits are another machine's.
 import { readFileSync } from 'node:fs';
 import type { SandboxConfig } from '../../config/schema.ts';
 
@@ -48,6 +49,15 @@ export function hostHardLimits(): HostLimits {
     cached = {};
   }
   return cached;
+}
+
+/**
+ * The hard limits a sandbox's are clamped to: this process's for a local engine; none for a
+ * remote one, where this machine's limits mean nothing (the configured values go as they are, and
+ * an engine that refuses them says so at the start, see rlimitFailure).
+ */
+export function engineHardLimits(remote: boolean): HostLimits {
+  return remote ? {} : hostHardLimits();
 }
 
 /**
