@@ -15,6 +15,7 @@ import { passthroughChecks } from './passthrough.ts';
 import { wasmChecks } from './wasm.ts';
 import { keepSessionsChecks } from './keep-sessions.ts';
 import { meterChecks } from './meter.ts';
+import { networkChecks } from './network.ts';
 import { screensChecks } from './screens.ts';
 
 interface Outcome {
@@ -194,6 +195,7 @@ export async function run(): Promise<void> {
     if (only.includes('wasm')) await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
     if (only.includes('sessions')) await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
     if (only.includes('meter')) await meterChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, ui);
+    if (only.includes('network')) await networkChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, ui);
     if (only.includes('screens'))
       await screensChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, ui, { memoryServer, fixtureServer });
     return save(true);
@@ -814,6 +816,7 @@ export async function run(): Promise<void> {
   await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
   await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
   await meterChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, ui);
+  await networkChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, ui);
   await screensChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, ui, { memoryServer, fixtureServer });
 
   save(true);

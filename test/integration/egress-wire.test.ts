@@ -201,6 +201,22 @@ for (const runtime of testRuntimes()) {
       }
     });
 
+    test('turned on after the spare started: a new session gets a container with the way out, not that spare', async () => {
+      const laterProxy = standIn();
+      const config = testSandbox(runtime, { prewarm: true });
+      const later = new SessionManager(config, { egressProxy: laterProxy.start });
+      try {
+        await later.prewarm();
+        // As the bridge applies a changed setting: the same configuration object, its network replaced.
+        config.network = NETWORK;
+        const result = await later.execute("import os\nos.path.exists('/run/cem-net')", { session: 'later' });
+        assert.equal(result.value, 'True', JSON.stringify(result.error));
+        assert.equal(laterProxy.sockets.length > 0, true);
+      } finally {
+        await later.close();
+      }
+    });
+
     test('with the index listed, an import error says how pip installs into the session, and that works', async () => {
       const index = await servePipIndex({ 'cem-hello': { version: '1.0', value: 'hello' } });
       const indexProxy = standIn(Number(new URL(index.url).port));

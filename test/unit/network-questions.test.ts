@@ -2,7 +2,8 @@
 // answers with a scripted asker (once, session, always, deny), no client to ask, a timeout, the
 // run's clock paused and its signal, the shared queue with confirmations; and the run log's
 // egress and network-question lines, written and read back, with the cap on records per run; the
-// run panel's Network section, and which "always" answers the extension adds to the user's setting.
+// run panel's Network section, which "always" answers the extension adds to the user's setting, and
+// a question waiting for its answer as the status bar and the notification say it.
 import assert from 'node:assert/strict';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -21,10 +22,16 @@ import {
   type NetworkQuestionsOptions,
 } from '../../src/bridge/client/network-questions.ts';
 import { confirmationWordingReason, reservedFieldReason } from '../../src/bridge/client/relay-imitation.ts';
-import { parseRunLog } from '../../src/state/run-log/reader.ts';
+import { parseRunLog, waitingForNetworkQuestion } from '../../src/state/run-log/reader.ts';
 import { MAX_EGRESS_RECORDS_PER_RUN, RunLog, RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import type { EgressRecord } from '../../src/sandbox/index.ts';
 import { alwaysAnswers, networkSection, withAllowed } from '../../src/extension/views/network-text.ts';
+import {
+  pendingConfirmations,
+  pendingNetworkMessage,
+  pendingNetworkQuestions,
+  pendingText,
+} from '../../src/extension/views/confirmation-text.ts';
 
 const target = { host: 'api.example.com', port: 443 };
 const context = (session = 'default') => ({ runId: 'r', session, signal: new AbortController().signal });
@@ -415,4 +422,64 @@ test('grants: forgetting "always" (the setting decides from then on) asks again'
   grants.forgetAlways();
   assert.equal(grants.answerFor('other', target), undefined);
   assert.equal(grants.answerFor('s', { host: 'b', port: 1 }), 'session');
+});
+
+test('a question waiting for its answer: on record when asked, said in the status bar and the notification, gone once answered', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-network-unit-'));
+  const runLog = new RunLog(dir);
+  runLog.runStarted({ run: 'r', session: 'work', code: 'x', timeoutMs: 60_000 });
+  let release!: () => void;
+  const { asker } = scripted(() => new Promise((resolve) => (release = () => resolve({ action: 'decline' }))));
+  const pending = networkHandler(options(asker, { runLog }), run).ask({ host: 'localhost', port: 8080 }, context('work'));
+  await new Promise((r) => setImmediate(r));
+  const waiting = parseRunLog(await readFile(join(dir, RUN_LOG_FILE), 'utf8'));
+  assert.equal(waitingForNetworkQuestion(waiting[0]!), true);
+  const open = pendingNetworkQuestions(waiting);
+  assert.deepEqual(
+    open.map((q) => [q.run, q.session, q.host, q.port]),
+    [['r', 'work', 'localhost', 8080]],
+  );
+  assert.equal(pendingText([], open), '$(bell-dot) Answer a network question');
+  assert.equal(pendingText([], [...open, ...open]), '$(bell-dot) Answer 2 network questions');
+  assert.match(
+    pendingNetworkMessage(open[0]!),
+    /session "work" asks to reach localhost:8080 and waits for your answer.*Respond, then Enter, allows this one request/,
+  );
+  assert.match(networkSection(waiting[0]!), /<code>localhost:8080<\/code><\/td><td>waiting for your answer<\/td>/);
+  // Another window's bridge: not this window's to show.
+  assert.deepEqual(pendingNetworkQuestions(waiting, Date.now(), 'another window'), []);
+  release();
+  assert.equal(await pending, 'deny');
+  runLog.close();
+  const [answered] = parseRunLog(await readFile(join(dir, RUN_LOG_FILE), 'utf8'));
+  assert.equal(waitingForNetworkQuestion(answered!), false);
+  assert.deepEqual(pendingNetworkQuestions([answered!]), []);
+  assert.deepEqual(
+    answered!.networkQuestions.map((q) => [q.host, q.answer, q.asked !== undefined, typeof q.waitedMs]),
+    [['localhost', 'declined', true, 'number']],
+  );
+});
+
+test('the status bar with both kinds waiting counts them together; tool confirmations alone keep their words', () => {
+  const time = new Date().toISOString();
+  const runs = parseRunLog(
+    [
+      { type: 'run-start', run: 'a', session: 'default', time, code: 'x', timeoutMs: 60_000 },
+      { type: 'confirmation', run: 'a', time, server: 'fs', tool: 'rm', arguments: {}, phase: 'asked' },
+      { type: 'run-start', run: 'b', session: 'default', time, code: 'y', timeoutMs: 60_000 },
+      { type: 'network-question', run: 'b', session: 'default', time, phase: 'asked', host: 'pypi.org', port: 443 },
+      // Lines of an older bridge (answered only) never wait.
+      { type: 'network-question', run: 'b', session: 'default', time, host: 'old.example', port: 80, answer: 'once', waitedMs: 1 },
+    ]
+      .map((line) => JSON.stringify(line))
+      .join('\n'),
+  );
+  const tools = pendingConfirmations(runs);
+  const network = pendingNetworkQuestions(runs);
+  assert.deepEqual(
+    network.map((q) => q.host),
+    ['pypi.org'],
+  );
+  assert.equal(pendingText(tools, network), '$(bell-dot) Answer 2 questions');
+  assert.equal(pendingText(tools), '$(bell-dot) Confirm a tool call');
 });

@@ -6,7 +6,8 @@
 // session" and "always" must be picked. Decline, cancel, a timeout and a stopped run are "deny".
 // Grants for a session or always hold while the bridge runs (NetworkGrants); "always" is also
 // told to onAlways (the VS Code extension adds it to the user's setting from the run log's
-// `network-question` line). `record` makes each request a line of the run log.
+// `network-question` line). Each question is on record when it is put (a `network-question` line
+// with phase "asked") and when answered. `record` makes each request a line of the run log.
 import { ErrorCode, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { EgressAnswer, EgressHandler, EgressRecord, EgressTarget } from '../../sandbox/index.ts';
 import type { NetworkAnswer, RunLog } from '../../state/run-log/writer.ts';
@@ -168,6 +169,8 @@ export function networkHandler(
 
   const question = async (asker: ConfirmationAsker, target: EgressTarget, context: AskContext, signal: AbortSignal) => {
     const asked = performance.now();
+    // On record while it waits: the VS Code extension shows that a question waits from this line.
+    options.runLog?.networkQuestionAsked({ run: context.runId, session: context.session, host: target.host, port: target.port });
     let result: ElicitResult;
     try {
       result = await asker.ask(networkQuestion(target, context.session), { signal, timeout: timeoutMs });

@@ -1,6 +1,8 @@
-// How questions waiting for the user are found in the run log and said in the status bar and
-// the notification (pending-confirmations.ts). No `vscode` here, so the unit tests check the wording.
-import { displayStatus, waitingForConfirmation, type RunRecord } from '../../state/run-log/reader.ts';
+// How questions waiting for the user (tool confirmations and network questions) are found in the
+// run log and said in the status bar and the notification (pending-confirmations.ts). No `vscode` here, so the unit tests check the wording.
+import { displayStatus, waitingForConfirmation, waitingForNetworkQuestion, type RunRecord } from '../../state/run-log/reader.ts';
+import { escapeUnseen, oneLine } from '../../shared/shown-text.ts';
+import { hostPortText } from './network-text.ts';
 
 /** A question waiting for an answer: its run, and the tool it asks about. */
 export interface PendingConfirmation {
@@ -23,9 +25,49 @@ export function pendingConfirmations(runs: RunRecord[], now = Date.now(), owner?
     );
 }
 
-/** The status bar's words for the open questions. */
-export function pendingText(pending: PendingConfirmation[]): string {
-  return pending.length === 1 ? '$(bell-dot) Confirm a tool call' : `$(bell-dot) Confirm ${pending.length} tool calls`;
+/** A network question waiting for an answer: its run, and the host and port the code asked to reach. */
+export interface PendingNetworkQuestion {
+  run: string;
+  session: string;
+  host: string;
+  port: number;
+  /** When it was asked (with the run, its identity). */
+  asked: string;
+}
+
+/** The network questions open now, oldest first, as pendingConfirmations finds the confirmations. */
+export function pendingNetworkQuestions(runs: RunRecord[], now = Date.now(), owner?: string): PendingNetworkQuestion[] {
+  return runs
+    .filter(
+      (run) => (owner === undefined || run.owner === owner) && displayStatus(run, now) === 'running' && waitingForNetworkQuestion(run),
+    )
+    .flatMap((run) =>
+      run.networkQuestions
+        .filter((q) => q.answer === undefined)
+        .map((q) => ({ run: run.id, session: run.session, host: q.host, port: q.port, asked: q.asked ?? q.time })),
+    );
+}
+
+/** The status bar's words for the open questions (tool confirmations, then network questions). */
+export function pendingText(pending: PendingConfirmation[], network: PendingNetworkQuestion[] = []): string {
+  if (network.length === 0)
+    return pending.length === 1 ? '$(bell-dot) Confirm a tool call' : `$(bell-dot) Confirm ${pending.length} tool calls`;
+  if (pending.length > 0) return `$(bell-dot) Answer ${pending.length + network.length} questions`;
+  return network.length === 1 ? '$(bell-dot) Answer a network question' : `$(bell-dot) Answer ${network.length} network questions`;
+}
+
+/** host:port as the status bar and the notification show it (it came from sandboxed code): one line, nothing unseen. */
+export function shownHostPort(question: Pick<PendingNetworkQuestion, 'host' | 'port'>): string {
+  return oneLine(escapeUnseen(hostPortText(question)), 270);
+}
+
+/** The notification's words for one network question. */
+export function pendingNetworkMessage(question: PendingNetworkQuestion): string {
+  return (
+    `Code in sandbox session "${oneLine(escapeUnseen(question.session), 100)}" asks to reach ${shownHostPort(question)} and waits for your answer. ` +
+    'VS Code\'s question is in the notifications: Respond, then Enter, allows this one request (pick "this session" or "always" for more); ' +
+    'Cancel, under its More Actions, refuses it.'
+  );
 }
 
 /** The notification's words for one question. */

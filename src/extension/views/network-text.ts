@@ -31,9 +31,11 @@ function egressRow(r: EgressRecordLine): string {
 function questionRow(q: NetworkQuestionRecord): string {
   const allowed = q.answer === 'once' || q.answer === 'session' || q.answer === 'always';
   const error = q.error ? `<div class="error">${escape(q.error.slice(0, MAX_REASON_CHARS))}</div>` : '';
+  // While it waits: "waiting for your answer", and when it was asked.
+  const waited = q.waitedMs === undefined ? '' : ` (${escape(formatDuration(q.waitedMs))})`;
   return (
-    `<tr class="${allowed ? '' : 'bad'}"><td><code>${escape(hostPortText(q))}</code></td><td>${escape(q.answer)}${error}</td>` +
-    `<td>${escape(new Date(q.time).toLocaleTimeString())} (${escape(formatDuration(q.waitedMs))})</td></tr>`
+    `<tr class="${allowed || q.answer === undefined ? '' : 'bad'}"><td><code>${escape(hostPortText(q))}</code></td>` +
+    `<td>${escape(q.answer ?? 'waiting for your answer')}${error}</td><td>${escape(new Date(q.time).toLocaleTimeString())}${waited}</td></tr>`
   );
 }
 

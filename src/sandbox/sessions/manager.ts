@@ -309,13 +309,17 @@ export class SessionManager implements Sandbox {
   /** Once per sandbox, when sandbox.network is set where it cannot apply (a remote engine, WebAssembly): why there is no network. */
   private noNetworkNotice(engine: SandboxEngine): string | undefined {
     if (this.noNetworkSaid || !networkEnabled(this.config)) return undefined;
-    const remote =
-      engine.kind === 'container'
-        ? remoteEngine(engine.runtime.name, this.options.detect?.env ?? process.env, engine.runtime.endpoint)
-        : undefined;
+    const remote = this.remoteOf(engine);
     if (engine.kind === 'container' && !remote) return undefined;
     this.noNetworkSaid = true;
     return noNetworkText(remote && engine.kind === 'container' ? { remote, runtime: engine.runtime.name } : 'wasm');
+  }
+
+  /** A container engine's remote address (it cannot mount the egress socket), else undefined. */
+  private remoteOf(engine: SandboxEngine): string | undefined {
+    return engine.kind === 'container'
+      ? remoteEngine(engine.runtime.name, this.options.detect?.env ?? process.env, engine.runtime.endpoint)
+      : undefined;
   }
 
   /** The distributions of the image new sessions use, once a container of it started; undefined before. */
@@ -424,7 +428,7 @@ export class SessionManager implements Sandbox {
     );
   }
 
-  private async takeSpare(): Promise<Kernel | undefined> {
+  private async takeSpare(engine: SandboxEngine): Promise<Kernel | undefined> {
     const spare = this.spare;
     this.spare = undefined;
     this.spareName = undefined;
@@ -433,6 +437,11 @@ export class SessionManager implements Sandbox {
     if (this.prewarming) setImmediate(() => void this.prewarm());
     // Started before the packages image was built: a new session gets a container of the new image.
     if (container && container.derivedImage !== this.runtimeRef?.image) {
+      void container.close();
+      return undefined;
+    }
+    // Started before sandbox.network was turned on: a new session gets a container with its way out.
+    if (container && !container.egress && engine.kind === 'container' && networkEnabled(this.config) && !this.remoteOf(engine)) {
       void container.close();
       return undefined;
     }
@@ -480,7 +489,7 @@ export class SessionManager implements Sandbox {
       this.starter(engine),
       this.config,
       () => this.prelude,
-      () => this.takeSpare(),
+      () => this.takeSpare(engine),
       change,
       (container) => this.learn(container),
     );

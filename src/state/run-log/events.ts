@@ -151,6 +151,8 @@ export const networkQuestionEventSchema = z.object({
   error: z.string().max(2000).optional(),
 });
 export type NetworkQuestionEvent = z.infer<typeof networkQuestionEventSchema>;
+/** The same question as it is put to the user: a line with `phase: 'asked'` and no answer yet (while it waits, VS Code says so). */
+export type NetworkQuestionAskedEvent = Pick<NetworkQuestionEvent, 'run' | 'session' | 'host' | 'port'>;
 
 /** Tool calls of a run beyond its budget in the log: counted, not logged one by one. */
 export const toolCallsOmittedEventSchema = z.object({
@@ -246,7 +248,14 @@ export const runLogLineSchema = z.discriminatedUnion('type', [
   toolCallsOmittedEventSchema.extend({ type: z.literal('tool-calls-omitted'), time }),
   egressEventSchema.extend({ type: z.literal('egress'), time, decision: word }),
   egressOmittedEventSchema.extend({ type: z.literal('egress-omitted'), time }),
-  networkQuestionEventSchema.extend({ type: z.literal('network-question'), time, answer: word }),
+  // An asked line (phase 'asked') has no answer nor wait; an answered one has no phase (as older bridges wrote it).
+  networkQuestionEventSchema.extend({
+    type: z.literal('network-question'),
+    time,
+    phase: word.optional(),
+    answer: word.optional(),
+    waitedMs: z.number().optional(),
+  }),
   runEndEventSchema.extend({ type: z.literal('run-end'), time }),
 ]);
 

@@ -79,12 +79,15 @@ export interface EgressRecordLine {
 
 /** A question to the user about a host the run's code asked to reach, and the answer. */
 export interface NetworkQuestionRecord {
+  /** When it was answered; while it waits, when it was asked. */
   time: string;
+  /** When it was put to the user (absent from logs of older bridges, and for questions never put: no-client, stopped before its turn). */
+  asked?: string;
   host: string;
   port: number;
-  /** once, session, always, declined, cancelled, timeout, no-client, stopped, failed. */
-  answer: string;
-  waitedMs: number;
+  /** once, session, always, declined, cancelled, timeout, no-client, stopped, failed; absent while waiting. */
+  answer?: string;
+  waitedMs?: number;
   error?: string;
 }
 
@@ -149,6 +152,11 @@ export interface RunRecord {
 /** Whether the run is waiting for the user to answer a confirmation now. */
 export function waitingForConfirmation(run: RunRecord): boolean {
   return run.status === undefined && run.confirmations.some((c) => c.answer === undefined);
+}
+
+/** Whether the run is waiting for the user to answer a network question now. */
+export function waitingForNetworkQuestion(run: RunRecord): boolean {
+  return run.status === undefined && run.networkQuestions.some((q) => q.answer === undefined);
 }
 
 /**
@@ -250,8 +258,16 @@ export function foldRuns(events: Iterable<RunLogEvent>): RunRecord[] {
     } else if (event.type === 'egress-omitted') {
       run.omittedEgress = { count: event.count, byDecision: event.byDecision ?? {} };
     } else if (event.type === 'network-question') {
-      const { type: _type, run: _run, session: _session, ...question } = event;
-      run.networkQuestions.push(question);
+      const { type: _type, run: _run, session: _session, phase, ...question } = event;
+      if (phase === 'asked') {
+        run.networkQuestions.push({ time: event.time, asked: event.time, host: event.host, port: event.port });
+        continue;
+      }
+      // An answer closes the oldest open question about the same host and port; one without it stands alone.
+      const open = run.networkQuestions.find((q) => q.answer === undefined && q.host === event.host && q.port === event.port);
+      const answered = { ...question, answer: question.answer ?? 'unknown' };
+      if (open) Object.assign(open, answered);
+      else run.networkQuestions.push(answered);
     } else if (event.type === 'tool-calls-omitted') {
       run.omittedToolCalls = { count: event.count, byTool: event.byTool ?? {}, byOutcome: event.byOutcome ?? {} };
     } else {

@@ -17,6 +17,7 @@ import { dropImagesOf, saveBeside } from './beside.ts';
 import type {
   ConfirmationEvent,
   EgressEvent,
+  NetworkQuestionAskedEvent,
   NetworkQuestionEvent,
   RelayEvent,
   RunMeter,
@@ -240,6 +241,11 @@ export class RunLog {
       durationMs: round(event.durationMs),
       ...(event.reason ? { reason: cap(redactUrlSecrets(event.reason), 1900) } : {}),
     });
+  }
+
+  /** A network question put to the user (sandbox.network.ask): always logged, as its answer is. */
+  networkQuestionAsked(event: NetworkQuestionAskedEvent): void {
+    this.write({ type: 'network-question', time: new Date().toISOString(), phase: 'asked', ...event, host: event.host.slice(0, 300) });
   }
 
   /** A network question answered (sandbox.network.ask): always logged (each is a question to the user). */
