@@ -93,6 +93,8 @@ for (const runtime of testRuntimes()) {
       );
       assert.match(out, /^200 hello from allowed$/m);
       assert.match(out, /^\['lo'\]$/m);
+      const summary = await stdout(bridge, 'from mcp import runtime\nprint(runtime.capability_summary())');
+      assert.match(summary, /Network: HTTP and HTTPS only through the bridge's proxy/);
       assert.ok(
         allowed.seen.some((line) => line.startsWith('GET /hi ')),
         allowed.seen.join('\n'),

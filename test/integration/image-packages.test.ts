@@ -90,6 +90,7 @@ for (const runtime of testRuntimes()) {
           assert.doesNotMatch(sentence, /\bpip\b|\bsetuptools\b|\bwheel\b/, 'packaging tools are left out');
           const told = await toldInside(bridge);
           assert.equal(installedIn(told.summary), sentence, 'capability_summary() says what the resource says');
+          assert.match(told.summary, /^No network\. /m, 'without sandbox.network the code is told it has none');
           assert.equal(installedIn(told.missing), sentence, 'so does the error of a missing module');
           assert.match(told.missing, /the user can add a_module_nobody_has with the setting sandbox\.packages/);
           assert.match(told.network, /No module named 'requests'/);

@@ -376,7 +376,12 @@ def capability_summary():
     facts = _packages_facts() or {}
     add = "the user adds packages with the setting sandbox.packages" if facts.get("canAdd", True) else "packages need the container sandbox (sandbox.packages)"
     lines.append("Python packages: %s No pip: %s." % (facts.get("installed") or "importlib.metadata.distributions() lists them.", add))
-    lines.append("No network. %s Files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run)." % _REACH_OUT)
+    # The container's way out (sandbox.network) is the proxy socket the host mounts; without it there is none.
+    if os.path.exists("/run/cem-net/egress.sock"):
+        network = "Network: HTTP and HTTPS only through the bridge's proxy (HTTPS_PROXY is set), to the hosts sandbox.network allows; others get a 403 that says what to set."
+    else:
+        network = "No network. %s" % _REACH_OUT
+    lines.append("%s Files in /work and /tmp only. emit_image(png_bytes) shows an image; so do matplotlib figures (plt.show(), or left open at the end of a run)." % network)
     lines.append("Files written under /work/out come back with the result (small text inline, others attached; at most 20, 4 MB each), then the folder is emptied.")
     snapshot = _host.workspace_snapshot() if hasattr(_host, "workspace_snapshot") else None
     if snapshot:
