@@ -816,8 +816,9 @@ export async function run(): Promise<void> {
   await wasmChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext);
   await keepSessionsChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer);
   await meterChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, fixtureServer, ui);
-  await networkChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, ui);
   await screensChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, ui, { memoryServer, fixtureServer });
+  // Last: its settings changes and questions come after the screenshots, which want the views as the runs above left them.
+  await networkChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, ui);
 
   save(true);
 }
