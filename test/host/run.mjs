@@ -632,7 +632,9 @@ async function serveUi(page) {
     log(`ui ${id}: notifications shown: ${String(toasts).slice(0, 500)}`);
     log(`ui ${id} failed: ${err.message} (page: ${seen})`);
   }
-  fs.writeFileSync(path.join(tmp, `ui-done-${id}`), JSON.stringify(outcome));
+  // Whole or not at all: the suite reads it as soon as it exists.
+  fs.writeFileSync(path.join(tmp, `ui-done-${id}.part`), JSON.stringify(outcome));
+  fs.renameSync(path.join(tmp, `ui-done-${id}.part`), path.join(tmp, `ui-done-${id}`));
 }
 
 // Returns the suite's tests, plus a failed "harness: ..." entry when the run went wrong.

@@ -103,8 +103,19 @@ async function ui(steps: UiStep[]): Promise<void> {
   const id = `ui-${++uiRequests}`;
   writeFileSync(join(dir, 'ui-request.json'), JSON.stringify({ id, steps }));
   const done = join(dir, `ui-done-${id}`);
-  const text = await waitFor(`the page actions ${id}`, () => (existsSync(done) ? readFileSync(done, 'utf8') : undefined), 120_000);
-  const outcome = JSON.parse(text) as { ok: boolean; error?: string };
+  // The runner writes the file whole (a rename); one caught half-written by an older runner is read again.
+  const outcome = await waitFor(
+    `the page actions ${id}`,
+    () => {
+      if (!existsSync(done)) return undefined;
+      try {
+        return JSON.parse(readFileSync(done, 'utf8')) as { ok: boolean; error?: string };
+      } catch {
+        return undefined;
+      }
+    },
+    120_000,
+  );
   assert(outcome.ok, `in the page: ${outcome.error ?? 'failed'}`);
 }
 
