@@ -20,11 +20,12 @@ import {
   type Sandbox,
   type SandboxTier,
   SessionManager,
+  targetText,
   workspaceRequested,
 } from '../sandbox/index.ts';
 import { BridgeClientRelay } from './client/relay.ts';
 import { ConfirmationGate, clientAsker } from './client/confirmations.ts';
-import { NetworkGrants, networkHandler, targetText } from './client/network-questions.ts';
+import { NetworkGrants, networkHandler } from './client/network-questions.ts';
 import { createHostMethods, recordRefusedRequest, type HostMethods } from './sandbox-api/host-methods.ts';
 import { exposeProxied, type Exposure } from './client/exposure.ts';
 import {

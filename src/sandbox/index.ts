@@ -46,3 +46,4 @@ export type { RefusedRequest, RequestContext, RequestHandler } from './sessions/
 export type { Sandbox, SandboxTier } from './sandbox.ts';
 export type { ExecuteOptions } from './sessions/manager.ts';
 export type { EgressAnswer, EgressDecision, EgressHandler, EgressRecord, EgressTarget } from './egress/types.ts';
+export { targetText } from './egress/target.ts';

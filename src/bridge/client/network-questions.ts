@@ -9,7 +9,7 @@
 // `network-question` line). Each question is on record when it is put (a `network-question` line
 // with phase "asked") and when answered. `record` makes each request a line of the run log.
 import { ErrorCode, type ElicitRequestFormParams, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import type { EgressAnswer, EgressHandler, EgressRecord, EgressTarget } from '../../sandbox/index.ts';
+import { targetText, type EgressAnswer, type EgressHandler, type EgressRecord, type EgressTarget } from '../../sandbox/index.ts';
 import type { NetworkAnswer, RunLog } from '../../state/run-log/writer.ts';
 import { escapeUnseen, oneLine } from '../../shared/shown-text.ts';
 import { CONFIRMATION_PREFIX, type ConfirmationAsker } from './confirmations.ts';
@@ -29,11 +29,6 @@ export const NETWORK_QUESTION_TIMEOUT_MS = 120_000;
 const REACH = 'allow the sandbox to reach';
 /** Characters of a host name shown (a DNS name has at most 253). */
 const MAX_SHOWN_HOST_CHARS = 260;
-
-/** "api.example.com:443", "[::1]:8080": as sandbox.network.allow writes it. */
-export function targetText(target: EgressTarget): string {
-  return target.host.includes(':') ? `[${target.host}]:${target.port}` : `${target.host}:${target.port}`;
-}
 
 /** The target as a question shows it: one line, every character that would not show as itself escaped. */
 function shownTarget(target: EgressTarget): string {
