@@ -44,7 +44,10 @@ export async function startBridge(
   const stateDir = join(dir, 'state');
   const configFile = join(dir, 'config.json');
   // A container unless the test says otherwise: never WebAssembly in place of a container that failed.
-  const sandbox = { backend: 'container', ...(config.sandbox as Record<string, unknown> | undefined) };
+  // No spare started ahead unless the test asks for one: a test's bridge mostly runs one session,
+  // and the spare that replaces it would be started only to be stopped (a container's start in
+  // CPU, per bridge). The spare's own behaviour is tested where a test sets `prewarm: true`.
+  const sandbox = { backend: 'container', prewarm: false, ...(config.sandbox as Record<string, unknown> | undefined) };
   await writeFile(configFile, JSON.stringify({ stateDir, ...config, sandbox }));
   const transport = new StdioClientTransport({
     command: launcher[0] ?? process.execPath,

@@ -41,8 +41,8 @@ for (const runtime of testRuntimes()) {
       await sandbox.close();
     });
 
-    test('50 timeouts of chatty code: sessions kept (but for a rare grace missed under load), state kept', async (t) => {
-      const runs = 50;
+    test('25 timeouts of chatty code: sessions kept (but for a rare grace missed under load), state kept', async (t) => {
+      const runs = 25;
       await sandbox.execute('counter = 0\nkept = "yes"', { session: 'stress' });
       const lost: string[] = [];
       const other: string[] = [];
