@@ -1,7 +1,8 @@
 // Re-reads the bridge's configuration file while it runs (the VS Code extension rewrites it on
-// each settings change) and hands what it holds to the bridge, which applies what a running
-// bridge can change (servers, proxy settings, result sizes). A file that does not load is said
-// in the log and ignored: the bridge keeps the configuration it runs with.
+// each settings change, and its sealed secrets file on each secret change) and hands what they
+// hold to the bridge, which applies what a running bridge can change (servers and their
+// secrets, proxy settings, result sizes). A file that does not load is said in the log and
+// ignored: the bridge keeps the configuration it runs with.
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
@@ -10,6 +11,8 @@ import type { ConfigWithSecrets } from '../config/secrets.ts';
 
 export interface ConfigReloadOptions {
   file: string;
+  /** The sealed secrets file (state/secrets-file.ts), if any: a change of it is read as one of `file`. */
+  secretsFile?: string | undefined;
   /** Reads the file as at start: the same schema, secrets and command-line options applied; throws on a bad file. */
   load: () => Promise<ConfigWithSecrets>;
   /** The configuration the bridge started with (what changes of the other keys are compared to). */
@@ -28,19 +31,27 @@ export interface ConfigReload {
 
 /** Watches `file` (its folder: the file is replaced, not written in place) and a slow poll besides. */
 export function watchConfigFile(options: ConfigReloadOptions): ConfigReload {
-  const name = basename(options.file);
+  const files = [options.file, ...(options.secretsFile ? [options.secretsFile] : [])];
   let last: string | undefined;
   let timer: NodeJS.Timeout | undefined;
   let applying: Promise<void> = Promise.resolve();
   let closed = false;
+  // Both texts: a change of either is a change. A missing secrets file reads as empty (load says why).
+  const readTexts = async () => {
+    const [config, secrets] = await Promise.all([
+      readFile(options.file, 'utf8'),
+      options.secretsFile ? readFile(options.secretsFile, 'utf8').catch(() => '') : '',
+    ]);
+    return `${config}\0${secrets}`;
+  };
   // What the bridge started with is the text seen last: an unchanged file is not applied again.
-  void readFile(options.file, 'utf8')
+  void readTexts()
     .then((text) => (last ??= text))
     .catch(() => undefined);
   const check = async () => {
     let text: string;
     try {
-      text = await readFile(options.file, 'utf8');
+      text = await readTexts();
     } catch {
       return; // Gone for a moment (replaced): the next change or poll reads it.
     }
@@ -72,14 +83,18 @@ export function watchConfigFile(options: ConfigReloadOptions): ConfigReload {
     }, options.debounceMs ?? 200);
     timer.unref();
   };
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dirname(options.file), (_event, changed) => {
-      if (!changed || changed === name) schedule();
-    });
-    watcher.on('error', () => undefined);
-  } catch {
-    watcher = undefined; // The poll alone.
+  const watchers: FSWatcher[] = [];
+  for (const dir of new Set(files.map((file) => dirname(file)))) {
+    const names = new Set(files.filter((file) => dirname(file) === dir).map((file) => basename(file)));
+    try {
+      const watcher = watch(dir, (_event, changed) => {
+        if (!changed || names.has(changed)) schedule();
+      });
+      watcher.on('error', () => undefined);
+      watchers.push(watcher);
+    } catch {
+      // The poll alone.
+    }
   }
   const poll = setInterval(schedule, options.pollMs ?? 2000);
   poll.unref();
@@ -88,7 +103,7 @@ export function watchConfigFile(options: ConfigReloadOptions): ConfigReload {
       closed = true;
       clearTimeout(timer);
       clearInterval(poll);
-      watcher?.close();
+      for (const watcher of watchers) watcher.close();
     },
   };
 }

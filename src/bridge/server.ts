@@ -514,12 +514,13 @@ async function carryOverSessions(bridge: Bridge, stateDir: string, log: (message
 
 /**
  * Serves the bridge on stdin/stdout until the client goes away or a signal arrives. With
- * `configFile`, changes to the file are applied while it runs (`load` reads it as at start).
+ * `configFile`, changes to the file (or to the sealed secrets file) are applied while it runs
+ * (`load` reads them as at start).
  */
 export async function serveStdio(
   config: ConfigWithSecrets,
   log: (message: string) => void,
-  configFile?: { file: string; load: () => Promise<ConfigWithSecrets> },
+  configFile?: { file: string; secretsFile?: string | undefined; load: () => Promise<ConfigWithSecrets> },
 ): Promise<void> {
   const pullHint = pullHintFor(process.env[CLIENT_ENV]);
   const bridge = await createBridge(config, log, { ...(pullHint ? { pullHint } : {}), awaitClient: true });

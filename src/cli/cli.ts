@@ -23,6 +23,7 @@ import { createBridge, serveStdio } from '../bridge/server.ts';
 import { snippetCommand, SnippetUsageError } from './snippet.ts';
 import { signOut, SignOutError } from '../bridge/proxy/oauth/sign-out.ts';
 import { takeTokenKey, TokenKeyError } from '../state/oauth-tokens.ts';
+import { SealedSecrets, takeSecretsFile } from '../state/secrets-file.ts';
 
 const USAGE = `Usage:
   code-execution-mode [serve] [--config FILE]                 the MCP bridge on stdio
@@ -92,17 +93,22 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  // Taken once (they leave the environment): a reload of the file applies them again.
-  const secrets = takeSecrets(process.env);
+  // stdout carries the protocol (serve): everything else goes to stderr.
+  const log = (line: string) => process.stderr.write(`[code-execution-mode] ${line}\n`);
+  // Taken once (they leave the environment): a reload of the file applies them again. Secrets
+  // in a sealed file (VS Code with a key) are read again on each reload, so changes reach a running bridge.
+  const secretsFile = takeSecretsFile(process.env);
+  const envSecrets = takeSecrets(process.env);
   const tokenKey = takeTokenKey(process.env);
+  const sealed = secretsFile ? new SealedSecrets(secretsFile, tokenKey, log) : undefined;
+  const secrets = () => (sealed ? sealed.read() : Promise.resolve(envSecrets));
   const config = await configFrom(values, secrets, tokenKey);
   switch (command) {
     case 'serve':
-      // stdout carries the protocol: everything else goes to stderr.
       await serveStdio(
         config,
-        (line) => process.stderr.write(`[code-execution-mode] ${line}\n`),
-        values.config ? { file: values.config, load: () => configFrom(values, secrets, tokenKey) } : undefined,
+        log,
+        values.config ? { file: values.config, secretsFile, load: () => configFrom(values, secrets, tokenKey) } : undefined,
       );
       return new Promise<number>(() => {});
     case 'run':
@@ -132,11 +138,11 @@ async function configFrom(
     workspace?: string[];
     'workspace-access'?: string;
   },
-  secrets: Secrets,
+  secrets: () => Promise<Secrets>,
   tokenKey: Buffer | undefined,
 ): Promise<ConfigWithSecrets> {
   const loaded: Config = values.config ? await loadConfigFile(values.config) : parseConfig({});
-  const base = { ...applySecrets(loaded, secrets), tokenKey };
+  const base = { ...applySecrets(loaded, await secrets()), tokenKey };
   const sandbox: Record<string, unknown> = { ...base.sandbox };
   if (values.backend) sandbox.backend = values.backend;
   if (values.runtime) sandbox.runtime = values.runtime;

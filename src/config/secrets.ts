@@ -1,8 +1,10 @@
 // Secrets for proxied servers (tokens, API keys). The extension keeps them in VS Code's
-// SecretStorage and hands them to the bridge in one environment variable, never in a file;
-// the bridge merges each into its own server's env or headers and drops the variable, so no
-// other server and never the sandbox sees them. `inputs` hold the values of `${input:ID}`
-// variables (as in VS Code's mcp.json), substituted when the server starts.
+// SecretStorage and hands them to the bridge in a file sealed with its token key (read again
+// on each reload, so changes reach the running bridge: state/secrets-file.ts), or, without a
+// key, in one environment variable read at start, never in a plain file. The bridge merges each
+// into its own server's env or headers and drops the variable, so no other server and never the
+// sandbox sees them. `inputs` hold the values of `${input:ID}` variables (as in VS Code's
+// mcp.json), substituted when the server starts.
 import { z } from 'zod';
 import type { Config, HttpServerConfig, StdioServerConfig } from './schema.ts';
 

@@ -1,10 +1,13 @@
 // Gives VS Code the bundled bridge as an MCP stdio server, so agent mode sees run_python with
-// no mcp.json. The configuration goes by file (no secrets in it); secrets are added only at
-// start time, in the process environment. The running bridge applies changes of the servers,
-// proxy and result settings from the file itself (its sessions keep their state); only a change
-// that needs a new sandbox or bridge bumps the version, so that VS Code restarts it.
+// no mcp.json. The configuration goes by file (no secrets in it); the server secrets go in a
+// second file beside it, sealed with the token key (state/secrets-file.ts), whose path and key
+// the bridge gets in its environment. The running bridge applies changes of the servers, their
+// secrets, proxy and result settings from the files itself (its sessions keep their state); only
+// a change that needs a new sandbox or bridge bumps the version, so that VS Code restarts it.
+// Without a key (SecretStorage failed) nothing secret is written: the secrets go in the
+// environment at start, and a secret change bumps the version too.
 import { createHash } from 'node:crypto';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
 import { OWNER_ENV } from '../state/catalog-file.ts';
 import { noteRestart } from '../state/bridge-restarts.ts';
@@ -12,8 +15,9 @@ import { ensurePrivateDirAsync, writePrivateFile } from '../state/private-files.
 import { CLIENT_ENV } from '../bridge/server.ts';
 import type { Config } from '../config/schema.ts';
 import { restartKey, restartReasons } from '../config/restart-keys.ts';
-import { SECRETS_ENV } from '../config/secrets.ts';
+import { SECRETS_ENV, type Secrets } from '../config/secrets.ts';
 import { TOKEN_KEY_ENV } from '../state/oauth-tokens.ts';
+import { SECRETS_FILE_ENV, SECRETS_FILE_NAME, writeSecretsFile } from '../state/secrets-file.ts';
 import type { ServerSecrets } from './settings/secrets.ts';
 
 export const PROVIDER_ID = 'codeExecutionMode.bridge';
@@ -34,6 +38,11 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
   /** What the running bridge was started with (to name what a restart is for). */
   private started: { config: Config; secrets: string } | undefined;
   private written = '';
+  /** The sealed secrets file: written before the configuration file, so that one reload reads both. */
+  private readonly secretsFile: string;
+  /** The secrets (JSON) the sealed file holds; writes are queued, each reading the secrets when its turn comes. */
+  private sealed = '';
+  private sealing: Promise<void> = Promise.resolve();
 
   /** `owner`: this window's id; the bridge writes its catalog section under it. */
   constructor(cliPath: string, configFile: string, secrets: ServerSecrets, log: vscode.LogOutputChannel, owner: string) {
@@ -42,22 +51,27 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
     this.secrets = secrets;
     this.log = log;
     this.owner = owner;
+    this.secretsFile = join(dirname(configFile), SECRETS_FILE_NAME);
   }
 
   /**
-   * Writes the bridge's configuration (the running bridge applies what it can of it); tells
-   * VS Code to restart the bridge when a key it cannot apply (or a secret) changed, and returns
-   * those keys then.
+   * Writes the bridge's configuration and sealed secrets (the running bridge applies what it can
+   * of them); tells VS Code to restart the bridge when a key it cannot apply (or, without a
+   * token key, a secret) changed, and returns those keys then.
    */
   async update(config: Config): Promise<string[] | undefined> {
     const text = `${JSON.stringify(config, null, 2)}\n`;
     // Owner-only, like the state dir: it names the servers, their commands and the state dir.
     await ensurePrivateDirAsync(dirname(this.configFile));
+    const key = await this.tokenKey?.();
+    if (key) await this.writeSecrets(key);
     if (text !== this.written) await writePrivateFile(this.configFile, text);
     const applied = this.written !== '' && text !== this.written;
     this.written = text;
     const secrets = JSON.stringify(await this.secrets.all());
-    const hash = createHash('sha256').update(restartKey(config)).update(secrets).digest('hex').slice(0, 12);
+    // With the sealed file the running bridge reads secrets itself: only without it do they restart it.
+    const hashed = createHash('sha256').update(restartKey(config));
+    const hash = (key ? hashed : hashed.update(secrets)).digest('hex').slice(0, 12);
     const version = this.restarts > 0 ? `${hash}.${this.restarts}` : hash;
     const before = this.started;
     if (version === this.version) {
@@ -89,14 +103,33 @@ export class BridgeProvider implements vscode.McpServerDefinitionProvider<vscode
   }
 
   async resolveMcpServerDefinition(server: vscode.McpStdioServerDefinition): Promise<vscode.McpStdioServerDefinition> {
-    const secrets = await this.secrets.all();
     const key = await this.tokenKey?.();
     this.log.info(`starting the bridge (version ${this.version})`);
-    const env = {
-      ...(Object.keys(secrets).length > 0 ? { [SECRETS_ENV]: JSON.stringify(secrets) } : {}),
-      ...(key ? { [TOKEN_KEY_ENV]: key } : {}),
+    if (key) {
+      // Written again whatever it held: the bridge's start must find it.
+      await this.writeSecrets(key, true);
+      return this.definition({ [SECRETS_FILE_ENV]: this.secretsFile, [TOKEN_KEY_ENV]: key });
+    }
+    const secrets = await this.secrets.all();
+    return Object.keys(secrets).length > 0 ? this.definition({ [SECRETS_ENV]: JSON.stringify(secrets) }) : server;
+  }
+
+  /** Seals the current secrets into the bridge's secrets file when they differ from what it holds (or `always`). */
+  private writeSecrets(key: string, always = false): Promise<void> {
+    const write = async () => {
+      const secrets: Secrets = await this.secrets.all();
+      const text = JSON.stringify(secrets);
+      if (text === this.sealed && !always) return;
+      await ensurePrivateDirAsync(dirname(this.secretsFile));
+      await writeSecretsFile(this.secretsFile, secrets, Buffer.from(key, 'base64'));
+      this.sealed = text;
     };
-    return Object.keys(env).length > 0 ? this.definition(env) : server;
+    this.sealing = this.sealing
+      .then(write)
+      .catch((error: Error) =>
+        this.log.error(`server secrets not written to ${this.secretsFile}: ${error.message}; the bridge keeps the secrets it has`),
+      );
+    return this.sealing;
   }
 
   private definition(extraEnv: Record<string, string>): vscode.McpStdioServerDefinition {

@@ -63,14 +63,24 @@ export function takeTokenKey(env: NodeJS.ProcessEnv): Buffer | undefined {
 }
 
 /** The additional data binds a sealed file to its server: a file copied to another name does not open. */
-function aad(server: string): Buffer {
-  return Buffer.from(`code-execution-mode oauth v1 ${server}`, 'utf8');
+function aad(server: string): string {
+  return `code-execution-mode oauth v1 ${server}`;
 }
 
 export function seal(plain: string, key: Buffer, server: string): string {
+  return sealWith(plain, key, aad(server));
+}
+
+/** The plain text of a sealed file; throws when the key (or server) is not the one it was sealed with. */
+export function unseal(text: string, key: Buffer, server: string): string {
+  return unsealWith(text, key, aad(server));
+}
+
+/** Seals `plain` bound to `context` (the additional data): a text sealed for one purpose does not open as another's. */
+export function sealWith(plain: string, key: Buffer, context: string): string {
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(aad(server));
+  cipher.setAAD(Buffer.from(context, 'utf8'));
   const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
   return JSON.stringify({
     sealed: 'aes-256-gcm',
@@ -80,11 +90,11 @@ export function seal(plain: string, key: Buffer, server: string): string {
   });
 }
 
-/** The plain text of a sealed file; throws when the key (or server) is not the one it was sealed with. */
-export function unseal(text: string, key: Buffer, server: string): string {
+/** The plain text sealWith made; throws when the key or the context is not the one it was sealed with. */
+export function unsealWith(text: string, key: Buffer, context: string): string {
   const sealed = sealedSchema.parse(JSON.parse(text));
   const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(sealed.iv, 'base64'));
-  decipher.setAAD(aad(server));
+  decipher.setAAD(Buffer.from(context, 'utf8'));
   decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
   return Buffer.concat([decipher.update(Buffer.from(sealed.data, 'base64')), decipher.final()]).toString('utf8');
 }

@@ -2,7 +2,11 @@
 // settings reaches the running bridge (a variable set before is still there, and the new
 // server's tool is callable from the same session); a sandbox setting restarts the bridge, and
 // the session's next result says it was reset and which setting did it (so does the Runs view).
+// A changed server secret reaches the running bridge too (the sealed secrets file).
+import { readFileSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import * as vscode from 'vscode';
+import { SECRETS_FILE_NAME } from '../../src/state/secrets-file.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import type { HostKit } from './consent.ts';
 
@@ -45,6 +49,47 @@ export async function keepSessionsChecks(kit: HostKit, ext: ExtensionApi, fixtur
       assert(after === '42\nalias ok\ncall_tool ok\n[2 tool calls]', `after: ${after}`);
     });
 
+    await check(
+      'changing a server secret reaches the running bridge: the server gets the new value, the session keeps its variable',
+      async () => {
+        await ext.secrets.set('secretfix', 'inputs', 'token', 'first-secret-value');
+        await settings.update(
+          'servers',
+          { ...servers, secretfix: { command: process.execPath, args: [fixtureServer], env: { CEM_TOKEN: '${input:token}' } } },
+          vscode.ConfigurationTarget.Global,
+        );
+        const ask = 'print(await mcp_secretfix.env(name="CEM_TOKEN"))';
+        await waitFor(
+          'the server with its first secret, and a session variable',
+          async () => {
+            await startBridge();
+            const out = await invoke(`kept_secret = 7\n${ask}`).catch(() => '');
+            return out.includes('first-secret-value') ? out : undefined;
+          },
+          60_000,
+        );
+        const version = ext.provider.provideMcpServerDefinitions()[0]?.version;
+        await ext.secrets.set('secretfix', 'inputs', 'token', 'second-secret-value');
+        const after = await waitFor(
+          'the running bridge to apply the new secret',
+          async () => {
+            const out = await invoke(`print(kept_secret)\n${ask}`);
+            // The session's own variable gone means the bridge restarted: no point in waiting.
+            assert(!/name 'kept_secret' is not defined/.test(out), `the session lost its variable: ${out}`);
+            return out.includes('second-secret-value') ? out : undefined;
+          },
+          60_000,
+        );
+        assert(after.startsWith('7\nsecond-secret-value'), `after: ${after}`);
+        assert(ext.provider.provideMcpServerDefinitions()[0]?.version === version, 'the bridge was restarted (a new version)');
+        // The values are on disk only sealed, owner-only.
+        const sealed = join(dirname(ext.configFile), SECRETS_FILE_NAME);
+        const text = readFileSync(sealed, 'utf8');
+        assert(text.startsWith('{"sealed"') && !text.includes('secret-value'), `the secrets file: ${text.slice(0, 80)}`);
+        if (process.platform !== 'win32') assert((statSync(sealed).mode & 0o777) === 0o600, 'the secrets file is not 0600');
+      },
+    );
+
     await check("a sandbox setting restarts the bridge, and the session's next result says why", async () => {
       await invoke('reset_marker = 1');
       await settings.update('sandbox.memory', '384m', vscode.ConfigurationTarget.Global);
@@ -68,5 +113,6 @@ export async function keepSessionsChecks(kit: HostKit, ext: ExtensionApi, fixtur
   } finally {
     await settings.update('servers', servers, vscode.ConfigurationTarget.Global);
     await settings.update('sandbox.memory', undefined, vscode.ConfigurationTarget.Global);
+    await ext.secrets.removeServer('secretfix');
   }
 }

@@ -2,13 +2,17 @@
 // its variables when a server is added (and calls the new one at once, as mcp_<alias> and through
 // call_tool), a removed server's calls fail saying so, and a file that does not load is ignored
 // with a line in the log. A VS Code window's next bridge (after a restart for a sandbox setting)
-// tells each session of the previous one, on its first run, that it was reset and why.
+// tells each session of the previous one, on its first run, that it was reset and why. Server
+// secrets in the sealed file a VS Code window writes are read again when it changes: the server
+// answers with the new value and the session keeps its variables.
 import assert from 'node:assert/strict';
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, test } from 'node:test';
 import { join } from 'node:path';
 import { noteRestart } from '../../src/state/bridge-restarts.ts';
 import { OWNER_ENV } from '../../src/state/catalog-file.ts';
+import { newTokenKey, parseTokenKey, TOKEN_KEY_ENV } from '../../src/state/oauth-tokens.ts';
+import { SECRETS_FILE_ENV, writeSecretsFile } from '../../src/state/secrets-file.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { apiSandboxes } from '../helpers/env.ts';
 import { until } from '../helpers/wait.ts';
@@ -93,6 +97,42 @@ for (const { label, sandbox } of apiSandboxes().slice(0, 1)) {
       assert.equal(structured(await second.call('print(2)')).sessionChange, undefined, 'said once');
     } finally {
       await second.close();
+    }
+  });
+}
+
+for (const { label, sandbox } of apiSandboxes().slice(0, 1)) {
+  test(`a changed sealed secrets file reaches the running bridge: the server answers the new value, the session keeps x, on ${label}`, async () => {
+    const key = newTokenKey();
+    const secretsFile = join(await tempDir('cem-secrets-'), 'bridge-secrets.sealed.json');
+    const secrets = (value: string) => ({
+      fixture: { env: { API_TOKEN: `env-${value}` }, headers: {}, inputs: { token: `input-${value}` } },
+    });
+    await writeSecretsFile(secretsFile, secrets('one'), parseTokenKey(key));
+    const servers = { fixture: { command: process.execPath, args: [FIXTURE], env: { CEM_TOKEN: '${input:token}' } } };
+    const bridge = await startBridge({ sandbox, servers }, { [SECRETS_FILE_ENV]: secretsFile, [TOKEN_KEY_ENV]: key });
+    const tokens = 'print(await mcp_fixture.env(name="API_TOKEN"), await mcp_fixture.env(name="CEM_TOKEN"))';
+    const sealedAgain = async (write: () => Promise<void>, logged: RegExp) => {
+      const before = bridge.stderr().length;
+      await write();
+      await until(`the bridge's log to match ${logged}`, () => logged.test(bridge.stderr().slice(before)), 20_000);
+    };
+    try {
+      const first = await ok(bridge, `x = 1\n${tokens}`);
+      assert.equal(first.stdout, 'env-one input-one\n');
+      await sealedAgain(() => writeSecretsFile(secretsFile, secrets('two'), parseTokenKey(key)), /servers reconfigured: changed fixture/);
+      const second = await ok(bridge, `print(x)\n${tokens}`);
+      assert.equal(second.stdout, '1\nenv-two input-two\n');
+      // Sealed with another key: said in the log (no value), the secrets it has are kept.
+      await sealedAgain(
+        () => writeSecretsFile(secretsFile, secrets('three'), parseTokenKey(newTokenKey())),
+        /server secrets not updated: .* does not unseal with this bridge's key/,
+      );
+      const third = await ok(bridge, `print(x)\n${tokens}`);
+      assert.equal(third.stdout, '1\nenv-two input-two\n');
+      assert.ok(!/env-(one|two|three)|input-(one|two|three)/.test(bridge.stderr()), 'no secret value in the log');
+    } finally {
+      await bridge.close();
     }
   });
 }

@@ -173,30 +173,40 @@ export class ProxyHub {
 
   /**
    * The configuration changed while the bridge runs: new servers are set up (started on first
-   * use), removed ones closed, those whose definition changed closed and set up afresh; the
-   * others keep their connections. Limits and timeouts apply to calls made from now on.
-   * Returns the names of the servers added, removed and changed.
+   * use), removed ones closed, those whose definition or stored secrets changed closed and set
+   * up afresh; the others keep their connections. Limits and timeouts apply to calls made from
+   * now on. Returns the names of the servers added, removed and changed.
    */
   async reconfigure(config: HubConfig): Promise<{ added: string[]; removed: string[]; changed: string[] }> {
     Object.assign(this.limits, config.proxy);
     Object.assign(this.timeouts, timeoutsOf(config.proxy));
     this.discoveryWaitMs = config.proxy.discoveryWaitSeconds * 1000;
     this.options.relay?.relay.limit(config.proxy);
+    const secretsBefore = this.secrets;
     this.secrets = config.secrets;
     this.consent.update(config.consent);
     const enabled = new Map(enabledServers(config));
     const before = new Map(this.configs);
     const removed = [...before.keys()].filter((name) => !enabled.has(name));
     const added = [...enabled.keys()].filter((name) => !before.has(name));
+    // Env and header secrets are in the server's entry (applySecrets): its fingerprint changes. The
+    // values of `${input:ID}` are not: a server whose stored secrets changed starts afresh too.
+    const newSecret = (name: string) => JSON.stringify(secretsBefore?.[name] ?? {}) !== JSON.stringify(config.secrets?.[name] ?? {});
+    const restart = (name: string) => fingerprint(before.get(name)!) !== fingerprint(enabled.get(name)!) || newSecret(name);
     const changed = [...enabled].flatMap(([name, server]) => {
       const old = before.get(name);
-      return old && (fingerprint(old) !== fingerprint(server) || JSON.stringify(old) !== JSON.stringify(server)) ? [name] : [];
+      return old && (restart(name) || JSON.stringify(old) !== JSON.stringify(server)) ? [name] : [];
     });
-    const restarted = changed.filter((name) => fingerprint(before.get(name)!) !== fingerprint(enabled.get(name)!));
+    const restarted = changed.filter(restart);
     await Promise.all([...removed, ...restarted].map((name) => this.dropServer(name)));
     for (const name of removed) this.removed.add(name);
     await this.catalog.reconfigure([...enabled].map(([name, server]) => catalogEntry(name, server)));
     for (const name of [...added, ...restarted]) this.addServer(name, enabled.get(name)!);
+    // The catalog resets a server whose entry changed; one restarted for its inputs alone is reset here.
+    for (const name of restarted) {
+      const sameEntry = fingerprint(before.get(name)!) === fingerprint(enabled.get(name)!);
+      if (sameEntry && !this.refused.has(name)) this.catalog.setState(name, 'not-started');
+    }
     // A change of policy only (tools allowed, confirmations, description): the connection stays.
     for (const name of changed.filter((n) => !restarted.includes(n))) this.configs.set(name, enabled.get(name)!);
     if (added.length + removed.length + changed.length > 0)
