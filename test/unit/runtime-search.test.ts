@@ -77,6 +77,26 @@ test('a search that finds nothing returns [] and says on stderr that no configur
   assert.match(stderr, /tell the user it is not available/);
 });
 
+test('a search naming a service no configured server provides says so by name, with hits or without', () => {
+  const servers = [{ name: 'slack', tools: 8 }];
+  const empty = run({ search_tools: { hits: [], notReady: [], servers, unserved: ['Google Drive'] } }, [
+    'out = asyncio.run(rt.search_tool_docs("copy the backups to Google Drive"))',
+  ]);
+  assert.deepEqual(empty.out, []);
+  assert.match(
+    empty.stderr,
+    /^search_tool_docs: nothing fits 'copy the backups to Google Drive': no configured server provides Google Drive\. The servers: slack \(8 tools\)\./,
+  );
+  const some = run({ search_tools: { hits: [HIT], notReady: [], unserved: ['Microsoft Teams'] } }, [
+    'out = asyncio.run(rt.search_tool_docs("send a Teams message to QA"))',
+  ]);
+  assert.equal((some.out as unknown[]).length, 1);
+  assert.equal(
+    some.stderr,
+    'search_tool_docs: no configured server provides Microsoft Teams: the hits can do only other parts of the request.\n',
+  );
+});
+
 test('query_tool_docs renders the same signature and keeps what a call returns', () => {
   const { out } = run(
     {

@@ -7,8 +7,10 @@
 // - search-queries-holdout2.json (75): written before both, never used to choose a feature or
 //   a weight; only its aggregate figures were looked at while the lexicon was built (see
 //   docs/benchmarks.md).
-// - search-queries-values.json (35): requests carrying values (names, places, paths, quoted
-//   text), written for and tuned on with the rule on key words no tool has (ranking/score.ts).
+// - search-queries-values.json (51): requests carrying values (names, places, paths, quoted
+//   text), written for and tuned on with the rule on key words no tool has (ranking/score.ts),
+//   and 16 naming a well-known service no server provides, for the rule on such services
+//   (ranking/services.ts).
 // - search-queries-objects.json (44): requests whose object the right tool does not name ("save
 //   the report to disk"), which a rule on a hit that answers only the request's verb lost.
 // Queries are answered as sandboxed code gets them: nothing when the best hit scores under the
@@ -55,9 +57,11 @@ test('the lexicon set (paraphrases and cross-server confusions) keeps its level'
 
 test('requests carrying values (names, places, paths, quoted text) are not taken for requests no tool serves', () => {
   const result = evaluateSearch(undefined, 'test/fixtures/search-queries-values.json');
-  assert.ok(result.queries >= 30, `only ${result.queries} queries`);
-  assert.ok(result.recallAt5 >= 0.97, `recall@5 ${result.recallAt5}\n${detail(result)}`);
-  assert.ok(result.recallAt1 >= 0.85, `recall@1 ${result.recallAt1}\n${detail(result)}`);
+  assert.ok(result.queries >= 50, `only ${result.queries} queries`);
+  // 0.82 / 0.90 over 51: the first 35 at 0.86 / 0.97; of the 16 naming a service no server
+  // provides, 12 / 12, with or without the rule on such services (the rest lost before it).
+  assert.ok(result.recallAt5 >= 0.9, `recall@5 ${result.recallAt5}\n${detail(result)}`);
+  assert.ok(result.recallAt1 >= 0.82, `recall@1 ${result.recallAt1}\n${detail(result)}`);
 });
 
 test('requests whose object the right tool does not name keep their answers', () => {
@@ -84,7 +88,8 @@ test('requests no configured tool serves get no hits (held-out no-match set, and
   assert.ok(heldOut.queries >= 20, `only ${heldOut.queries} queries`);
   assert.ok(heldOut.empty >= 0.42, `answered nothing for ${heldOut.empty}\n${shown(heldOut)}`);
   const tuning = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatchTuning);
-  assert.ok(tuning.empty >= 0.41, `answered nothing for ${tuning.empty}\n${shown(tuning)}`);
+  // 0.42 before the rule on well-known services no server provides, 0.63 with it.
+  assert.ok(tuning.empty >= 0.62, `answered nothing for ${tuning.empty}\n${shown(tuning)}`);
 });
 
 test('deleting tools rank below the others unless the request asks to delete, and first when it does', () => {

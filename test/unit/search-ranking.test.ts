@@ -7,6 +7,7 @@ import { COLLOCATIONS, PHRASES, SAME_ACTION, SAME_THING, SHORTHANDS, TOPICS } fr
 import { MAX_QUERY_WORDS, MIN_SCORE, ToolRanker, wordsOf, type RankableTool } from '../../src/bridge/catalog/ranking.ts';
 import { readQuery } from '../../src/bridge/catalog/ranking/query.ts';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
+import { ToolIndex } from '../../src/bridge/catalog/search.ts';
 import { QUERY_SETS, realCatalog } from '../helpers/search-eval.ts';
 
 function tool(server: string, name: string, description: string, extra: Partial<RankableTool> = {}): RankableTool {
@@ -142,14 +143,50 @@ test("a key word no tool has (the verb, the head of what it acts on, a service n
     assert.ok(best(query) > 0.8, query);
   }
   assert.equal(best('post the message to the channel for Alice'), best('post the message to the channel for alice'));
-  // The words after the noun phrase are not key words: a place, a person, a service after "on".
-  assert.ok(best('read the file on Dropbox') > 0.8);
+  // The words after the noun phrase are not key words: a place, a person ("on" a well-known
+  // service no server mentions counts apart, below).
+  assert.ok(best('read the file for Alice in Lyon') > 0.8);
   // Over the real catalog, such a request is answered with nothing.
   assert.deepEqual(realCatalog().find('check my Gmail inbox for invoices', 5), []);
   // Scores stay in order down the list, and the same query scores the same.
   const hits = ranker.scored('post the thermostat to the channel', 3);
   for (let i = 1; i < hits.length; i++) assert.ok(hits[i]!.relevance <= hits[i - 1]!.relevance);
   assert.deepEqual(ranker.scored('post the thermostat to the channel', 3), hits);
+});
+
+test("a well-known service no configured server mentions lowers every hit's score, unless the catalog mentions it", () => {
+  const catalog = realCatalog();
+  const tools = catalog.allTools();
+  const ranker = new ToolRanker(tools);
+  // Named in any form, past values ("facebook/react", an address), common words only when written as names.
+  assert.deepEqual(ranker.unserved('send a Teams message to QA'), ['Microsoft Teams']);
+  assert.deepEqual(ranker.unserved('copy the reports to google drive and ping me by SMS'), ['Google Drive', 'SMS']);
+  assert.deepEqual(ranker.unserved('merge the GitLab merge request'), ['GitLab']);
+  assert.deepEqual(ranker.unserved('list the teams of the org, a linear history'), []);
+  assert.deepEqual(ranker.unserved('fork facebook/react and mail bob@dropbox.com'), []);
+  assert.deepEqual(ranker.unserved('put my email in the input'), []);
+  // Configured services are known: github, slack, postgres.
+  assert.deepEqual(ranker.unserved('open a GitHub issue and post it on Slack'), []);
+  // A request naming one is answered with nothing, where without the rule it was not.
+  const request = 'back up the reports folder to Google Drive';
+  assert.ok(new ToolIndex(tools, { unservedService: 0 }).find(request, 5).length > 0);
+  assert.deepEqual(catalog.find(request, 5), []);
+  assert.deepEqual(catalog.find('share this file on Dropbox', 5), []);
+  // A hit that answers the rest strongly still answers, its score lowered.
+  const [web] = catalog.find('search the web for Dropbox pricing plans', 5);
+  assert.equal(web?.entry.tool, 'brave_web_search');
+  assert.ok(web.score < new ToolIndex(tools, { unservedService: 0 }).find('search the web for Dropbox pricing plans', 1)[0]!.score);
+  // Once a server mentions the service, its tool comes first and the request is answered.
+  const lists = (JSON.parse(readFileSync('test/fixtures/tool-lists.json', 'utf8')) as { servers: Record<string, { tools: unknown[] }> })
+    .servers;
+  const withDrive = new ToolCatalog([...Object.keys(lists), 'drive'].map((name) => ({ name, fingerprint: name })));
+  for (const [name, server] of Object.entries(lists)) withDrive.setTools(name, server.tools);
+  withDrive.setTools('drive', [
+    { name: 'upload_file', description: 'Upload a local file to a Google Drive folder', inputSchema: { type: 'object' } },
+  ]);
+  assert.deepEqual(withDrive.unserved(request), []);
+  const [first] = withDrive.find(request, 5);
+  assert.equal(`${first?.entry.server}/${first?.entry.tool}`, 'drive/upload_file');
 });
 
 test('the key words of a request: its verb, the head of what it acts on, a name before that head', () => {

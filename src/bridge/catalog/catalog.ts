@@ -247,6 +247,12 @@ export class ToolCatalog {
     return this.index.find(query, limit, skipServers);
   }
 
+  /** The well-known services a request names that no configured server mentions: what "nothing fits" names. */
+  unserved(query: string): string[] {
+    this.index ??= new ToolIndex(this.allTools());
+    return this.index.unserved(query);
+  }
+
   /**
    * A call of a tool returned (without an error): one text item, or other content. Its return
    * type says `str` while every call seen returned one text item, and the content type after.

@@ -25,10 +25,11 @@
 // (word-forms.ts), BM25F (match.ts), the signals (rerank.ts), their weights (weights.ts).
 import { splitWords, wordsOf } from '../../shared/words.ts';
 import { buildIndex, type RankableTool, type RankIndex } from './ranking/indexing.ts';
-import { creditServerHints, creditWord } from './ranking/match.ts';
+import { creditServerHints, creditWord, idf } from './ranking/match.ts';
 import { readQuery } from './ranking/query.ts';
 import { bestOf, phraseMatches, signalsOf, type Found } from './ranking/rerank.ts';
 import { scoreOf } from './ranking/score.ts';
+import { servicesNamed } from './ranking/services.ts';
 import { Tally } from './ranking/tally.ts';
 import { DEFAULT_WEIGHTS, type RankWeights } from './ranking/weights.ts';
 
@@ -69,6 +70,11 @@ export class ToolRanker {
     return this.scored(query, limit, skipServers).map((r) => r.doc);
   }
 
+  /** The well-known services a request names that no server of the catalog mentions ("Google Drive"). */
+  unserved(query: string): string[] {
+    return servicesNamed(query).filter((service) => !this.index.services.has(service));
+  }
+
   /** The best tools for a query, best first, with their scores and what made them. */
   scored(query: string, limit: number, skipServers?: ReadonlySet<string>): ScoredTool[] {
     const { index, weights } = this;
@@ -77,6 +83,9 @@ export class ToolRanker {
     const tally = this.tally.begin();
     creditServerHints(index, weights, read, tally);
     read.asked.forEach((asked, wordIndex) => creditWord(index, weights, read, asked, wordIndex, tally));
+    // A well-known service no configured server mentions ("copy the backups to Google Drive") is a
+    // part of the request no hit answers, like a key word no tool has (match.ts).
+    tally.foreignWeight += this.unserved(query).length * idf(index, 0) * weights.unservedService;
     const found: Found = { query: read, tally, phrases: phraseMatches(index, read.asked, tally) };
     const partsOf = (doc: number): Record<string, number> => signalsOf(index.docs[doc]!, doc, found, weights);
     const candidates = tally.totalWeight > 0 ? tally.touched.filter((doc) => !skipServers?.has(index.docs[doc]!.server)) : [];

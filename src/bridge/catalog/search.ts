@@ -33,6 +33,11 @@ export class ToolIndex {
     return this.ranker.rank(query, limit, skipServers).map((i) => this.entries[i]!);
   }
 
+  /** The well-known services a request names that no server of the catalog mentions ("Google Drive"). */
+  unserved(query: string): string[] {
+    return this.ranker.unserved(query);
+  }
+
   /** The hits for a request with their scores; none when even the best does not answer it (under MIN_SCORE). */
   find(query: string, limit: number, skipServers?: ReadonlySet<string>): ToolHit[] {
     const scored = this.ranker.scored(query, limit, skipServers);

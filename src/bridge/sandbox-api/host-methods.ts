@@ -317,12 +317,15 @@ export function createHostMethods(
         })),
       );
       const hits = [...snippetHits, ...tools].slice(0, params.limit);
+      // A well-known service the request names that no server provides ("Google Drive"): said by name.
+      const unserved = hub.catalog.unserved(params.query);
+      const named = unserved.length > 0 ? { unserved } : {};
       // An empty answer must mean "nothing fits", never "not started yet".
       if (hits.length === 0) {
         refuseWhileStarting(notReady, hub.discoveryWaitMs);
-        return { hits, notReady, servers: serversSearched(hub) };
+        return { hits, notReady, servers: serversSearched(hub), ...named };
       }
-      return { hits, notReady };
+      return { hits, notReady, ...named };
     },
     async query_tools(params, context) {
       context.describe(`the tool docs of ${params.server}`);

@@ -199,7 +199,8 @@ async def search_tool_docs(query, limit=5, detail="summary"):
     request the tool answers (comparable within one search, roughly across searches); "hint":
     "read-only" or "destructive" when the server says so. detail="full" adds returns and
     inputSchema (and title, annotations, outputSchema, icons, _meta when the server gives them).
-    [] means no tool of the configured servers does this: a note on stderr names them.
+    [] means no tool of the configured servers does this: a note on stderr names them, and a
+    well-known service the request names that none provides ("Google Drive"), also with hits.
     Servers still starting are waited for (as in discovered_servers()); those whose tools are
     still not known (starting, or failed) are named in one line on stderr. No hit while a server
     is still starting raises ToolError (kind "unavailable") naming it, so [] always means
@@ -214,24 +215,30 @@ async def search_tool_docs(query, limit=5, detail="summary"):
     if not_ready:
         sys.stderr.write("search_tool_docs: not searched yet: %s\n" % ", ".join(_not_ready_text(s) for s in not_ready))
     hits = [_shown_doc(doc) for doc in reply.get("hits") or []]
+    unserved = [str(name) for name in reply.get("unserved") or []][:3]
     if not hits and reply.get("servers") is not None:
-        sys.stderr.write(_nothing_fits_text(str(query), reply["servers"]) + "\n")
+        sys.stderr.write(_nothing_fits_text(str(query), reply["servers"], unserved) + "\n")
+    elif hits and unserved:
+        sys.stderr.write("search_tool_docs: no configured server provides %s: the hits can do only other parts of the request.\n" % ", ".join(unserved))
     return hits
 
 
-def _nothing_fits_text(query, servers):
-    """What the model reads when a search finds nothing: no server does it, and which there are."""
+def _nothing_fits_text(query, servers, unserved=()):
+    """What the model reads when a search finds nothing: no server does it (or provides the
+    service it names), and which there are."""
     if not servers:
         return "search_tool_docs: nothing fits %r: no MCP server with tools is configured." % _short(query, 80)
+    missing = ", ".join(unserved)
+    why = "no configured server provides %s" % missing if missing else "no tool of the configured servers does this"
     shown = []
     for server in servers[:_MAX_NAMES_SHOWN]:
         about = _short(" ".join(str(server.get("description") or "").split()), 60)
         shown.append("%s (%s tools%s)" % (server.get("name"), server.get("tools"), ": " + about if about else ""))
     more = len(servers) - len(shown)
     return (
-        "search_tool_docs: nothing fits %r: no tool of the configured servers does this. The servers: %s%s. "
+        "search_tool_docs: nothing fits %r: %s. The servers: %s%s. "
         "Other words will not find what no server offers: do it another way, or tell the user it is not available."
-        % (_short(query, 80), "; ".join(shown), "; and %d more" % more if more > 0 else "")
+        % (_short(query, 80), why, "; ".join(shown), "; and %d more" % more if more > 0 else "")
     )
 
 

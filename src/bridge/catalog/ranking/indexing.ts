@@ -9,6 +9,7 @@ import { stemmer } from 'stemmer';
 import { stemOf, wordsOf } from '../../../shared/words.ts';
 import { annotationFlag } from '../tool-hints.ts';
 import { DELETE_STEMS, READ_WORDS } from './query.ts';
+import { servicesMentioned } from './services.ts';
 import type { RankWeights } from './weights.ts';
 
 /** What the ranker reads of a tool; `title` and `annotations` are used when present. */
@@ -53,6 +54,8 @@ export interface RankIndex {
   serverHints: Map<string, Set<string>>;
   /** server -> its tools' docs. */
   serverDocs: Map<string, number[]>;
+  /** The well-known services its servers and tools mention (services.ts): a request naming another is not served. */
+  services: Set<string>;
 }
 
 const READ_ACTIONS = new Set(
@@ -235,7 +238,7 @@ function postingsOf(fieldTerms: ReadonlyArray<Record<Field, string[]>>, weights:
  * "maps"), unlike "search" in brave-search.
  */
 function serverHintsOf(
-  { docs, vocabulary, serverDocs }: Omit<RankIndex, 'serverHints'>,
+  { docs, vocabulary, serverDocs }: Omit<RankIndex, 'serverHints' | 'services'>,
   serverWordsOf: (server: string) => string[],
 ): Map<string, Set<string>> {
   const hints = new Map<string, Set<string>>();
@@ -271,5 +274,18 @@ export function buildIndex(tools: readonly RankableTool[], weights: RankWeights)
     docs.push(doc);
   }
   const vocabulary = postingsOf(fieldTerms, weights);
-  return { docs, vocabulary, serverDocs, serverHints: serverHintsOf({ docs, vocabulary, serverDocs }, serverWordsOf) };
+  const services = servicesMentioned(
+    parsed.flatMap(({ words: w }) => [
+      w.tool,
+      w.title,
+      w.lead,
+      w.body,
+      w.server,
+      w.serverDescription,
+      ...w.paramNames,
+      ...w.paramDocs,
+      ...w.enums.flat(),
+    ]),
+  );
+  return { docs, vocabulary, serverDocs, serverHints: serverHintsOf({ docs, vocabulary, serverDocs }, serverWordsOf), services };
 }

@@ -9,7 +9,7 @@ import type { Tally } from './tally.ts';
 import type { RankWeights } from './weights.ts';
 import { wordForms } from './word-forms.ts';
 
-function idf(index: RankIndex, df: number): number {
+export function idf(index: RankIndex, df: number): number {
   const n = index.docs.length;
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }

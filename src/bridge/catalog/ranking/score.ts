@@ -4,14 +4,15 @@
 // - answered: the share of the query's words (weighted by rarity) the tool has in some form;
 //   words no tool has are left out (most are values, a name or a place), but for the query's
 //   key words (query.ts keyWords: its verb, the head of what it acts on, a service named before
-//   that head), which count as words no hit answers ("SNOOZE my alarm", "my GMAIL inbox");
+//   that head), which count as words no hit answers ("SNOOZE my alarm", "my GMAIL inbox"), as
+//   does a well-known service no configured server mentions (services.ts: "to Google Drive");
 // - strength: its BM25F per query word against the most a word can give (k1 + 1): the words
 //   in its name or first sentence, not once in a long text;
 // - named: the square root of (1 + the share of its name the query names) / 2.
 // Within one query the scores follow the ranking (a hit never scores above the one before it);
 // across queries they compare roughly: over the real catalog's query sets a right first hit
 // scores 0.63 at the median (0.38 at the tenth percentile), the best hit for a request no tool
-// serves 0.21 at the median.
+// serves 0.17 at the median.
 import type { Tally } from './tally.ts';
 import type { RankWeights } from './weights.ts';
 

@@ -54,6 +54,13 @@ export interface RankWeights {
   foreignVerb: number;
   foreignHead: number;
   foreignName: number;
+  /**
+   * How much a well-known service the request names that no configured server mentions
+   * (services.ts: "copy the backups to Google Drive") counts against every hit's score, as a share
+   * of a word of the rarest kind, per service: a hit may do a part of the request, not the whole;
+   * one that answers much of the rest stays over the threshold ("find Spotify's offices in Stockholm").
+   */
+  unservedService: number;
   /** score × (1 + intentHint) for a read-only tool on a read query or a destructive one on a delete query (annotations). */
   intentHint: number;
 }
@@ -87,4 +94,5 @@ export const DEFAULT_WEIGHTS: Readonly<RankWeights> = {
   foreignVerb: 4,
   foreignHead: 0.5,
   foreignName: 12,
+  unservedService: 5,
 };
