@@ -64,11 +64,15 @@ for (const [order, runtime] of testRuntimes().entries()) {
   describe(`packages on ${runtime}`, () => {
     let index: PipIndex;
     const built = new Set<string>();
-    const sandboxWith = (packages: string[], pipIndexUrl = index.url) =>
-      testSandbox(runtime, { image: TEST_DATA_IMAGE, packages, pipIndexUrl });
+    // The data image under a name of this file's own: a build removes the older package images
+    // of its base (by name), so another file's build on the data image (run at the same time)
+    // would remove this file's images, and this file's builds would remove the other's.
+    const base = `localhost/cem-test-packages-base:${runtime}`;
+    const sandboxWith = (packages: string[], pipIndexUrl = index.url) => testSandbox(runtime, { image: base, packages, pipIndexUrl });
 
     before(async () => {
       assert.ok(await imageExists(runtime, TEST_DATA_IMAGE), `${TEST_DATA_IMAGE} must be present in ${runtime}`);
+      await execa(runtime, ['tag', TEST_DATA_IMAGE, base]);
       index = await servePipIndex({
         'cem-hello': { version: '1.0', value: 'hello' },
         'cem-other': { version: '2.0', value: 'other' },
@@ -78,6 +82,7 @@ for (const [order, runtime] of testRuntimes().entries()) {
 
     after(async () => {
       for (const tag of built) await execa(runtime, ['rmi', '--force', tag], { reject: false });
+      await execa(runtime, ['rmi', base], { reject: false });
       await index?.close();
     });
 
@@ -97,7 +102,7 @@ for (const [order, runtime] of testRuntimes().entries()) {
     test('build-image builds it with progress; a run imports the package; the listing and capabilities name it', async () => {
       const sandbox = {
         runtime,
-        image: TEST_DATA_IMAGE,
+        image: base,
         packages: ['cem-hello', 'cem_other==2.0'],
         pipIndexUrl: index.url,
         memory: '256m',
@@ -170,7 +175,7 @@ for (const [order, runtime] of testRuntimes().entries()) {
       assert.match(check.detail, /stale/);
       // No spare: the bridge's first container (of the base image) says what runs have: the image's own packages, not sandbox.packages.
       const bridge = await startBridge({
-        sandbox: { runtime, image: TEST_DATA_IMAGE, packages: sandbox.packages, pipIndexUrl: index.url, prewarm: false },
+        sandbox: { runtime, image: base, packages: sandbox.packages, pipIndexUrl: index.url, prewarm: false },
       });
       try {
         const [tool] = (await bridge.client.listTools()).tools;
@@ -192,7 +197,7 @@ for (const [order, runtime] of testRuntimes().entries()) {
     test('a bridge started before the build runs new sessions in the built image', async () => {
       const packages = ['cem-hello'];
       // With a spare container started ahead (prewarm): one of the base image must not serve the new session.
-      const bridge = await startBridge({ sandbox: { runtime, image: TEST_DATA_IMAGE, packages, pipIndexUrl: index.url, prewarm: true } });
+      const bridge = await startBridge({ sandbox: { runtime, image: base, packages, pipIndexUrl: index.url, prewarm: true } });
       try {
         const before = await bridge.call('import importlib.util\nprint(importlib.util.find_spec("cem_hello") is None)');
         assert.match(textOf(before), /True/);
@@ -282,7 +287,7 @@ for (const [order, runtime] of testRuntimes().entries()) {
 
     test("an unreachable index refuses the build with pip's words and the fix, exit 3, no image", async () => {
       const url = `http://127.0.0.1:${await closedPort()}/simple/`;
-      const sandbox = { runtime, image: TEST_DATA_IMAGE, packages: ['cem-hello'], pipIndexUrl: url };
+      const sandbox = { runtime, image: base, packages: ['cem-hello'], pipIndexUrl: url };
       const result = await cli(['build-image', '--config', await configFile(sandbox)]);
       assert.equal(result.exitCode, 3, result.stderr);
       assert.match(result.stderr, /could not be reached \(pip: .*(Connection refused|NewConnectionError|No matching distribution)/);
