@@ -6,7 +6,8 @@
 // gets a 403 saying so; "always", picked in the form, adds localhost:PORT to the user's
 // sandbox.network.allow with a notification whose Undo takes it out again (the proxy still refuses
 // localhost as a loopback address, which is what Python sees); the run panel's Network section
-// lists each request with its decision. Every setting is restored after.
+// lists each request with its decision, and the Runs view's row says what a waiting run waits for.
+// Every setting is restored after.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as vscode from 'vscode';
@@ -61,7 +62,7 @@ export async function networkChecks(
     const startAsked = async (label: string) => {
       const code = fetchCode(`http://${where}/`, label);
       const pending = invoke(code, { session });
-      await waitFor(
+      const waiting = await waitFor(
         'the run to wait for a network answer',
         () => ext.runs.runs().find((r) => r.code === code && waitingForNetworkQuestion(r)),
         60_000,
@@ -74,6 +75,13 @@ export async function networkChecks(
           `no question open: ${JSON.stringify({ status, stdout, stderr, egress, networkQuestions })}; result: ${String(result)}`,
         );
       });
+      // The Runs view's row says what it waits for, as it does for a tool confirmation.
+      const row = ext.runs.getTreeItem({ kind: 'run', run: waiting });
+      assert(
+        String(row.description).startsWith(`waiting for you: network access to ${where} · `),
+        `description: ${String(row.description)}`,
+      );
+      assert((row.iconPath as vscode.ThemeIcon).id === 'bell-dot', `icon: ${(row.iconPath as vscode.ThemeIcon).id}`);
       const status = await waitFor('the status bar item', () => ext.confirmations.text, 10_000);
       assert(status === '$(bell-dot) Answer a network question', `status bar: ${status}`);
       assert(

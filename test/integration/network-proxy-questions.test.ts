@@ -17,7 +17,8 @@ import {
   type ElicitRequestFormParams,
   type ElicitResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { createBridge, type Bridge } from '../../src/bridge/server.ts';
+import { NETWORK_ALWAYS, NETWORK_FIELD } from '../../src/bridge/client/network-questions.ts';
+import { CLIENT_ENV, createBridge, type Bridge } from '../../src/bridge/server.ts';
 import { parseConfig } from '../../src/config/load.ts';
 import { parseRunLog } from '../../src/state/run-log/reader.ts';
 import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
@@ -41,6 +42,8 @@ describe(`the sandbox's network through the bridge and its proxy (${runtime})`, 
   let bridge: Bridge;
   let client: Client;
   let stateDir: string;
+  const config = (allow: string[]) =>
+    parseConfig({ stateDir, servers: {}, sandbox: { ...testSandbox(runtime), prewarm: false, network: { allow, ask: true } } });
   const questions: ElicitRequestFormParams[] = [];
   let answer: () => ElicitResult = () => ({ action: 'decline' });
   const run = async (code: string) =>
@@ -51,13 +54,7 @@ describe(`the sandbox's network through the bridge and its proxy (${runtime})`, 
     await new Promise<void>((resolve) => origin.listen(0, '127.0.0.1', resolve));
     port = (origin.address() as AddressInfo).port;
     stateDir = join(await tempDir('cem-network-proxy-'), 'state');
-    bridge = await createBridge(
-      parseConfig({
-        stateDir,
-        servers: {},
-        sandbox: { ...testSandbox(runtime), prewarm: false, network: { allow: [`127.0.0.1:${port}`], ask: true } },
-      }),
-    );
+    bridge = await createBridge(config([`127.0.0.1:${port}`]));
     client = new Client({ name: 'network-proxy-test', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
     client.setRequestHandler(ElicitRequestSchema, (request) => {
       questions.push(request.params as ElicitRequestFormParams);
@@ -110,5 +107,33 @@ describe(`the sandbox's network through the bridge and its proxy (${runtime})`, 
       runs.flatMap((r) => r.networkQuestions.map((q) => q.answer)),
       ['declined', 'once'],
     );
+  });
+
+  test('"always" taken back (Undo rewrites sandbox.network.allow): the same session\'s next request is asked again', async (t) => {
+    // The bridge VS Code starts: there, "always" lives in the user's setting, which decides from then on.
+    const client = process.env[CLIENT_ENV];
+    process.env[CLIENT_ENV] = 'vscode';
+    t.after(() => (client === undefined ? delete process.env[CLIENT_ENV] : (process.env[CLIENT_ENV] = client)));
+    const asked = questions.length;
+    const decisions = () =>
+      parseRunLog(readFileSync(join(stateDir, RUN_LOG_FILE), 'utf8'))
+        .flatMap((r) => r.egress)
+        .slice(3)
+        .map((e) => e.decision);
+    // localhost resolves from the hosts file; "private" after the answer means the policy let it through to resolution.
+    answer = () => ({ action: 'accept', content: { [NETWORK_FIELD]: NETWORK_ALWAYS } });
+    assert.match(textOf(await run(fetch(`http://localhost:${port}/a`))), /status 403.*loopback address/s);
+    assert.match(textOf(await run(fetch(`http://localhost:${port}/b`))), /status 403.*loopback address/s);
+    assert.equal(questions.length, asked + 1, 'asked once: "always" holds');
+    // The extension adds the host to the setting, then Undo takes it out again: two reloads.
+    await bridge.reconfigure(config([`127.0.0.1:${port}`, `localhost:${port}`]));
+    await bridge.reconfigure(config([`127.0.0.1:${port}`]));
+    answer = () => ({ action: 'decline' });
+    const refused = textOf(await run(fetch(`http://localhost:${port}/c`)));
+    assert.match(refused, /status 403/);
+    assert.doesNotMatch(refused, /loopback address/);
+    assert.equal(questions.length, asked + 2, 'asked again after Undo');
+    assert.equal(questions.at(-1)!.message, `Code Execution Mode: allow the sandbox to reach localhost:${port}?`);
+    assert.deepEqual(decisions(), ['private', 'private', 'denied']);
   });
 });

@@ -443,6 +443,31 @@ test('ask: "once" lets this request through and asks again next time; "session" 
   await proxy.close();
 });
 
+test('ask: "always" holds until sandbox.network changes (Undo), then the bridge is asked again; "session" stays', async () => {
+  const target = await echoHttp();
+  const answers: EgressAnswer[] = ['always', 'session', 'deny'];
+  const names = { 'always.example.test': [PUBLIC], 'session.example.test': [PUBLIC] };
+  const { proxy, socketPath, config } = await startProxy(network({ ask: true }), names, { [PUBLIC]: target.port });
+  const h = handler(async () => answers.shift() ?? 'deny');
+  run(proxy, h);
+  assert.equal((await get(socketPath, 'http://always.example.test/')).status, 200);
+  assert.equal((await get(socketPath, 'http://session.example.test/')).status, 200);
+  assert.equal((await get(socketPath, 'http://always.example.test/')).status, 200);
+  assert.equal(h.asked.length, 2, 'granted: not asked again while the setting stands');
+  // The setting changes (a reload: VS Code's Undo takes the host out of sandbox.network.allow).
+  config.current = network({ ask: true });
+  assert.equal((await get(socketPath, 'http://session.example.test/')).status, 200);
+  assert.equal(h.asked.length, 2, 'a session grant outlives the change');
+  const again = await get(socketPath, 'http://always.example.test/');
+  assert.equal(again.status, 403);
+  assert.deepEqual(h.asked.at(-1), { host: 'always.example.test', port: 80 });
+  assert.deepEqual(
+    (await h.recorded(5)).map((r) => r.decision),
+    ['asked', 'asked', 'allowed', 'allowed', 'denied'],
+  );
+  await proxy.close();
+});
+
 test('ask: a rejected question, a run that ends while asking, ask off and no handler each refuse without connecting', async () => {
   const target = await echoHttp();
   const names = { 'api.example.test': [PUBLIC] };

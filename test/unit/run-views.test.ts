@@ -23,6 +23,7 @@ import {
   runFacts,
   runLabel,
   runState,
+  waitsForUser,
   runTabTitle,
   runWaitedText,
 } from '../../src/extension/views/run-text.ts';
@@ -204,6 +205,19 @@ test('a Runs view row describes state, duration and session; a running one shows
   const waiting = record({ ...running, confirmations: [{ asked: running.started, server: 'fs', tool: 'write_file', arguments: {} }] });
   assert.equal(runState(waiting, started + 1000), 'waiting for confirmation');
   assert.equal(runFacts(waiting, started + 2000), 'waiting for confirmation · 2.0 s · default');
+  // A network question waiting: the host and port it asks about; answered, the run is running again.
+  const asked = { time: running.started, asked: running.started, host: 'api.example.com', port: 443 };
+  const networkWait = record({ ...running, networkQuestions: [asked] });
+  assert.equal(runFacts(networkWait, started + 2000), 'waiting for you: network access to api.example.com:443 · 2.0 s · default');
+  assert.ok(waitsForUser(runState(networkWait, started + 1000)) && waitsForUser(runState(waiting, started + 1000)));
+  const two = record({ ...running, networkQuestions: [asked, { ...asked, host: '::1', port: 8080 }] });
+  assert.equal(runState(two, started + 1000), 'waiting for you: network access to api.example.com:443 (+1 more)');
+  const unseen = record({ ...running, networkQuestions: [{ ...asked, host: `a\u202e${'x'.repeat(80)}.example` }] });
+  assert.match(runState(unseen, started + 1000), /^waiting for you: network access to a\\u\{202E\}x+…$/);
+  const answered = record({ ...running, networkQuestions: [{ ...asked, answer: 'once', waitedMs: 800 }] });
+  assert.equal(runState(answered, started + 1000), 'running');
+  assert.equal(waitsForUser('running'), false);
+  assert.equal(runState(record({ ...networkWait, status: 'ok', durationMs: 5 })), 'ok');
   // Past its limit and a minute: lost, no clock.
   assert.equal(runFacts(running, started + 10 * 60_000), 'lost · default');
 });

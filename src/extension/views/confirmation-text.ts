@@ -56,9 +56,9 @@ export function pendingText(pending: PendingConfirmation[], network: PendingNetw
   return network.length === 1 ? '$(bell-dot) Answer a network question' : `$(bell-dot) Answer ${network.length} network questions`;
 }
 
-/** host:port as the status bar and the notification show it (it came from sandboxed code): one line, nothing unseen. */
-export function shownHostPort(question: Pick<PendingNetworkQuestion, 'host' | 'port'>): string {
-  return oneLine(escapeUnseen(hostPortText(question)), 270);
+/** host:port as the status bar, the notification and the Runs view show it (it came from sandboxed code): one line, nothing unseen. */
+export function shownHostPort(question: Pick<PendingNetworkQuestion, 'host' | 'port'>, max = 270): string {
+  return oneLine(escapeUnseen(hostPortText(question)), max);
 }
 
 /** The notification's words for one network question. */

@@ -1,11 +1,12 @@
 // How runs are said in the views, the panel and the output channel: durations, counts with the
 // right plural, a run's code by its first meaningful line (the Runs view's label, the panel's
 // tab title), its state, duration and session beside it, and a tool call's own time apart from
-// the time it waited for the user's confirmation. No `vscode` here, so the unit tests check
+// the time it waited for the user's confirmation (or network question). No `vscode` here, so the unit tests check
 // the wording.
 import {
   displayStatus,
   waitingForConfirmation,
+  waitingForNetworkQuestion,
   type ConfirmationRecord,
   type RunRecord,
   type ToolCallRecord,
@@ -13,6 +14,7 @@ import {
 import { clip } from '../../shared/clip.ts';
 import { plural } from '../../shared/plural.ts';
 import { formatDuration } from '../../shared/durations.ts';
+import { shownHostPort } from './confirmation-text.ts';
 
 /** A line that only imports (`import os`, `from x import y`): a run says more after it, usually. */
 const BARE_IMPORT = /^(import\s+[\w.]+(\s+as\s+\w+)?(\s*,\s*[\w.]+(\s+as\s+\w+)?)*|from\s+[\w.]+\s+import\s+[^#]+)\s*(#.*)?$/;
@@ -37,10 +39,26 @@ export function runLabel(run: Pick<RunRecord, 'code'>): string {
   return codeLine(run.code);
 }
 
-/** What a run is doing or did: "waiting for confirmation" while a question is open, else its status. */
+/** Characters of a waiting network question's host:port in a run's state (a DNS name may have 253). */
+const MAX_STATE_HOST_CHARS = 60;
+
+/**
+ * What a run is doing or did: "waiting for confirmation" while a tool confirmation is open,
+ * "waiting for you: network access to host:port" while a network question is, else its status.
+ */
 export function runState(run: RunRecord, now = Date.now()): string {
   const status = displayStatus(run, now);
-  return status === 'running' && waitingForConfirmation(run) ? 'waiting for confirmation' : status;
+  if (status !== 'running') return status;
+  if (waitingForConfirmation(run)) return 'waiting for confirmation';
+  if (!waitingForNetworkQuestion(run)) return status;
+  const open = run.networkQuestions.filter((q) => q.answer === undefined);
+  const more = open.length > 1 ? ` (+${open.length - 1} more)` : '';
+  return `waiting for you: network access to ${shownHostPort(open[0]!, MAX_STATE_HOST_CHARS)}${more}`;
+}
+
+/** Whether runState says the run waits for the user's answer (the Runs view marks it). */
+export function waitsForUser(state: string): boolean {
+  return state.startsWith('waiting for ');
 }
 
 /** How long it took, or while it runs how long it has been going (live). */

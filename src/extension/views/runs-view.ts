@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { displayStatus, type RunRecord, type ToolCallRecord } from '../../state/run-log/reader.ts';
 import { plural } from '../../shared/plural.ts';
 import { formatDuration } from '../../shared/durations.ts';
-import { runElapsed, runFacts, runLabel, runState } from './run-text.ts';
+import { runElapsed, runFacts, runLabel, runState, waitsForUser } from './run-text.ts';
 import { relaySummary } from './relay-text.ts';
 import { METER_METHOD, meterLine } from './meter-text.ts';
 import type { StateFiles } from '../state-files.ts';
@@ -93,8 +93,8 @@ export class RunsView implements vscode.TreeDataProvider<Node>, vscode.Disposabl
     );
     const status = displayStatus(run);
     const state = runState(run);
-    // A run whose tool call waits for the user's answer says so (live: the question is in the log).
-    const waiting = state === 'waiting for confirmation';
+    // A run whose tool call or network request waits for the user's answer says so (live: the question is in the log).
+    const waiting = waitsForUser(state);
     item.description = runFacts(run);
     const [icon, color] = waiting ? ['bell-dot', 'notificationsWarningIcon.foreground'] : (STATUS_ICONS[status] ?? ['loading~spin', '']);
     item.iconPath = new vscode.ThemeIcon(icon, color ? new vscode.ThemeColor(color) : undefined);

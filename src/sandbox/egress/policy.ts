@@ -51,7 +51,7 @@ function hostMatches(pattern: NetworkPattern, target: EgressTarget, literal: boo
  * How `target` stands against the patterns and the session's grants. "exact": its host is an
  * address a pattern lists with exactly its port (the only way to a special address).
  */
-export function listing(target: EgressTarget, patterns: readonly NetworkPattern[], grants: ReadonlySet<string>): Listing {
+export function listing(target: EgressTarget, patterns: readonly NetworkPattern[], grants: Pick<ReadonlySet<string>, 'has'>): Listing {
   const literal = isIP(target.host) !== 0;
   let listed = grants.has(grantKey(target));
   for (const pattern of patterns) {

@@ -9,6 +9,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { isIP, type Socket } from 'node:net';
 import { Exchange } from './exchange.ts';
 import { forward } from './forward.ts';
+import { ProxyGrants } from './grants.ts';
 import { allowPatterns, forbiddenAddress, grantKey, listing, type NetworkConfig } from './policy.ts';
 import { SharedQuestions } from './questions.ts';
 import {
@@ -92,8 +93,8 @@ type Opened = { socket: Socket; address: string } | Refusal;
 export class EgressProxy {
   private readonly server: Server;
   private readonly questions = new SharedQuestions();
-  /** host:port allowed by an answer "session" or "always", for the proxy's life. */
-  private readonly grants = new Set<string>();
+  /** host:port allowed by an answer "session" (for the proxy's life) or "always" (until sandbox.network changes). */
+  private readonly grants = new ProxyGrants();
   private readonly lookup: EgressLookup;
   private readonly connect: EgressConnect;
   private run: EgressRun | undefined;
@@ -302,7 +303,7 @@ export class EgressProxy {
     const capped = run.admit(target, network);
     if (capped) return capped;
     exchange.admitted = true;
-    const standing = listing(target, allowPatterns(network.allow), this.grants);
+    const standing = listing(target, allowPatterns(network.allow), this.grants.under(network));
     if (isIP(target.host)) {
       const special = forbiddenAddress(target, [target.host], standing);
       if (special) return specialAddress(target, special);
@@ -343,7 +344,7 @@ export class EgressProxy {
       return notAsked(target, errorText(error));
     }
     if (answer === 'deny') return userDenied(target);
-    if (answer === 'session' || answer === 'always') this.grants.add(key);
+    this.grants.add(key, answer, this.options.network());
     return undefined;
   }
 }
