@@ -6,6 +6,7 @@
 // The WebAssembly sandbox has none, and says why.
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
@@ -126,6 +127,8 @@ for (const runtime of testRuntimes()) {
     test('urllib reaches the proxy through HTTP_PROXY, owned by the run, and the container has only loopback', async () => {
       const result = await manager.execute(FETCH, { session: 'net', runId: 'run-fetch' });
       assert.equal(result.status, 'ok', JSON.stringify(result.error));
+      // This machine's engines run containers on its own kernel (no VM, engines/vm.ts): nothing said about the network.
+      assert.doesNotMatch(result.stderr, /sandbox\.network is set/);
       const value = result.value ?? '';
       assert.match(value, /'body': 'hello'/);
       const port = /'HTTP_PROXY': 'http:\/\/127\.0\.0\.1:(\d+)'/.exec(value)?.[1];
@@ -198,6 +201,30 @@ for (const runtime of testRuntimes()) {
         assert.deepEqual(plainProxy.sockets, []);
       } finally {
         await plain.close();
+      }
+    });
+
+    test('a socket no proxy answers (as in a VM the check did not recognise): the request gets a 502 that says why', async () => {
+      // A socket file nothing listens on: what a container sees of a socket its engine's VM cannot carry.
+      const deaf: StartEgressProxy = async ({ socketPath }) => {
+        execFileSync('python3', ['-c', 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])', socketPath]);
+        chmodSync(socketPath, 0o666);
+        return { beginRun: () => undefined, endRun: () => undefined, close: async () => undefined };
+      };
+      const unreached = new SessionManager(testSandbox(runtime, { network: NETWORK, prewarm: false }), { egressProxy: deaf });
+      try {
+        const result = await unreached.execute(
+          'import urllib.request, urllib.error\nout = None\n' +
+            'try:\n    urllib.request.urlopen("http://127.0.0.1:8080/x", timeout=10).read()\n' +
+            'except urllib.error.HTTPError as e:\n    out = (e.code, e.read().decode())\nout',
+        );
+        assert.match(result.value ?? '', /^\(502, "The sandbox's network proxy could not be reached \(/, JSON.stringify(result.error));
+        assert.match(
+          result.value ?? '',
+          /runs containers in a VM, which cannot carry the proxy's socket: sandbox\.network needs an engine on this machine's kernel/,
+        );
+      } finally {
+        await unreached.close();
       }
     });
 

@@ -113,7 +113,8 @@ test("a container's proxy is made only with the network on, a proxy and a local 
   const proxy = recordingProxy();
   assert.equal(await openEgress(proxy.start, off, 's', undefined), undefined);
   assert.equal(await openEgress(undefined, on, 's', undefined), undefined);
-  assert.equal(await openEgress(proxy.start, on, 's', 'ssh://host'), undefined);
+  assert.equal(await openEgress(proxy.start, on, 's', { remote: 'ssh://host' }), undefined);
+  assert.equal(await openEgress(proxy.start, on, 's', { vm: 'Docker Desktop' }), undefined);
   assert.deepEqual(proxy.calls, []);
   const link = await openEgress(proxy.start, on, 's', undefined);
   assert.ok(link && existsSync(link.dir));

@@ -1,9 +1,11 @@
 // A container's way out (sandbox.network): its private socket folder and the egress proxy that
 // listens in it, made before the container starts (so that its kernel finds the socket and starts
-// its forwarder) and ended with it. Only for a local engine: a remote one cannot mount the folder.
+// its forwarder) and ended with it. Only for a local engine on this machine's kernel: a remote one
+// cannot mount the folder, and one in a VM (engines/vm.ts) does not carry the socket in it.
 import type { SandboxConfig } from '../../config/schema.ts';
 import type { EgressHandler } from '../egress/types.ts';
 import { createSocketDir, networkEnabled, removeSocketDir, writePipIndex } from '../egress/socket-dir.ts';
+import type { ProxyOutOfReach } from '../engines/vm.ts';
 
 /** What a run needs of its container's proxy: whose requests these are, from when to when. */
 export interface ContainerEgress {
@@ -30,15 +32,15 @@ export interface EgressLink {
 
 /**
  * The folder and proxy for a new container, or undefined when sandbox.network lets nothing
- * through, no proxy is given, or the engine is remote (`remote`: its address).
+ * through, no proxy is given, or the engine cannot reach the proxy (`outOfReach`: remote, or in a VM).
  */
 export async function openEgress(
   start: StartEgressProxy | undefined,
   config: SandboxConfig,
   session: string,
-  remote: string | undefined,
+  outOfReach: ProxyOutOfReach | undefined,
 ): Promise<EgressLink | undefined> {
-  if (!start || !networkEnabled(config) || remote) return undefined;
+  if (!start || !networkEnabled(config) || outOfReach) return undefined;
   const { dir, socket } = createSocketDir();
   let proxy: ContainerEgress;
   try {

@@ -17,6 +17,7 @@ import { remoteEngine, workspaceSpec } from '../engines/workspace.ts';
 import { engineHardLimits } from '../engines/ulimits.ts';
 import { openEgress, type ContainerEgress, type EgressLink, type StartEgressProxy } from './egress-link.ts';
 import { usernsStartHint } from '../engines/isolation.ts';
+import { proxyOutOfReach } from '../engines/vm.ts';
 
 export const OWNER = `${hostname()}/${process.pid}`;
 
@@ -36,6 +37,8 @@ export interface RuntimeRef {
   ownUserNamespace?: boolean;
   /** The engine the CLI talks to, as the runtime check found it: a remote one mounts no workspace. */
   endpoint?: EngineEndpoint;
+  /** The VM the engine runs containers in, as the runtime check found it (engines/vm.ts): no network proxy reaches them. */
+  vm?: string;
 }
 
 let counter = 0;
@@ -92,7 +95,7 @@ export class KernelContainer extends KernelProcess {
 
   /**
    * Starts a container and resolves once its kernel says it is ready; with `startEgress`, and
-   * sandbox.network letting something through on a local engine, with its own egress proxy.
+   * sandbox.network letting something through on a local engine on this machine's kernel, with its own egress proxy.
    */
   static async start(
     runtime: RuntimeRef,
@@ -106,7 +109,7 @@ export class KernelContainer extends KernelProcess {
     try {
       // Checked at every start: the folder may have changed since the configuration was read.
       workspace = workspaceSpec(runtime.name, config, process.env, runtime.stateDir, runtime.endpoint);
-      link = await openEgress(startEgress, config, session, remoteEngine(runtime.name, process.env, runtime.endpoint));
+      link = await openEgress(startEgress, config, session, proxyOutOfReach(runtime));
     } catch (error) {
       throw new SandboxStartError(error instanceof Error ? error.message : String(error));
     }

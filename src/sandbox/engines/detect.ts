@@ -31,6 +31,7 @@ import {
   type OciRuntimeFinding,
 } from './oci-runtime.ts';
 import { engineHardLimits, rlimitFailure, sandboxUlimits } from './ulimits.ts';
+import { engineVm, type ProxyOutOfReach } from './vm.ts';
 import { dockerIsolation, ISOLATED, podmanUsernsUnavailable, rootlessIsolation, USERNS_FAILURE, type Isolation } from './isolation.ts';
 
 export type RuntimeState = 'ready' | 'limits-not-enforced' | 'image-missing' | 'start-failed' | 'daemon-down' | 'not-installed';
@@ -82,6 +83,8 @@ export interface RuntimeStatus {
   stateDir?: string;
   /** The engine the CLI talks to and how it was chosen (endpoint.ts), once known. */
   endpoint?: EngineEndpoint;
+  /** The VM the engine runs containers in (vm.ts), when one is: the network proxy's socket cannot reach them. */
+  vm?: string;
   /** How sandboxes are kept apart from each other on the host (isolation.ts), once known. */
   isolation?: Isolation;
   /** Podman: each sandbox in its own user namespace (--userns=auto), as the check found it works. */
@@ -237,6 +240,8 @@ export async function probeRuntime(
     const info: unknown = JSON.parse(out.stdout);
     if (name === 'podman') readPodmanInfo(info, status, sandboxesAtOnce(sandbox));
     else readDockerInfo(info, status);
+    const vm = engineVm(name, status.endpoint, info);
+    if (vm) status.vm = vm;
   } catch (error) {
     status.state = 'daemon-down';
     const detail = error instanceof Error ? error.message : String(error);
@@ -603,16 +608,34 @@ export async function checkSandbox(sandbox: SandboxConfig, options: DetectOption
   return { ...containers, backend, wasm: wasmNetworkNote(await checkWasm(), sandbox) };
 }
 
-/** Said where a sandbox with sandbox.network set gets no network: a remote engine's, or WebAssembly. */
-export function noNetworkText(where: { remote: string; runtime: string } | 'wasm'): string {
-  return where === 'wasm'
-    ? 'sandbox.network is set, but the WebAssembly sandbox has no network at all: only a container sandbox reaches the hosts it lists.'
-    : `sandbox.network is set, but ${where.runtime} talks to a remote engine (${where.remote}): it cannot mount this machine's network proxy, so the sandbox has no network.`;
+/** Said where a sandbox with sandbox.network set gets no network: a remote engine's, an engine in a VM, or WebAssembly. */
+export function noNetworkText(where: (ProxyOutOfReach & { runtime: string }) | 'wasm'): string {
+  if (where === 'wasm')
+    return 'sandbox.network is set, but the WebAssembly sandbox has no network at all: only a container sandbox reaches the hosts it lists.';
+  if ('vm' in where)
+    return (
+      `sandbox.network is set, but the sandbox's network needs an engine that runs containers on this machine's kernel; ${where.vm} runs them in a VM, ` +
+      "whose file sharing cannot carry the network proxy's socket, so the sandbox has no network. For a network, use Docker Engine or rootless Podman installed on Linux itself " +
+      '(on Windows, inside WSL 2, with the bridge running there too).'
+    );
+  return `sandbox.network is set, but ${where.runtime} talks to a remote engine (${where.remote}): it cannot mount this machine's network proxy, so the sandbox has no network.`;
 }
 
-/** sandbox.network on a container engine: through the bridge's proxy, or none on a remote engine (said like the workspace). */
+/**
+ * sandbox.network on a container engine: through the bridge's proxy, or none on a remote engine
+ * (said like the workspace) or on one that runs containers in a VM (`status.vm`).
+ */
 export function noteNetwork(status: RuntimeStatus, sandbox: SandboxConfig, remote: string | undefined): void {
   if (!networkEnabled(sandbox)) return;
+  if (!remote && status.vm) {
+    status.checks.push({
+      name: 'network',
+      ok: false,
+      detail: `none: ${status.name} runs containers in a VM (${status.vm}), which cannot reach this machine's proxy socket`,
+    });
+    status.problems.push(noNetworkText({ vm: status.vm, runtime: status.name }));
+    return;
+  }
   if (remote) {
     status.checks.push({
       name: 'network',

@@ -26,6 +26,8 @@ export interface EngineEndpoint {
   name?: string;
   source: EndpointSource;
   remote: boolean;
+  /** A podman connection that `podman machine` made (its IsMachine): the engine runs in a VM (vm.ts). */
+  machine?: boolean;
   /**
    * Docker over tcp with TLS: DOCKER_TLS_VERIFY or a context's TLS material ('verified'), DOCKER_TLS
    * alone or a context's skip-tls-verify ('unverified').
@@ -77,20 +79,22 @@ export function isRemoteAddress(address: string): boolean {
   return !(host && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host)));
 }
 
-function fromAddress(runtime: RuntimeName, address: string, source: EndpointSource, name?: string): EngineEndpoint {
+function fromAddress(runtime: RuntimeName, address: string, source: EndpointSource, name?: string, machine?: boolean): EngineEndpoint {
   const clean = withoutPassword(address.trim());
-  return { runtime, address: clean, source, remote: isRemoteAddress(clean), ...(name ? { name } : {}) };
+  return { runtime, address: clean, source, remote: isRemoteAddress(clean), ...(name ? { name } : {}), ...(machine ? { machine } : {}) };
 }
 
 const podmanConnections = z.array(
-  z.object({ Name: z.string(), URI: z.string().optional(), Default: z.boolean().optional() }).passthrough(),
+  z
+    .object({ Name: z.string(), URI: z.string().optional(), Default: z.boolean().optional(), IsMachine: z.boolean().optional() })
+    .passthrough(),
 );
 
 /** Podman's `system connection list --format json` (null when there are none). */
-export function parsePodmanConnections(stdout: string): Array<{ name: string; uri: string; isDefault: boolean }> {
+export function parsePodmanConnections(stdout: string): Array<{ name: string; uri: string; isDefault: boolean; isMachine: boolean }> {
   const parsed = podmanConnections.safeParse(JSON.parse(stdout.trim() || '[]') ?? []);
   if (!parsed.success) throw new EndpointError(`podman system connection list gave an unexpected answer: ${stdout.slice(0, 200)}`);
-  return parsed.data.map((c) => ({ name: c.Name, uri: c.URI ?? '', isDefault: c.Default === true }));
+  return parsed.data.map((c) => ({ name: c.Name, uri: c.URI ?? '', isDefault: c.Default === true, isMachine: c.IsMachine === true }));
 }
 
 const dockerContext = z.object({ Name: z.string(), Current: z.boolean().optional(), DockerEndpoint: z.string().optional() }).passthrough();
@@ -170,10 +174,10 @@ export async function podmanEndpoint(input: EndpointInput): Promise<EngineEndpoi
         `${where} names podman connection '${named}', which does not exist: \`podman system connection list\` lists them (add one with \`podman system connection add\`).`,
       );
     }
-    return fromAddress('podman', found.uri, picked ? 'setting' : 'CONTAINER_CONNECTION', found.name);
+    return fromAddress('podman', found.uri, picked ? 'setting' : 'CONTAINER_CONNECTION', found.name, found.isMachine);
   }
   const preferred = connections.find((c) => c.isDefault);
-  if (preferred) return fromAddress('podman', preferred.uri, "podman's default connection", preferred.name);
+  if (preferred) return fromAddress('podman', preferred.uri, "podman's default connection", preferred.name, preferred.isMachine);
   return { runtime: 'podman', source: 'built-in default', remote: false };
 }
 

@@ -19,7 +19,7 @@ import { packagesState, type PackagesState } from '../image/derived.ts';
 import { KernelContainer, type RuntimeRef } from '../container/kernel-container.ts';
 import type { StartEgressProxy } from '../container/egress-link.ts';
 import { networkEnabled, removeOwnSocketDirsNow } from '../egress/socket-dir.ts';
-import { remoteEngine } from '../engines/workspace.ts';
+import { proxyOutOfReach, type ProxyOutOfReach } from '../engines/vm.ts';
 import type { Kernel } from '../protocol/kernel-process.ts';
 import { imageKey, LearnedImages, type ImageDistributions } from '../image/distributions.ts';
 import { Session, startKernel, type Prelude, type StartKernel } from './session.ts';
@@ -230,8 +230,10 @@ export class SessionManager implements Sandbox {
       throw error;
     }
     const own = firstStartOwnNamespace(status);
-    const confirmed = guess !== undefined && guessConfirmed(guess, status);
     let container = await early;
+    // Started with the network's socket on an engine the checks found in a VM, where it cannot work.
+    const socketUseless = container?.egress !== undefined && proxyOutOfReach(status, this.options.detect?.env ?? process.env) !== undefined;
+    const confirmed = guess !== undefined && guessConfirmed(guess, status) && !socketUseless;
     if (container && !confirmed) void container.close();
     // The start the checks would make failed already: they explain it (or pick another runtime).
     if (container === null && confirmed) return selectRuntime(this.config, this.options.detect, this.options.pullHint);
@@ -306,20 +308,18 @@ export class SessionManager implements Sandbox {
 
   private noNetworkSaid = false;
 
-  /** Once per sandbox, when sandbox.network is set where it cannot apply (a remote engine, WebAssembly): why there is no network. */
+  /** Once per sandbox, when sandbox.network is set where it cannot apply (a remote engine, one in a VM, WebAssembly): why there is no network. */
   private noNetworkNotice(engine: SandboxEngine): string | undefined {
     if (this.noNetworkSaid || !networkEnabled(this.config)) return undefined;
-    const remote = this.remoteOf(engine);
-    if (engine.kind === 'container' && !remote) return undefined;
+    const outOfReach = this.outOfReach(engine);
+    if (engine.kind === 'container' && !outOfReach) return undefined;
     this.noNetworkSaid = true;
-    return noNetworkText(remote && engine.kind === 'container' ? { remote, runtime: engine.runtime.name } : 'wasm');
+    return noNetworkText(outOfReach && engine.kind === 'container' ? { ...outOfReach, runtime: engine.runtime.name } : 'wasm');
   }
 
-  /** A container engine's remote address (it cannot mount the egress socket), else undefined. */
-  private remoteOf(engine: SandboxEngine): string | undefined {
-    return engine.kind === 'container'
-      ? remoteEngine(engine.runtime.name, this.options.detect?.env ?? process.env, engine.runtime.endpoint)
-      : undefined;
+  /** Why a container engine cannot reach the egress socket (remote, or in a VM), else undefined. */
+  private outOfReach(engine: SandboxEngine): ProxyOutOfReach | undefined {
+    return engine.kind === 'container' ? proxyOutOfReach(engine.runtime, this.options.detect?.env ?? process.env) : undefined;
   }
 
   /** The distributions of the image new sessions use, once a container of it started; undefined before. */
@@ -441,7 +441,7 @@ export class SessionManager implements Sandbox {
       return undefined;
     }
     // Started before sandbox.network was turned on: a new session gets a container with its way out.
-    if (container && !container.egress && engine.kind === 'container' && networkEnabled(this.config) && !this.remoteOf(engine)) {
+    if (container && !container.egress && engine.kind === 'container' && networkEnabled(this.config) && !this.outOfReach(engine)) {
       void container.close();
       return undefined;
     }

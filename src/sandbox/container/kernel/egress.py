@@ -135,7 +135,12 @@ class _EgressPair:
 
 def _egress_refuse(client, why):
     """Tells the code why its request got nowhere, as the proxy's refusals do (never a hang)."""
-    body = ("The sandbox's network proxy could not be reached (%s); run the code again, or reset the session." % why).encode()
+    # An engine in a VM the runtime check did not recognise mounts the socket but cannot carry it.
+    body = (
+        "The sandbox's network proxy could not be reached (%s); run the code again, or reset the session. "
+        "If it never could, the container engine runs containers in a VM, which cannot carry the proxy's socket: "
+        "sandbox.network needs an engine on this machine's kernel (Docker Engine or Podman on Linux)." % why
+    ).encode()
     head = "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: %d\r\nConnection: close\r\n\r\n" % len(body)
     try:
         client.settimeout(1.0)
