@@ -4,6 +4,11 @@ import { displayStatus, waitingForConfirmation, waitingForNetworkQuestion, type 
 import { escapeUnseen, oneLine } from '../../shared/shown-text.ts';
 import { hostPortText } from './network-text.ts';
 
+/** Runs still going (with `owner`, of that window's bridge only) that wait for the user as `waiting` tells. */
+function openRuns(runs: RunRecord[], now: number, owner: string | undefined, waiting: (run: RunRecord) => boolean): RunRecord[] {
+  return runs.filter((run) => (owner === undefined || run.owner === owner) && displayStatus(run, now) === 'running' && waiting(run));
+}
+
 /** A question waiting for an answer: its run, and the tool it asks about. */
 export interface PendingConfirmation {
   run: string;
@@ -16,13 +21,11 @@ export interface PendingConfirmation {
 
 /** The questions open now, oldest first: asked, not answered, in runs still going (with `owner`, of that window's bridge only). */
 export function pendingConfirmations(runs: RunRecord[], now = Date.now(), owner?: string): PendingConfirmation[] {
-  return runs
-    .filter((run) => (owner === undefined || run.owner === owner) && displayStatus(run, now) === 'running' && waitingForConfirmation(run))
-    .flatMap((run) =>
-      run.confirmations
-        .filter((c) => c.answer === undefined)
-        .map((c) => ({ run: run.id, session: run.session, server: c.server, tool: c.tool, asked: c.asked })),
-    );
+  return openRuns(runs, now, owner, waitingForConfirmation).flatMap((run) =>
+    run.confirmations
+      .filter((c) => c.answer === undefined)
+      .map((c) => ({ run: run.id, session: run.session, server: c.server, tool: c.tool, asked: c.asked })),
+  );
 }
 
 /** A network question waiting for an answer: its run, and the host and port the code asked to reach. */
@@ -37,15 +40,11 @@ export interface PendingNetworkQuestion {
 
 /** The network questions open now, oldest first, as pendingConfirmations finds the confirmations. */
 export function pendingNetworkQuestions(runs: RunRecord[], now = Date.now(), owner?: string): PendingNetworkQuestion[] {
-  return runs
-    .filter(
-      (run) => (owner === undefined || run.owner === owner) && displayStatus(run, now) === 'running' && waitingForNetworkQuestion(run),
-    )
-    .flatMap((run) =>
-      run.networkQuestions
-        .filter((q) => q.answer === undefined)
-        .map((q) => ({ run: run.id, session: run.session, host: q.host, port: q.port, asked: q.asked ?? q.time })),
-    );
+  return openRuns(runs, now, owner, waitingForNetworkQuestion).flatMap((run) =>
+    run.networkQuestions
+      .filter((q) => q.answer === undefined)
+      .map((q) => ({ run: run.id, session: run.session, host: q.host, port: q.port, asked: q.asked ?? q.time })),
+  );
 }
 
 /** The status bar's words for the open questions (tool confirmations, then network questions). */
