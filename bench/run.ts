@@ -208,7 +208,13 @@ console.log(
 );
 
 const noMatch = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch);
-console.log(`Requests no tool serves (held out): answered with nothing ${noMatch.empty.toFixed(2)} (${noMatch.queries} requests)`);
+console.log(
+  `Requests no tool serves (first held-out set): answered with nothing ${noMatch.empty.toFixed(2)} (${noMatch.queries} requests)`,
+);
+const noMatch2 = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch2);
+console.log(
+  `Requests no tool serves (second held-out set): answered with nothing ${noMatch2.empty.toFixed(2)} (${noMatch2.queries} requests)`,
+);
 
 await mkdir('bench/results', { recursive: true });
 const figures = {
@@ -236,6 +242,7 @@ const figures = {
     holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries },
     holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries },
     noMatch: { empty: noMatch.empty, queries: noMatch.queries },
+    noMatch2: { empty: noMatch2.empty, queries: noMatch2.queries },
   },
 };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);

@@ -24,6 +24,7 @@ export const QUERY_SETS = {
 export const NO_MATCH_SETS = {
   nomatch: 'test/fixtures/search-queries-nomatch.json',
   nomatchTuning: 'test/fixtures/search-queries-nomatch-tuning.json',
+  nomatch2: 'test/fixtures/search-queries-nomatch2.json',
 } as const;
 
 export function realCatalog(): ToolCatalog {
