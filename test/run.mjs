@@ -9,6 +9,7 @@ import { readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { prepareHostSuite, runHostSuite } from '../scripts/host-tests.mjs';
+import { runFiles } from './file-pool.mjs';
 
 const LAYERS = ['typecheck', 'unit', 'integration', 'host'];
 const given = process.argv.slice(2);
@@ -27,9 +28,10 @@ function testFiles(dir) {
 }
 
 // Integration files share the machine's runtimes but nothing of each other's (their own state
-// dirs, sessions and containers), so one more at a time than there are cores: much of a file's
-// time is spent waiting (containers starting, timeouts running out), which a third file uses
-// (on 2 cores, 26 files took 175 s three at a time against 222 s two at a time).
+// dirs, sessions and containers), so one more at a time than there are cores, the longest first
+// (test/file-pool.mjs): much of a file's time is spent waiting (containers starting, timeouts
+// running out), which a third file uses (on 2 cores, 26 files took 175 s three at a time against
+// 222 s two at a time).
 // CEM_TEST_CONCURRENCY=1 runs them one by one (to time one file, or to read interleaved logs).
 const integration = Number(process.env.CEM_TEST_CONCURRENCY ?? availableParallelism() + 1);
 if (!Number.isInteger(integration) || integration < 1) throw new Error('CEM_TEST_CONCURRENCY: a whole number of files, 1 or more');
@@ -59,7 +61,12 @@ try {
   statuses.push(await typecheck);
   const files = wanted.has('integration') ? testFiles(join('test', 'integration')) : [];
   const last = files.includes(LAST) ? files.splice(files.indexOf(LAST), 1) : [];
-  statuses.push(...(await Promise.all([nodeTest(files, integration), hostWork ? runHostSuite(hostWork) : Promise.resolve(0)])));
+  statuses.push(
+    ...(await Promise.all([
+      runFiles(files, integration, { ...process.env, CEM_TEST_STARTED: started }),
+      hostWork ? runHostSuite(hostWork) : Promise.resolve(0),
+    ])),
+  );
   statuses.push(await nodeTest(last, 1));
 } finally {
   if (hostWork) rmSync(hostWork, { recursive: true, force: true });

@@ -502,7 +502,8 @@ async function locate(page, step, deadline) {
       let locator = frame.locator(String(step.click ?? step.hover ?? step.fill ?? step.waitFor));
       if (step.text && step.fill === undefined) locator = locator.filter({ hasText: String(step.text) });
       try {
-        if (await locator.first().isVisible()) return locator.first();
+        // Any visible match: an earlier match may sit hidden (a collapsed or scrolled-away item).
+        for (const match of await locator.all()) if (await match.isVisible()) return match;
       } catch {
         // a frame that went away while looking
       }

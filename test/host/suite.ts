@@ -505,6 +505,8 @@ export async function run(): Promise<void> {
     'a plain Enter after Respond allows this call only: the next call of the tool in the session asks again; the status bar says a call waits',
     async () => {
       const answerWithEnter = async (code: string) => {
+        // A short list: the notifications of earlier checks go, so the new ones are in view.
+        await vscode.commands.executeCommand('notifications.clearAll');
         const pending = invoke(code);
         await waitFor(
           'the run to wait for confirmation',
