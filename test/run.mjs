@@ -6,7 +6,7 @@
 // alone at the very end, once every suite that starts containers is done.
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { prepareHostSuite, runHostSuite } from '../scripts/host-tests.mjs';
 import { runFiles } from './file-pool.mjs';
@@ -52,6 +52,14 @@ function run(args) {
 function nodeTest(files, concurrency) {
   return files.length === 0 ? Promise.resolve(0) : run(['--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files]);
 }
+
+// Every Node process of the tests (runners, bridges, fixture servers, the VS Code server) keeps
+// its compiled code between runs: each starts 20-25% cheaper in CPU, which a 2-core machine
+// running hundreds of them feels. Kept with the other test caches; a user's own setting wins.
+process.env.NODE_COMPILE_CACHE ??= join(
+  process.env.CEM_CACHE ?? join(homedir(), '.cache', 'code-execution-mode-dev'),
+  'node-compile-cache',
+);
 
 const statuses = [];
 const hostWork = wanted.has('host') ? await prepareHostSuite() : undefined;

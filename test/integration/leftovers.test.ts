@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { listOwnedContainers } from '../../src/sandbox/container/cleanup.ts';
 import { runCli } from '../../src/sandbox/engines/cli.ts';
 import { OWNER_LABEL } from '../../src/sandbox/engines/commands.ts';
+import type { RuntimeName } from '../../src/config/schema.ts';
 import { testRuntimes } from '../helpers/env.ts';
 
 /** When test/run.mjs started; without it, the last hour. */
@@ -23,8 +24,8 @@ function alive(pid: number): boolean {
 }
 
 /** Our containers created since SINCE whose owner on this host has exited. */
-async function leftovers(runtime: string): Promise<string[]> {
-  const ids = await listOwnedContainers(runtime);
+async function leftovers(runtime: RuntimeName): Promise<string[]> {
+  const ids = (await listOwnedContainers({ name: runtime, command: runtime })).map((c) => c.id);
   if (ids.length === 0) return [];
   const out = await runCli(runtime, [
     'container',

@@ -7,7 +7,7 @@ import { after, describe, test } from 'node:test';
 import { ImageMissingError, RuntimeUnavailableError } from '../../src/sandbox/errors.ts';
 import { listOwnedContainers } from '../../src/sandbox/container/cleanup.ts';
 import { runCli } from '../../src/sandbox/engines/cli.ts';
-import { LABEL, labelsArgs, OWNER_LABEL, removeArgs, SESSION_LABEL } from '../../src/sandbox/engines/commands.ts';
+import { LABEL, OWNER_LABEL, removeArgs, SESSION_LABEL } from '../../src/sandbox/engines/commands.ts';
 import { KernelContainer, OWNER } from '../../src/sandbox/container/kernel-container.ts';
 import { runOnContainer } from '../../src/sandbox/sessions/run.ts';
 import { MAX_REQUESTS_IN_FLIGHT } from '../../src/sandbox/sessions/run-requests.ts';
@@ -35,7 +35,7 @@ async function sessionContainers(runtime: string, prefix: string): Promise<strin
     .split('\n')
     .filter(Boolean);
   if (ids.length === 0) return [];
-  const lines = await runCli(runtime, labelsArgs(ids)).then(
+  const lines = await runCli(runtime, ['container', 'inspect', '--format', '{{.Id}}\t{{json .Config.Labels}}', ...ids]).then(
     (r) => r.stdout.split('\n'),
     () => [],
   );
@@ -296,11 +296,9 @@ for (const runtime of testRuntimes()) {
       try {
         const sandbox = manager();
         await sandbox.execute('1');
-        const remaining = await listOwnedContainers(runtime);
-        assert.ok(
-          await waitFor(async () => !(await listOwnedContainers(runtime)).some((id) => dead.startsWith(id)), 10_000),
-          'orphan kept',
-        );
+        const owned = async () => (await listOwnedContainers({ name: runtime, command: runtime })).map((c) => c.id);
+        const remaining = await owned();
+        assert.ok(await waitFor(async () => !(await owned()).some((id) => dead.startsWith(id)), 10_000), 'orphan kept');
         assert.ok(
           remaining.some((id) => live.startsWith(id)),
           'live owner container removed',

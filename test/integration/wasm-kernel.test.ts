@@ -3,8 +3,8 @@
 // through the real codec, every frame from the kernel checked with the real schemas. Covers
 // what the protocol carries (output, errors, state, top-level await, requests, interrupts,
 // restart) and an attack battery: each attack is contained and the process keeps answering.
-// The battery's kernel starts as the product's do, from the interpreter snapshot (snapshot.ts);
-// the spare's start from scratch, the fallback.
+// Kernels start as the product's do, from the interpreter snapshot (snapshot.ts); the start from
+// scratch, the fallback, is tested with a file that is not a snapshot.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -433,7 +433,7 @@ describe('the WebAssembly kernel process', () => {
 describe('the WebAssembly kernel process with a spare interpreter', () => {
   let kernel: WasmKernel;
   before(async () => {
-    kernel = new WasmKernel({}, { spare: true });
+    kernel = new WasmKernel({}, { spare: true, snapshot: await interpreterSnapshot() });
     await kernel.ready();
   });
   after(async () => {

@@ -6,7 +6,8 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync 
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
-import { cacheDir, makeSnapshot, snapshotFile, unsound } from '../../src/sandbox/wasm/snapshot.ts';
+import { cacheDir } from '../../src/shared/cache-dir.ts';
+import { makeSnapshot, snapshotFile, unsound } from '../../src/sandbox/wasm/snapshot.ts';
 
 describe('the WebAssembly interpreter snapshot file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cem-snapshot-unit-'));

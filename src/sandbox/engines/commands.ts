@@ -166,13 +166,14 @@ export function removeArgs(runtime: RuntimeName, names: readonly string[]): stri
   return runtime === 'podman' ? ['rm', '--force', '--ignore', '--time', '0', ...names] : ['rm', '--force', ...names];
 }
 
-export function listOwnedArgs(): string[] {
-  return ['ps', '-a', '--filter', `label=${LABEL}=1`, '--format', '{{.ID}}'];
-}
-
-/** One line per container: its full id, a tab, its labels as JSON. */
-export function labelsArgs(ids: readonly string[]): string[] {
-  return ['container', 'inspect', '--format', '{{.Id}}\t{{json .Config.Labels}}', ...ids];
+/**
+ * One line per container with our label, running or not: its full id, a tab, its owner. The
+ * owner comes with the listing: read in a second call, a container could go in between.
+ */
+export function listOwnedArgs(runtime: RuntimeName): string[] {
+  // Podman's template sees the labels as a map, Docker's as text with a Label method.
+  const owner = runtime === 'podman' ? `{{index .Labels "${OWNER_LABEL}"}}` : `{{.Label "${OWNER_LABEL}"}}`;
+  return ['ps', '-a', '--no-trunc', '--filter', `label=${LABEL}=1`, '--format', `{{.ID}}\t${owner}`];
 }
 
 export function imageExistsArgs(image: string): string[] {

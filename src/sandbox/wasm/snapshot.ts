@@ -19,8 +19,8 @@ import {
   statSync,
   writeSync,
 } from 'node:fs';
-import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { cacheDir } from '../../shared/cache-dir.ts';
 import { denoBinary, kernelDir, pyodideDir } from './command.ts';
 
 /** A snapshot is tens of MB; anything outside these bounds is not one. */
@@ -32,17 +32,6 @@ const MAKE_TIMEOUT_MS = 120_000;
 const STALE_LOCK_MS = MAKE_TIMEOUT_MS + 10_000;
 /** Snapshots of another Pyodide, Deno or loader, made longer ago than this, are removed when one is made. */
 const KEEP_OTHERS_MS = 7 * 24 * 3600_000;
-
-/**
- * The user's cache folder for the product: CEM_CACHE_DIR, else the platform's cache location
- * (XDG_CACHE_HOME or ~/.cache, ~/Library/Caches, %LOCALAPPDATA%).
- */
-export function cacheDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
-  if (env.CEM_CACHE_DIR) return env.CEM_CACHE_DIR;
-  if (platform === 'darwin') return join(homedir(), 'Library', 'Caches', 'code-execution-mode');
-  if (platform === 'win32') return join(env.LOCALAPPDATA ?? join(homedir(), 'AppData', 'Local'), 'code-execution-mode', 'cache');
-  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'code-execution-mode');
-}
 
 /** The snapshot's file: named for what it was made from, so a new Pyodide, Deno or loader makes a new one. */
 export function snapshotFile(dir = cacheDir()): string {
