@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
+import { CUT_OFF_IMPORT, IMPORT_AGAIN } from '../helpers/half-import.ts';
 
 /** Code that writes as fast as it can, by every path output takes out of the kernel. */
 const CHATTY = [
@@ -66,6 +67,16 @@ for (const runtime of testRuntimes()) {
       assert.equal(kept, 'yes', state.value ?? '');
       assert.ok(Number(counted) > 0 && Number(counted) <= runs, `counter ${counted} after ${runs} runs`);
       assert.equal(state.coldStart, false);
+    });
+
+    test('an import cut off by a timeout leaves nothing half-made: the package imports whole in the next run', async () => {
+      const cut = await sandbox.execute(CUT_OFF_IMPORT, { session: 'imports', timeoutMs: 1000 });
+      assert.equal(cut.status, 'timeout', JSON.stringify(cut.error));
+      assert.equal(cut.sessionLost, false);
+      const again = await sandbox.execute(IMPORT_AGAIN, { session: 'imports' });
+      assert.equal(again.value, '[1, 2]', JSON.stringify(again.error));
+      assert.equal(again.coldStart, false);
+      await sandbox.closeSession('imports');
     });
 
     test('a thread still spinning after a timeout is stopped by a restart of the interpreter', async () => {

@@ -9,6 +9,7 @@ import { dirname, join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa } from 'execa';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
+import { CUT_OFF_IMPORT, IMPORT_AGAIN } from '../helpers/half-import.ts';
 
 const WASM = { backend: 'wasm', timeoutSeconds: 20, interruptGraceSeconds: 2 };
 
@@ -69,6 +70,13 @@ describe('the WebAssembly sandbox through the bridge', () => {
     assert.equal(structured(result).status, 'timeout', textOf(result));
     const after = await bridge.call('1 + 1', { session: 'loop' });
     assert.equal(structured(after).value, '2', textOf(after));
+  });
+
+  test('an import cut off by the time limit leaves nothing half-made: the package imports whole in the next run', async () => {
+    const cut = await bridge.call(CUT_OFF_IMPORT, { timeout: 1, session: 'imports' });
+    assert.equal(structured(cut).status, 'timeout', textOf(cut));
+    const again = await bridge.call(IMPORT_AGAIN, { session: 'imports' });
+    assert.equal(structured(again).value, '[1, 2]', textOf(again));
   });
 
   test('the run log and the capabilities resource name the WebAssembly sandbox', async () => {

@@ -162,3 +162,37 @@ test("with the sandbox's proxy, import hints say how pip installs into the sessi
   assert.match(out.index as string, /python3 -m pip install --target \/tmp\/pkgs --index-url https:\/\/pypi\.example\.com\/simple yaml /);
   assert.equal(out.wasm, 'X. Packages need the container sandbox (sandbox.packages). Instead of yaml use json.');
 });
+
+test('after a failed import, the submodules it left are forgotten and the package imports whole again', () => {
+  // A package whose __init__ uses a submodule by the name its import bound, as asyncio's does,
+  // and whose second submodule fails the first time (as a timeout's interrupt would).
+  const driver = (forget: boolean) => [
+    'import tempfile',
+    'root = tempfile.mkdtemp()',
+    'os.mkdir(os.path.join(root, "pkg"))',
+    'open(os.path.join(root, "pkg", "__init__.py"), "w").write("from .first import *\\nfrom .second import *\\nNAMES = first.NAMES")',
+    'open(os.path.join(root, "pkg", "first.py"), "w").write("NAMES = [1]")',
+    'open(os.path.join(root, "pkg", "second.py"), "w").write("raise KeyboardInterrupt")',
+    'sys.path.insert(0, root)',
+    'try:',
+    '    import pkg',
+    'except KeyboardInterrupt:',
+    '    pass',
+    'out["left"] = sorted(n for n in sys.modules if n.startswith("pkg"))',
+    `out["forgotten"] = k["_forget_orphan_modules"]() if ${forget ? 'True' : 'False'} else []`,
+    'out["json kept"] = "json.decoder" in sys.modules',
+    'open(os.path.join(root, "pkg", "second.py"), "w").write("OK = True")',
+    'try:',
+    '    import pkg',
+    '    out["again"] = pkg.NAMES',
+    'except NameError as e:',
+    '    out["again"] = str(e)',
+  ];
+  const forgotten = portable(driver(true)) as Record<string, unknown>;
+  assert.deepEqual(forgotten.left, ['pkg.first']);
+  assert.deepEqual(forgotten.forgotten, ['pkg.first']);
+  assert.equal(forgotten['json kept'], true);
+  assert.deepEqual(forgotten.again, [1]);
+  // Without it, the package fails on its own name for the rest of the process.
+  assert.equal((portable(driver(false)) as Record<string, unknown>).again, "name 'first' is not defined");
+});

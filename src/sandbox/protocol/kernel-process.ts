@@ -265,7 +265,15 @@ export class KernelProcess implements Kernel {
   }
 
   private waitReady(timeoutMs: number): Promise<void> {
-    const source = this.spawn.source();
+    let source: Buffer;
+    try {
+      source = this.spawn.source();
+    } catch (error) {
+      // A file of the installation missing: said at once, and the process (waiting for its source) ended.
+      void this.kill('start failed');
+      const why = error instanceof Error ? error.message : String(error);
+      return Promise.reject(new SandboxStartError(`The ${this.spawn.what}'s kernel could not be read: ${why}`));
+    }
     this.process.stdin.write(`${source.length}\n`);
     this.process.stdin.write(source);
     let stderr = '';

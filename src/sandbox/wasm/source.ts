@@ -1,5 +1,5 @@
 // The WebAssembly kernel's Python source, read once: the container kernel's portable files it
-// shares (errors and their hints, values as text, the files left under /work/out, the stdout and
+// shares (errors and their hints, what a failed import leaves behind, values as text, the files left under /work/out, the stdout and
 // stderr writers), then its own (deno-kernel/wasm_hints.py, then deno-kernel/kernel.py, which
 // starts it), as one program in one namespace. It goes to the Deno process on stdin, where a container's kernel takes its source,
 // and host.ts hands it to each interpreter: Deno reads no Python file, so it needs no permission
@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { joinKernelFiles, type PortableKernelFile } from '../container/kernel/source.ts';
 
 /** The container kernel's files the WebAssembly kernel loads, in order (not plots.py: no matplotlib here; not distributions.py: no image to list). */
-export const SHARED_KERNEL_FILES: readonly PortableKernelFile[] = ['hints.py', 'values.py', 'files_out.py', 'streams.py'];
+export const SHARED_KERNEL_FILES: readonly PortableKernelFile[] = ['hints.py', 'modules.py', 'values.py', 'files_out.py', 'streams.py'];
 /** Its own, in deno-kernel/, after those. */
 export const WASM_KERNEL_FILES = ['wasm_hints.py', 'kernel.py'] as const;
 

@@ -690,6 +690,11 @@ def _execute(message):
         _user[0] = False
         outcome = ("interrupted" if _state.interrupted else "error"), None, {"type": "KeyboardInterrupt", "message": "", "traceback": "KeyboardInterrupt\n"}
     status, value, error = outcome
+    if status != "ok":
+        try:
+            _forget_orphan_modules()
+        except BaseException:
+            pass
     done = {"t": "done", "run": run, "token": token, "status": status, "value": value, "error": error}
     try:
         done.update(_after_run())

@@ -7,9 +7,10 @@ import { readFileSync } from 'node:fs';
 
 /** The files that need nothing of the container's process: they only define names at import (no
  * descriptors, threads or signals), so another kernel may load them on its own. In order. */
-// The WebAssembly kernel (sandbox/wasm/source.ts) loads hints.py, values.py, files_out.py and streams.py too.
+// The WebAssembly kernel (sandbox/wasm/source.ts) loads hints.py, modules.py, values.py, files_out.py and streams.py too.
 export const PORTABLE_KERNEL_FILES = [
   'hints.py', // errors that carry their fix
+  'modules.py', // what a failed import leaves behind, forgotten after a failed run
   'values.py', // a run's error, traceback and value as text; compiling its code
   'plots.py', // matplotlib's figures as images: the backend hook, emit_figures, the dpi
   'files_out.py', // the files the code leaves under /work/out, as frames

@@ -218,6 +218,11 @@ async def _execute(code):
         status, value, error = await _run_code(code)
     except BaseException as exc:  # an interrupt on the kernel's own lines: the run still reports
         status, value, error = ("interrupted" if _kernel.bridge.interrupted() else "error"), None, _error_of(exc)
+    if status != "ok":
+        try:
+            _forget_orphan_modules()
+        except BaseException:
+            pass
     # A cancel that came when the code no longer awaited must not cancel the report.
     task = asyncio.current_task()
     while task is not None and task.cancelling():
