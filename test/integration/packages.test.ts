@@ -46,7 +46,10 @@ async function imageExists(runtime: RuntimeName, image: string): Promise<boolean
 async function buildLeftovers(runtime: RuntimeName, tag: string): Promise<string[]> {
   const images = await execa(runtime, ['images', '--all', '--quiet', '--filter', `label=${BUILD_LABEL}=${tag}`]);
   const builders = runtime === 'podman' ? await execa('podman', ['ps', '--all', '--external', '--format', '{{.Names}}']) : { stdout: '' };
-  return [...images.stdout.split('\n'), ...builders.stdout.split('\n').filter((n) => n.endsWith('-working-container'))].filter(Boolean);
+  // Podman's builder is named for the base image (`<name>-working-container`, `-2`...): only this
+  // file's base counts, not another suite's build on the data image going on at the same time.
+  const builder = /^cem-test-packages-base-working-container(-\d+)?$/;
+  return [...images.stdout.split('\n'), ...builders.stdout.split('\n').filter((n) => builder.test(n))].filter(Boolean);
 }
 
 // Builds are slow: the first runtime runs every case; the others run the smoke cases (a build a
