@@ -43,12 +43,15 @@ async function imageExists(runtime: RuntimeName, image: string): Promise<boolean
 }
 
 /** What a failed build of `tag` left: images labelled with it, and podman's build containers. */
+/** The data image under a name of this file's own (see the describe below). */
+const BASE_NAME = 'cem-test-packages-base';
+
 async function buildLeftovers(runtime: RuntimeName, tag: string): Promise<string[]> {
   const images = await execa(runtime, ['images', '--all', '--quiet', '--filter', `label=${BUILD_LABEL}=${tag}`]);
   const builders = runtime === 'podman' ? await execa('podman', ['ps', '--all', '--external', '--format', '{{.Names}}']) : { stdout: '' };
   // Podman's builder is named for the base image (`<name>-working-container`, `-2`...): only this
   // file's base counts, not another suite's build on the data image going on at the same time.
-  const builder = /^cem-test-packages-base-working-container(-\d+)?$/;
+  const builder = new RegExp(`^${BASE_NAME}-working-container(-\\d+)?$`);
   return [...images.stdout.split('\n'), ...builders.stdout.split('\n').filter((n) => builder.test(n))].filter(Boolean);
 }
 
@@ -70,7 +73,7 @@ for (const [order, runtime] of testRuntimes().entries()) {
     // The data image under a name of this file's own: a build removes the older package images
     // of its base (by name), so another file's build on the data image (run at the same time)
     // would remove this file's images, and this file's builds would remove the other's.
-    const base = `localhost/cem-test-packages-base:${runtime}`;
+    const base = `localhost/${BASE_NAME}:${runtime}`;
     const sandboxWith = (packages: string[], pipIndexUrl = index.url) => testSandbox(runtime, { image: base, packages, pipIndexUrl });
 
     before(async () => {
