@@ -6,10 +6,12 @@ import { buildPackagesImage } from '../sandbox/index.ts';
 
 export async function buildImageCommand(sandbox: SandboxConfig, print: (line: string) => void, signal?: AbortSignal): Promise<number> {
   // Ctrl-C stops the build through its signal, so that what a stopped build leaves is removed.
+  // `on`, not `once`: a handler that has gone looks like none to the exit hook that stops
+  // children, which would then kill this process (and the build, uncleaned) at once.
   const interrupted = new AbortController();
   const stop = () => interrupted.abort();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   try {
     const outcome = await buildPackagesImage(sandbox, print, {
       signal: signal ? AbortSignal.any([signal, interrupted.signal]) : interrupted.signal,

@@ -1,7 +1,7 @@
 // A PEP 503 "simple" package index on 127.0.0.1 serving small pure-Python wheels made here: a
 // wheel is a zip of the package, its METADATA, WHEEL and RECORD. Counts the requests it gets.
 import { createHash } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
 
@@ -71,10 +71,12 @@ export function makeWheel(name: string, version: string, value: string): { file:
 export interface PipIndex {
   url: string;
   requests: string[];
+  /** Answers the stalled pages held so far, and every later one, as any other page. */
+  release(): void;
   close(): Promise<void>;
 }
 
-/** Serves /simple/ and /simple/<name>/ (PEP 503) and the wheels, on 127.0.0.1; the pages of `stall` never answer. */
+/** Serves /simple/ and /simple/<name>/ (PEP 503) and the wheels, on 127.0.0.1; the pages of `stall` wait for release(). */
 export async function servePipIndex(
   packages: Record<string, { version: string; value: string }>,
   stall: readonly string[] = [],
@@ -85,10 +87,9 @@ export async function servePipIndex(
     wheels.set(wheel.file, { project: name, ...wheel });
   }
   const requests: string[] = [];
-  const server: Server = createServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
-    requests.push(path);
-    const simple = /^\/simple\/([^/]+)\/?$/.exec(path);
+  const held: Array<() => void> = [];
+  let released = false;
+  const serve = (path: string, simple: RegExpExecArray | null, res: ServerResponse) => {
     if (path === '/simple/' || path === '/simple') {
       res.writeHead(200, { 'content-type': 'text/html' });
       return res.end(
@@ -97,7 +98,6 @@ export async function servePipIndex(
           .join('\n')}</body></html>`,
       );
     }
-    if (simple && stall.includes(simple[1]!)) return; // left hanging until the server closes
     if (simple) {
       const project = simple[1]!.toLowerCase().replace(/[-_.]+/g, '-');
       const files = [...wheels.values()].filter((w) => w.project === project);
@@ -119,12 +119,23 @@ export async function servePipIndex(
     }
     res.writeHead(404);
     res.end('not found');
+  };
+  const server: Server = createServer((req, res) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    requests.push(path);
+    const simple = /^\/simple\/([^/]+)\/?$/.exec(path);
+    if (simple && !released && stall.includes(simple[1]!)) return void held.push(() => serve(path, simple, res)); // until release()
+    serve(path, simple, res);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/simple/`,
     requests,
+    release: () => {
+      released = true;
+      for (const answer of held.splice(0)) answer();
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

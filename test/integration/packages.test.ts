@@ -12,7 +12,7 @@ import { after, before, describe, test as nodeTest } from 'node:test';
 import { execa } from 'execa';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { RuntimeName } from '../../src/config/schema.ts';
-import { BUILD_LABEL, packagesState } from '../../src/sandbox/image/derived.ts';
+import { BUILD_LABEL, buildBasePrefix, packagesState } from '../../src/sandbox/image/derived.ts';
 import { buildPackagesImage, KEEP_OLDER_IMAGES, PackageBuildError } from '../../src/sandbox/image/build.ts';
 import { checkSandbox } from '../../src/sandbox/engines/detect.ts';
 import { startBridge, textOf } from '../helpers/bridge.ts';
@@ -42,17 +42,35 @@ async function imageExists(runtime: RuntimeName, image: string): Promise<boolean
   return (await execa(runtime, ['image', 'inspect', '--format', '{{.Id}}', image], { reject: false })).exitCode === 0;
 }
 
-/** What a failed build of `tag` left: images labelled with it, and podman's build containers. */
 /** The data image under a name of this file's own (see the describe below). */
 const BASE_NAME = 'cem-test-packages-base';
 
+const lines = (text: string) =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+
+/**
+ * What a failed build of `tag` left: images labelled with it and, on podman, its build
+ * containers and its own names of the base (both carry the tag's hash, so another build going on
+ * now, of another tag, is not counted).
+ */
 async function buildLeftovers(runtime: RuntimeName, tag: string): Promise<string[]> {
-  const images = await execa(runtime, ['images', '--all', '--quiet', '--filter', `label=${BUILD_LABEL}=${tag}`]);
-  const builders = runtime === 'podman' ? await execa('podman', ['ps', '--all', '--external', '--format', '{{.Names}}']) : { stdout: '' };
-  // Podman's builder is named for the base image (`<name>-working-container`, `-2`...): only this
-  // file's base counts, not another suite's build on the data image going on at the same time.
-  const builder = new RegExp(`^${BASE_NAME}-working-container(-\\d+)?$`);
-  return [...images.stdout.split('\n'), ...builders.stdout.split('\n').filter((n) => builder.test(n))].filter(Boolean);
+  const images = lines((await execa(runtime, ['images', '--all', '--quiet', '--filter', `label=${BUILD_LABEL}=${tag}`])).stdout);
+  return [...images, ...(await buildNames(runtime, tag))];
+}
+
+/** Podman's build containers of `tag` and the names of the base made for its builds. */
+async function buildNames(runtime: RuntimeName, tag: string): Promise<string[]> {
+  if (runtime !== 'podman') return [];
+  const prefix = buildBasePrefix(tag);
+  const builders = lines((await execa('podman', ['ps', '--all', '--external', '--format', '{{.Names}}'])).stdout);
+  const names = lines((await execa('podman', ['images', '--format', '{{.Repository}}'])).stdout);
+  return [
+    ...builders.filter((name) => name.startsWith(prefix.slice(prefix.lastIndexOf('/') + 1))),
+    ...names.filter((name) => name.startsWith(prefix)),
+  ];
 }
 
 // Builds are slow: the first runtime runs every case; the others run the smoke cases (a build a
@@ -324,23 +342,72 @@ for (const [order, runtime] of testRuntimes().entries()) {
       }
     });
 
+    test('a stopped build leaves another build from the same base alone: that one goes on and is built', async () => {
+      const stalled = await servePipIndex(
+        { 'cem-slow': { version: '1.0', value: 'slow' }, 'cem-slow-too': { version: '1.0', value: 'slow too' } },
+        ['cem-slow', 'cem-slow-too'],
+      );
+      // Another project's base: the same image under another name.
+      const other = `localhost/cem-test-packages-other:${runtime}`;
+      await execa(runtime, ['tag', TEST_DATA_IMAGE, other]);
+      const stop = new AbortController();
+      let going: Promise<unknown> | undefined;
+      try {
+        const asked = (name: string) => () => stalled.requests.some((path) => path.replace(/\/$/, '') === `/simple/${name}`);
+        const stopped = buildPackagesImage(sandboxWith(['cem-slow'], stalled.url), () => {}, { signal: stop.signal });
+        await until('the first build to ask the index', asked('cem-slow'), 120_000);
+        // The second build's container comes while the first is going on.
+        const goingBuild = buildPackagesImage(
+          testSandbox(runtime, { image: other, packages: ['cem-slow-too'], pipIndexUrl: stalled.url }),
+          () => {},
+        );
+        going = goingBuild;
+        await until('the second build to ask the index', asked('cem-slow-too'), 120_000);
+        const goingTag = (await packagesState(
+          runtime,
+          testSandbox(runtime, { image: other, packages: ['cem-slow-too'], pipIndexUrl: stalled.url }),
+        ))!;
+        assert.equal(goingTag.state, 'missing');
+        stop.abort();
+        await assert.rejects(stopped, /was cancelled/);
+        if (runtime === 'podman' && goingTag.state === 'missing')
+          assert.notDeepEqual(await buildNames(runtime, goingTag.tag), [], "the other build's container is still there");
+        stalled.release();
+        const outcome = await goingBuild;
+        built.add(outcome.tag);
+        const imported = await execa(
+          runtime,
+          ['run', '--rm', '--network', 'none', outcome.tag, 'python3', '-c', 'import cem_slow_too; print(cem_slow_too.VALUE)'],
+          { reject: false },
+        );
+        assert.equal(imported.stdout.trim(), 'slow too', 'the other build is whole: ' + imported.stderr);
+        assert.deepEqual(await buildNames(runtime, outcome.tag), [], 'nothing of the finished build is left');
+        const state = await packagesState(runtime, sandboxWith(['cem-slow'], stalled.url));
+        assert.equal(state?.state, 'missing');
+        if (state?.state === 'missing')
+          assert.deepEqual(await buildLeftovers(runtime, state.tag), [], 'nothing of the stopped build is left');
+      } finally {
+        stop.abort();
+        stalled.release();
+        await going?.catch(() => undefined);
+        await stalled.close();
+        await execa(runtime, ['rmi', other], { reject: false });
+      }
+    });
+
     test('Ctrl-C on build-image stops the build, and leaves nothing behind', async () => {
       const stalled = await servePipIndex({}, ['cem-slow']);
       try {
         const sandbox = sandboxWith(['cem-slow'], stalled.url);
         const child = execa(process.execPath, ['dist/cli.js', 'build-image', '--config', await configFile(sandbox)], { reject: false });
         // Once pip is waiting on the index, the person presses Ctrl-C.
-        await new Promise<void>((resolve) => {
-          let seen = '';
-          child.stderr.on('data', (chunk: Buffer) => {
-            seen += chunk.toString();
-            if (/cem-slow|Looking in indexes|Collecting/i.test(seen)) resolve();
-          });
-          setTimeout(resolve, 20_000);
-        });
+        await until('pip to ask the index', () => stalled.requests.some((path) => path.startsWith('/simple/cem-slow')), 120_000);
         child.kill('SIGINT');
         const result = await child;
-        assert.notEqual(result.exitCode, 0, result.stderr);
+        // The command ends on its own, a failed build (not killed by the signal, which would leave the build to itself).
+        assert.equal(result.signal, undefined, result.stderr);
+        assert.equal(result.exitCode, 3, result.stderr);
+        assert.match(result.stderr, /was cancelled/);
         const state = await packagesState(runtime, sandbox);
         assert.equal(state?.state, 'missing');
         if (state?.state === 'missing')

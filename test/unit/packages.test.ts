@@ -14,8 +14,11 @@ import {
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import {
   buildArgs,
+  buildBaseName,
+  buildBasePrefix,
   buildEnv,
   containerfile,
+  isBuilderOf,
   DERIVED_LABELS,
   derivedSpec,
   PACKAGES_DIR,
@@ -204,6 +207,27 @@ test('the Containerfile installs from the exact base into a read-only path on PY
     !containerfile(derivedSpec({ image: 'x', packages: ['numpy'] }, 'abc')).includes('--index-url'),
     'pip default index when none is set',
   );
+});
+
+test('a podman build starts FROM a name of the base of its own, and knows its build container by it', () => {
+  const spec = derivedSpec({ image: 'python:3.14-slim', packages: ['numpy'] }, 'sha256:0123');
+  const hash = spec.tag.split(':')[1]!;
+  const name = buildBaseName(spec.tag, 'a1b2c3');
+  assert.equal(name, `localhost/code-execution-mode-build-${hash}-a1b2c3:base`);
+  assert.ok(name.startsWith(buildBasePrefix(spec.tag)));
+  assert.notEqual(buildBaseName(spec.tag, 'ffffff'), name, 'two builds of one tag: two names');
+  assert.equal(containerfile(spec, name).split('\n')[0], `FROM ${name}`);
+  const builder = `code-execution-mode-build-${hash}-a1b2c3-working-container`;
+  assert.ok(isBuilderOf(builder, name));
+  assert.ok(isBuilderOf(`${builder}-2`, name), "podman's numbered second name");
+  for (const other of [
+    'python-working-container',
+    `code-execution-mode-build-${hash}-ffffff-working-container`,
+    `${builder}-x`,
+    `${builder}-2-3`,
+    `x${builder}`,
+  ])
+    assert.equal(isBuilderOf(other, name), false, other);
 });
 
 test('build arguments: labels as flags, host network only for a loopback index, classic builder for docker', () => {

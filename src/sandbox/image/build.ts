@@ -2,6 +2,7 @@
 // Containerfile in a private temporary folder, the runtime's and pip's lines passed on as they
 // come, and a failure named by what pip said (index unreachable, no such package, no pip in the
 // base image) with the fix. The build is the only step with a network; runs stay --network none.
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,12 +12,13 @@ import {
   BUILD_LABEL,
   DERIVED_REPOSITORY,
   buildArgs,
+  buildBaseName,
   buildEnv,
   containerfile,
   derivedSpec,
+  isBuilderOf,
   packagesState,
   packagesSummary,
-  plainId,
   type DerivedSpec,
 } from './derived.ts';
 import { describeBuildFailure, PackageBuildError, progressLine } from './build-output.ts';
@@ -113,12 +115,17 @@ async function runBuild(
   options: BuildOptions,
 ): Promise<BuildOutcome> {
   const started = Date.now();
+  const cli = options.detect?.env ? { env: options.detect.env } : {};
   // A folder of our own with only the Containerfile: nothing else of the host goes to the build.
   const dir = await mkdtemp(join(tmpdir(), 'cem-build-'));
+  const from = runtimeName === 'podman' ? buildBaseName(spec.tag, randomBytes(6).toString('hex')) : spec.baseId;
   try {
+    if (from !== spec.baseId)
+      await runCli(command, ['tag', spec.baseId, from], cli).catch((error: unknown) => {
+        throw new PackageBuildError('build-failed', `${runtimeName} could not name ${spec.base} for the build: ${String(error)}`);
+      });
     const file = join(dir, 'Containerfile');
-    await writeFile(file, containerfile(spec), { mode: 0o600 });
-    const buildersBefore = runtimeName === 'podman' ? await podmanBuildContainers(command, spec.baseId) : new Set<string>();
+    await writeFile(file, containerfile(spec, from), { mode: 0o600 });
     emit(
       `Building ${spec.tag} from ${spec.base} with ${runtimeName}: ${packagesSummary(spec.packages)}${spec.index ? ` (index ${spec.index})` : ''}`,
     );
@@ -143,7 +150,7 @@ async function runBuild(
       emit(shown);
     }
     const result = await child;
-    if (result.failed) await removeLeftovers(runtimeName, command, spec, buildersBefore);
+    if (result.failed) await removeLeftovers(runtimeName, command, spec, from, cli);
     if (result.isCanceled) throw new PackageBuildError('build-failed', `The build of ${spec.tag} was cancelled.`);
     if (result.timedOut)
       throw new PackageBuildError(
@@ -164,6 +171,8 @@ async function runBuild(
       );
     return { runtime: runtimeName, tag: spec.tag, packages: spec.packages, reused: false, durationMs, stale: left, removed };
   } finally {
+    // The name only (both arguments): `untag` with the image alone would drop all its names.
+    if (from !== spec.baseId) await runCli(command, ['untag', from, from], cli).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -213,19 +222,6 @@ export function createdAt(text: string): number {
   return Number.isFinite(at) ? at : 0;
 }
 
-/** Podman's build containers (`<image>-working-container`) from the base image. */
-async function podmanBuildContainers(command: string, baseId: string): Promise<Set<string>> {
-  const out = await runCli(command, ['ps', '--all', '--external', '--no-trunc', '--format', '{{.ID}}|{{.Names}}|{{.ImageID}}']).catch(
-    () => ({ stdout: '' }),
-  );
-  const ids = out.stdout
-    .split('\n')
-    .map((line) => line.trim().split('|'))
-    .filter(([id, name, image]) => id && name?.endsWith('-working-container') && image && plainId(baseId).startsWith(plainId(image)))
-    .map(([id]) => id!);
-  return new Set(ids);
-}
-
 /**
  * What a failed build leaves: podman's build container when the build was stopped (it removes
  * it itself otherwise), docker's images of the steps before the one that failed.
@@ -234,31 +230,35 @@ async function removeLeftovers(
   runtime: 'podman' | 'docker',
   command: string,
   spec: DerivedSpec,
-  buildersBefore: Set<string>,
+  from: string,
+  cli: { env?: NodeJS.ProcessEnv },
 ): Promise<void> {
   if (runtime === 'podman') {
-    const left = [...(await podmanBuildContainers(command, spec.baseId))].filter((id) => !buildersBefore.has(id));
-    if (left.length > 0) await runCli(command, ['rm', '--force', ...left]).catch(() => undefined);
+    // This build's container only, by the name of its own FROM: another build from the same
+    // base (another project's, going on now) keeps its container.
+    const listed = await runCli(command, ['ps', '--all', '--external', '--format', '{{.Names}}'], cli).catch(() => ({ stdout: '' }));
+    const left = listed.stdout
+      .split('\n')
+      .map((name) => name.trim())
+      .filter((name) => isBuilderOf(name, from));
+    if (left.length > 0) await runCli(command, ['rm', '--force', ...left], cli).catch(() => undefined);
     return;
   }
   // A stopped build's step container may still be going in the daemon for a moment, holding
   // its parent images: try again until they are gone, for a few seconds.
   for (let attempt = 0; attempt < LEFTOVER_ATTEMPTS; attempt++) {
-    const images = await runCli(command, [
-      'images',
-      '--all',
-      '--quiet',
-      '--no-trunc',
-      '--filter',
-      `label=${BUILD_LABEL}=${spec.tag}`,
-    ]).catch(() => ({ stdout: '' }));
+    const images = await runCli(
+      command,
+      ['images', '--all', '--quiet', '--no-trunc', '--filter', `label=${BUILD_LABEL}=${spec.tag}`],
+      cli,
+    ).catch(() => ({ stdout: '' }));
     const ids = images.stdout
       .split('\n')
       .map((l) => l.trim())
       .filter(Boolean);
     if (ids.length === 0) return;
     // Newest first: each goes before its parent.
-    for (const id of ids) await runCli(command, ['rmi', id]).catch(() => undefined);
+    for (const id of ids) await runCli(command, ['rmi', id], cli).catch(() => undefined);
     await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
