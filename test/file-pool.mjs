@@ -3,7 +3,8 @@
 // package builds) started when most others were done and ran alone at the end. The order comes
 // from test/file-times.json (seconds per file, as the end of a run prints them); a file not
 // listed there counts as long, so a new file is timed early rather than last. Each file's report
-// is printed whole when it ends, so the reports of files running side by side do not interleave.
+// is printed whole when it ends, so the reports of files running side by side do not interleave;
+// what failed is printed again at the end.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,8 +68,16 @@ export async function runFiles(files, concurrency, env) {
   );
   const timing = Object.fromEntries(results.sort((a, b) => b.seconds - a.seconds).map((r) => [key(r.file), Math.round(r.seconds)]));
   process.stdout.write(`ℹ seconds per file, side by side: ${JSON.stringify(timing)}\n`);
-  for (const r of failed) process.stdout.write(`✖ ${r.file} failed (exit ${r.status})\n`);
+  // Each failed file's failures again at the very end, where a reader of a long log looks first.
+  for (const r of failed) process.stdout.write(`✖ ${r.file} failed (exit ${r.status})\n${failures(r.report)}\n`);
   return failed.length > 0 ? 1 : 0;
+}
+
+/** The part of a report that says what failed: the runner's "failing tests" section, else its last lines; at most 8,000 characters. */
+function failures(report) {
+  const at = report.lastIndexOf('✖ failing tests:');
+  const part = at >= 0 ? report.slice(at) : report.split('\n').slice(-40).join('\n');
+  return part.length > 8_000 ? `${part.slice(0, 8_000)}\n… (${part.length - 8_000} more characters in the file's report above)` : part;
 }
 
 /** A file's name in the table: its path from the repository, with forward slashes. */
