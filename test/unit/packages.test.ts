@@ -14,17 +14,20 @@ import {
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import {
   buildArgs,
-  buildBaseName,
-  buildBasePrefix,
   buildEnv,
   containerfile,
-  isBuilderOf,
   DERIVED_LABELS,
   derivedSpec,
   PACKAGES_DIR,
   packagesSummary,
 } from '../../src/sandbox/image/derived.ts';
-import { describeBuildFailure, MAX_PIP_WORDS_CHARS, MAX_PROGRESS_LINE_CHARS, progressLine } from '../../src/sandbox/image/build-output.ts';
+import {
+  builderWatch,
+  describeBuildFailure,
+  MAX_PIP_WORDS_CHARS,
+  MAX_PROGRESS_LINE_CHARS,
+  progressLine,
+} from '../../src/sandbox/image/build-output.ts';
 import { createdAt } from '../../src/sandbox/image/build.ts';
 
 function errorOf(sandbox: unknown): string {
@@ -209,27 +212,6 @@ test('the Containerfile installs from the exact base into a read-only path on PY
   );
 });
 
-test('a podman build starts FROM a name of the base of its own, and knows its build container by it', () => {
-  const spec = derivedSpec({ image: 'python:3.14-slim', packages: ['numpy'] }, 'sha256:0123');
-  const hash = spec.tag.split(':')[1]!;
-  const name = buildBaseName(spec.tag, 'a1b2c3');
-  assert.equal(name, `localhost/code-execution-mode-build-${hash}-a1b2c3:base`);
-  assert.ok(name.startsWith(buildBasePrefix(spec.tag)));
-  assert.notEqual(buildBaseName(spec.tag, 'ffffff'), name, 'two builds of one tag: two names');
-  assert.equal(containerfile(spec, name).split('\n')[0], `FROM ${name}`);
-  const builder = `code-execution-mode-build-${hash}-a1b2c3-working-container`;
-  assert.ok(isBuilderOf(builder, name));
-  assert.ok(isBuilderOf(`${builder}-2`, name), "podman's numbered second name");
-  for (const other of [
-    'python-working-container',
-    `code-execution-mode-build-${hash}-ffffff-working-container`,
-    `${builder}-x`,
-    `${builder}-2-3`,
-    `x${builder}`,
-  ])
-    assert.equal(isBuilderOf(other, name), false, other);
-});
-
 test('build arguments: labels as flags, host network only for a loopback index, classic builder for docker', () => {
   const local = derivedSpec({ image: 'img', packages: ['numpy'], pipIndexUrl: 'http://127.0.0.1:9/simple/' }, 'abc');
   const remote = derivedSpec({ image: 'img', packages: ['numpy'], pipIndexUrl: 'https://pypi.example/simple/' }, 'abc');
@@ -239,9 +221,42 @@ test('build arguments: labels as flags, host network only for a loopback index, 
   assert.ok(podman.includes(`${DERIVED_LABELS.packages}=["numpy"]`));
   assert.ok(podman.includes(`${DERIVED_LABELS.baseId}=abc`));
   assert.equal(podman.at(-1), '/tmp/x');
+  assert.ok(!podman.includes('--iidfile'));
+  assert.ok(podman.includes('--log-level=debug'), "podman logs its build container's ID");
+  assert.ok(!buildArgs('docker', local, 'f', 'd').includes('--log-level=debug'));
+  const withId = buildArgs('podman', local, '/tmp/x/Containerfile', '/tmp/x', '/tmp/x/image-id');
+  assert.equal(withId[withId.indexOf('--iidfile') + 1], '/tmp/x/image-id', "the built image's ID, to check its name by");
+  assert.equal(withId.at(-1), '/tmp/x');
   assert.ok(!buildArgs('docker', remote, 'f', 'd').includes('--network'), 'a remote index goes through the default build network');
   assert.deepEqual(buildEnv('docker'), { DOCKER_BUILDKIT: '0' });
   assert.deepEqual(buildEnv('podman'), {});
+});
+
+test("a podman build's container is known by the ID podman logs before the first RUN step, and never from the packages' output", () => {
+  const id = (c: string) => c.repeat(64);
+  const log = (msg: string) => `time="2026-12-01T10:00:00Z" level=debug msg="${msg}"`;
+  const watch = builderWatch();
+  assert.equal(watch.take('time="2026-12-01T10:00:00Z" level=info msg="podman filtering at log level debug"'), true, 'not progress');
+  assert.equal(watch.take('STEP 1/10: FROM 0123'), false, 'progress');
+  assert.equal(watch.take(log(`Container ID: ${id('a')}`)), true);
+  assert.equal(watch.id, id('a'));
+  watch.take(log(`Container ID: ${id('b')}`));
+  assert.equal(watch.id, id('a'), 'the first only');
+  assert.equal(watch.take('time="2026-12-01T10:00:00Z" level=warning msg="something"'), false, "podman's warnings are shown");
+
+  const reordered = builderWatch();
+  reordered.take('STEP 4/10: RUN ["env","PIP_CONFIG_FILE=/dev/null"]');
+  reordered.take(log(`Container ID: ${id('c')}`));
+  assert.equal(reordered.id, id('c'), 'read just after the RUN header (stdout and stderr in either order)');
+  const late = builderWatch();
+  late.take('STEP 4/10: RUN ["env","PIP_CONFIG_FILE=/dev/null"]');
+  late.take('Looking in indexes: http://127.0.0.1:9/simple/');
+  assert.equal(late.take(log(`Container ID: ${id('c')}`)), true, 'hidden, but');
+  assert.equal(late.id, undefined, 'a line after the RUN step printed (a package could print it) is not believed');
+  const malformed = builderWatch();
+  malformed.take(log(`Container ID: ${id('c')}"; rm -rf`));
+  malformed.take(log('Container ID: --all'));
+  assert.equal(malformed.id, undefined);
 });
 
 test('a failed build is named by what pip said, shortened, with the fix', () => {

@@ -70,3 +70,37 @@ export function progressLine(raw: string): string | undefined {
   if (!text.trim()) return undefined;
   return clip(text, MAX_PROGRESS_LINE_CHARS);
 }
+
+/** Podman's own log lines (a podman build logs at debug level, see buildArgs): not progress. */
+const PODMAN_LOG = /^time="[^"]*" level=(?:debug|info) msg=/;
+const CONTAINER_ID = /^time="[^"]*" level=debug msg="Container ID: ([0-9a-f]{64})"$/;
+const FIRST_RUN = /^STEP \d+\/\d+: RUN /;
+
+/**
+ * Reads a podman build's output for the ID of its build container, which podman leaves behind
+ * when the build is stopped: only that container is removed then, never another build's from the
+ * same base. Only the first ID podman logs counts, and none once the first RUN step has printed
+ * a line of its own: from then on the output is the packages' own, and anything could be printed.
+ * (Podman logs the ID on stderr just before the RUN step's header on stdout; the two may be
+ * read in either order.)
+ */
+export function builderWatch(): { take(line: string): boolean; readonly id: string | undefined } {
+  let id: string | undefined;
+  let running = false;
+  let untrusted = false;
+  return {
+    /** True for a line of podman's own log, which is not passed on. */
+    take(line: string): boolean {
+      const podman = PODMAN_LOG.test(line);
+      if (FIRST_RUN.test(line)) running = true;
+      else if (running && !podman && !line.startsWith('STEP ')) untrusted = true;
+      if (!podman) return false;
+      const found = untrusted || id !== undefined ? null : CONTAINER_ID.exec(line);
+      if (found) id = found[1];
+      return true;
+    },
+    get id() {
+      return id;
+    },
+  };
+}

@@ -2,8 +2,7 @@
 // Containerfile in a private temporary folder, the runtime's and pip's lines passed on as they
 // come, and a failure named by what pip said (index unreachable, no such package, no pip in the
 // base image) with the fix. The build is the only step with a network; runs stay --network none.
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execa } from 'execa';
@@ -12,16 +11,15 @@ import {
   BUILD_LABEL,
   DERIVED_REPOSITORY,
   buildArgs,
-  buildBaseName,
   buildEnv,
   containerfile,
   derivedSpec,
-  isBuilderOf,
   packagesState,
   packagesSummary,
+  plainId,
   type DerivedSpec,
 } from './derived.ts';
-import { describeBuildFailure, PackageBuildError, progressLine } from './build-output.ts';
+import { builderWatch, describeBuildFailure, PackageBuildError, progressLine } from './build-output.ts';
 export { PackageBuildError } from './build-output.ts';
 import { cliArgv, runCli } from '../engines/cli.ts';
 import { imageExistsArgs } from '../engines/commands.ts';
@@ -118,31 +116,29 @@ async function runBuild(
   const cli = options.detect?.env ? { env: options.detect.env } : {};
   // A folder of our own with only the Containerfile: nothing else of the host goes to the build.
   const dir = await mkdtemp(join(tmpdir(), 'cem-build-'));
-  const from = runtimeName === 'podman' ? buildBaseName(spec.tag, randomBytes(6).toString('hex')) : spec.baseId;
   try {
-    if (from !== spec.baseId)
-      await runCli(command, ['tag', spec.baseId, from], cli).catch((error: unknown) => {
-        throw new PackageBuildError('build-failed', `${runtimeName} could not name ${spec.base} for the build: ${String(error)}`);
-      });
     const file = join(dir, 'Containerfile');
-    await writeFile(file, containerfile(spec, from), { mode: 0o600 });
+    await writeFile(file, containerfile(spec), { mode: 0o600 });
+    const idFile = join(dir, 'image-id');
     emit(
       `Building ${spec.tag} from ${spec.base} with ${runtimeName}: ${packagesSummary(spec.packages)}${spec.index ? ` (index ${spec.index})` : ''}`,
     );
-    const child = execa(command, cliArgv(command, buildArgs(runtimeName, spec, file, dir)), {
+    const child = execa(command, cliArgv(command, buildArgs(runtimeName, spec, file, dir, idFile)), {
       reject: false,
       all: true,
       buffer: false,
       cwd: dir,
       env: { ...options.detect?.env, ...buildEnv(runtimeName) },
       timeout: options.timeoutMs ?? DEFAULT_BUILD_TIMEOUT_MS,
-      // Podman cleans up its build container on an interrupt, not on SIGTERM.
+      // Podman removes its build container on an interrupt, not on SIGTERM; given time to.
       killSignal: 'SIGINT',
-      forceKillAfterDelay: 10_000,
+      forceKillAfterDelay: 30_000,
       ...(options.signal ? { cancelSignal: options.signal } : {}),
     });
     const tail: string[] = [];
+    const builder = builderWatch();
     for await (const line of child.iterable({ from: 'all' })) {
+      if (runtimeName === 'podman' && builder.take(String(line))) continue;
       const shown = progressLine(String(line));
       if (shown === undefined) continue;
       tail.push(shown);
@@ -150,7 +146,11 @@ async function runBuild(
       emit(shown);
     }
     const result = await child;
-    if (result.failed) await removeLeftovers(runtimeName, command, spec, from, cli);
+    if (result.failed && runtimeName === 'docker') await removeDockerLeftovers(command, spec, cli);
+    if (result.failed && runtimeName === 'podman') {
+      const stopped = result.isCanceled || result.timedOut || result.signal !== undefined;
+      await removePodmanBuilder(command, spec, builder.id, stopped, cli, emit);
+    }
     if (result.isCanceled) throw new PackageBuildError('build-failed', `The build of ${spec.tag} was cancelled.`);
     if (result.timedOut)
       throw new PackageBuildError(
@@ -161,6 +161,7 @@ async function runBuild(
       const { kind, message } = describeBuildFailure(tail, spec);
       throw new PackageBuildError(kind, message);
     }
+    await keepName(command, plainId(await readFile(idFile, 'utf8')), spec.tag, cli);
     const durationMs = Date.now() - started;
     emit(`Built ${spec.tag} in ${(durationMs / 1000).toFixed(1)} s. Runs use it from the next session on.`);
     const { removed, left } = await removeOlderImages(command, spec, stale, options.detect?.env);
@@ -171,8 +172,6 @@ async function runBuild(
       );
     return { runtime: runtimeName, tag: spec.tag, packages: spec.packages, reused: false, durationMs, stale: left, removed };
   } finally {
-    // The name only (both arguments): `untag` with the image alone would drop all its names.
-    if (from !== spec.baseId) await runCli(command, ['untag', from, from], cli).catch(() => undefined);
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -223,27 +222,66 @@ export function createdAt(text: string): number {
 }
 
 /**
- * What a failed build leaves: podman's build container when the build was stopped (it removes
- * it itself otherwise), docker's images of the steps before the one that failed.
+ * The built image keeps its name. Podman 4 can lose a name set while another podman process
+ * changes names at the same moment (two builds, a tag), though the build said it was tagged:
+ * the name is checked by the ID the build wrote, and set again when it went.
  */
-async function removeLeftovers(
-  runtime: 'podman' | 'docker',
+async function keepName(command: string, id: string, tag: string, cli: { env?: NodeJS.ProcessEnv }): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const named = await runCli(command, ['image', 'inspect', '--format', '{{.Id}}', tag], cli).then(
+      (out) => plainId(out.stdout),
+      () => '',
+    );
+    if (named === id) return;
+    if (attempt === NAME_ATTEMPTS)
+      throw new PackageBuildError(
+        'build-failed',
+        `The image ${id.slice(0, 12)} was built, but the runtime did not keep its name ${tag}. Build again.`,
+      );
+    await runCli(command, ['tag', id, tag], cli).catch(() => undefined);
+  }
+}
+
+const NAME_ATTEMPTS = 5;
+
+/**
+ * What a stopped podman build leaves: its build container, known by the ID the build logged (and
+ * checked to be a build container from this base). Without that ID nothing is removed, since
+ * another build from the same base may be going on; the build says what may be left.
+ */
+async function removePodmanBuilder(
   command: string,
   spec: DerivedSpec,
-  from: string,
+  id: string | undefined,
+  stopped: boolean,
   cli: { env?: NodeJS.ProcessEnv },
+  emit: (line: string) => void,
 ): Promise<void> {
-  if (runtime === 'podman') {
-    // This build's container only, by the name of its own FROM: another build from the same
-    // base (another project's, going on now) keeps its container.
-    const listed = await runCli(command, ['ps', '--all', '--external', '--format', '{{.Names}}'], cli).catch(() => ({ stdout: '' }));
-    const left = listed.stdout
-      .split('\n')
-      .map((name) => name.trim())
-      .filter((name) => isBuilderOf(name, from));
-    if (left.length > 0) await runCli(command, ['rm', '--force', ...left], cli).catch(() => undefined);
+  if (id === undefined) {
+    if (stopped) emit('The build container of the stopped build may be left: `podman ps --all --external` lists it.');
     return;
   }
+  const listed = await runCli(
+    command,
+    ['ps', '--all', '--external', '--no-trunc', '--format', '{{.ID}}|{{.Names}}|{{.ImageID}}'],
+    cli,
+  ).catch(() => ({ stdout: '' }));
+  const ours = listed.stdout
+    .split('\n')
+    .map((line) => line.trim().split('|'))
+    .some(
+      ([listedId, name = '', image = '']) =>
+        listedId === id && /-working-container(-\d+)?$/.test(name) && image !== '' && spec.baseId.startsWith(plainId(image)),
+    );
+  if (ours) await runCli(command, ['rm', '--force', '--ignore', id], cli).catch(() => undefined);
+}
+
+/**
+ * What a failed docker build leaves: the images of the steps before the one that failed, found
+ * by the label of this build. (Podman removes its build container itself, on a failure and on
+ * the interrupt a stopped build gets.)
+ */
+async function removeDockerLeftovers(command: string, spec: DerivedSpec, cli: { env?: NodeJS.ProcessEnv }): Promise<void> {
   // A stopped build's step container may still be going in the daemon for a moment, holding
   // its parent images: try again until they are gone, for a few seconds.
   for (let attempt = 0; attempt < LEFTOVER_ATTEMPTS; attempt++) {

@@ -22,12 +22,6 @@ export const DERIVED_LABELS = {
 } as const;
 /** On every image of one build, intermediate ones included: what a failed build left is found by it. */
 export const BUILD_LABEL = `${LABEL}.build-of`;
-/**
- * Podman names a build's container for the FROM image's first name, so builds from one base (two
- * projects, two windows) would share a name. Each podman build therefore starts FROM a name of
- * the base made for it alone (this repository, the derived tag's hash, a nonce), removed after.
- */
-export const BUILD_BASE_REPOSITORY = 'localhost/code-execution-mode-build';
 
 export type PackagesConfig = Pick<SandboxConfig, 'image' | 'packages' | 'pipIndexUrl'>;
 
@@ -55,23 +49,6 @@ export function derivedSpec(sandbox: PackagesConfig, baseId: string): DerivedSpe
   return { base: sandbox.image, baseId: id, packages, index, tag: `${DERIVED_REPOSITORY}:${hash}` };
 }
 
-/** What the build names of every build of `tag` start with (see BUILD_BASE_REPOSITORY). */
-export function buildBasePrefix(tag: string): string {
-  return `${BUILD_BASE_REPOSITORY}-${tag.slice(tag.lastIndexOf(':') + 1)}-`;
-}
-
-/** The base's name for one podman build of `tag`. */
-export function buildBaseName(tag: string, nonce: string): string {
-  return `${buildBasePrefix(tag)}${nonce}:base`;
-}
-
-/** True for the name podman gives a build container FROM `baseName` (`<name>-working-container`, `-2`...). */
-export function isBuilderOf(containerName: string, baseName: string): boolean {
-  const name = baseName.slice(baseName.lastIndexOf('/') + 1).replace(/:[^:]*$/, '');
-  const builder = `${name}-working-container`;
-  return containerName === builder || (containerName.startsWith(`${builder}-`) && /^\d+$/.test(containerName.slice(builder.length + 1)));
-}
-
 function derivedLabels(spec: DerivedSpec): Record<string, string> {
   return {
     [DERIVED_LABELS.base]: spec.base,
@@ -82,14 +59,13 @@ function derivedLabels(spec: DerivedSpec): Record<string, string> {
 }
 
 /**
- * The Containerfile: FROM the base image's exact ID (or, for podman, the build's own name of it,
- * see BUILD_BASE_REPOSITORY), pip into PACKAGES_DIR (on PYTHONPATH).
+ * The Containerfile: FROM the base image's exact ID, pip into PACKAGES_DIR (on PYTHONPATH).
  * Exec form throughout: the requirements (validated, see config/packages.ts) never meet a shell.
  * `--target` installs beside the system's packages without touching them (and needs no
  * override of Debian's externally-managed marker). No pip configuration of the base image is
  * read (PIP_CONFIG_FILE=/dev/null): an extra index there would reach past the configured one.
  */
-export function containerfile(spec: DerivedSpec, from: string = spec.baseId): string {
+export function containerfile(spec: DerivedSpec): string {
   const pip = [
     'env',
     'PIP_CONFIG_FILE=/dev/null',
@@ -113,7 +89,7 @@ export function containerfile(spec: DerivedSpec, from: string = spec.baseId): st
     ...spec.packages,
   ];
   return [
-    `FROM ${from}`,
+    `FROM ${spec.baseId}`,
     `LABEL ${BUILD_LABEL}=${spec.tag}`,
     'USER root',
     `RUN ${JSON.stringify(pip)}`,
@@ -129,11 +105,19 @@ export function containerfile(spec: DerivedSpec, from: string = spec.baseId): st
  * runtime's default otherwise. Docker runs its classic builder (see buildEnv): the tag and
  * labels are flags, never Containerfile text.
  */
-export function buildArgs(runtime: RuntimeName, spec: DerivedSpec, containerfilePath: string, contextDir: string): string[] {
+export function buildArgs(
+  runtime: RuntimeName,
+  spec: DerivedSpec,
+  containerfilePath: string,
+  contextDir: string,
+  idFile?: string,
+): string[] {
   const labels = Object.entries(derivedLabels(spec)).flatMap(([key, value]) => ['--label', `${key}=${value}`]);
   const network = spec.index && isLoopbackUrl(spec.index) ? ['--network', 'host'] : [];
-  const pull = runtime === 'podman' ? ['--pull=never', '--layers=false'] : [];
-  return ['build', ...pull, '--force-rm', '--tag', spec.tag, ...labels, ...network, '--file', containerfilePath, contextDir];
+  // Podman at debug level logs its build container's ID, which a stopped build removes (build-output.ts).
+  const pull = runtime === 'podman' ? ['--pull=never', '--layers=false', '--log-level=debug'] : [];
+  const id = idFile ? ['--iidfile', idFile] : [];
+  return ['build', ...pull, '--force-rm', '--tag', spec.tag, ...labels, ...network, ...id, '--file', containerfilePath, contextDir];
 }
 
 /** Docker's BuildKit needs the buildx plugin, which some distributions leave out; the classic builder is always there. */
