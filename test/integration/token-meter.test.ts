@@ -30,7 +30,8 @@ async function fixtureListings(): Promise<Map<string, number>> {
   }
 }
 
-for (const runtime of testRuntimes()) {
+// The meter is counted by the bridge, the same on every engine: on the first test runtime.
+for (const runtime of testRuntimes().slice(0, 1)) {
   describe(`token meter on ${runtime}`, () => {
     let bridge: BridgeHandle;
     let listings: Map<string, number>;
