@@ -158,7 +158,10 @@ test("the runtime check reads the VM from the engine's own answers (a faked CLI 
       ].join('\n'),
     );
     chmodSync(cli, 0o755);
-    return probeRuntime(f.runtime, { commands: { [f.runtime]: cli }, env: { PATH: process.env.PATH ?? '' } });
+    return probeRuntime(f.runtime, {
+      commands: { [f.runtime]: cli },
+      env: { PATH: process.env.PATH ?? '', CEM_CACHE_DIR: join(dir, 'cache') },
+    });
   };
   const desktop = await probe('docker-desktop-linux');
   assert.equal(desktop.state, 'ready', JSON.stringify(desktop.checks));

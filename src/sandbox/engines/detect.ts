@@ -11,6 +11,7 @@ import { CliError, runCli, setLeadingArgs, type CliResult } from './cli.ts';
 import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versionArgs } from './commands.ts';
 import { forbiddenMountDirs, mountsText, remoteEngine, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
+import { forgetPodmanInfo, keepPodmanInfo, keptPodmanInfo, podmanInfoKey } from './podman-info-cache.ts';
 import { detectEndpoint, EndpointError, endpointText, selectionArgs, type EngineEndpoint } from './endpoint.ts';
 import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
 import {
@@ -133,6 +134,11 @@ export interface DetectOptions {
   searchDirs?: readonly string[];
   /** Environment for the runtime's CLI (default: the process's). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * A local podman's `info` may be the answer kept from an earlier check (podman-info-cache.ts):
+   * for a bridge's first start, whose own first container then proves the engine answers.
+   */
+  cachedInfo?: boolean;
   timeoutMs?: number;
   /** The bridge's state folder: never mounted as the workspace (nor is the default one). */
   stateDir?: string;
@@ -212,10 +218,10 @@ export async function probeRuntime(
   const status: RuntimeStatus = { name, command, state: 'not-installed', problems: [], checks: [], fixes: [] };
   // Asked together (each is a CLI start, `info` the slowest); read in order, as if one by one.
   const version = runCli(command, versionArgs(name), cli);
-  const infoOut = runCli(command, infoArgs(name), cli);
-  infoOut.catch(() => undefined);
   const endpoint = detectEndpoint(name, command, { ...cli, selection: sandbox });
   endpoint.catch(() => undefined);
+  const infoOut = engineInfo(name, command, cli, endpoint, options.cachedInfo === true);
+  infoOut.catch(() => undefined);
   try {
     const out = await version;
     const parsed = versionSchema.safeParse(JSON.parse(out.stdout));
@@ -259,6 +265,39 @@ export async function probeRuntime(
     }
   }
   return status;
+}
+
+/**
+ * The engine's `info`. A local podman's answer is kept (podman-info-cache.ts) and, where the
+ * caller allows it, read back instead of asking podman again.
+ */
+async function engineInfo(
+  name: RuntimeName,
+  command: string,
+  cli: { timeoutMs: number; env?: NodeJS.ProcessEnv },
+  endpoint: Promise<EngineEndpoint>,
+  cached: boolean,
+): Promise<CliResult> {
+  const env = cli.env ?? process.env;
+  const key = name === 'podman' ? podmanInfoKey(command, env) : undefined;
+  const local = key
+    ? endpoint.then(
+        (ep) => !ep.remote && !ep.machine && ep.name === undefined,
+        () => false,
+      )
+    : Promise.resolve(false);
+  if (key && cached && (await local)) {
+    const stdout = keptPodmanInfo(key, env);
+    if (stdout !== undefined) return { stdout, stderr: '' };
+  }
+  try {
+    const out = await runCli(command, infoArgs(name), cli);
+    if (key && (await local)) keepPodmanInfo(key, out.stdout, env);
+    return out;
+  } catch (error) {
+    if (key) forgetPodmanInfo(env);
+    throw error;
+  }
 }
 
 /** Sandboxes one bridge may run at once: its sessions, a prewarmed spare, and a check beside them. */

@@ -224,7 +224,9 @@ export class SessionManager implements Sandbox {
     const early = guess ? startKernel(this.containerStarter(guess), this.config, 'spare', this.prelude?.code).catch(() => null) : undefined;
     let status: RuntimeStatus;
     try {
-      status = await selectRuntime(this.config, { ...this.options.detect, skipStart: true }, this.options.pullHint);
+      // podman's `info` may be the answer kept from an earlier start: the first container proves
+      // the engine answers, and when it does not start, the checks below ask podman again.
+      status = await selectRuntime(this.config, { ...this.options.detect, skipStart: true, cachedInfo: true }, this.options.pullHint);
     } catch (error) {
       void early?.then((container) => container?.close());
       throw error;

@@ -1,0 +1,139 @@
+// The kept answer of a local podman's `info`: the runtime check reads it back only when allowed
+// (a bridge's first start), only for a local podman, only while podman's binary, configuration
+// files and ID ranges are as they were, for at most CACHE_MS, and only from a private folder. A
+// faked podman CLI counts how often it is asked.
+import assert from 'node:assert/strict';
+import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { probeRuntime } from '../../src/sandbox/engines/detect.ts';
+import { CACHE_MS, keepPodmanInfo, keptPodmanInfo, podmanInfoKey } from '../../src/sandbox/engines/podman-info-cache.ts';
+
+const FIXTURE = new URL('../fixtures/engine-info/podman-linux.json', import.meta.url);
+
+/** A faked podman in `dir` that answers version, info and connection list, and logs each info. */
+function fakePodman(dir: string, connections = '[]'): { cli: string; asked: () => number; failInfo: (fail: boolean) => void } {
+  const info = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as { info: unknown }).info;
+  writeFileSync(join(dir, 'info.json'), JSON.stringify(info));
+  writeFileSync(join(dir, 'connections.json'), connections);
+  const log = join(dir, 'asked.log');
+  writeFileSync(log, '');
+  const cli = join(dir, 'podman');
+  writeFileSync(
+    cli,
+    [
+      '#!/bin/sh',
+      `case "$1" in`,
+      `  version) echo '{"Client":{"Version":"4.9.0"}}' ;;`,
+      `  info) echo info >> '${log}'; [ -e '${join(dir, 'fail')}' ] && exit 125; cat '${join(dir, 'info.json')}' ;;`,
+      `  system) cat '${join(dir, 'connections.json')}' ;;`,
+      '  *) exit 1 ;;',
+      'esac',
+      '',
+    ].join('\n'),
+  );
+  chmodSync(cli, 0o755);
+  return {
+    cli,
+    asked: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length,
+    failInfo: (fail) => (fail ? writeFileSync(join(dir, 'fail'), '') : rmSync(join(dir, 'fail'), { force: true })),
+  };
+}
+
+function setup(t: { after(fn: () => void): void }, connections?: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'cem-info-cache-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const conf = join(dir, 'containers.conf');
+  writeFileSync(conf, '[engine]\n');
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? '', HOME: dir, CEM_CACHE_DIR: join(dir, 'cache'), CONTAINERS_CONF: conf };
+  const podman = fakePodman(dir, connections);
+  const check = (cachedInfo: boolean, extra: NodeJS.ProcessEnv = {}) =>
+    probeRuntime('podman', { commands: { podman: podman.cli }, env: { ...env, ...extra }, cachedInfo });
+  return { dir, conf, env, podman, check };
+}
+
+test(
+  'a bridge start reads the answer kept by the check before it; other checks ask podman and keep theirs',
+  { skip: process.platform !== 'linux' && 'Linux only' },
+  async (t) => {
+    const { podman, check } = setup(t);
+    const first = await check(true);
+    assert.equal(first.state, 'ready', JSON.stringify(first.checks));
+    assert.equal(podman.asked(), 1, 'nothing kept yet: podman is asked');
+    const second = await check(true);
+    assert.equal(podman.asked(), 1, 'the kept answer');
+    assert.deepEqual(
+      [second.state, second.rootless, second.cgroupVersion, second.defaultOciRuntime],
+      [first.state, first.rootless, first.cgroupVersion, first.defaultOciRuntime],
+    );
+    await check(false);
+    assert.equal(podman.asked(), 2, 'a check that may not use it (doctor, the status bar) asks podman');
+    await check(true);
+    assert.equal(podman.asked(), 2);
+  },
+);
+
+test(
+  'a change of configuration, another engine or a failed answer: podman is asked again',
+  { skip: process.platform !== 'linux' && 'Linux only' },
+  async (t) => {
+    const { conf, podman, check } = setup(t);
+    await check(true);
+    writeFileSync(conf, '[engine]\nruntime = "crun"\n');
+    await check(true);
+    assert.equal(podman.asked(), 2, 'containers.conf changed');
+    await check(true, { CONTAINER_HOST: 'unix:///run/other.sock' });
+    await check(true, { CONTAINER_HOST: 'unix:///run/other.sock' });
+    assert.equal(podman.asked(), 4, 'CONTAINER_HOST: never kept nor read');
+    podman.failInfo(true);
+    const down = await check(false);
+    assert.equal(down.state, 'daemon-down');
+    podman.failInfo(false);
+    await check(true);
+    assert.equal(podman.asked(), 6, 'a failed answer forgets the kept one');
+  },
+);
+
+test("a podman machine's answer is not kept", { skip: process.platform !== 'linux' && 'Linux only' }, async (t) => {
+  const machine = JSON.stringify([
+    { Name: 'podman-machine-default', URI: 'ssh://core@127.0.0.1:50123/run/user/1000/podman/podman.sock', Default: true, IsMachine: true },
+  ]);
+  const { podman, check } = setup(t, machine);
+  await check(true);
+  await check(true);
+  assert.equal(podman.asked(), 2);
+});
+
+test('the kept answer: its key, its age, its folder', { skip: process.platform !== 'linux' && 'Linux only' }, (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'cem-info-cache-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const env = { HOME: dir, CEM_CACHE_DIR: join(dir, 'cache') };
+  const binary = join(dir, 'podman');
+  writeFileSync(binary, '#!/bin/sh\n', { mode: 0o755 });
+  const key = podmanInfoKey(binary, env);
+  assert.ok(key);
+  assert.equal(podmanInfoKey('podman', env), undefined, 'a name on PATH: which binary is not known');
+  assert.equal(podmanInfoKey(binary, env, 'darwin'), undefined, 'a VM elsewhere');
+  assert.equal(podmanInfoKey(binary, { ...env, CONTAINER_CONNECTION: 'x' }), undefined);
+  appendFileSync(binary, '# upgraded\n');
+  assert.notEqual(podmanInfoKey(binary, env), key, 'another binary');
+
+  const now = Date.now();
+  keepPodmanInfo('k', '{"host":{}}', env, now);
+  assert.equal(keptPodmanInfo('k', env, now + 1000), '{"host":{}}');
+  assert.equal(keptPodmanInfo('other', env, now + 1000), undefined);
+  assert.equal(keptPodmanInfo('k', env, now + CACHE_MS + 1), undefined, 'too old');
+  assert.equal(keptPodmanInfo('k', env, now - 60_000), undefined, 'kept in the future');
+  writeFileSync(join(dir, 'cache', 'podman-info.json'), '{"key":"k","at":1,"stdout":5}');
+  assert.equal(keptPodmanInfo('k', env, 2), undefined, 'not what is kept: ignored');
+  keepPodmanInfo('k', '{"host":{}}', env, now);
+  keepPodmanInfo('k', 'x'.repeat(1_000_001), env, now);
+  assert.equal(keptPodmanInfo('k', env, now), '{"host":{}}', 'too big to keep: not kept');
+
+  keepPodmanInfo('k', '{}', env, now);
+  chmodSync(join(dir, 'cache'), 0o777);
+  assert.equal(keptPodmanInfo('k', env, now), undefined, 'a folder others may write is not read');
+  chmodSync(join(dir, 'cache'), 0o700);
+  assert.equal(keptPodmanInfo('k', env, now), '{}');
+});
