@@ -8,7 +8,18 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -515,6 +526,25 @@ describe('the interpreter snapshot', () => {
     const made = statSync(file).mtimeMs;
     assert.equal(await interpreterSnapshot(), file);
     assert.equal(statSync(file).mtimeMs, made, 'not made again');
+  });
+
+  test('a start that finds another process making it waits, and starts from what that one made', async () => {
+    const made = snapshotFile(join(cache, 'made'));
+    process.env.CEM_CACHE_DIR = join(cache, 'waited');
+    const file = snapshotFile(process.env.CEM_CACHE_DIR);
+    mkdirSync(process.env.CEM_CACHE_DIR, { recursive: true });
+    writeFileSync(`${file}.lock`, '');
+    const waiting = interpreterSnapshot();
+    // A turn of the event loop: a start that would not wait has settled by then, on nothing.
+    await new Promise((resolve) => setImmediate(resolve));
+    // The other maker finishes: its file in place, then its lock gone.
+    copyFileSync(made, `${file}.partial`);
+    chmodSync(`${file}.partial`, 0o600);
+    renameSync(`${file}.partial`, file);
+    const copied = statSync(file).ino;
+    rmSync(`${file}.lock`);
+    assert.equal(await waiting, file, 'not a start from scratch');
+    assert.equal(statSync(file).ino, copied, "the other maker's file, not one made again");
   });
 
   test('interpreters restored from it are fresh and apart: their own random numbers, no state of another', async () => {

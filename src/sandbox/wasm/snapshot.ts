@@ -62,9 +62,9 @@ export function unsound(file: string): string | undefined {
 let making: Promise<string | undefined> | undefined;
 
 /**
- * The snapshot to start from: the cached one, or one made now (once per process; another
- * process making it meanwhile means none this time). Undefined when there is none to use: the
- * kernel then starts from scratch. Never rejects.
+ * The snapshot to start from: the cached one, or one made now (once per process; while another
+ * process makes it, this one waits for it). Undefined when there is none to use: the kernel
+ * then starts from scratch. Never rejects.
  */
 export function interpreterSnapshot(): Promise<string | undefined> {
   let file: string;
@@ -91,7 +91,12 @@ export function interpreterSnapshot(): Promise<string | undefined> {
 export async function makeSnapshot(file: string): Promise<void> {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const lock = `${file}.lock`;
-  if (!takeLock(lock)) return;
+  if (!takeLock(lock)) {
+    // Another process is making it: waiting costs nothing, where a start from scratch beside
+    // it would cost seconds of CPU (several windows or bridges starting at once).
+    await madeElsewhere(file, lock);
+    return;
+  }
   try {
     const bytes = await runMaker();
     const temp = `${file}.${process.pid}.tmp`;
@@ -123,6 +128,28 @@ function pruneOthers(file: string): void {
     }
   }
 }
+
+/**
+ * Returns once the snapshot is there, or the other maker's lock has gone or gone stale (it failed
+ * or died), or after MAX_WAIT_MS (a maker that hangs costs a start from scratch, not minutes).
+ */
+async function madeElsewhere(file: string, lock: string): Promise<void> {
+  const deadline = Date.now() + MAX_WAIT_MS;
+  while (unsound(file) && Date.now() < deadline) {
+    let age: number;
+    try {
+      age = Date.now() - lstatSync(lock).mtimeMs;
+    } catch {
+      return;
+    }
+    if (age >= STALE_LOCK_MS) return;
+    await new Promise((resolve) => setTimeout(resolve, WAIT_POLL_MS));
+  }
+}
+
+/** How often a start waiting for another process's maker looks again, and for how long at most. */
+const WAIT_POLL_MS = 200;
+const MAX_WAIT_MS = 30_000;
 
 function takeLock(lock: string): boolean {
   for (let attempt = 0; attempt < 2; attempt++) {
