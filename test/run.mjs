@@ -1,8 +1,9 @@
 // Runs the test layers. `node test/run.mjs [typecheck] [unit] [integration] [host]` (default:
 // unit and integration). Unit files run side by side (no containers). Integration files run one
 // more at a time than there are cores (they start real containers and wait on them: another file
-// uses the time one spends waiting). The host suite (a real VS Code extension host) is packaged first, then runs beside
-// the integration files; the type check runs beside the unit files. The leftovers check runs
+// uses the time one spends waiting). The host suite (a real VS Code extension host) is packaged
+// first, then runs beside the integration files; the type check, and the WebAssembly interpreter
+// snapshot the integration files start from, run beside the unit files. The leftovers check runs
 // alone at the very end, once every suite that starts containers is done.
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
@@ -65,8 +66,15 @@ const statuses = [];
 const hostWork = wanted.has('host') ? await prepareHostSuite() : undefined;
 try {
   const typecheck = wanted.has('typecheck') ? run(['node_modules/typescript/bin/tsc', '-p', '.']) : Promise.resolve(0);
+  // The WebAssembly interpreter snapshot of this checkout, made beside the unit files: else the
+  // first integration files that start an interpreter wait for one of them to make it, under
+  // the full load of the integration files.
+  const snapshot = wanted.has('integration')
+    ? run(['--input-type=module', '-e', "await (await import('./src/sandbox/wasm/snapshot.ts')).interpreterSnapshot();"])
+    : Promise.resolve(0);
   if (wanted.has('unit')) statuses.push(await nodeTest(testFiles(join('test', 'unit')), availableParallelism()));
   statuses.push(await typecheck);
+  await snapshot;
   const files = wanted.has('integration') ? testFiles(join('test', 'integration')) : [];
   const last = files.includes(LAST) ? files.splice(files.indexOf(LAST), 1) : [];
   statuses.push(
