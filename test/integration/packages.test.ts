@@ -4,7 +4,7 @@
 // resource that name it, a refused build (index unreachable, no such package), a stale image
 // after the list changes, and concurrent builds joined. Every image built here is removed.
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,6 +87,7 @@ async function ownBase(runtime: RuntimeName, name: string): Promise<void> {
   );
   assert.equal(built.exitCode, 0, built.stderr);
   const id = (await readFile(join(dir, 'id'), 'utf8')).trim().replace(/^sha256:/, '');
+  await rm(dir, { recursive: true, force: true });
   await until(`${name} to name ${id}`, async () => {
     const named = await execa(runtime, ['image', 'inspect', '--format', '{{.Id}}', name], { reject: false });
     if (named.stdout.trim().replace(/^sha256:/, '') === id) return true;
