@@ -1,0 +1,31 @@
+// `npm run lint`: typescript-eslint's type-checked rules and prettier's check, side by side. The
+// linter spends most of its time type-checking on one core; prettier (a dozen seconds without its
+// cache, as on a fresh clone) takes the other. Each report is printed whole when it ends; the exit
+// status is the first failure's.
+import { spawn } from 'node:child_process';
+
+const CHECKS = [
+  ['node_modules/eslint/bin/eslint.js', '.'],
+  ['node_modules/prettier/bin/prettier.cjs', '--check', '--cache', '**/*.{ts,mjs}'],
+];
+
+/** Runs one check; resolves to its exit status once its output is printed. */
+function check(args) {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const out = [];
+  child.stdout.on('data', (chunk) => out.push(chunk));
+  child.stderr.on('data', (chunk) => out.push(chunk));
+  return new Promise((done) => {
+    child.on('error', (error) => {
+      out.push(Buffer.from(`${error.message}\n`));
+      done(1);
+    });
+    child.on('close', (code) => {
+      process.stdout.write(Buffer.concat(out));
+      done(code ?? 1);
+    });
+  });
+}
+
+const statuses = await Promise.all(CHECKS.map(check));
+process.exitCode = statuses.find((status) => status !== 0) ?? 0;
