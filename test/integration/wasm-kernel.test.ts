@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { preludeCode } from '../../src/bridge/sandbox-api/prelude.ts';
 import { kernelDir, pyodideDir, wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
-import { interpreterSnapshot, snapshotFile } from '../../src/sandbox/wasm/snapshot.ts';
+import { interpreterSnapshot, makeSnapshot, snapshotFile } from '../../src/sandbox/wasm/snapshot.ts';
 import { wasmKernelSource } from '../../src/sandbox/wasm/source.ts';
 import { echo, START_MS, WasmKernel, type Done, type RunOptions } from '../helpers/wasm-kernel.ts';
 import { quietFor, until } from '../helpers/wait.ts';
@@ -545,6 +545,25 @@ describe('the interpreter snapshot', () => {
     rmSync(`${file}.lock`);
     assert.equal(await waiting, file, 'not a start from scratch');
     assert.equal(statSync(file).ino, copied, "the other maker's file, not one made again");
+  });
+
+  test('a start waiting for another maker goes on without it when that maker fails, or after its wait limit', async () => {
+    const file = snapshotFile(join(cache, 'failed'));
+    mkdirSync(join(cache, 'failed'), { recursive: true });
+    writeFileSync(`${file}.lock`, '');
+    const waiting = makeSnapshot(file, 600_000);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The other maker failed: its lock goes, no snapshot came.
+    rmSync(`${file}.lock`);
+    await waiting;
+    assert.equal(existsSync(file), false);
+    // A maker that hangs (its lock stays fresh): the wait ends at its limit.
+    writeFileSync(`${file}.lock`, '');
+    const started = Date.now();
+    await makeSnapshot(file, 300);
+    assert.ok(Date.now() - started >= 300, 'waited for the limit');
+    assert.equal(existsSync(file), false);
+    assert.equal(existsSync(`${file}.lock`), true, "the other maker's lock is left to it");
   });
 
   test('interpreters restored from it are fresh and apart: their own random numbers, no state of another', async () => {

@@ -130,6 +130,8 @@ test('the kept answer: its key, its age, its folder', { skip: process.platform !
   keepPodmanInfo('k', '{"host":{}}', env, now);
   keepPodmanInfo('k', 'x'.repeat(1_000_001), env, now);
   assert.equal(keptPodmanInfo('k', env, now), '{"host":{}}', 'too big to keep: not kept');
+  for (const garbled of ['not json', '[1]', 'null']) keepPodmanInfo('k', garbled, env, now);
+  assert.equal(keptPodmanInfo('k', env, now), '{"host":{}}', 'an answer that does not read as an object: not kept');
 
   keepPodmanInfo('k', '{}', env, now);
   chmodSync(join(dir, 'cache'), 0o777);

@@ -83,7 +83,8 @@ export function keptPodmanInfo(key: string, env: NodeJS.ProcessEnv = process.env
 
 /** Keeps podman's answer for `key` (owner-only, replaced whole); quietly nothing where it cannot be kept. */
 export function keepPodmanInfo(key: string, stdout: string, env: NodeJS.ProcessEnv = process.env, now = Date.now()): void {
-  if (stdout.length > MAX_CACHED_CHARS) return;
+  // Only an answer that reads (a JSON object): a garbled one is asked again next time, not kept for half an hour.
+  if (stdout.length > MAX_CACHED_CHARS || !isJsonObject(stdout)) return;
   const dir = cacheDir(env);
   if (!privateFolder(dir).ok) return;
   const file = join(dir, FILE);
@@ -93,6 +94,15 @@ export function keepPodmanInfo(key: string, stdout: string, env: NodeJS.ProcessE
     renameSync(partial, file);
   } catch {
     // Not kept: the next start asks podman, as without a cache.
+  }
+}
+
+function isJsonObject(text: string): boolean {
+  try {
+    const value: unknown = JSON.parse(text);
+    return typeof value === 'object' && value !== null && !Array.isArray(value);
+  } catch {
+    return false;
   }
 }
 

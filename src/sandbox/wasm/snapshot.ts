@@ -88,13 +88,13 @@ export function interpreterSnapshot(): Promise<string | undefined> {
 }
 
 /** Runs make-snapshot.ts and puts its bytes in place (a private temporary file, then a rename), under a lock. */
-export async function makeSnapshot(file: string): Promise<void> {
+export async function makeSnapshot(file: string, maxWaitMs = MAX_WAIT_MS): Promise<void> {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   const lock = `${file}.lock`;
   if (!takeLock(lock)) {
     // Another process is making it: waiting costs nothing, where a start from scratch beside
     // it would cost seconds of CPU (several windows or bridges starting at once).
-    await madeElsewhere(file, lock);
+    await madeElsewhere(file, lock, maxWaitMs);
     return;
   }
   try {
@@ -131,10 +131,10 @@ function pruneOthers(file: string): void {
 
 /**
  * Returns once the snapshot is there, or the other maker's lock has gone or gone stale (it failed
- * or died), or after MAX_WAIT_MS (a maker that hangs costs a start from scratch, not minutes).
+ * or died), or after `maxWaitMs` (a maker that hangs costs a start from scratch, not minutes).
  */
-async function madeElsewhere(file: string, lock: string): Promise<void> {
-  const deadline = Date.now() + MAX_WAIT_MS;
+async function madeElsewhere(file: string, lock: string, maxWaitMs: number): Promise<void> {
+  const deadline = Date.now() + maxWaitMs;
   while (unsound(file) && Date.now() < deadline) {
     let age: number;
     try {

@@ -691,10 +691,7 @@ def _execute(message):
         outcome = ("interrupted" if _state.interrupted else "error"), None, {"type": "KeyboardInterrupt", "message": "", "traceback": "KeyboardInterrupt\n"}
     status, value, error = outcome
     if status != "ok":
-        try:
-            _forget_orphan_modules()
-        except BaseException:
-            pass
+        _forget_after_failed_run()
     done = {"t": "done", "run": run, "token": token, "status": status, "value": value, "error": error}
     try:
         done.update(_after_run())

@@ -26,3 +26,11 @@ def _forget_orphan_modules():
             modules.pop(name, None)
             forgotten.append(name)
     return forgotten
+
+
+def _forget_after_failed_run():
+    """_forget_orphan_modules, never raising: the run's report goes out whatever happens here."""
+    try:
+        _forget_orphan_modules()
+    except BaseException:
+        pass

@@ -219,10 +219,7 @@ async def _execute(code):
     except BaseException as exc:  # an interrupt on the kernel's own lines: the run still reports
         status, value, error = ("interrupted" if _kernel.bridge.interrupted() else "error"), None, _error_of(exc)
     if status != "ok":
-        try:
-            _forget_orphan_modules()
-        except BaseException:
-            pass
+        _forget_after_failed_run()
     # A cancel that came when the code no longer awaited must not cancel the report.
     task = asyncio.current_task()
     while task is not None and task.cancelling():
