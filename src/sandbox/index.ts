@@ -4,6 +4,7 @@
 export {
   candidates,
   checkSandbox,
+  checkSandboxKept,
   locateConfigured,
   reportUses,
   type CheckName,

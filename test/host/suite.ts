@@ -209,6 +209,7 @@ export async function run(): Promise<void> {
     if (only.includes('network')) await networkChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, ui);
     if (only.includes('screens'))
       await screensChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, ui, { memoryServer, fixtureServer });
+    await ext.runtime.settled();
     return save(true);
   }
 
@@ -833,5 +834,8 @@ export async function run(): Promise<void> {
   // Last: its settings changes and questions come after the screenshots, which want the views as the runs above left them.
   await networkChecks({ check, assert, waitFor, invoke, startBridge, sleep }, ext, invoke, ui);
 
+  // The last settings change started a status bar check: the runner's stop of VS Code would cut
+  // its probe container's start short, and leave the container half-made.
+  await ext.runtime.settled();
   save(true);
 }

@@ -1,19 +1,30 @@
 // The kept answer of a local podman's `info`: the runtime check reads it back only when allowed
-// (a bridge's first start), only for a local podman, only while podman's binary, configuration
-// files and ID ranges are as they were, for at most CACHE_MS, and only from a private folder. A
-// faked podman CLI counts how often it is asked.
+// (a bridge's first start, the status bar while all is well), only for a local podman, only
+// while podman's binary, configuration files and ID ranges are as they were, for at most
+// CACHE_MS, and only from a private folder. A faked podman CLI counts how often it is asked.
 import assert from 'node:assert/strict';
 import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { probeRuntime } from '../../src/sandbox/engines/detect.ts';
+import { defaultSandboxConfig } from '../../src/config/schema.ts';
+import { PROBE_MARKER } from '../../src/sandbox/engines/commands.ts';
+import { checkSandbox, checkSandboxKept, probeRuntime } from '../../src/sandbox/engines/detect.ts';
 import { CACHE_MS, keepPodmanInfo, keptPodmanInfo, podmanInfoKey } from '../../src/sandbox/engines/podman-info-cache.ts';
 
 const FIXTURE = new URL('../fixtures/engine-info/podman-linux.json', import.meta.url);
 
 /** A faked podman in `dir` that answers version, info and connection list, and logs each info. */
-function fakePodman(dir: string, connections = '[]'): { cli: string; asked: () => number; failInfo: (fail: boolean) => void } {
+function fakePodman(
+  dir: string,
+  connections = '[]',
+): {
+  cli: string;
+  asked: () => number;
+  failInfo: (fail: boolean) => void;
+  failStart: (fail: boolean) => void;
+  noImage: (gone: boolean) => void;
+} {
   const info = (JSON.parse(readFileSync(FIXTURE, 'utf8')) as { info: unknown }).info;
   writeFileSync(join(dir, 'info.json'), JSON.stringify(info));
   writeFileSync(join(dir, 'connections.json'), connections);
@@ -28,6 +39,8 @@ function fakePodman(dir: string, connections = '[]'): { cli: string; asked: () =
       `  version) echo '{"Client":{"Version":"4.9.0"}}' ;;`,
       `  info) echo info >> '${log}'; [ -e '${join(dir, 'fail')}' ] && exit 125; cat '${join(dir, 'info.json')}' ;;`,
       `  system) cat '${join(dir, 'connections.json')}' ;;`,
+      `  image) [ -e '${join(dir, 'no-image')}' ] && { echo 'Error: no such image' >&2; exit 125; }; echo sha256:0123456789abcdef ;;`,
+      `  run) [ -e '${join(dir, 'fail-start')}' ] && { echo 'Error: the start failed' >&2; exit 126; }; echo '${PROBE_MARKER} 3 11' ;;`,
       '  *) exit 1 ;;',
       'esac',
       '',
@@ -38,6 +51,8 @@ function fakePodman(dir: string, connections = '[]'): { cli: string; asked: () =
     cli,
     asked: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length,
     failInfo: (fail) => (fail ? writeFileSync(join(dir, 'fail'), '') : rmSync(join(dir, 'fail'), { force: true })),
+    failStart: (fail) => (fail ? writeFileSync(join(dir, 'fail-start'), '') : rmSync(join(dir, 'fail-start'), { force: true })),
+    noImage: (gone) => (gone ? writeFileSync(join(dir, 'no-image'), '') : rmSync(join(dir, 'no-image'), { force: true })),
   };
 }
 
@@ -71,6 +86,34 @@ test(
     assert.equal(podman.asked(), 2, 'a check that may not use it (doctor, the status bar) asks podman');
     await check(true);
     assert.equal(podman.asked(), 2);
+  },
+);
+
+test(
+  "the status bar's check reads the kept answer while the sandbox is ready; one that is not (but for its image) asks podman; Diagnose and doctor always ask",
+  { skip: process.platform !== 'linux' && 'Linux only' },
+  async (t) => {
+    const { env, podman } = setup(t);
+    const sandbox = defaultSandboxConfig({ backend: 'container', runtime: 'podman', image: 'localhost/img:1' });
+    const options = { commands: { podman: podman.cli }, env };
+    const first = await checkSandboxKept(sandbox, options);
+    assert.equal(first.chosen?.state, 'ready', JSON.stringify(first.runtimes.map((s) => s.checks)));
+    assert.equal(podman.asked(), 1, 'nothing kept yet: podman is asked');
+    const again = await checkSandboxKept(sandbox, options);
+    assert.equal(again.chosen?.state, 'ready');
+    assert.equal(podman.asked(), 1, 'the kept answer, its start proven by the check');
+    await checkSandbox(sandbox, { ...options, all: true });
+    assert.equal(podman.asked(), 2, "Diagnose's and doctor's check asks podman");
+    podman.failStart(true);
+    const failing = await checkSandboxKept(sandbox, options);
+    assert.equal(failing.chosen, undefined);
+    assert.equal(failing.runtimes[0]?.state, 'start-failed');
+    assert.equal(podman.asked(), 3, 'a runtime that is not ready is checked again with podman asked');
+    podman.failStart(false);
+    podman.noImage(true);
+    const noImage = await checkSandboxKept(sandbox, options);
+    assert.equal(noImage.runtimes[0]?.state, 'image-missing');
+    assert.equal(podman.asked(), 3, "a missing image is not info's to say: not checked again");
   },
 );
 

@@ -1,10 +1,11 @@
 // The sandbox status bar item and the checks behind it. Every check is checkSandbox, the same
 // one Diagnose and the CLI's `doctor` use, so all three show the same findings: not just "does
-// the CLI answer" but the daemon, the limits, the image, the init binary and a real start.
+// the CLI answer" but the daemon, the limits, the image, the init binary and a real start (the
+// status bar's may read podman's kept `info`: checkSandboxKept).
 // A missing image is offered for pulling once per image; nothing downloads without a click.
 import * as vscode from 'vscode';
 import type { SandboxConfig } from '../../config/schema.ts';
-import { checkSandbox, reportLines, type SandboxReport, stateLabel } from '../../sandbox/index.ts';
+import { checkSandbox, checkSandboxKept, reportLines, type SandboxReport, stateLabel } from '../../sandbox/index.ts';
 import { DiagnosePanel } from '../panels/diagnose-panel.ts';
 import { buildWithProgress, type BuildOutcomeKind } from '../commands/image-build.ts';
 import { pullWithProgress, type PullOutcome } from '../commands/image-pull.ts';
@@ -70,7 +71,8 @@ export class RuntimeStatusBar implements vscode.Disposable {
     const key = `${JSON.stringify(sandbox)}|${all}`;
     if (this.inFlight?.key === key) return this.inFlight.promise;
     const seq = ++this.latest;
-    const promise = checkSandbox(sandbox, { all })
+    // Diagnose's report asks every engine afresh; the status bar may read podman's kept `info`.
+    const promise = (all ? checkSandbox(sandbox, { all }) : checkSandboxKept(sandbox))
       .catch((error: unknown): SandboxReport => {
         this.log.error(`sandbox check failed: ${error instanceof Error ? error.message : String(error)}`);
         return { image: sandbox.image, runtimes: [] };
@@ -84,6 +86,11 @@ export class RuntimeStatusBar implements vscode.Disposable {
       });
     this.inFlight = { key, promise };
     return promise;
+  }
+
+  /** Resolves once no check is under way (a window closed mid-check can leave its probe container half-made). */
+  async settled(): Promise<void> {
+    while (this.inFlight) await this.inFlight.promise;
   }
 
   private show(report: SandboxReport): void {

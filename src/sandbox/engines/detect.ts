@@ -243,6 +243,7 @@ export async function probeRuntime(
   if (!(await readEndpoint(status, endpoint))) return status;
   try {
     const out = await infoOut;
+    if (keptAnswers.has(out)) readKeptInfo.add(status);
     const info: unknown = JSON.parse(out.stdout);
     if (name === 'podman') readPodmanInfo(info, status, sandboxesAtOnce(sandbox));
     else readDockerInfo(info, status);
@@ -267,6 +268,11 @@ export async function probeRuntime(
   return status;
 }
 
+/** The statuses whose engine `info` was the kept answer, not podman's own. */
+const readKeptInfo = new WeakSet<RuntimeStatus>();
+/** The answers engineInfo read back rather than asked for. */
+const keptAnswers = new WeakSet<CliResult>();
+
 /**
  * The engine's `info`. A local podman's answer is kept (podman-info-cache.ts) and, where the
  * caller allows it, read back instead of asking podman again.
@@ -288,7 +294,11 @@ async function engineInfo(
     : Promise.resolve(false);
   if (key && cached && (await local)) {
     const stdout = keptPodmanInfo(key, env);
-    if (stdout !== undefined) return { stdout, stderr: '' };
+    if (stdout !== undefined) {
+      const kept = { stdout, stderr: '' };
+      keptAnswers.add(kept);
+      return kept;
+    }
   }
   try {
     const out = await runCli(command, infoArgs(name), cli);
@@ -696,6 +706,18 @@ export function noteNetwork(status: RuntimeStatus, sandbox: SandboxConfig, remot
 /** The WebAssembly sandbox says it has no network when sandbox.network asks for one. */
 function wasmNetworkNote(wasm: WasmStatus, sandbox: SandboxConfig): WasmStatus {
   return networkEnabled(sandbox) && wasm.ready ? { ...wasm, detail: `${wasm.detail}; no network, whatever sandbox.network allows` } : wasm;
+}
+
+/**
+ * The status bar's check: a local podman's kept `info` may be read back (the check's own
+ * container start proves the engine answers, and podman's `info` costs a third of a second
+ * of CPU). A runtime that read it and is not ready is checked again with podman asked, so that
+ * what is wrong is never an old answer; a missing image is not `info`'s to say.
+ */
+export async function checkSandboxKept(sandbox: SandboxConfig, options: DetectOptions & { all?: boolean } = {}): Promise<SandboxReport> {
+  const report = await checkSandbox(sandbox, { ...options, cachedInfo: true });
+  const doubtful = report.runtimes.some((s) => readKeptInfo.has(s) && s.state !== 'ready' && s.state !== 'image-missing');
+  return doubtful ? checkSandbox(sandbox, { ...options, cachedInfo: false }) : report;
 }
 
 /** The container runtimes, in order; `all` keeps going after the first usable one. */
