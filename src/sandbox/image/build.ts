@@ -226,7 +226,7 @@ export function createdAt(text: string): number {
  * changes names at the same moment (two builds, a tag), though the build said it was tagged:
  * the name is checked by the ID the build wrote, and set again when it went.
  */
-async function keepName(command: string, id: string, tag: string, cli: { env?: NodeJS.ProcessEnv }): Promise<void> {
+export async function keepName(command: string, id: string, tag: string, cli: { env?: NodeJS.ProcessEnv }): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const named = await runCli(command, ['image', 'inspect', '--format', '{{.Id}}', tag], cli).then(
       (out) => plainId(out.stdout),
@@ -242,7 +242,8 @@ async function keepName(command: string, id: string, tag: string, cli: { env?: N
   }
 }
 
-const NAME_ATTEMPTS = 5;
+/** How often a lost name is set again before the build fails. */
+export const NAME_ATTEMPTS = 5;
 
 /**
  * What a stopped podman build leaves: its build container, known by the ID the build logged (and
