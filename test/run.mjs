@@ -7,10 +7,11 @@
 // alone at the very end, once every suite that starts containers is done.
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
-import { availableParallelism, homedir } from 'node:os';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { prepareHostSuite, runHostSuite } from '../scripts/host-tests.mjs';
 import { runFiles } from './file-pool.mjs';
+import { DEV_CACHE } from '../scripts/dev-cache.mjs';
 
 const LAYERS = ['typecheck', 'unit', 'integration', 'host'];
 const given = process.argv.slice(2);
@@ -57,10 +58,7 @@ function nodeTest(files, concurrency) {
 // Every Node process of the tests (runners, bridges, fixture servers, the VS Code server) keeps
 // its compiled code between runs: each starts 20-25% cheaper in CPU, which a 2-core machine
 // running hundreds of them feels. Kept with the other test caches; a user's own setting wins.
-process.env.NODE_COMPILE_CACHE ??= join(
-  process.env.CEM_CACHE ?? join(homedir(), '.cache', 'code-execution-mode-dev'),
-  'node-compile-cache',
-);
+process.env.NODE_COMPILE_CACHE ??= join(DEV_CACHE, 'node-compile-cache');
 
 const statuses = [];
 const hostWork = wanted.has('host') ? await prepareHostSuite() : undefined;

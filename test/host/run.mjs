@@ -66,9 +66,9 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CACHED_NODE_24, DEV_CACHE } from '../../scripts/dev-cache.mjs';
 
-const CACHE = process.env.CEM_CACHE || path.join(os.homedir(), '.cache', 'code-execution-mode-dev');
-const TOOLS = path.join(CACHE, 'code-server');
+const TOOLS = path.join(DEV_CACHE, 'code-server');
 const CHROMIUM = process.env.CEM_CHROMIUM || '/usr/bin/chromium';
 const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -147,8 +147,7 @@ const screenshotDir = opts.screenshots ? path.resolve(opts.screenshots) : undefi
 // code-server 4.139 requires Node 24; use this Node if it is new enough, else the cached one.
 function nodeForCodeServer() {
   if (Number(process.versions.node.split('.')[0]) >= 24) return process.execPath;
-  const cached = path.join(CACHE, 'node24', 'node_modules', 'n24', 'bin', 'node');
-  if (fs.existsSync(cached)) return cached;
+  if (fs.existsSync(CACHED_NODE_24)) return CACHED_NODE_24;
   throw new Error('code-server needs Node 24: run scripts/host-env.sh');
 }
 
