@@ -10,6 +10,7 @@ import { checkRuntime, probeRuntime, selectRuntime, type CheckName } from '../..
 import { locateRuntime } from '../../src/sandbox/engines/locate.ts';
 import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import { TEST_IMAGE, testRuntimes, testSandbox } from '../helpers/env.ts';
+import { writeScript } from '../helpers/script-file.ts';
 
 for (const runtime of testRuntimes()) {
   test(`${runtime} is detected as ready, with its version`, async () => {
@@ -46,17 +47,10 @@ test(
   { skip: process.getuid?.() !== 0 && 'needs root to switch user' },
   async () => {
     const dir = await mkdtemp(join(tmpdir(), 'cem-rootless-'));
-    const wrapper = join(dir, 'podman');
-    await writeFile(
-      wrapper,
-      [
-        '#!/bin/sh',
-        'exec runuser -u cemrootless -- env HOME=/home/cemrootless XDG_RUNTIME_DIR=/tmp/cemrootless-run \\',
-        `  CONTAINERS_CONF="${process.env.CONTAINERS_CONF ?? ''}" sh -c 'mkdir -p "$XDG_RUNTIME_DIR" && exec podman "$@"' podman "$@"`,
-        '',
-      ].join('\n'),
-    );
-    await chmod(wrapper, 0o755);
+    const wrapper = writeScript(dir, 'podman', [
+      'exec runuser -u cemrootless -- env HOME=/home/cemrootless XDG_RUNTIME_DIR=/tmp/cemrootless-run \\',
+      `  CONTAINERS_CONF="${process.env.CONTAINERS_CONF ?? ''}" sh -c 'mkdir -p "$XDG_RUNTIME_DIR" && exec podman "$@"' podman "$@"`,
+    ]);
     const status = await probeRuntime('podman', { commands: { podman: wrapper } });
     assert.equal(status.rootless, true);
     assert.equal(status.cgroupVersion, 'v1');

@@ -6,7 +6,7 @@
 // option off (what every sandbox got before); and what doctor says on each runtime.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -21,6 +21,7 @@ import { checkRuntime, type RuntimeStatus } from '../../src/sandbox/engines/dete
 import { reportLines } from '../../src/sandbox/engines/report-text.ts';
 import { startBridge, structured, type BridgeHandle } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
+import { writeScript } from '../helpers/script-file.ts';
 
 /** Reads each pid's environ under the host's /proc: `read:<start>` or `denied:<errno>`, as JSON. */
 const ATTACK = (pids: number[]) => `
@@ -223,11 +224,9 @@ describe(
     let command: string;
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), 'cem-nosubuid-'));
-      command = join(dir, 'podman');
       // /etc/subuid and /etc/subgid without the user `containers`, in a mount namespace of podman's own.
       const hide = `for f in subuid subgid; do grep -v "^containers:" /etc/$f > "${dir}/$f"; mount --bind "${dir}/$f" /etc/$f || exit 1; done`;
-      await writeFile(command, ['#!/bin/sh', `exec unshare -m sh -c '${hide}; exec podman "$@"' podman "$@"`, ''].join('\n'));
-      await chmod(command, 0o755);
+      command = writeScript(dir, 'podman', [`exec unshare -m sh -c '${hide}; exec podman "$@"' podman "$@"`]);
     });
     after(() => rm(dir, { recursive: true, force: true }));
 

@@ -2,7 +2,7 @@
 // lists the engines print (test/fixtures/engine-info: Docker Desktop, podman machine, colima, and
 // the local engines of a Linux host): sandbox.network gives no network there, said as on a remote engine.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -12,6 +12,7 @@ import { dockerEndpoint, podmanEndpoint, type EngineEndpoint } from '../../src/s
 import { engineVm, proxyOutOfReach } from '../../src/sandbox/engines/vm.ts';
 import { SessionManager } from '../../src/sandbox/sessions/manager.ts';
 import type { SandboxEngine } from '../../src/sandbox/sandbox.ts';
+import { writeScript } from '../helpers/script-file.ts';
 
 interface Fixture {
   runtime: RuntimeName;
@@ -143,21 +144,14 @@ test("the runtime check reads the VM from the engine's own answers (a faked CLI 
     const f = fixture(name);
     writeFileSync(join(dir, `${name}.info`), JSON.stringify(f.info));
     writeFileSync(join(dir, `${name}.list`), listText(f));
-    const cli = join(dir, name);
-    writeFileSync(
-      cli,
-      [
-        '#!/bin/sh',
-        `case "$1" in`,
-        `  version) echo '{"Client":{"Version":"1.0"}}' ;;`,
-        `  info) cat '${join(dir, `${name}.info`)}' ;;`,
-        `  context|system) cat '${join(dir, `${name}.list`)}' ;;`,
-        '  *) exit 1 ;;',
-        'esac',
-        '',
-      ].join('\n'),
-    );
-    chmodSync(cli, 0o755);
+    const cli = writeScript(dir, name, [
+      `case "$1" in`,
+      `  version) echo '{"Client":{"Version":"1.0"}}' ;;`,
+      `  info) cat '${join(dir, `${name}.info`)}' ;;`,
+      `  context|system) cat '${join(dir, `${name}.list`)}' ;;`,
+      '  *) exit 1 ;;',
+      'esac',
+    ]);
     return probeRuntime(f.runtime, {
       commands: { [f.runtime]: cli },
       env: { PATH: process.env.PATH ?? '', CEM_CACHE_DIR: join(dir, 'cache') },

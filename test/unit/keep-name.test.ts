@@ -2,10 +2,11 @@
 // same moment, so the build checks the name by the image's ID and sets it again, NAME_ATTEMPTS
 // times at most. A faked runtime CLI loses the name a given number of times, or always.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { writeScript } from '../helpers/script-file.ts';
 import { keepName, NAME_ATTEMPTS, PackageBuildError } from '../../src/sandbox/image/build.ts';
 
 const ID = 'a'.repeat(64);
@@ -17,21 +18,14 @@ function fakeCli(t: { after(fn: () => void): void }, holdsAt: number): { cli: st
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const log = join(dir, 'tags.log');
   writeFileSync(log, '');
-  const cli = join(dir, 'podman');
-  writeFileSync(
-    cli,
-    [
-      '#!/bin/sh',
-      `n=$(wc -l < '${log}')`,
-      'case "$1" in',
-      `  image) if [ "$n" -ge ${holdsAt} ]; then echo sha256:${ID}; else echo sha256:${'b'.repeat(64)}; fi ;;`,
-      `  tag) echo "$2 $3" >> '${log}' ;;`,
-      '  *) exit 1 ;;',
-      'esac',
-      '',
-    ].join('\n'),
-  );
-  chmodSync(cli, 0o755);
+  const cli = writeScript(dir, 'podman', [
+    `n=$(wc -l < '${log}')`,
+    'case "$1" in',
+    `  image) if [ "$n" -ge ${holdsAt} ]; then echo sha256:${ID}; else echo sha256:${'b'.repeat(64)}; fi ;;`,
+    `  tag) echo "$2 $3" >> '${log}' ;;`,
+    '  *) exit 1 ;;',
+    'esac',
+  ]);
   return { cli, tags: () => readFileSync(log, 'utf8').split('\n').filter(Boolean) };
 }
 

@@ -7,6 +7,7 @@ import { appendFileSync, chmodSync, mkdtempSync, readFileSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { writeScript } from '../helpers/script-file.ts';
 import { defaultSandboxConfig } from '../../src/config/schema.ts';
 import { PROBE_MARKER } from '../../src/sandbox/engines/commands.ts';
 import { checkSandbox, checkSandboxKept, probeRuntime } from '../../src/sandbox/engines/detect.ts';
@@ -30,23 +31,16 @@ function fakePodman(
   writeFileSync(join(dir, 'connections.json'), connections);
   const log = join(dir, 'asked.log');
   writeFileSync(log, '');
-  const cli = join(dir, 'podman');
-  writeFileSync(
-    cli,
-    [
-      '#!/bin/sh',
-      `case "$1" in`,
-      `  version) echo '{"Client":{"Version":"4.9.0"}}' ;;`,
-      `  info) echo info >> '${log}'; [ -e '${join(dir, 'fail')}' ] && exit 125; cat '${join(dir, 'info.json')}' ;;`,
-      `  system) cat '${join(dir, 'connections.json')}' ;;`,
-      `  image) [ -e '${join(dir, 'no-image')}' ] && { echo 'Error: no such image' >&2; exit 125; }; echo sha256:0123456789abcdef ;;`,
-      `  run) [ -e '${join(dir, 'fail-start')}' ] && { echo 'Error: the start failed' >&2; exit 126; }; echo '${PROBE_MARKER} 3 11' ;;`,
-      '  *) exit 1 ;;',
-      'esac',
-      '',
-    ].join('\n'),
-  );
-  chmodSync(cli, 0o755);
+  const cli = writeScript(dir, 'podman', [
+    `case "$1" in`,
+    `  version) echo '{"Client":{"Version":"4.9.0"}}' ;;`,
+    `  info) echo info >> '${log}'; [ -e '${join(dir, 'fail')}' ] && exit 125; cat '${join(dir, 'info.json')}' ;;`,
+    `  system) cat '${join(dir, 'connections.json')}' ;;`,
+    `  image) [ -e '${join(dir, 'no-image')}' ] && { echo 'Error: no such image' >&2; exit 125; }; echo sha256:0123456789abcdef ;;`,
+    `  run) [ -e '${join(dir, 'fail-start')}' ] && { echo 'Error: the start failed' >&2; exit 126; }; echo '${PROBE_MARKER} 3 11' ;;`,
+    '  *) exit 1 ;;',
+    'esac',
+  ]);
   return {
     cli,
     asked: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length,
