@@ -15,13 +15,14 @@ import { CACHE_MS, keepPodmanInfo, keptPodmanInfo, podmanInfoKey } from '../../s
 
 const FIXTURE = new URL('../fixtures/engine-info/podman-linux.json', import.meta.url);
 
-/** A faked podman in `dir` that answers version, info and connection list, and logs each info. */
+/** A faked podman in `dir` that answers version, info, connection list, image and run, and logs what it is asked. */
 function fakePodman(
   dir: string,
   connections = '[]',
 ): {
   cli: string;
-  asked: () => number;
+  /** How often it was asked for `info`, or for the given subcommand ("version", "system" for the connection list). */
+  asked: (what?: string) => number;
   failInfo: (fail: boolean) => void;
   failStart: (fail: boolean) => void;
   noImage: (gone: boolean) => void;
@@ -32,9 +33,11 @@ function fakePodman(
   const log = join(dir, 'asked.log');
   writeFileSync(log, '');
   const cli = writeScript(dir, 'podman', [
+    `[ "$1" = --connection ] && shift 2`,
+    `echo "$1" >> '${log}'`,
     `case "$1" in`,
     `  version) echo '{"Client":{"Version":"4.9.0"}}' ;;`,
-    `  info) echo info >> '${log}'; [ -e '${join(dir, 'fail')}' ] && exit 125; cat '${join(dir, 'info.json')}' ;;`,
+    `  info) [ -e '${join(dir, 'fail')}' ] && exit 125; cat '${join(dir, 'info.json')}' ;;`,
     `  system) cat '${join(dir, 'connections.json')}' ;;`,
     `  image) [ -e '${join(dir, 'no-image')}' ] && { echo 'Error: no such image' >&2; exit 125; }; echo sha256:0123456789abcdef ;;`,
     `  run) [ -e '${join(dir, 'fail-start')}' ] && { echo 'Error: the start failed' >&2; exit 126; }; echo '${PROBE_MARKER} 3 11' ;;`,
@@ -43,7 +46,10 @@ function fakePodman(
   ]);
   return {
     cli,
-    asked: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length,
+    asked: (what = 'info') =>
+      readFileSync(log, 'utf8')
+        .split('\n')
+        .filter((line) => line === what).length,
     failInfo: (fail) => (fail ? writeFileSync(join(dir, 'fail'), '') : rmSync(join(dir, 'fail'), { force: true })),
     failStart: (fail) => (fail ? writeFileSync(join(dir, 'fail-start'), '') : rmSync(join(dir, 'fail-start'), { force: true })),
     noImage: (gone) => (gone ? writeFileSync(join(dir, 'no-image'), '') : rmSync(join(dir, 'no-image'), { force: true })),
@@ -80,6 +86,29 @@ test(
     assert.equal(podman.asked(), 2, 'a check that may not use it (doctor, the status bar) asks podman');
     await check(true);
     assert.equal(podman.asked(), 2);
+  },
+);
+
+test(
+  'with the kept answer, neither the version nor the connection list is asked; a connection the settings pick reads nothing kept',
+  { skip: process.platform !== 'linux' && 'Linux only' },
+  async (t) => {
+    const local = JSON.stringify([{ Name: 'here', URI: 'unix:///run/podman/podman.sock', Default: false, IsMachine: false }]);
+    const { env, podman, check } = setup(t, local);
+    const first = await check(true);
+    assert.deepEqual([podman.asked('info'), podman.asked('version'), podman.asked('system')], [1, 1, 1], 'nothing kept yet');
+    const second = await check(true);
+    assert.deepEqual([podman.asked('info'), podman.asked('version'), podman.asked('system')], [1, 1, 1], 'all three from the kept answer');
+    assert.equal(second.state, 'ready', JSON.stringify(second.checks));
+    assert.deepEqual(second.endpoint, { runtime: 'podman', source: 'built-in default', remote: false });
+    assert.deepEqual(
+      [second.version, second.rootless, second.cgroupVersion, second.defaultOciRuntime],
+      [first.version, first.rootless, first.cgroupVersion, first.defaultOciRuntime],
+    );
+    assert.match(second.checks.find((c) => c.name === 'installed')?.detail ?? '', /\(client 4\.3\.1\)/, "the kept answer's version");
+    const picked = await probeRuntime('podman', { commands: { podman: podman.cli }, env, cachedInfo: true }, { podmanConnection: 'here' });
+    assert.equal(picked.endpoint?.name, 'here');
+    assert.deepEqual([podman.asked('info'), podman.asked('version'), podman.asked('system')], [2, 2, 2], 'a picked connection: all asked');
   },
 );
 

@@ -1,7 +1,8 @@
 // The sandbox status bar item and the checks behind it. Every check is checkSandbox, the same
 // one Diagnose and the CLI's `doctor` use, so all three show the same findings: not just "does
 // the CLI answer" but the daemon, the limits, the image, the init binary and a real start (the
-// status bar's may read podman's kept `info`: checkSandboxKept).
+// status bar's may read podman's kept `info`: checkSandboxKept; only Diagnose itself, opened or
+// asked again, always asks podman).
 // A missing image is offered for pulling once per image; nothing downloads without a click.
 import * as vscode from 'vscode';
 import type { SandboxConfig } from '../../config/schema.ts';
@@ -63,16 +64,17 @@ export class RuntimeStatusBar implements vscode.Disposable {
    * Checks the sandbox (starts one container: keep it off the activation path) and updates
    * the item. Only the newest check is shown, so a settings change mid-check wins.
    * `all` checks every candidate runtime, as Diagnose does (the default while its report is
-   * open, so that the report keeps every runtime). Never rejects.
+   * open, so that the report keeps every runtime). `fresh` asks every engine afresh, as Diagnose
+   * itself does; other checks may read podman's kept `info`. Never rejects.
    */
-  refresh(options: { all?: boolean } = {}): Promise<SandboxReport> {
+  refresh(options: { all?: boolean; fresh?: boolean } = {}): Promise<SandboxReport> {
     const sandbox = this.sandbox;
     const all = options.all ?? DiagnosePanel.current !== undefined;
-    const key = `${JSON.stringify(sandbox)}|${all}`;
+    const fresh = options.fresh === true;
+    const key = `${JSON.stringify(sandbox)}|${all}|${fresh}`;
     if (this.inFlight?.key === key) return this.inFlight.promise;
     const seq = ++this.latest;
-    // Diagnose's report asks every engine afresh; the status bar may read podman's kept `info`.
-    const promise = (all ? checkSandbox(sandbox, { all }) : checkSandboxKept(sandbox))
+    const promise = (fresh ? checkSandbox(sandbox, { all }) : checkSandboxKept(sandbox, { all }))
       .catch((error: unknown): SandboxReport => {
         this.log.error(`sandbox check failed: ${error instanceof Error ? error.message : String(error)}`);
         return { image: sandbox.image, runtimes: [] };
@@ -181,7 +183,7 @@ export class RuntimeStatusBar implements vscode.Disposable {
     panel.network = networkReport(this.sandbox.network);
     panel.setBusy('Checking the sandbox…');
     // show() fills the open report in, with whichever check is the newest.
-    const report = await this.refresh({ all: true });
+    const report = await this.refresh({ all: true, fresh: true });
     this.log.info(
       `Diagnose Sandbox Runtime:\n${reportLines(report).join('\n')}\nNetwork (sandbox.network): ${networkReport(this.sandbox.network)}`,
     );

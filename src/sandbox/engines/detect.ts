@@ -12,7 +12,7 @@ import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versi
 import { forbiddenMountDirs, mountsText, remoteEngine, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
 import { forgetPodmanInfo, keepPodmanInfo, keptPodmanInfo, podmanInfoKey } from './podman-info-cache.ts';
-import { detectEndpoint, EndpointError, endpointText, selectionArgs, type EngineEndpoint } from './endpoint.ts';
+import { detectEndpoint, EndpointError, endpointText, selectedName, selectionArgs, type EngineEndpoint } from './endpoint.ts';
 import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
 import {
   listSnapshot,
@@ -216,16 +216,21 @@ export async function probeRuntime(
   const timeoutMs = options.timeoutMs ?? 20_000;
   const cli = { timeoutMs, ...(options.env ? { env: options.env } : {}) };
   const status: RuntimeStatus = { name, command, state: 'not-installed', problems: [], checks: [], fixes: [] };
+  const kept = options.cachedInfo === true ? keptInfo(name, command, options.env ?? process.env, sandbox) : undefined;
   // Asked together (each is a CLI start, `info` the slowest); read in order, as if one by one.
-  const version = runCli(command, versionArgs(name), cli);
-  const endpoint = detectEndpoint(name, command, { ...cli, selection: sandbox });
+  // A kept `info` was kept for podman's built-in engine only, under a key that covers its binary
+  // and the files that name connections: while it holds, the client and the engine are as they
+  // were, so neither is asked again (two CLI starts less per bridge start).
+  const version = kept ? Promise.resolve(undefined) : runCli(command, versionArgs(name), cli);
+  const endpoint = kept ? Promise.resolve({ ...BUILT_IN_PODMAN }) : detectEndpoint(name, command, { ...cli, selection: sandbox });
   endpoint.catch(() => undefined);
-  const infoOut = engineInfo(name, command, cli, endpoint, options.cachedInfo === true);
+  const infoOut = engineInfo(name, command, cli, endpoint, kept);
   infoOut.catch(() => undefined);
   try {
     const out = await version;
-    const parsed = versionSchema.safeParse(JSON.parse(out.stdout));
+    const parsed = versionSchema.safeParse(out ? JSON.parse(out.stdout) : undefined);
     if (parsed.success) status.version = parsed.data.Client.Version;
+    else if (kept) status.version = keptVersion(kept);
   } catch (error) {
     if (error instanceof CliError && error.notFound) {
       const where = located.found === 'configured' ? `at the configured path ${command}` : 'on PATH or in the usual install folders';
@@ -273,36 +278,53 @@ const readKeptInfo = new WeakSet<RuntimeStatus>();
 /** The answers engineInfo read back rather than asked for. */
 const keptAnswers = new WeakSet<CliResult>();
 
+/** The endpoint of a podman with no connection chosen: its own socket on this machine. */
+const BUILT_IN_PODMAN: EngineEndpoint = { runtime: 'podman', source: 'built-in default', remote: false };
+
 /**
- * The engine's `info`. A local podman's answer is kept (podman-info-cache.ts) and, where the
- * caller allows it, read back instead of asking podman again.
+ * A local podman's kept `info` (podman-info-cache.ts), when the caller allows it and the settings
+ * pick no connection; undefined otherwise (podman is asked).
+ */
+function keptInfo(name: RuntimeName, command: string, env: NodeJS.ProcessEnv, sandbox?: EngineSettings): string | undefined {
+  if (name !== 'podman' || selectedName('podman', sandbox)) return undefined;
+  const key = podmanInfoKey(command, env);
+  return key ? keptPodmanInfo(key, env) : undefined;
+}
+
+/** The version in a kept `info` (the client's: a local podman is one binary). */
+function keptVersion(stdout: string): string | undefined {
+  try {
+    return podmanInfoSchema.safeParse(JSON.parse(stdout)).data?.version?.Version;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The engine's `info`: the kept answer when there is one, else asked. A local podman's answer
+ * (its built-in engine) is kept for the checks that may read it back.
  */
 async function engineInfo(
   name: RuntimeName,
   command: string,
   cli: { timeoutMs: number; env?: NodeJS.ProcessEnv },
   endpoint: Promise<EngineEndpoint>,
-  cached: boolean,
+  kept: string | undefined,
 ): Promise<CliResult> {
+  if (kept !== undefined) {
+    const answer = { stdout: kept, stderr: '' };
+    keptAnswers.add(answer);
+    return answer;
+  }
   const env = cli.env ?? process.env;
   const key = name === 'podman' ? podmanInfoKey(command, env) : undefined;
-  const local = key
-    ? endpoint.then(
-        (ep) => !ep.remote && !ep.machine && ep.name === undefined,
-        () => false,
-      )
-    : Promise.resolve(false);
-  if (key && cached && (await local)) {
-    const stdout = keptPodmanInfo(key, env);
-    if (stdout !== undefined) {
-      const kept = { stdout, stderr: '' };
-      keptAnswers.add(kept);
-      return kept;
-    }
-  }
   try {
     const out = await runCli(command, infoArgs(name), cli);
-    if (key && (await local)) keepPodmanInfo(key, out.stdout, env);
+    const local = await endpoint.then(
+      (ep) => !ep.remote && !ep.machine && ep.name === undefined,
+      () => false,
+    );
+    if (key && local) keepPodmanInfo(key, out.stdout, env);
     return out;
   } catch (error) {
     if (key) forgetPodmanInfo(env);
