@@ -18,6 +18,14 @@ export const DEFAULT_WASM_MEMORY_MB = 512;
  */
 const JS_HEAP_HEADROOM_MB = 768;
 
+/**
+ * How much a WebAssembly function runs before V8 optimizes it: 14 times V8's default. Restoring
+ * an interpreter runs much code once, which V8 otherwise optimized in the background for
+ * nothing (a start and one run: 1.43 s of CPU, 1.13 s with this); code that loops is
+ * optimized a fraction of a second later, as fast after (docs/benchmarks.md).
+ */
+const WASM_TIERING_BUDGET = 180_000_000;
+
 export interface WasmKernelCommand {
   command: string;
   args: string[];
@@ -75,7 +83,7 @@ export function wasmKernelCommand(options: { memoryMb?: number; spare?: boolean;
       `--allow-read=${[pyodide, kernel, ...(options.snapshot ? [options.snapshot] : [])].join(',')}`,
       // The worker gets its own permissions, so it can drop even these reads once Python is loaded.
       '--unstable-worker-options',
-      `--v8-flags=--max-old-space-size=${memoryMb + JS_HEAP_HEADROOM_MB}`,
+      `--v8-flags=--max-old-space-size=${memoryMb + JS_HEAP_HEADROOM_MB},--wasm-tiering-budget=${WASM_TIERING_BUDGET}`,
       // Never a deno.json or lock file of the folder it runs in.
       '--no-config',
       '--no-lock',
