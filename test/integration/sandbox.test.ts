@@ -1,6 +1,8 @@
 // The sandbox engine against real Podman and real Docker: behaviour, limits and hardening.
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
+import { execa } from 'execa';
 import { after, before, describe, test } from 'node:test';
 import { MAX_IMAGES_PER_RUN } from '../../src/sandbox/sessions/run-result.ts';
 import type { RefusedRequest } from '../../src/sandbox/sessions/run-requests.ts';
@@ -152,6 +154,19 @@ for (const runtime of testRuntimes()) {
       assert.equal(result.status, 'cancelled');
       assert.ok(Date.now() - started < 5000);
       assert.equal((await sandbox.execute('1')).value, '1');
+    });
+
+    test("what the code writes never reaches the engine's logs", async () => {
+      const marker = `not-for-the-log-${randomBytes(6).toString('hex')}`;
+      const result = await sandbox.execute(`print("${marker}")\nimport sys\nprint("${marker}", file=sys.stderr)`, { session: 'logs' });
+      assert.equal(result.stdout, `${marker}\n`, JSON.stringify(result.error));
+      const container = sandbox.list().find((s) => s.name === 'logs')?.container;
+      assert.ok(container, 'the session has a container');
+      const driver = await execa(runtime, ['inspect', '--format', '{{.HostConfig.LogConfig.Type}}', container]);
+      assert.equal(driver.stdout.trim(), 'none');
+      const logs = await execa(runtime, ['logs', container], { reject: false });
+      assert.ok(!`${logs.stdout}${logs.stderr}`.includes(marker), `the engine logged the output: ${logs.stdout.slice(0, 200)}`);
+      await sandbox.closeSession('logs');
     });
 
     test('there is no network', async () => {

@@ -54,6 +54,20 @@ test('extra run arguments come before every hardening flag, so none can override
   assert.deepEqual(args.slice(0, 3), ['run', '--ulimit', 'nofile=1024:1024']);
 });
 
+test("both runtimes run the sandbox with no log driver: nothing it writes is kept in the engine's logs", () => {
+  for (const runtime of ['podman', 'docker'] as const) {
+    const args = runArgs(runtime, defaultSandboxConfig({ extraRunArgs: ['--ulimit', 'nofile=1024:1024'] }), {
+      name: 'n',
+      owner: 'o',
+      session: 's',
+    });
+    const at = args.indexOf('--log-driver');
+    assert.equal(args[at + 1], 'none', runtime);
+    assert.equal(args.lastIndexOf('--log-driver'), at, `${runtime}: one log driver`);
+    assert.ok(at > args.indexOf('nofile=1024:1024'), `${runtime}: after the extra run arguments`);
+  }
+});
+
 test('podman gets no writable /run or /var/tmp and no host entries', () => {
   const podman = runArgs('podman', defaultSandboxConfig(), { name: 'n', owner: 'o', session: 's' });
   assert.ok(podman.includes('--read-only-tmpfs=false'));

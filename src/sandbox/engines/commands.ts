@@ -68,6 +68,11 @@ export function runArgs(runtime: RuntimeName, config: SandboxConfig, spec: RunSp
     ...config.extraRunArgs,
     '--rm',
     '-i',
+    // What the sandbox writes (its frames: output, values, the tools' answers) goes to the bridge
+    // only, never into the engine's log (docker's json-file, podman's k8s-file or the journal,
+    // which can outlive the container); nor does each line cost a log write.
+    '--log-driver',
+    'none',
     // No init binary: the kernel is PID 1 and forks itself into a reaper that sandboxed code
     // cannot reach (kernel/pid1.py). Explicit, because a runtime's configuration may default to one.
     '--init=false',
