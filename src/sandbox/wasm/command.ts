@@ -22,7 +22,7 @@ const JS_HEAP_HEADROOM_MB = 768;
  * How much a WebAssembly function runs before V8 optimizes it: 14 times V8's default. Restoring
  * an interpreter runs much code once, which V8 otherwise optimized in the background for
  * nothing (a start and one run: 1.43 s of CPU, 1.13 s with this); code that loops is
- * optimized a fraction of a second later, as fast after (docs/benchmarks.md).
+ * optimized a fraction of a second later, as fast after (docs/wasm.md).
  */
 const WASM_TIERING_BUDGET = 180_000_000;
 
