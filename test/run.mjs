@@ -3,8 +3,8 @@
 // more at a time than there are cores (they start real containers and wait on them: another file
 // uses the time one spends waiting). The host suite (a real VS Code extension host) is packaged
 // first, then runs beside the integration files; the type check, and the WebAssembly interpreter
-// snapshot the integration files start from, run beside the unit files. The leftovers check runs
-// alone at the very end, once every suite that starts containers is done.
+// snapshot the integration files start from, run beside the packaging and the unit files. The
+// leftovers check runs alone at the very end, once every suite that starts containers is done.
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -64,19 +64,22 @@ function nodeTest(files, concurrency) {
 process.env.NODE_COMPILE_CACHE ??= join(DEV_CACHE, 'node-compile-cache');
 
 const statuses = [];
-const hostWork = wanted.has('host') ? await prepareHostSuite() : undefined;
+// The type check keeps what it learned between runs of this checkout (TypeScript's build info):
+// unchanged, it takes about 5 s of CPU instead of 22.
+const typecheck = wanted.has('typecheck')
+  ? run(['node_modules/typescript/bin/tsc', '-p', '.', '--incremental', '--tsBuildInfoFile', TYPECHECK_INFO])
+  : Promise.resolve(0);
+// The WebAssembly interpreter snapshot of this checkout, made beside the unit files: else the
+// first integration files that start an interpreter wait for one of them to make it, under the
+// full load of the integration files.
+const snapshot = wanted.has('integration')
+  ? run(['--input-type=module', '-e', "await (await import('./src/sandbox/wasm/snapshot.ts')).interpreterSnapshot();"])
+  : Promise.resolve(0);
+// Neither reads dist/, which packaging rewrites (and a unit file runs dist/cli.js): they start
+// first, and use the core packaging leaves idle.
+let hostWork;
 try {
-  // The type check keeps what it learned between runs of this checkout (TypeScript's build
-  // info): unchanged, it takes about 5 s of CPU instead of 22.
-  const typecheck = wanted.has('typecheck')
-    ? run(['node_modules/typescript/bin/tsc', '-p', '.', '--incremental', '--tsBuildInfoFile', TYPECHECK_INFO])
-    : Promise.resolve(0);
-  // The WebAssembly interpreter snapshot of this checkout, made beside the unit files: else the
-  // first integration files that start an interpreter wait for one of them to make it, under
-  // the full load of the integration files.
-  const snapshot = wanted.has('integration')
-    ? run(['--input-type=module', '-e', "await (await import('./src/sandbox/wasm/snapshot.ts')).interpreterSnapshot();"])
-    : Promise.resolve(0);
+  hostWork = wanted.has('host') ? await prepareHostSuite() : undefined;
   if (wanted.has('unit')) statuses.push(await nodeTest(testFiles(join('test', 'unit')), availableParallelism()));
   statuses.push(await typecheck);
   await snapshot;
