@@ -38,9 +38,6 @@ function testFiles(dir) {
 const integration = Number(process.env.CEM_TEST_CONCURRENCY ?? availableParallelism() + 1);
 if (!Number.isInteger(integration) || integration < 1) throw new Error('CEM_TEST_CONCURRENCY: a whole number of files, 1 or more');
 
-// In this checkout's node_modules: a new clone (or `npm ci`) starts without it.
-const TYPECHECK_INFO = join('node_modules', '.cache', 'code-execution-mode', 'typecheck.tsbuildinfo');
-
 // The leftovers check must see what every other suite left behind, so it runs after them, alone.
 const LAST = join('test', 'integration', 'leftovers.test.ts');
 const started = String(Date.now());
@@ -64,11 +61,8 @@ function nodeTest(files, concurrency) {
 process.env.NODE_COMPILE_CACHE ??= join(DEV_CACHE, 'node-compile-cache');
 
 const statuses = [];
-// The type check keeps what it learned between runs of this checkout (TypeScript's build info):
-// unchanged, it takes about 5 s of CPU instead of 22.
-const typecheck = wanted.has('typecheck')
-  ? run(['node_modules/typescript/bin/tsc', '-p', '.', '--incremental', '--tsBuildInfoFile', TYPECHECK_INFO])
-  : Promise.resolve(0);
+// Incremental (tsconfig.json): an unchanged checkout checks in seconds.
+const typecheck = wanted.has('typecheck') ? run(['node_modules/typescript/bin/tsc', '-p', '.']) : Promise.resolve(0);
 // The WebAssembly interpreter snapshot of this checkout, made beside the unit files: else the
 // first integration files that start an interpreter wait for one of them to make it, under the
 // full load of the integration files.

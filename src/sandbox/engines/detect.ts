@@ -12,7 +12,15 @@ import { imageExistsArgs, infoArgs, PROBE_MARKER, probeArgs, type RunSpec, versi
 import { forbiddenMountDirs, mountsText, remoteEngine, resolveWorkspaceMounts, workspaceRequested } from './workspace.ts';
 import { locateRuntime } from './locate.ts';
 import { forgetPodmanInfo, keepPodmanInfo, keptPodmanInfo, podmanInfoKey } from './podman-info-cache.ts';
-import { detectEndpoint, EndpointError, endpointText, selectedName, selectionArgs, type EngineEndpoint } from './endpoint.ts';
+import {
+  builtInEndpoint,
+  detectEndpoint,
+  EndpointError,
+  endpointText,
+  selectedName,
+  selectionArgs,
+  type EngineEndpoint,
+} from './endpoint.ts';
 import { OWNER, type RuntimeRef } from '../container/kernel-container.ts';
 import {
   listSnapshot,
@@ -216,15 +224,18 @@ export async function probeRuntime(
   const timeoutMs = options.timeoutMs ?? 20_000;
   const cli = { timeoutMs, ...(options.env ? { env: options.env } : {}) };
   const status: RuntimeStatus = { name, command, state: 'not-installed', problems: [], checks: [], fixes: [] };
-  const kept = options.cachedInfo === true ? keptInfo(name, command, options.env ?? process.env, sandbox) : undefined;
+  const env = options.env ?? process.env;
+  // The key of a local podman's kept `info` (podman-info-cache.ts), made once for reading and keeping.
+  const key = name === 'podman' ? podmanInfoKey(command, env) : undefined;
+  const kept = options.cachedInfo === true && key && !selectedName('podman', sandbox) ? keptPodmanInfo(key, env) : undefined;
   // Asked together (each is a CLI start, `info` the slowest); read in order, as if one by one.
   // A kept `info` was kept for podman's built-in engine only, under a key that covers its binary
   // and the files that name connections: while it holds, the client and the engine are as they
   // were, so neither is asked again (two CLI starts less per bridge start).
   const version = kept ? Promise.resolve(undefined) : runCli(command, versionArgs(name), cli);
-  const endpoint = kept ? Promise.resolve({ ...BUILT_IN_PODMAN }) : detectEndpoint(name, command, { ...cli, selection: sandbox });
+  const endpoint = kept ? Promise.resolve(builtInEndpoint('podman')) : detectEndpoint(name, command, { ...cli, selection: sandbox });
   endpoint.catch(() => undefined);
-  const infoOut = engineInfo(name, command, cli, endpoint, kept);
+  const infoOut = engineInfo(command, infoArgs(name), cli, endpoint, { key, kept });
   infoOut.catch(() => undefined);
   try {
     const out = await version;
@@ -278,19 +289,6 @@ const readKeptInfo = new WeakSet<RuntimeStatus>();
 /** The answers engineInfo read back rather than asked for. */
 const keptAnswers = new WeakSet<CliResult>();
 
-/** The endpoint of a podman with no connection chosen: its own socket on this machine. */
-const BUILT_IN_PODMAN: EngineEndpoint = { runtime: 'podman', source: 'built-in default', remote: false };
-
-/**
- * A local podman's kept `info` (podman-info-cache.ts), when the caller allows it and the settings
- * pick no connection; undefined otherwise (podman is asked).
- */
-function keptInfo(name: RuntimeName, command: string, env: NodeJS.ProcessEnv, sandbox?: EngineSettings): string | undefined {
-  if (name !== 'podman' || selectedName('podman', sandbox)) return undefined;
-  const key = podmanInfoKey(command, env);
-  return key ? keptPodmanInfo(key, env) : undefined;
-}
-
 /** The version in a kept `info` (the client's: a local podman is one binary). */
 function keptVersion(stdout: string): string | undefined {
   try {
@@ -302,32 +300,31 @@ function keptVersion(stdout: string): string | undefined {
 
 /**
  * The engine's `info`: the kept answer when there is one, else asked. A local podman's answer
- * (its built-in engine) is kept for the checks that may read it back.
+ * (its built-in engine; `key` is set for podman only) is kept for the checks that may read it back.
  */
 async function engineInfo(
-  name: RuntimeName,
   command: string,
+  args: string[],
   cli: { timeoutMs: number; env?: NodeJS.ProcessEnv },
   endpoint: Promise<EngineEndpoint>,
-  kept: string | undefined,
+  podman: { key: string | undefined; kept: string | undefined },
 ): Promise<CliResult> {
-  if (kept !== undefined) {
-    const answer = { stdout: kept, stderr: '' };
+  if (podman.kept !== undefined) {
+    const answer = { stdout: podman.kept, stderr: '' };
     keptAnswers.add(answer);
     return answer;
   }
   const env = cli.env ?? process.env;
-  const key = name === 'podman' ? podmanInfoKey(command, env) : undefined;
   try {
-    const out = await runCli(command, infoArgs(name), cli);
+    const out = await runCli(command, args, cli);
     const local = await endpoint.then(
       (ep) => !ep.remote && !ep.machine && ep.name === undefined,
       () => false,
     );
-    if (key && local) keepPodmanInfo(key, out.stdout, env);
+    if (podman.key && local) keepPodmanInfo(podman.key, out.stdout, env);
     return out;
   } catch (error) {
-    if (key) forgetPodmanInfo(env);
+    if (podman.key) forgetPodmanInfo(env);
     throw error;
   }
 }

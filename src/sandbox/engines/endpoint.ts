@@ -150,6 +150,11 @@ export interface EndpointInput {
   inspect?: (name: string) => Promise<string>;
 }
 
+/** The engine a CLI talks to when nothing picks another: its own socket on this machine. */
+export function builtInEndpoint(runtime: RuntimeName): EngineEndpoint {
+  return { runtime, source: 'built-in default', remote: false };
+}
+
 /**
  * Podman: --connection, else CONTAINER_HOST, else CONTAINER_CONNECTION, else the default
  * connection, else its own socket. Both --connection and CONTAINER_HOST are refused: podman 4
@@ -178,7 +183,7 @@ export async function podmanEndpoint(input: EndpointInput): Promise<EngineEndpoi
   }
   const preferred = connections.find((c) => c.isDefault);
   if (preferred) return fromAddress('podman', preferred.uri, "podman's default connection", preferred.name, preferred.isMachine);
-  return { runtime: 'podman', source: 'built-in default', remote: false };
+  return builtInEndpoint('podman');
 }
 
 /** Docker: --context, else DOCKER_HOST (and its TLS variables), else DOCKER_CONTEXT, else the current context. */
@@ -206,7 +211,7 @@ export async function dockerEndpoint(input: EndpointInput): Promise<EngineEndpoi
       `${where} names docker context '${named}', which does not exist: \`docker context ls\` lists them (add one with \`docker context create\`).`,
     );
   }
-  if (!found) return { runtime: 'docker', source: 'built-in default', remote: false };
+  if (!found) return builtInEndpoint('docker');
   const source: EndpointSource = picked ? 'setting' : named ? 'DOCKER_CONTEXT' : "docker's current context";
   if (!found.endpoint) return { runtime: 'docker', name: found.name, source, remote: false };
   const endpoint = fromAddress('docker', found.endpoint, source, found.name);
