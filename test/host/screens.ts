@@ -7,7 +7,9 @@
 // and the rows show their labels whole. Theme, window and servers are put back afterwards.
 import * as vscode from 'vscode';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
+import { readCatalogSections } from '../../src/state/catalog-file.ts';
 import { waitingForConfirmation } from '../../src/state/run-log/reader.ts';
+import { processAlive } from '../../src/shared/process-alive.ts';
 import type { HostKit } from './consent.ts';
 
 /** The page actions of suite.ts (see test/host/run.mjs). */
@@ -108,9 +110,22 @@ export async function screensChecks(
       for (const code of [GRAPH_RUN, SUM_RUN, ERROR_RUN]) await invoke(code);
       await waitFor('the three runs in the Runs view', () => (ext.runs.runs().filter((r) => r.status).length === 3 ? true : undefined));
       await vscode.commands.executeCommand('codeExecutionMode.refreshTools');
-      await waitFor('both servers running in the Tools view', () =>
-        ext.tools.servers().filter((s) => s.state === 'running' && (s.tools?.length ?? 0) > 0).length === 2 ? true : undefined,
-      );
+      // On a timeout, the last view and what each writer of catalog.json said (the view's source).
+      await waitFor('both servers running in the Tools view', async () => {
+        const shown = ext.tools.servers();
+        if (shown.filter((s) => s.state === 'running' && (s.tools?.length ?? 0) > 0).length === 2) return true;
+        const sections = await readCatalogSections(ext.stateDir);
+        throw new Error(
+          `view: ${shown.map((s) => `${s.name} ${s.state} ${s.tools?.length ?? 0} tools`).join(', ')}; catalog.json: ${sections
+            .map(
+              ([id, w]) =>
+                `${id} (owner ${w.owner ?? '-'}, ${processAlive(w.pid) ? 'alive' : 'gone'}, ${w.updatedAt}): ${Object.entries(w.servers)
+                  .map(([name, e]) => `${name} ${e.state ?? '-'} ${e.tools?.length ?? 0} tools`)
+                  .join(', ')}`,
+            )
+            .join('; ')}`,
+        );
+      });
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
       await vscode.commands.executeCommand('workbench.view.extension.codeExecutionMode');
       await openGraphRun();

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtemp, readFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -249,6 +249,29 @@ test('the catalog is cached on disk and reloaded only for the same server config
   await again.load();
   assert.equal(again.get('chat')?.tools?.length, 2);
   assert.equal(again.get('git-hub')?.tools, undefined);
+});
+
+test("a write of catalog.json that fails is said and tried again, so the servers' states are not lost", async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'cem-catalog-'));
+  // A folder where the file goes: the write's rename fails until it is gone.
+  await mkdir(join(dir, 'catalog.json'));
+  const logged: string[] = [];
+  let failed!: () => void;
+  const failure = new Promise<void>((resolve) => (failed = resolve));
+  const catalog = new ToolCatalog([{ name: 'ev', fingerprint: 'f' }], dir, (line) => {
+    logged.push(line);
+    failed();
+  });
+  catalog.setState('ev', 'running');
+  await failure;
+  assert.match(logged[0] ?? '', /^catalog\.json not saved: .+; trying again$/);
+  await rmdir(join(dir, 'catalog.json'));
+  await catalog.flush();
+  const saved = JSON.parse(await readFile(join(dir, 'catalog.json'), 'utf8')) as {
+    writers: Record<string, { servers: Record<string, { state?: string }> }>;
+  };
+  assert.equal(Object.values(saved.writers)[0]?.servers.ev?.state, 'running');
+  assert.equal(logged.length, 1);
 });
 
 test("which tools run as tasks is kept in their records, from the bridge's own listing, not from the cache", async () => {

@@ -5,6 +5,7 @@ import type { z } from 'zod';
 import { redactUrlSecrets } from '../../config/url-secrets.ts';
 import { pythonName, uniqueAliases } from './aliases.ts';
 import {
+  CATALOG_FILE,
   cachedTools,
   listedToolSchema,
   readCatalogSections,
@@ -86,6 +87,9 @@ export interface ServerRecord {
 export const MAX_TOOLS_PER_SERVER = 10_000;
 /** Characters of a server's own instructions kept (they reach the model through help() and discovery). */
 export const MAX_SERVER_INSTRUCTIONS_CHARS = 2000;
+/** A write of catalog.json that fails is tried this many times in all, this far apart. */
+const CATALOG_SAVE_ATTEMPTS = 3;
+const CATALOG_SAVE_RETRY_MS = 1000;
 
 export class ToolCatalog {
   private readonly servers = new Map<string, ServerRecord>();
@@ -372,19 +376,30 @@ export class ToolCatalog {
   }
 
   private changed(persist: boolean): void {
-    if (persist && this.stateDir && !this.saveScheduled) {
-      // Coalesce bursts (every server starting at once) into one write.
-      this.saveScheduled = true;
-      const dir = this.stateDir;
-      this.saveQueue = this.saveQueue
-        .then(() => new Promise((resolve) => setTimeout(resolve, 50)))
-        .then(() => {
-          this.saveScheduled = false;
-          return this.save(dir);
-        })
-        .catch(() => undefined);
-    }
+    if (persist) this.scheduleSave(50, 1);
     for (const listener of this.listeners) listener();
+  }
+
+  /**
+   * Bursts (every server starting at once) are coalesced into one write. A write that fails (the
+   * lock held too long on a loaded machine, a full disk) is said and tried again: the Tools view
+   * reads the servers' states only from this file, and no later change may come to rewrite it.
+   */
+  private scheduleSave(delayMs: number, attempt: number): void {
+    if (!this.stateDir || this.saveScheduled) return;
+    this.saveScheduled = true;
+    const dir = this.stateDir;
+    this.saveQueue = this.saveQueue
+      .then(() => new Promise((resolve) => setTimeout(resolve, delayMs)))
+      .then(() => {
+        this.saveScheduled = false;
+        return this.save(dir);
+      })
+      .catch((error: unknown) => {
+        const again = attempt < CATALOG_SAVE_ATTEMPTS;
+        this.log(`${CATALOG_FILE} not saved: ${error instanceof Error ? error.message : String(error)}${again ? '; trying again' : ''}`);
+        if (again) this.scheduleSave(CATALOG_SAVE_RETRY_MS, attempt + 1);
+      });
   }
 
   private async save(dir: string): Promise<void> {
