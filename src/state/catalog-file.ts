@@ -76,6 +76,8 @@ const sectionSchema = z.looseObject({
   owner: z.string().max(200).optional(),
   pid: z.number().int().positive(),
   host: z.string().max(300),
+  /** When the writer started: of two live bridges of a window, the newer one is the window's (older writers lack it). */
+  startedAt: z.string().max(40).optional(),
   updatedAt: z.string(),
   servers: z.record(z.string(), serverEntrySchema),
 });
@@ -94,6 +96,7 @@ export interface CatalogWriter {
 }
 
 const HOST = hostname();
+const STARTED_AT = new Date().toISOString();
 let writer: CatalogWriter = { role: 'bridge', ...(process.env[OWNER_ENV] ? { owner: process.env[OWNER_ENV] } : {}) };
 
 /** Who this process writes catalog.json as (the extension: its window, role "refresh"). */
@@ -157,6 +160,7 @@ export async function saveCatalogSection(dir: string, servers: CatalogServers): 
         ...(writer.owner ? { owner: writer.owner } : {}),
         pid: process.pid,
         host: HOST,
+        startedAt: STARTED_AT,
         updatedAt: new Date(now).toISOString(),
         servers,
       },
@@ -184,7 +188,8 @@ export function cachedTools(
 
 /**
  * One window's view of the servers: state, error and description from its own bridge (the
- * newest live bridge section of that owner; without an owner, the newest live bridge), tools
+ * newest started live bridge of that owner, since a restarted bridge's predecessor may still be
+ * shutting down and writing; without an owner, the newest live bridge), tools
  * from the newest listing of the same configuration in any section. A server no live bridge
  * of the window runs is "not-started" (its tools, when known, are a cache).
  */
@@ -196,7 +201,10 @@ export function mergeCatalog(
   const bridges = sections
     .map(([, s]) => s)
     .filter((s) => s.role === 'bridge' && (owner === undefined || s.owner === owner) && alive(s))
-    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1));
+    .sort((a, b) => {
+      const [first, second] = owner === undefined ? [a.updatedAt, b.updatedAt] : [a.startedAt ?? a.updatedAt, b.startedAt ?? b.updatedAt];
+      return first !== second ? (first < second ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1;
+    });
   const names = new Set(sections.flatMap(([, s]) => Object.keys(s.servers)));
   const merged: CatalogServers = {};
   for (const name of names) {

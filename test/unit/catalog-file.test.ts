@@ -102,6 +102,59 @@ test("a window's view: states from its own live bridge, tool lists from the newe
   );
 });
 
+test("a restarted bridge's predecessor, still shutting down, does not speak for the window even when it wrote last", () => {
+  const old = section({
+    owner: 'A',
+    pid: 2,
+    startedAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:01:00.000Z',
+    servers: { memory: { fingerprint: 'f1', state: 'not-started' } },
+  });
+  const current = section({
+    owner: 'A',
+    pid: 3,
+    startedAt: '2026-01-01T00:00:30.000Z',
+    updatedAt: '2026-01-01T00:00:40.000Z',
+    servers: { memory: { fingerprint: 'f1', state: 'running' } },
+  });
+  assert.equal(
+    mergeCatalog(
+      [
+        ['old', old],
+        ['current', current],
+      ],
+      'A',
+      () => true,
+    ).memory?.state,
+    'running',
+  );
+  // Once it is gone, or for writers that do not say when they started: the newest written.
+  assert.equal(
+    mergeCatalog(
+      [
+        ['old', old],
+        ['current', current],
+      ],
+      'A',
+      (s) => s.pid !== 3,
+    ).memory?.state,
+    'not-started',
+  );
+  const { startedAt: _a, ...oldUnstamped } = old;
+  const { startedAt: _b, ...currentUnstamped } = current;
+  assert.equal(
+    mergeCatalog(
+      [
+        ['old', oldUnstamped],
+        ['current', currentUnstamped],
+      ],
+      'A',
+      () => true,
+    ).memory?.state,
+    'not-started',
+  );
+});
+
 test('the legacy single-writer catalog is read as one stale section and replaced on the next save', async () => {
   const dir = await temp('cem-catalog-legacy-');
   const legacy = {
