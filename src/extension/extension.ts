@@ -255,7 +255,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<Extens
   command('refreshTools', async () => {
     await vscode.window.withProgress({ location: { viewId: 'codeExecutionMode.tools' }, title: 'Listing tools' }, async () => {
       const hub = await localHub();
-      await hub.discover(Infinity);
+      await hub.refresh();
       await hub.catalog.flush();
     });
     await snippets.refresh();

@@ -56,6 +56,30 @@ test('discover(Infinity) on a fresh hub waits for the whole start', async (t) =>
   assert.ok(hub.catalog.get('slow')?.tools?.length);
 });
 
+test("the Tools view's refresh lists a server afresh even when its tools are cached; discovery does not start it", async (t) => {
+  const dir = await tempDir('cem-refresh-');
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const config = configSchema.parse({ stateDir: join(dir, 'state'), servers: { fx: { command: process.execPath, args: [FIXTURE] } } });
+  const first = new ProxyHub(config, { stateDir: config.stateDir });
+  await first.start();
+  assert.deepEqual(await first.discover(Infinity), []);
+  await first.catalog.flush();
+  const cachedAt = first.catalog.get('fx')?.updatedAt;
+  await first.close();
+  assert.ok(cachedAt, 'the first hub listed the tools');
+
+  const hub = new ProxyHub(config, { stateDir: config.stateDir });
+  t.after(() => hub.close());
+  await hub.start();
+  assert.equal(hub.catalog.get('fx')?.updatedAt, cachedAt, 'the second hub starts from the cached list');
+  assert.deepEqual(await hub.discover(Infinity), []);
+  assert.equal(hub.catalog.get('fx')?.state, 'not-started', 'discovery is served by the cache');
+  assert.deepEqual(await hub.refresh(), []);
+  assert.equal(hub.catalog.get('fx')?.state, 'running');
+  assert.ok((hub.catalog.get('fx')?.updatedAt ?? '') > cachedAt, 'listed again');
+  assert.ok(hub.catalog.findTool('fx', 'add'), "with the server's tools");
+});
+
 function slowServer(delayMs: number) {
   return { slow: { command: process.execPath, args: [FIXTURE, '--start-delay', String(delayMs)] } };
 }

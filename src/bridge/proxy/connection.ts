@@ -144,6 +144,12 @@ export class ServerConnection {
     return this.connecting || this.listing ? this.busySince : undefined;
   }
 
+  /** Lists the tools again (a listing in progress is shared), starting the server if needed; failures land in the catalog. */
+  listAgain(): Promise<void> {
+    if (!this.listing) this.listed = false;
+    return this.warmUp();
+  }
+
   /** Starts the server and lists its tools in the background; failures land in the catalog. */
   warmUp(): Promise<void> {
     return this.tools().then(

@@ -307,6 +307,17 @@ export class ProxyHub {
     return this.notReady();
   }
 
+  /**
+   * Lists every server that may be used afresh, starting it if needed, and waits for every
+   * listing to end: the Tools view's Refresh, which must not stop at a cached list. Returns the
+   * servers whose tools are still unknown.
+   */
+  async refresh(): Promise<NotReady[]> {
+    this.askConsent(this.catalog.names());
+    await Promise.all(this.catalog.records().flatMap((r) => (this.usable(r.name) ? [this.connections.get(r.name)!.listAgain()] : [])));
+    return this.notReady();
+  }
+
   /** Enabled servers whose tools are not known, with their state and error. */
   notReady(): NotReady[] {
     return this.catalog.records().flatMap((r): NotReady[] => {
