@@ -2,12 +2,13 @@
 // maker already at work (a fresh lock) is not joined by a second one. Making one, and breaking a
 // stale lock, is the integration suite's (test/integration/wasm-kernel.test.ts).
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { cacheDir } from '../../src/shared/cache-dir.ts';
-import { makeSnapshot, snapshotFile, unsound } from '../../src/sandbox/wasm/snapshot.ts';
+import { makeSnapshot, snapshotFile, snapshotIdentity, unsound } from '../../src/sandbox/wasm/snapshot.ts';
+import { kernelDir, pyodideDir } from '../../src/sandbox/wasm/command.ts';
 
 describe('the WebAssembly interpreter snapshot file', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cem-snapshot-unit-'));
@@ -26,6 +27,27 @@ describe('the WebAssembly interpreter snapshot file', () => {
     assert.equal(dirname(file), dir);
     assert.match(file, /pyodide-[0-9a-f]{16}\.snapshot$/);
     assert.equal(snapshotFile(dir), file);
+  });
+
+  test('is named for the contents it was made from, not their place: a copy elsewhere shares it, another binary or loader does not', () => {
+    /** A copy of the interpreter's files at `where`: Pyodide's package.json and the loader as they are, the binaries as files of their size. */
+    const install = (where: string, sizes: { wasm: number; deno: number }, loader = ''): [string, string, string] => {
+      const [pyodide, kernel, deno] = ['pyodide', 'kernel', 'deno'].map((d) => join(dir, where, d)) as [string, string, string];
+      mkdirSync(pyodide, { recursive: true });
+      cpSync(join(pyodideDir(), 'package.json'), join(pyodide, 'package.json'));
+      writeFileSync(join(pyodide, 'pyodide.asm.wasm'), '');
+      truncateSync(join(pyodide, 'pyodide.asm.wasm'), sizes.wasm);
+      writeFileSync(deno, '');
+      truncateSync(deno, sizes.deno);
+      cpSync(kernelDir(), kernel, { recursive: true });
+      if (loader) writeFileSync(join(kernel, 'load-python.ts'), loader);
+      return [pyodide, deno, kernel];
+    };
+    const here = snapshotIdentity(...install('one', { wasm: 1000, deno: 2000 }));
+    assert.equal(snapshotIdentity(...install('two', { wasm: 1000, deno: 2000 })), here);
+    assert.notEqual(snapshotIdentity(...install('three', { wasm: 1001, deno: 2000 })), here);
+    assert.notEqual(snapshotIdentity(...install('four', { wasm: 1000, deno: 2001 })), here);
+    assert.notEqual(snapshotIdentity(...install('five', { wasm: 1000, deno: 2000 }, '// another loader\n')), here);
   });
 
   test('is used only when it is a regular file of this user, of a snapshot size, that nobody else may write', () => {

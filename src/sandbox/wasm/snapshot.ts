@@ -33,13 +33,22 @@ const STALE_LOCK_MS = MAKE_TIMEOUT_MS + 10_000;
 /** Snapshots of another Pyodide, Deno or loader, made longer ago than this, are removed when one is made. */
 const KEEP_OTHERS_MS = 7 * 24 * 3600_000;
 
-/** The snapshot's file: named for what it was made from, so a new Pyodide, Deno or loader makes a new one. */
+/**
+ * The snapshot's file: named for what it was made from (Pyodide's version and binary, Deno's
+ * binary, the loader), so a new Pyodide, Deno or loader makes a new one. Not for where they are:
+ * an update of the extension that keeps them keeps its snapshot, and needs no first slow start.
+ */
 export function snapshotFile(dir = cacheDir()): string {
+  return join(dir, `pyodide-${snapshotIdentity(pyodideDir(), denoBinary(), kernelDir())}.snapshot`);
+}
+
+/** What a snapshot made from these files is named for: their contents (the binaries by size), never their paths. */
+export function snapshotIdentity(pyodide: string, deno: string, kernel: string): string {
   const hash = createHash('sha256');
-  hash.update(readFileSync(join(pyodideDir(), 'package.json')));
-  for (const file of [join(pyodideDir(), 'pyodide.asm.wasm'), denoBinary()]) hash.update(`${file}\0${statSync(file).size}\0`);
-  for (const file of ['load-python.ts', 'make-snapshot.ts']) hash.update(readFileSync(join(kernelDir(), file)));
-  return join(dir, `pyodide-${hash.digest('hex').slice(0, 16)}.snapshot`);
+  hash.update(readFileSync(join(pyodide, 'package.json')));
+  for (const file of [join(pyodide, 'pyodide.asm.wasm'), deno]) hash.update(`${statSync(file).size}\0`);
+  for (const file of ['load-python.ts', 'make-snapshot.ts']) hash.update(readFileSync(join(kernel, file)));
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** Why a file is not a snapshot to use, or undefined when it is one. */
