@@ -8,9 +8,10 @@
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { prepareHostSuite, runHostSuite } from '../scripts/host-tests.mjs';
 import { runFiles } from './file-pool.mjs';
+import { bundleFixtures } from './fixture-bundles.mjs';
 import { DEV_CACHE } from '../scripts/dev-cache.mjs';
 
 const LAYERS = ['typecheck', 'unit', 'integration', 'host'];
@@ -61,6 +62,14 @@ function nodeTest(files, concurrency) {
 process.env.NODE_COMPILE_CACHE ??= join(DEV_CACHE, 'node-compile-cache');
 
 const statuses = [];
+// The test MCP servers bundled (test/fixture-bundles.mjs), beside the unit files: the integration
+// files start them about a hundred times. Without the bundles they start from the sources.
+const fixtures = wanted.has('integration')
+  ? bundleFixtures().catch((error) => {
+      process.stderr.write(`test MCP servers not bundled (${error.message}): the suites start their sources\n`);
+      return undefined;
+    })
+  : Promise.resolve(undefined);
 // Incremental (tsconfig.json): an unchanged checkout checks in seconds.
 const typecheck = wanted.has('typecheck') ? run(['node_modules/typescript/bin/tsc', '-p', '.']) : Promise.resolve(0);
 // The WebAssembly interpreter snapshot of this checkout, made beside the unit files: else the
@@ -77,6 +86,8 @@ try {
   if (wanted.has('unit')) statuses.push(await nodeTest(testFiles(join('test', 'unit')), availableParallelism()));
   statuses.push(await typecheck);
   await snapshot;
+  const bundles = await fixtures;
+  if (bundles) process.env.CEM_TEST_FIXTURES = resolve(bundles);
   const files = wanted.has('integration') ? testFiles(join('test', 'integration')) : [];
   const last = files.includes(LAST) ? files.splice(files.indexOf(LAST), 1) : [];
   statuses.push(
@@ -88,5 +99,7 @@ try {
   statuses.push(await nodeTest(last, 1));
 } finally {
   if (hostWork) rmSync(hostWork, { recursive: true, force: true });
+  const bundles = await fixtures;
+  if (bundles) rmSync(bundles, { recursive: true, force: true });
 }
 process.exit(statuses.find((status) => status !== 0) ?? 0);

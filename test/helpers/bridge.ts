@@ -8,8 +8,9 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
+import { fixtureProgram } from './fixtures.ts';
 
-export const FIXTURE = resolve('test/fixtures/fixture-server.ts');
+export const FIXTURE = fixtureProgram('fixture');
 export const MEMORY_SERVER = resolve('node_modules/@modelcontextprotocol/server-memory/dist/index.js');
 export const FILESYSTEM_SERVER = resolve('node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 

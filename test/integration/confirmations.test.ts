@@ -25,9 +25,10 @@ import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { structured, tempDir } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 import { sleep } from '../helpers/wait.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
 const [runtime = 'podman'] = testRuntimes();
-const CONFIRM_FIXTURE = resolve('test/fixtures/confirm-server.ts');
+const CONFIRM_FIXTURE = fixtureProgram('confirm');
 
 type Answer = (question: ElicitRequestFormParams, signal: AbortSignal) => Promise<ElicitResult> | ElicitResult;
 

@@ -16,10 +16,11 @@ import { RUN_LOG_FILE } from '../../src/state/run-log/files.ts';
 import { MEMORY_SERVER, startBridge, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { quietFor, until } from '../helpers/wait.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const EVERYTHING_DOCS = resolve('node_modules/@modelcontextprotocol/server-everything/dist/docs');
-const EXPOSURE = resolve('test/fixtures/exposure-server.ts');
+const EXPOSURE = fixtureProgram('exposure');
 const PREFIX = 'code-execution-mode://server/';
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30, maxTimeoutSeconds: 60 };

@@ -31,11 +31,12 @@ import { RUN_LOG_FILE } from '../../src/state/run-log/writer.ts';
 import { structured, tempDir, textOf } from '../helpers/bridge.ts';
 import { testRuntimes, testSandbox } from '../helpers/env.ts';
 import { sleep, until } from '../helpers/wait.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const EVERYTHING = resolve('node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const LOOPBACK = pathToFileURL(resolve('test/helpers/loopback-listen.mjs')).href;
-const RELAY_FIXTURE = resolve('test/fixtures/relay-server.ts');
+const RELAY_FIXTURE = fixtureProgram('relay');
 
 type Kind = 'stdio' | 'streamableHttp' | 'sse';
 

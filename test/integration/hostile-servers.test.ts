@@ -12,8 +12,9 @@ import { CATALOG_FILE } from '../../src/bridge/catalog/catalog.ts';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { quietFor, sleep } from '../helpers/wait.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
-const HOSTILE = resolve('test/fixtures/hostile-server.ts');
+const HOSTILE = fixtureProgram('hostile');
 const BRIDGE = resolve('dist/cli.js');
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30, maxTimeoutSeconds: 60, prewarm: false };

@@ -19,8 +19,9 @@ import { configSchema } from '../../src/config/schema.ts';
 import { startBridge, startHttpFixture, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
 import { sleep } from '../helpers/wait.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
-const FIXTURE = resolve('test/fixtures/oauth-server.ts');
+const FIXTURE = fixtureProgram('oauth');
 const BRIDGE = resolve('dist/cli.js');
 
 interface Fixture {

@@ -22,8 +22,9 @@ import {
 import { RUN_LOG_FILE } from '../../src/state/run-log/files.ts';
 import { tempDir, textOf } from '../helpers/bridge.ts';
 import { until } from '../helpers/wait.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
-const RELAY_FIXTURE = resolve('test/fixtures/relay-server.ts');
+const RELAY_FIXTURE = fixtureProgram('relay');
 const EXPOSED = 'code-execution-mode://server/relay/';
 
 describe('cancellations across the relay, both ways; form defaults (wasm)', () => {

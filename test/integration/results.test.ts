@@ -3,15 +3,15 @@
 // cut said, images only on purpose and once, no base64 as text, a client that stays connected
 // whatever a run produces, session state changes said, and progress messages.
 import assert from 'node:assert/strict';
-import { resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { FIXTURE, startBridge, structured, textOf, type BridgeHandle } from '../helpers/bridge.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const sandbox = { runtime, image: TEST_IMAGE, memory: '256m', timeoutSeconds: 30, maxTimeoutSeconds: 60 };
-const PICTURES = resolve('test/fixtures/image-server.ts');
+const PICTURES = fixtureProgram('image');
 const BASE64_TEXT = /[A-Za-z0-9+/]{200,}/;
 
 /** What each kind of client reads: the text (most clients), the structured JSON (VS Code). */
