@@ -4,8 +4,8 @@
 // engine. The process-level attacks are in wasm-kernel.test.ts.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
-import { readFile, symlink } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { copyFile, link, mkdir, readFile, symlink } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { execa } from 'execa';
 import { FIXTURE, startBridge, structured, tempDir, textOf, type BridgeHandle } from '../helpers/bridge.ts';
@@ -126,15 +126,23 @@ test("the README's first command runs as a user without root on a machine with n
   await execa('sh', ['-c', `mkdir -p '${checkout}' && git ls-files -z | tar --null -T - -c | tar -x -C '${checkout}'`]);
   await symlink(resolve('node_modules'), join(checkout, 'node_modules'));
   if (user) await execa('chown', ['-R', '-h', `${user.uid}:${user.gid}`, home]);
+  // The user's Node is this one, in a folder of the home it may read (this one's may be in a
+  // folder closed to others, so the demo would take the machine's older Node and fetch Node 24
+  // from the npm registry: tests reach no address but loopback). Put there after the chown,
+  // which would otherwise give this Node's own file to the user.
+  const bin = join(home, 'bin');
+  await mkdir(bin);
+  await link(process.execPath, join(bin, 'node')).catch(() => copyFile(process.execPath, join(bin, 'node')));
   const hide = engines.map((file) => `mount --bind /dev/null '${file}'`).join(' && ');
   const asUser = user ? `setpriv --reuid=${user.uid} --regid=${user.gid} --clear-groups ` : '';
   const result = await execa('unshare', ['--mount', 'sh', '-c', `${hide || 'true'} && exec ${asUser}bash scripts/demo.sh`], {
     cwd: checkout,
     reject: false,
-    env: { PATH: `${dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, CEM_CACHE: join(home, 'cache') },
+    env: { PATH: `${bin}:/usr/bin:/bin`, HOME: home, CEM_CACHE: join(home, 'cache') },
     extendEnv: false,
   });
   assert.equal(result.exitCode, 0, `${result.stdout}\n${result.stderr}`);
+  assert.doesNotMatch(result.stderr, /installing Node 24/, 'the demo ran on the Node given, and fetched none');
   assert.match(result.stdout, /sandbox: WebAssembly/);
   assert.match(result.stdout, /relations: \[\('Ada Lovelace', 'programmed', 'Analytical Engine'\)\]/);
   assert.match(result.stderr, /sandbox: WebAssembly, since no container can run here: No container runtime can run the sandbox/);
