@@ -1,7 +1,8 @@
 // A plain-HTTP request through the proxy (`GET http://host/path`), passed on in origin form over
 // a connection the proxy opened to a checked address: hop-by-hop headers dropped, the upstream
 // connection closed after the one response, every byte counted against the run's byte cap.
-import { request, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { http } from '../../shared/http-module.ts';
 import type { Socket } from 'node:net';
 import type { Meter } from './tunnel.ts';
 
@@ -65,7 +66,7 @@ export function forward({ req, res, path, host, socket, meter }: Forwarding): Pr
     // A body of unknown length goes on chunked (node frames it; whatever the method).
     if (req.headers['transfer-encoding'] !== undefined && req.headers['content-length'] === undefined)
       headers.push('Transfer-Encoding', 'chunked');
-    const upstream = request({ createConnection: () => socket, method: req.method ?? 'GET', path, headers, setHost: false });
+    const upstream = http.request({ createConnection: () => socket, method: req.method ?? 'GET', path, headers, setHost: false });
     const cut = () => {
       outcome ??= 'capped';
       socket.destroy();

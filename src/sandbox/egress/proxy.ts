@@ -5,7 +5,8 @@
 // resolves its name, may be asked about, counts against the run's caps, and is recorded once
 // it ends.
 import { chmod, lstat, rm } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { http } from '../../shared/http-module.ts';
 import { isIP, type Socket } from 'node:net';
 import { Exchange } from './exchange.ts';
 import { forward } from './forward.ts';
@@ -108,7 +109,7 @@ export class EgressProxy {
     this.options = options;
     this.lookup = options.lookup ?? defaultLookup;
     this.connect = options.connect ?? defaultConnect;
-    this.server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => this.onRequest(req, res));
+    this.server = http.createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => this.onRequest(req, res));
     this.server.maxConnections = MAX_CLIENT_CONNECTIONS;
     this.server.on('connection', (socket: Socket) => {
       this.clients.add(socket);

@@ -2,7 +2,8 @@
 // takes exactly one authorization response whose `state` matches, then closes. A request with
 // another state (or none) is refused and the wait goes on: only the browser that was sent
 // there can end it. Nothing of the request is echoed back into the page.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
+import { http } from '../../../shared/http-module.ts';
 import { timingSafeEqual } from 'node:crypto';
 
 const CALLBACK_PATH = '/callback';
@@ -32,7 +33,7 @@ export async function listenForCallback(
   expectedState: () => string | undefined,
   timeoutMs: number,
 ): Promise<CallbackListener> {
-  const server: Server = createServer();
+  const server: Server = http.createServer();
   let settle: { resolve: (code: string) => void; reject: (error: Error) => void } | undefined;
   const code = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   code.catch(() => undefined);
@@ -115,7 +116,7 @@ export async function isOurCallback(port: number): Promise<boolean> {
 
 /** A port free now on 127.0.0.1 (for the redirect URI registered before the listener starts). */
 export async function freePort(): Promise<number> {
-  const server = createServer();
+  const server = http.createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);
