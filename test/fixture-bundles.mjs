@@ -3,11 +3,14 @@
 // (0.2 s against 0.45 s here: one file to read instead of the SDK's and zod's hundreds, and no
 // types to strip). test/run.mjs makes them and names the folder in CEM_TEST_FIXTURES; a file
 // run on its own, without it, starts the sources (test/helpers/fixtures.ts).
-import { mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const SOURCES = join(import.meta.dirname, 'fixtures');
+const PREFIX = 'cem-test-fixtures-';
+/** Older folders were left by runs that were stopped: no run lasts this long. */
+const LEFT_AFTER_MS = 6 * 3600_000;
 
 /** Bundles every fixture server into a new folder under node_modules/.cache; resolves to the folder. */
 export async function bundleFixtures() {
@@ -15,7 +18,11 @@ export async function bundleFixtures() {
   // in node_modules from there.
   const parent = join('node_modules', '.cache');
   mkdirSync(parent, { recursive: true });
-  const dir = mkdtempSync(join(parent, 'cem-test-fixtures-'));
+  for (const name of readdirSync(parent).filter((n) => n.startsWith(PREFIX))) {
+    const old = join(parent, name);
+    if (Date.now() - statSync(old).mtimeMs > LEFT_AFTER_MS) rmSync(old, { recursive: true, force: true });
+  }
+  const dir = mkdtempSync(join(parent, PREFIX));
   const servers = readdirSync(SOURCES).filter((f) => f.endsWith('-server.ts'));
   await build({
     entryPoints: servers.map((f) => join(SOURCES, f)),
