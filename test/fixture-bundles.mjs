@@ -20,7 +20,9 @@ export async function bundleFixtures() {
   mkdirSync(parent, { recursive: true });
   for (const name of readdirSync(parent).filter((n) => n.startsWith(PREFIX))) {
     const old = join(parent, name);
-    if (Date.now() - statSync(old).mtimeMs > LEFT_AFTER_MS) rmSync(old, { recursive: true, force: true });
+    // Gone already when another run removed it in between.
+    const stat = statSync(old, { throwIfNoEntry: false });
+    if (stat && Date.now() - stat.mtimeMs > LEFT_AFTER_MS) rmSync(old, { recursive: true, force: true });
   }
   const dir = mkdtempSync(join(parent, PREFIX));
   const servers = readdirSync(SOURCES).filter((f) => f.endsWith('-server.ts'));
