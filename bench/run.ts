@@ -215,6 +215,10 @@ const noMatch2 = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch2);
 console.log(
   `Requests no tool serves (second held-out set): answered with nothing ${noMatch2.empty.toFixed(2)} (${noMatch2.queries} requests)`,
 );
+const noMatch3 = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch3);
+console.log(
+  `Requests no tool serves (third held-out set): answered with nothing ${noMatch3.empty.toFixed(2)} (${noMatch3.queries} requests)`,
+);
 
 await mkdir('bench/results', { recursive: true });
 const figures = {
@@ -243,6 +247,7 @@ const figures = {
     holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries },
     noMatch: { empty: noMatch.empty, queries: noMatch.queries },
     noMatch2: { empty: noMatch2.empty, queries: noMatch2.queries },
+    noMatch3: { empty: noMatch3.empty, queries: noMatch3.queries },
   },
 };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);

@@ -20,11 +20,12 @@ export const QUERY_SETS = {
   holdout2: 'test/fixtures/search-queries-holdout2.json',
 } as const;
 
-/** Requests no tool of the real catalog serves: held out (written before the threshold) and the set it was calibrated on. */
+/** Requests no tool of the real catalog serves: three held-out sets (the first written before the threshold) and the set it was calibrated on. */
 export const NO_MATCH_SETS = {
   nomatch: 'test/fixtures/search-queries-nomatch.json',
   nomatchTuning: 'test/fixtures/search-queries-nomatch-tuning.json',
   nomatch2: 'test/fixtures/search-queries-nomatch2.json',
+  nomatch3: 'test/fixtures/search-queries-nomatch3.json',
 } as const;
 
 export function realCatalog(): ToolCatalog {

@@ -14,7 +14,7 @@
 // - search-queries-objects.json (44): requests whose object the right tool does not name ("save
 //   the report to disk"), which a rule on a hit that answers only the request's verb lost.
 // Queries are answered as sandboxed code gets them: nothing when the best hit scores under the
-// threshold. Two no-match sets (requests no configured tool serves) measure how often search
+// threshold. Four no-match sets (requests no configured tool serves) measure how often search
 // answers nothing, and a destructive set that deleting tools rank low unless asked for.
 // Each asserts the level reached, a little below it, so that a change that loses ground fails.
 import assert from 'node:assert/strict';
@@ -80,7 +80,7 @@ test('the second held-out set, written before the rework: the level reached', ()
   assert.ok(result.recallAt1 >= 0.86, `recall@1 ${result.recallAt1}\n${detail(result)}`);
 });
 
-test('requests no configured tool serves get no hits (the two held-out no-match sets, and the set the threshold was calibrated on)', () => {
+test('requests no configured tool serves get no hits (the three held-out no-match sets, and the set the threshold was calibrated on)', () => {
   // Written before the threshold: the ranker without one answered 5 of 35 with nothing (0.14),
   // the threshold alone 10 (0.29), with key words no tool has counted 15 (0.43).
   const heldOut = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch);
@@ -94,6 +94,10 @@ test('requests no configured tool serves get no hits (the two held-out no-match 
   const heldOut2 = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch2);
   assert.ok(heldOut2.queries >= 30, `only ${heldOut2.queries} queries`);
   assert.ok(heldOut2.empty >= 0.65, `answered nothing for ${heldOut2.empty}\n${shown(heldOut2)}`);
+  // Written after all of the above; 0.69 (22 of 32) when committed, before any further tuning.
+  const heldOut3 = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch3);
+  assert.ok(heldOut3.queries >= 30, `only ${heldOut3.queries} queries`);
+  assert.ok(heldOut3.empty >= 0.68, `answered nothing for ${heldOut3.empty}\n${shown(heldOut3)}`);
 });
 
 test('deleting tools rank below the others unless the request asks to delete, and first when it does', () => {
