@@ -209,15 +209,15 @@ console.log(
 
 const noMatch = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch);
 console.log(
-  `Requests no tool serves (first held-out set): answered with nothing ${noMatch.empty.toFixed(2)} (${noMatch.queries} requests)`,
+  `Requests no tool serves (first held-out set): answered with nothing ${noMatch.empty.toFixed(2)}, with nothing or weak hits only ${noMatch.emptyOrWeak.toFixed(2)} (${noMatch.queries} requests)`,
 );
 const noMatch2 = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch2);
 console.log(
-  `Requests no tool serves (second held-out set): answered with nothing ${noMatch2.empty.toFixed(2)} (${noMatch2.queries} requests)`,
+  `Requests no tool serves (second held-out set): answered with nothing ${noMatch2.empty.toFixed(2)}, with nothing or weak hits only ${noMatch2.emptyOrWeak.toFixed(2)} (${noMatch2.queries} requests)`,
 );
 const noMatch3 = evaluateNoMatch(undefined, NO_MATCH_SETS.nomatch3);
 console.log(
-  `Requests no tool serves (third held-out set): answered with nothing ${noMatch3.empty.toFixed(2)} (${noMatch3.queries} requests)`,
+  `Requests no tool serves (third held-out set): answered with nothing ${noMatch3.empty.toFixed(2)}, with nothing or weak hits only ${noMatch3.emptyOrWeak.toFixed(2)} (${noMatch3.queries} requests)`,
 );
 
 await mkdir('bench/results', { recursive: true });
@@ -245,9 +245,9 @@ const figures = {
     tools: search.tools,
     holdout: { recallAt1: holdout.recallAt1, recallAt5: holdout.recallAt5, queries: holdout.queries },
     holdout2: { recallAt1: holdout2.recallAt1, recallAt5: holdout2.recallAt5, queries: holdout2.queries },
-    noMatch: { empty: noMatch.empty, queries: noMatch.queries },
-    noMatch2: { empty: noMatch2.empty, queries: noMatch2.queries },
-    noMatch3: { empty: noMatch3.empty, queries: noMatch3.queries },
+    noMatch: { empty: noMatch.empty, emptyOrWeak: noMatch.emptyOrWeak, queries: noMatch.queries },
+    noMatch2: { empty: noMatch2.empty, emptyOrWeak: noMatch2.emptyOrWeak, queries: noMatch2.queries },
+    noMatch3: { empty: noMatch3.empty, emptyOrWeak: noMatch3.emptyOrWeak, queries: noMatch3.queries },
   },
 };
 await writeFile('bench/results/latest.json', `${JSON.stringify(figures, null, 2)}\n`);

@@ -29,6 +29,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   for (const [name, file] of Object.entries(NO_MATCH_SETS)) {
     const r = evaluateNoMatch(undefined, file);
-    console.log(`${name.padEnd(8)} ${r.queries} requests no tool serves: answered with nothing ${r.empty.toFixed(2)}`);
+    console.log(
+      `${name.padEnd(8)} ${r.queries} requests no tool serves: answered with nothing ${r.empty.toFixed(2)}, ` +
+        `with nothing or weak hits only ${r.emptyOrWeak.toFixed(2)}`,
+    );
   }
 }

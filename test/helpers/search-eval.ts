@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ToolCatalog } from '../../src/bridge/catalog/catalog.ts';
+import { WEAK_SCORE } from '../../src/bridge/catalog/ranking.ts';
 
 const toolListsSchema = z.object({
   servers: z.record(z.string(), z.object({ tools: z.array(z.unknown()) })),
@@ -74,6 +75,8 @@ export interface NoMatchEval {
   queries: number;
   /** The share of queries answered with nothing, as they should be. */
   empty: number;
+  /** The share answered with nothing or with weak hits only (under WEAK_SCORE), which search says may not do it. */
+  emptyOrWeak: number;
   /** The queries that got hits: the first one and its score. */
   answered: Array<{ query: string; first: string; score: number }>;
 }
@@ -85,7 +88,13 @@ export function evaluateNoMatch(catalog = realCatalog(), file: string = NO_MATCH
     const [first] = catalog.find(query, 5);
     if (first) answered.push({ query, first: `${first.entry.server}/${first.entry.tool}`, score: first.score });
   }
-  return { queries: queries.length, empty: (queries.length - answered.length) / queries.length, answered };
+  const strong = answered.filter((a) => a.score >= WEAK_SCORE).length;
+  return {
+    queries: queries.length,
+    empty: (queries.length - answered.length) / queries.length,
+    emptyOrWeak: (queries.length - strong) / queries.length,
+    answered,
+  };
 }
 
 /** A tool that deletes, by its name (the real catalog's servers give no annotations). */

@@ -143,17 +143,18 @@ for (const { label, sandbox: shown } of [
       assert.match(echo, /Returns: str: the tool's text/);
     });
 
-    test("a request no server serves finds [] and the text says so, naming the servers; a hit has its score and help()'s signature", async () => {
+    test("a request no server serves finds [] and the text says so, naming the servers; weak hits are said to be weak; a hit has its score and help()'s signature", async () => {
       const result = await bridge.call(
         [
           'import contextlib, io, json',
           'await mcp_fixture.echo(message="x")',
           'none = await search_tool_docs("book a flight from Boston to Denver next Friday")',
           'hits = await search_tool_docs("echo a message back", limit=3)',
+          'weak = await search_tool_docs("turn off the living room lights")',
           'out = io.StringIO()',
           'with contextlib.redirect_stdout(out):',
           '    help(mcp_fixture.echo)',
-          'print(json.dumps({"none": none, "hits": hits, "help": out.getvalue()}))',
+          'print(json.dumps({"none": none, "hits": hits, "weak": weak, "help": out.getvalue()}))',
         ].join('\n'),
         { session: 'search' },
       );
@@ -161,7 +162,19 @@ for (const { label, sandbox: shown } of [
         textOf(result),
         /search_tool_docs: nothing fits 'book a flight from Boston to Denver next Friday': no tool of the configured servers does this\. The servers: memory \(\d+ tools: Knowledge graph memory\); filesystem \(\d+ tools: Files in a scratch folder\); fixture \(\d+ tools: Test fixture\)\./,
       );
-      const got = printed(result) as { none: unknown[]; hits: Array<Record<string, unknown>>; help: string };
+      // Hits that all score low come with a note that they may not do it, naming the servers.
+      assert.match(
+        textOf(result),
+        /search_tool_docs: only weak matches for 'turn off the living room lights' \(best score 0\.\d\d\): check that a hit does this before calling it\. If none does, no configured server does; the servers: memory \(\d+ tools: Knowledge graph memory\); filesystem/,
+      );
+      const got = printed(result) as {
+        none: unknown[];
+        hits: Array<Record<string, unknown>>;
+        weak: Array<{ score: number }>;
+        help: string;
+      };
+      assert.ok(got.weak.length > 0 && got.weak.every((h) => h.score < 0.3), JSON.stringify(got.weak));
+      assert.doesNotMatch(textOf(result), /only weak matches for 'echo a message back'/);
       assert.deepEqual(got.none, []);
       const hit = got.hits.find((h) => h.server === 'fixture' && h.tool === 'echo');
       assert.ok(hit, JSON.stringify(got.hits));

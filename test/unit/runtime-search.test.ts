@@ -97,6 +97,21 @@ test('a search naming a service no configured server provides says so by name, w
   );
 });
 
+test('a search whose hits are all weak says they may not do it, naming the servers; a strong one says nothing', () => {
+  const servers = [{ name: 'memory', description: 'Knowledge graph memory', tools: 9 }];
+  const weak = run({ search_tools: { hits: [{ ...HIT, score: 0.24 }], notReady: [], weak: true, servers } }, [
+    'out = asyncio.run(rt.search_tool_docs("start a 25 minute timer"))',
+  ]);
+  assert.equal((weak.out as unknown[]).length, 1);
+  assert.equal(
+    weak.stderr,
+    "search_tool_docs: only weak matches for 'start a 25 minute timer' (best score 0.24): check that a hit does this before calling it. " +
+      'If none does, no configured server does; the servers: memory (9 tools: Knowledge graph memory).\n',
+  );
+  const strong = run({ search_tools: { hits: [HIT], notReady: [] } }, ['out = asyncio.run(rt.search_tool_docs("make entities"))']);
+  assert.equal(strong.stderr, '');
+});
+
 test('query_tool_docs renders the same signature and keeps what a call returns', () => {
   const { out } = run(
     {

@@ -35,7 +35,7 @@ import { DEFAULT_WEIGHTS, type RankWeights } from './ranking/weights.ts';
 
 export { splitWords, wordsOf };
 export { MAX_QUERY_WORDS } from './ranking/query.ts';
-export { MIN_SCORE } from './ranking/score.ts';
+export { MIN_SCORE, WEAK_SCORE } from './ranking/score.ts';
 export type { RankableTool, RankWeights };
 
 export interface ScoredTool {

@@ -6,6 +6,7 @@ import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { RefusedRequest, RequestContext, RequestHandler } from '../../sandbox/index.ts';
 import type { ToolEntry } from '../catalog/catalog.ts';
+import { WEAK_SCORE } from '../catalog/ranking.ts';
 import { returnsText, takesOtherKeys } from '../catalog/signature.ts';
 import { toolHint } from '../catalog/tool-hints.ts';
 import type { NotReady, ProxyHub } from '../proxy/hub.ts';
@@ -324,6 +325,11 @@ export function createHostMethods(
       if (hits.length === 0) {
         refuseWhileStarting(notReady, hub.discoveryWaitMs);
         return { hits, notReady, servers: serversSearched(hub), ...named };
+      }
+      // Only weak hits: they share words with the request and may not do it; the model is told
+      // so, with the servers, so that it can stop looking.
+      if (Math.max(...hits.map((h) => h.score)) < WEAK_SCORE) {
+        return { hits, notReady, weak: true, servers: serversSearched(hub), ...named };
       }
       return { hits, notReady, ...named };
     },

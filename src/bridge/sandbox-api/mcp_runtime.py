@@ -201,6 +201,7 @@ async def search_tool_docs(query, limit=5, detail="summary"):
     inputSchema (and title, annotations, outputSchema, icons, _meta when the server gives them).
     [] means no tool of the configured servers does this: a note on stderr names them, and a
     well-known service the request names that none provides ("Google Drive"), also with hits.
+    When every hit scores low, a note on stderr says they may not do it and names the servers.
     Servers still starting are waited for (as in discovered_servers()); those whose tools are
     still not known (starting, or failed) are named in one line on stderr. No hit while a server
     is still starting raises ToolError (kind "unavailable") naming it, so [] always means
@@ -220,6 +221,8 @@ async def search_tool_docs(query, limit=5, detail="summary"):
         sys.stderr.write(_nothing_fits_text(str(query), reply["servers"], unserved) + "\n")
     elif hits and unserved:
         sys.stderr.write("search_tool_docs: no configured server provides %s: the hits can do only other parts of the request.\n" % ", ".join(unserved))
+    elif hits and reply.get("weak") and reply.get("servers") is not None:
+        sys.stderr.write(_weak_text(str(query), hits, reply["servers"]) + "\n")
     return hits
 
 
@@ -230,16 +233,32 @@ def _nothing_fits_text(query, servers, unserved=()):
         return "search_tool_docs: nothing fits %r: no MCP server with tools is configured." % _short(query, 80)
     missing = ", ".join(unserved)
     why = "no configured server provides %s" % missing if missing else "no tool of the configured servers does this"
+    return (
+        "search_tool_docs: nothing fits %r: %s. The servers: %s. "
+        "Other words will not find what no server offers: do it another way, or tell the user it is not available."
+        % (_short(query, 80), why, _servers_text(servers))
+    )
+
+
+def _weak_text(query, hits, servers):
+    """What the model reads when every hit scores low: they share words with the request and may
+    not do it; if none does, no configured server does."""
+    best = max(float(hit.get("score") or 0) for hit in hits)
+    return (
+        "search_tool_docs: only weak matches for %r (best score %.2f): check that a hit does this before calling it. "
+        "If none does, no configured server does; the servers: %s."
+        % (_short(query, 80), best, _servers_text(servers))
+    )
+
+
+def _servers_text(servers):
+    """The configured servers in one line: name, tool count and what they do."""
     shown = []
     for server in servers[:_MAX_NAMES_SHOWN]:
         about = _short(" ".join(str(server.get("description") or "").split()), 60)
         shown.append("%s (%s tools%s)" % (server.get("name"), server.get("tools"), ": " + about if about else ""))
     more = len(servers) - len(shown)
-    return (
-        "search_tool_docs: nothing fits %r: %s. The servers: %s%s. "
-        "Other words will not find what no server offers: do it another way, or tell the user it is not available."
-        % (_short(query, 80), why, "; ".join(shown), "; and %d more" % more if more > 0 else "")
-    )
+    return "; ".join(shown) + ("; and %d more" % more if more > 0 else "")
 
 
 def _shown_doc(doc):

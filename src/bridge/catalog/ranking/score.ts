@@ -23,6 +23,13 @@ import type { RankWeights } from './weights.ts';
  */
 export const MIN_SCORE = 0.18;
 
+/**
+ * Under this, the best hit shares words with the request but may not do it: search says so and
+ * names the servers. Over the tuning query sets it flags 22 of the 38 requests no tool serves
+ * that still get hits, and 6% of right first hits (docs/search.md).
+ */
+export const WEAK_SCORE = 0.3;
+
 /** A hit's score from its signals (rerank.ts signalsOf) and the query's tally. */
 export function scoreOf(parts: Readonly<Record<string, number>>, tally: Tally, w: RankWeights): number {
   if (tally.totalWeight <= 0) return 0;
