@@ -63,13 +63,15 @@ process.env.NODE_COMPILE_CACHE ??= join(DEV_CACHE, 'node-compile-cache');
 
 const statuses = [];
 // The test MCP servers bundled (test/fixture-bundles.mjs), beside the unit files: the integration
-// files start them about a hundred times. Without the bundles they start from the sources.
-const fixtures = wanted.has('integration')
-  ? bundleFixtures().catch((error) => {
-      process.stderr.write(`test MCP servers not bundled (${error.message}): the suites start their sources\n`);
-      return undefined;
-    })
-  : Promise.resolve(undefined);
+// files start them about a hundred times, the host suite's bridges a few dozen. Without the
+// bundles they start from the sources.
+const fixtures =
+  wanted.has('integration') || wanted.has('host')
+    ? bundleFixtures().catch((error) => {
+        process.stderr.write(`test MCP servers not bundled (${error.message}): the suites start their sources\n`);
+        return undefined;
+      })
+    : Promise.resolve(undefined);
 // Incremental (tsconfig.json): an unchanged checkout checks in seconds.
 const typecheck = wanted.has('typecheck') ? run(['node_modules/typescript/bin/tsc', '-p', '.']) : Promise.resolve(0);
 // The WebAssembly interpreter snapshot of this checkout, made beside the unit files: else the

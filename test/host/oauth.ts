@@ -11,12 +11,13 @@ import { createInterface } from 'node:readline';
 import * as vscode from 'vscode';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import type { HostKit } from './consent.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
 /** The page actions of suite.ts (see test/host/run.mjs). */
 type Ui = (steps: Array<{ waitFor: string; text?: string } | { click: string; text?: string }>) => Promise<void>;
 
 async function startFixture(repo: string): Promise<{ url: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [join(repo, 'test/fixtures/oauth-server.ts')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [fixtureProgram('oauth', repo)], { stdio: ['ignore', 'pipe', 'inherit'] });
   const url = await new Promise<string>((ok, fail) => {
     createInterface({ input: child.stdout }).once('line', (line) => ok(line.trim()));
     child.once('exit', (code) => fail(new Error(`oauth fixture exited (${code})`)));

@@ -14,6 +14,7 @@ import * as vscode from 'vscode';
 import { parseEvents } from '../../src/state/run-log/reader.ts';
 import type { ExtensionApi } from '../../src/extension/extension.ts';
 import type { HostKit } from './consent.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
 /** The page actions of suite.ts (see test/host/run.mjs). */
 type Ui = (
@@ -195,7 +196,7 @@ export async function passthroughChecks(kit: HostKit, ext: ExtensionApi, repo: s
     });
 
     await check("passthrough: a server that fails to start shows its error's first clause in the Tools view, in red", async () => {
-      const fixture = join(repo, 'test/fixtures/fixture-server.ts');
+      const fixture = fixtureProgram('fixture', repo);
       const servers = settings.get<Record<string, unknown>>('servers') ?? {};
       await settings.update(
         'servers',

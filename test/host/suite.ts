@@ -17,6 +17,7 @@ import { keepSessionsChecks } from './keep-sessions.ts';
 import { meterChecks } from './meter.ts';
 import { networkChecks } from './network.ts';
 import { screensChecks } from './screens.ts';
+import { fixtureProgram } from '../helpers/fixtures.ts';
 
 interface Outcome {
   name: string;
@@ -152,7 +153,7 @@ export async function run(): Promise<void> {
   save(false);
   const settings = vscode.workspace.getConfiguration('codeExecutionMode');
   const memoryServer = join(repo, 'node_modules/@modelcontextprotocol/server-memory/dist/index.js');
-  const fixtureServer = join(repo, 'test/fixtures/fixture-server.ts');
+  const fixtureServer = fixtureProgram('fixture', repo);
   let api: ExtensionApi | undefined;
   const activationStarted = Date.now();
 
