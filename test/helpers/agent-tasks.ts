@@ -1,4 +1,4 @@
-// The agent-task suite: thirteen kinds of task an agent does with run_python, each
+// The agent-task suite: fourteen kinds of task an agent does with run_python, each
 // scripted as the Python a competent agent writes, mistakes included where agents make them.
 // The script reads what it gets back, as an agent would, and takes another turn only when what
 // it read did not tell it enough (a help() that hides a parameter's fields, an error that does
@@ -806,10 +806,43 @@ export const TASKS: AgentTask[] = [
       await agent.run('resume', 'print(f"scored {len(scored)} of {len(index)} words before the timeout")');
     },
   },
+  {
+    id: 14,
+    name: 'weak hits',
+    ask: 'Turn off the living room lights, if any of my tools can.',
+    async run(agent) {
+      const search = await agent.run(
+        'search',
+        [
+          'hits = await search_tool_docs("turn off the living room lights", limit=3)',
+          'for h in hits:',
+          "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
+          'print(len(hits), "hits")',
+        ].join('\n'),
+      );
+      // Told that the hits may not do it and which servers there are, the agent reads the hits it
+      // was shown and tells the user; hits with no such note look like answers: it tries other
+      // words, then reads the docs of the best hit.
+      if (NOTHING_FITS.test(said(search).text) || WEAK_HITS.test(said(search).text)) return;
+      const again = await agent.run(
+        'search-again',
+        [
+          'hits = await search_tool_docs("switch off a lamp", limit=3)',
+          'for h in hits:',
+          "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
+          'print(len(hits), "hits")',
+        ].join('\n'),
+      );
+      const best = /^(\w+) (\w+) /m.exec(said(again).text);
+      if (best) await agent.run('best-hit', `help(mcp_${best[1]}.${best[2]})`);
+    },
+  },
 ];
 
 /** What a search that found nothing must say, so that the model stops looking. */
 export const NOTHING_FITS = /nothing fits|no (configured )?tool[^.\n]{0,40}does this/i;
+/** What a search whose hits all score low must say: they may not do it, and which servers there are. */
+export const WEAK_HITS = /only weak matches|(hits|matches) may not do (it|this)/i;
 /** What a run stopped by its timeout must say when the session's variables are still there. */
 export const STATE_KEPT = /\b(state|variables)\b[^.\n]{0,40}\b(is|are|were|was) kept\b|variables[^.\n]{0,40}still (defined|there)/i;
 /** What a result with a file attached must say: where the user finds it. */

@@ -1,7 +1,7 @@
-// The agent-task suite: the thirteen kinds of task an agent does with run_python (discover,
+// The agent-task suite: the fourteen kinds of task an agent does with run_python (discover,
 // read and aggregate files, a memory graph, images, concurrent calls, blocked capabilities, its
 // own mistakes, persistence, a search nothing fits, a resource read, an image with packages, a
-// file out, a timeout that keeps state), run through the real bridge over stdio with real npm MCP servers,
+// file out, a timeout that keeps state, a search with weak hits only), run through the real bridge over stdio with real npm MCP servers,
 // each asserting what matters to the model: what it is handed stays within the output budget in
 // both forms (the text most clients read and the JSON of structuredContent VS Code hands it),
 // every error carries its fix, images come once and never as base64 text, state persists.
@@ -24,6 +24,7 @@ import {
   startTaskBench,
   STATE_KEPT,
   TASKS,
+  WEAK_HITS,
   type CallRecord,
   type TaskBench,
 } from '../helpers/agent-tasks.ts';
@@ -507,6 +508,33 @@ describe(`agent tasks on ${runtime}`, () => {
       assert.ok(scored, show(call));
       assert.equal(Number(scored[2]), distinct);
       assert.ok(Number(scored[1]) >= 1 && Number(scored[1]) < distinct, `scored ${scored[1]}`);
+    });
+
+    test('every run is within the budget', () => assertWithinBudget(agent));
+  });
+
+  describe('14 weak hits', () => {
+    let agent: Agent;
+    before(async () => {
+      agent = await runTask(task(14), bench);
+    });
+
+    test('a search whose hits all score low says they may not do it, naming the servers', () => {
+      const call = agent.call('search');
+      assert.equal(call.status, 'ok', show(call));
+      const scores = [...call.text.matchAll(/^\w+ \w+ ([\d.]+) /gm)].map((m) => Number(m[1]));
+      assert.ok(scores.length > 0 && scores.every((score) => score < 0.3), `weak hits${show(call)}`);
+      assertSays(call, WEAK_HITS, 'the hits are weak');
+      for (const name of ['memory', 'filesystem', 'fixture', 'shots']) assertSays(call, new RegExp(`\\b${name}\\b`), 'a configured server');
+    });
+
+    test('the agent stops: no call after the search', () => {
+      const later = agent.calls.slice(agent.calls.indexOf(agent.call('search')) + 1);
+      assert.deepEqual(
+        later.map((c) => c.label),
+        [],
+        `calls after the search: ${later.map((c) => c.label).join(', ')}`,
+      );
     });
 
     test('every run is within the budget', () => assertWithinBudget(agent));
