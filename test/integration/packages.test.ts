@@ -65,7 +65,13 @@ async function buildLeftovers(runtime: RuntimeName, tag: string): Promise<string
 async function baseBuilders(runtime: RuntimeName): Promise<string[]> {
   if (runtime !== 'podman') return [];
   const builder = new RegExp(`^${BASE_NAME}-working-container(-\\d+)?$`);
-  return lines((await execa('podman', ['ps', '--all', '--external', '--format', '{{.Names}}'])).stdout).filter((n) => builder.test(n));
+  // Podman 4 fails the listing ("container not known") while another build container is being
+  // removed (another file's build, under load): listed again until it answers.
+  const names = await until('podman to list the build containers', async () => {
+    const listed = await execa('podman', ['ps', '--all', '--external', '--format', '{{.Names}}'], { reject: false });
+    return listed.exitCode === 0 ? listed.stdout : false;
+  });
+  return lines(names).filter((n) => builder.test(n));
 }
 
 /**

@@ -262,12 +262,8 @@ async function removePodmanBuilder(
     if (stopped) emit('The build container of the stopped build may be left: `podman ps --all --external` lists it.');
     return;
   }
-  const listed = await runCli(
-    command,
-    ['ps', '--all', '--external', '--no-trunc', '--format', '{{.ID}}|{{.Names}}|{{.ImageID}}'],
-    cli,
-  ).catch(() => ({ stdout: '' }));
-  const ours = listed.stdout
+  const listed = await podmanBuilders(command, cli);
+  const ours = listed
     .split('\n')
     .map((line) => line.trim().split('|'))
     .some(
@@ -276,6 +272,25 @@ async function removePodmanBuilder(
     );
   if (ours) await runCli(command, ['rm', '--force', '--ignore', id], cli).catch(() => undefined);
 }
+
+/**
+ * Podman's containers, build containers included (`ps --external`), as `ID|name|image ID` lines;
+ * '' when they cannot be listed. Podman 4 fails the whole listing ("container not known") while
+ * another process removes a build container, so a failed listing is tried again, a few times.
+ */
+export async function podmanBuilders(command: string, cli: { env?: NodeJS.ProcessEnv }): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return (await runCli(command, ['ps', '--all', '--external', '--no-trunc', '--format', '{{.ID}}|{{.Names}}|{{.ImageID}}'], cli))
+        .stdout;
+    } catch {
+      if (attempt >= LISTING_ATTEMPTS) return '';
+      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+    }
+  }
+}
+
+export const LISTING_ATTEMPTS = 5;
 
 /**
  * What a failed docker build leaves: the images of the steps before the one that failed, found
