@@ -16,7 +16,7 @@ export interface HostKit {
   check(name: string, fn: () => Promise<void>): Promise<void>;
   assert(condition: unknown, message: string): asserts condition;
   waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs?: number): Promise<T>;
-  invoke(code: string): Promise<string>;
+  invoke(code: string, extra?: Record<string, unknown>, timeoutMs?: number): Promise<string>;
   startBridge(): Promise<void>;
   sleep(ms: number): Promise<unknown>;
 }

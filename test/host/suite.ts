@@ -127,15 +127,26 @@ function toolName(): string | undefined {
   return vscode.lm.tools.find((t) => t.name.endsWith('run_python'))?.name;
 }
 
-async function invoke(code: string, extra: Record<string, unknown> = {}): Promise<string> {
+/**
+ * run_python through VS Code, cancelled after `timeoutMs` (its own timeout is 30 s): a call VS
+ * Code sends while it restarts the server for a settings change can go unanswered, and the
+ * suite then fails that check, or tries again, instead of waiting for the whole suite's limit.
+ */
+async function invoke(code: string, extra: Record<string, unknown> = {}, timeoutMs = 180_000): Promise<string> {
   const name = toolName();
   assert(name, 'run_python is not among vscode.lm.tools');
-  const result = await vscode.lm.invokeTool(
-    name,
-    { input: { code, ...extra }, toolInvocationToken: undefined },
-    new vscode.CancellationTokenSource().token,
-  );
-  return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+  const cancel = new vscode.CancellationTokenSource();
+  const timer = setTimeout(() => cancel.cancel(), timeoutMs);
+  try {
+    const result = await vscode.lm.invokeTool(name, { input: { code, ...extra }, toolInvocationToken: undefined }, cancel.token);
+    return result.content.map((part) => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+  } catch (error) {
+    if (cancel.token.isCancellationRequested) throw new Error(`run_python did not answer within ${timeoutMs / 1000} s`, { cause: error });
+    throw error;
+  } finally {
+    clearTimeout(timer);
+    cancel.dispose();
+  }
 }
 
 async function startBridge(): Promise<void> {

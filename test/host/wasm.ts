@@ -44,6 +44,8 @@ export async function wasmChecks(kit: HostKit, ext: ExtensionApi): Promise<void>
         'the restarted bridge to run in WebAssembly',
         async () => {
           await startBridge();
+          // The settings just changed three times: a call sent while VS Code restarts the server
+          // can go unanswered, so it is bounded and sent again.
           const out = await invoke(
             [
               'import sys',
@@ -51,7 +53,9 @@ export async function wasmChecks(kit: HostKit, ext: ExtensionApi): Promise<void>
               'graph = await mcp_memory.read_graph()',
               '(sys.platform, "Wasm" in [e["name"] for e in graph["entities"]])',
             ].join('\n'),
-          );
+            {},
+            45_000,
+          ).catch(() => '');
           return out.includes('emscripten') ? out : undefined;
         },
         120_000,
