@@ -664,29 +664,9 @@ export const TASKS: AgentTask[] = [
     name: 'nothing fits',
     ask: 'What will the weather be in Paris tomorrow? Use a weather service if one is configured.',
     async run(agent) {
-      const search = await agent.run(
-        'search',
-        [
-          'hits = await search_tool_docs("what is the weather in Paris tomorrow", limit=3)',
-          'for h in hits:',
-          "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
-          'print(len(hits), "hits")',
-        ].join('\n'),
-      );
       // Told that nothing fits, the agent tells the user so and makes no other call; hits with
       // no score and no note leave it guessing: it tries other words, then looks at the best hit.
-      if (NOTHING_FITS.test(said(search).text)) return;
-      const again = await agent.run(
-        'search-again',
-        [
-          'hits = await search_tool_docs("weather forecast for a city", limit=3)',
-          'for h in hits:',
-          "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
-          'print(len(hits), "hits")',
-        ].join('\n'),
-      );
-      const best = /^(\w+) (\w+) /m.exec(said(again).text);
-      if (best) await agent.run('best-hit', `help(mcp_${best[1]}.${best[2]})`);
+      await searchUntilTold(agent, 'what is the weather in Paris tomorrow', 'weather forecast for a city', [NOTHING_FITS]);
     },
   },
   {
@@ -811,33 +791,35 @@ export const TASKS: AgentTask[] = [
     name: 'weak hits',
     ask: 'Turn off the living room lights, if any of my tools can.',
     async run(agent) {
-      const search = await agent.run(
-        'search',
-        [
-          'hits = await search_tool_docs("turn off the living room lights", limit=3)',
-          'for h in hits:',
-          "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
-          'print(len(hits), "hits")',
-        ].join('\n'),
-      );
       // Told that the hits may not do it and which servers there are, the agent reads the hits it
       // was shown and tells the user; hits with no such note look like answers: it tries other
       // words, then reads the docs of the best hit.
-      if (NOTHING_FITS.test(said(search).text) || WEAK_HITS.test(said(search).text)) return;
-      const again = await agent.run(
-        'search-again',
-        [
-          'hits = await search_tool_docs("switch off a lamp", limit=3)',
-          'for h in hits:',
-          "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
-          'print(len(hits), "hits")',
-        ].join('\n'),
-      );
-      const best = /^(\w+) (\w+) /m.exec(said(again).text);
-      if (best) await agent.run('best-hit', `help(mcp_${best[1]}.${best[2]})`);
+      await searchUntilTold(agent, 'turn off the living room lights', 'switch off a lamp', [NOTHING_FITS, WEAK_HITS]);
     },
   },
 ];
+
+/** The code of a search as an agent writes it: three hits, one line each, and their count. */
+function searchCode(query: string): string {
+  return [
+    `hits = await search_tool_docs(${py(query)}, limit=3)`,
+    'for h in hits:',
+    "    print(h['server'], h['tool'], h.get('score'), h['description'][:80])",
+    'print(len(hits), "hits")',
+  ].join('\n');
+}
+
+/**
+ * A search for `query` ('search'); unless what it says matches one of `stop`, the agent searches
+ * again in `other` words ('search-again'), then reads help() of the best hit ('best-hit').
+ */
+async function searchUntilTold(agent: Agent, query: string, other: string, stop: readonly RegExp[]): Promise<void> {
+  const search = await agent.run('search', searchCode(query));
+  if (stop.some((pattern) => pattern.test(said(search).text))) return;
+  const again = await agent.run('search-again', searchCode(other));
+  const best = /^(\w+) (\w+) /m.exec(said(again).text);
+  if (best) await agent.run('best-hit', `help(mcp_${best[1]}.${best[2]})`);
+}
 
 /** What a search that found nothing must say, so that the model stops looking. */
 export const NOTHING_FITS = /nothing fits|no (configured )?tool[^.\n]{0,40}does this/i;

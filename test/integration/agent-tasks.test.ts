@@ -29,6 +29,7 @@ import {
   type TaskBench,
 } from '../helpers/agent-tasks.ts';
 import { TEST_IMAGE, testRuntimes } from '../helpers/env.ts';
+import { WEAK_SCORE } from '../../src/bridge/catalog/ranking.ts';
 
 const [runtime = 'podman'] = testRuntimes();
 const READ_LIMIT_BYTES = 10 * 1024 * 1024;
@@ -44,6 +45,21 @@ function assertSays(record: CallRecord, pattern: RegExp, what: string): void {
   assert.ok(
     found.text && found.structured,
     `${what} (${pattern}): in the text ${found.text}, in the structured content ${found.structured}${show(record)}`,
+  );
+}
+
+/** The servers of the task bench, each named in what a call says. */
+function assertNamesServers(record: CallRecord): void {
+  for (const name of ['memory', 'filesystem', 'fixture', 'shots']) assertSays(record, new RegExp(`\\b${name}\\b`), 'a configured server');
+}
+
+/** The agent made no call after the one labelled `label`. */
+function assertNoCallAfter(agent: Agent, label: string): void {
+  const later = agent.calls.slice(agent.calls.indexOf(agent.call(label)) + 1);
+  assert.deepEqual(
+    later.map((c) => c.label),
+    [],
+    `calls after ${label}: ${later.map((c) => c.label).join(', ')}`,
   );
 }
 
@@ -389,17 +405,10 @@ describe(`agent tasks on ${runtime}`, () => {
       assert.equal(call.status, 'ok', show(call));
       assert.match(call.text, /^0 hits$/m, `no hit${show(call)}`);
       assertSays(call, NOTHING_FITS, 'nothing fits');
-      for (const name of ['memory', 'filesystem', 'fixture', 'shots']) assertSays(call, new RegExp(`\\b${name}\\b`), 'a configured server');
+      assertNamesServers(call);
     });
 
-    test('the agent stops: no call after the search searches again', () => {
-      const later = agent.calls.slice(agent.calls.indexOf(agent.call('search')) + 1);
-      assert.deepEqual(
-        later.map((c) => c.label),
-        [],
-        `calls after the search: ${later.map((c) => c.label).join(', ')}`,
-      );
-    });
+    test('the agent stops: no call after the search searches again', () => assertNoCallAfter(agent, 'search'));
 
     test('every run is within the budget', () => assertWithinBudget(agent));
   });
@@ -523,19 +532,12 @@ describe(`agent tasks on ${runtime}`, () => {
       const call = agent.call('search');
       assert.equal(call.status, 'ok', show(call));
       const scores = [...call.text.matchAll(/^\w+ \w+ ([\d.]+) /gm)].map((m) => Number(m[1]));
-      assert.ok(scores.length > 0 && scores.every((score) => score < 0.3), `weak hits${show(call)}`);
+      assert.ok(scores.length > 0 && scores.every((score) => score < WEAK_SCORE), `weak hits${show(call)}`);
       assertSays(call, WEAK_HITS, 'the hits are weak');
-      for (const name of ['memory', 'filesystem', 'fixture', 'shots']) assertSays(call, new RegExp(`\\b${name}\\b`), 'a configured server');
+      assertNamesServers(call);
     });
 
-    test('the agent stops: no call after the search', () => {
-      const later = agent.calls.slice(agent.calls.indexOf(agent.call('search')) + 1);
-      assert.deepEqual(
-        later.map((c) => c.label),
-        [],
-        `calls after the search: ${later.map((c) => c.label).join(', ')}`,
-      );
-    });
+    test('the agent stops: no call after the search', () => assertNoCallAfter(agent, 'search'));
 
     test('every run is within the budget', () => assertWithinBudget(agent));
   });
