@@ -1,23 +1,32 @@
 // The host suite: packages the extension as users get it (.vsix), unpacks it, bundles the
 // suite, and runs it in a real VS Code extension host (test/host/run.mjs). test/run.mjs imports
 // the two steps, so that the host suite runs beside the integration suites once packaged.
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
+/** Runs a step of the preparation, its errors on our stderr; rejects when it fails. */
+function step(command, args) {
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  return new Promise((done, fail) => {
+    child.on('error', fail);
+    child.on('close', (code) => (code === 0 ? done() : fail(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
 /**
- * Packages and unpacks the extension and bundles the suite into a folder of its own, then leaves a
- * development build in dist/ again for the other suites: after this, nothing of the host suite
- * reads or writes dist/. Returns the folder (remove it after the run).
+ * Packages and unpacks the extension and bundles the suite into a folder of its own; packaging
+ * leaves dist/ as it is, so the other suites run beside this. Returns the folder (remove it after
+ * the run).
  */
 export async function prepareHostSuite() {
   const work = mkdtempSync(join(tmpdir(), 'cem-host-'));
   try {
-    execFileSync('npm', ['run', '--silent', 'package'], { stdio: ['ignore', 'ignore', 'inherit'] });
-    execFileSync('unzip', ['-q', 'dist-vsix/code-execution-mode.vsix', '-d', join(work, 'vsix')]);
+    await step('npm', ['run', '--silent', 'package']);
+    await step('unzip', ['-q', 'dist-vsix/code-execution-mode.vsix', '-d', join(work, 'vsix')]);
     await build({
       entryPoints: ['test/host/suite.ts'],
       bundle: true,
@@ -28,7 +37,6 @@ export async function prepareHostSuite() {
       outfile: join(work, 'suite.cjs'),
       logLevel: 'warning',
     });
-    execFileSync(process.execPath, ['esbuild.mjs']);
     return work;
   } catch (error) {
     rmSync(work, { recursive: true, force: true });

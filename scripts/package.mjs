@@ -4,9 +4,10 @@
 // package installs only for the platform npm ran on). Another platform's binary comes with
 // `npm install --no-save --force @deno/<package>@<version>` first (the script says which).
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 
 const require = createRequire(import.meta.url);
 const args = process.argv.slice(2);
@@ -35,34 +36,45 @@ try {
   process.exit(2);
 }
 
-rmSync('dist', { recursive: true, force: true });
-mkdirSync('dist-vsix', { recursive: true });
-execFileSync(process.execPath, ['esbuild.mjs', '--production'], { stdio: 'inherit' });
+// Packaged from a folder of its own: the manifest, what .vscodeignore lets in, and a production
+// build. dist/ (the development build the tests and the CLI run) is left as it is.
+const stage = mkdtempSync(join(tmpdir(), 'cem-package-'));
+try {
+  const shipped = ['package.json', '.vscodeignore', 'README.md', 'LICENSE', 'CHANGELOG.md', 'media', 'images', 'docs'];
+  for (const item of shipped)
+    cpSync(item, join(stage, item), { recursive: true, filter: (from) => !from.startsWith(join('images', 'themes')) });
+  const dist = join(stage, 'dist');
+  execFileSync(process.execPath, ['esbuild.mjs', '--production', '--outdir', dist], { stdio: 'inherit' });
 
-// Pyodide: what loading it reads (no console pages, maps or type declarations).
-const pyodide = dirname(require.resolve('pyodide/package.json'));
-mkdirSync('dist/pyodide', { recursive: true });
-for (const name of ['package.json', 'pyodide.mjs', 'pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json']) {
-  if (!existsSync(join(pyodide, name))) throw new Error(`package: ${name} is missing from the pyodide package`);
-  copyFileSync(join(pyodide, name), join('dist/pyodide', name));
+  // Pyodide: what loading it reads (no console pages, maps or type declarations).
+  const pyodide = dirname(require.resolve('pyodide/package.json'));
+  mkdirSync(join(dist, 'pyodide'), { recursive: true });
+  for (const name of ['package.json', 'pyodide.mjs', 'pyodide.asm.mjs', 'pyodide.asm.wasm', 'python_stdlib.zip', 'pyodide-lock.json']) {
+    if (!existsSync(join(pyodide, name))) throw new Error(`package: ${name} is missing from the pyodide package`);
+    copyFileSync(join(pyodide, name), join(dist, 'pyodide', name));
+  }
+  const binary = target.startsWith('win32') ? 'deno.exe' : 'deno';
+  mkdirSync(join(dist, 'deno'), { recursive: true });
+  cpSync(join(denoDir, binary), join(dist, 'deno', binary));
+  chmodSync(join(dist, 'deno', binary), 0o755);
+
+  mkdirSync('dist-vsix', { recursive: true });
+  const out = resolve('dist-vsix/code-execution-mode.vsix');
+  execFileSync(
+    process.execPath,
+    [
+      join(dirname(require.resolve('@vscode/vsce/package.json')), 'vsce'),
+      'package',
+      '--no-dependencies',
+      '--allow-missing-repository',
+      '--no-rewrite-relative-links',
+      '--target',
+      target,
+      '--out',
+      out,
+    ],
+    { stdio: 'inherit', cwd: stage },
+  );
+} finally {
+  rmSync(stage, { recursive: true, force: true });
 }
-const binary = target.startsWith('win32') ? 'deno.exe' : 'deno';
-mkdirSync('dist/deno', { recursive: true });
-cpSync(join(denoDir, binary), join('dist/deno', binary));
-chmodSync(join('dist/deno', binary), 0o755);
-
-execFileSync(
-  process.execPath,
-  [
-    join(dirname(require.resolve('@vscode/vsce/package.json')), 'vsce'),
-    'package',
-    '--no-dependencies',
-    '--allow-missing-repository',
-    '--no-rewrite-relative-links',
-    '--target',
-    target,
-    '--out',
-    'dist-vsix/code-execution-mode.vsix',
-  ],
-  { stdio: 'inherit' },
-);

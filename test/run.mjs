@@ -2,9 +2,10 @@
 // unit and integration). Unit files run side by side (no containers). Integration files run one
 // more at a time than there are cores (they start real containers and wait on them: another file
 // uses the time one spends waiting). The host suite (a real VS Code extension host) is packaged
-// first, then runs beside the integration files; the type check, and the WebAssembly interpreter
-// snapshot the integration files start from, run beside the packaging and the unit files. The
-// leftovers check runs alone at the very end, once every suite that starts containers is done.
+// while the unit files run, then runs beside the integration files; the development build, the
+// type check, and the WebAssembly interpreter snapshot the integration files start from run
+// first, beside the packaging. The leftovers check runs alone at the very end, once every suite
+// that starts containers is done.
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync, statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
@@ -80,12 +81,18 @@ const typecheck = wanted.has('typecheck') ? run(['node_modules/typescript/bin/ts
 const snapshot = wanted.has('integration')
   ? run(['--input-type=module', '-e', "await (await import('./src/sandbox/wasm/snapshot.ts')).interpreterSnapshot();"])
   : Promise.resolve(0);
-// Neither reads dist/, which packaging rewrites (and a unit file runs dist/cli.js): they start
-// first, and use the core packaging leaves idle.
+// The development build the unit and integration files run (dist/), beside the type check and
+// the snapshot; the host suite packages from a folder of its own meanwhile (scripts/package.mjs),
+// so the unit files run beside the packaging.
+const devBuild = wanted.has('unit') || wanted.has('integration') ? run(['esbuild.mjs']) : Promise.resolve(0);
+const hostPrepared = wanted.has('host') ? prepareHostSuite() : Promise.resolve(undefined);
+// Its failure is thrown where it is awaited, after the unit files.
+hostPrepared.catch(() => undefined);
 let hostWork;
 try {
-  hostWork = wanted.has('host') ? await prepareHostSuite() : undefined;
+  statuses.push(await devBuild);
   if (wanted.has('unit')) statuses.push(await nodeTest(testFiles(join('test', 'unit')), availableParallelism()));
+  hostWork = await hostPrepared;
   statuses.push(await typecheck);
   await snapshot;
   const bundles = await fixtures;
@@ -100,6 +107,8 @@ try {
   );
   statuses.push(await nodeTest(last, 1));
 } finally {
+  // A preparation that failed has removed its own folder.
+  hostWork ??= await hostPrepared.catch(() => undefined);
   if (hostWork) rmSync(hostWork, { recursive: true, force: true });
   const bundles = await fixtures;
   if (bundles) rmSync(bundles, { recursive: true, force: true });
