@@ -1,7 +1,7 @@
 // The listing of podman's build containers that a stopped build reads to remove its own: podman 4
 // fails the whole listing ("container not known") while another process removes a build
 // container, so a failed listing is tried again, LISTING_ATTEMPTS times at most. A faked podman
-// fails a given number of times, or always.
+// fails a given number of times, or always; the pauses between tries are recorded, not waited.
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,20 +30,36 @@ function fakePodman(t: { after(fn: () => void): void }, failures: number): { cli
   return { cli, calls: () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length };
 }
 
+/** A pause that records its length and returns at once. */
+function recordedPauses(): { pause: (ms: number) => Promise<void>; pauses: number[] } {
+  const pauses: number[] = [];
+  const pause = (ms: number): Promise<void> => {
+    pauses.push(ms);
+    return Promise.resolve();
+  };
+  return { pauses, pause };
+}
+
 test('a listing that answers at once is read once', async (t) => {
   const { cli, calls } = fakePodman(t, 0);
-  assert.equal(await podmanBuilders(cli, {}), LINE);
+  const { pause, pauses } = recordedPauses();
+  assert.equal(await podmanBuilders(cli, {}, pause), LINE);
   assert.equal(calls(), 1);
+  assert.deepEqual(pauses, []);
 });
 
 test('a listing that fails while another build container goes is tried again until it answers', async (t) => {
   const { cli, calls } = fakePodman(t, 2);
-  assert.equal(await podmanBuilders(cli, {}), LINE);
+  const { pause, pauses } = recordedPauses();
+  assert.equal(await podmanBuilders(cli, {}, pause), LINE);
   assert.equal(calls(), 3);
+  assert.deepEqual(pauses, [200, 400]);
 });
 
-test('a listing that keeps failing gives nothing, after LISTING_ATTEMPTS tries', async (t) => {
+test('a listing that keeps failing gives nothing, after LISTING_ATTEMPTS tries, pausing longer each time', async (t) => {
   const { cli, calls } = fakePodman(t, -1);
-  assert.equal(await podmanBuilders(cli, {}), '');
+  const { pause, pauses } = recordedPauses();
+  assert.equal(await podmanBuilders(cli, {}, pause), '');
   assert.equal(calls(), LISTING_ATTEMPTS);
+  assert.deepEqual(pauses, [200, 400, 600, 800]);
 });

@@ -278,14 +278,18 @@ async function removePodmanBuilder(
  * '' when they cannot be listed. Podman 4 fails the whole listing ("container not known") while
  * another process removes a build container, so a failed listing is tried again, a few times.
  */
-export async function podmanBuilders(command: string, cli: { env?: NodeJS.ProcessEnv }): Promise<string> {
+export async function podmanBuilders(
+  command: string,
+  cli: { env?: NodeJS.ProcessEnv },
+  pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
       return (await runCli(command, ['ps', '--all', '--external', '--no-trunc', '--format', '{{.ID}}|{{.Names}}|{{.ImageID}}'], cli))
         .stdout;
     } catch {
       if (attempt >= LISTING_ATTEMPTS) return '';
-      await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+      await pause(200 * attempt);
     }
   }
 }
