@@ -43,6 +43,8 @@ if (!Number.isInteger(integration) || integration < 1) throw new Error('CEM_TEST
 // The leftovers check must see what every other suite left behind, so it runs after them, alone.
 const LAST = join('test', 'integration', 'leftovers.test.ts');
 const started = String(Date.now());
+/** Says when a step ended, in seconds from the start: where a slow run spent its time. */
+const ended = (what) => process.stdout.write(`ℹ ${what} at ${((Date.now() - Number(started)) / 1000).toFixed(1)} s\n`);
 
 /** Runs a command with the terminal as its output; resolves to its exit status. */
 function run(args) {
@@ -85,13 +87,21 @@ const snapshot = wanted.has('integration')
 // the snapshot; the host suite packages from a folder of its own meanwhile (scripts/package.mjs),
 // so the unit files run beside the packaging.
 const devBuild = wanted.has('unit') || wanted.has('integration') ? run(['esbuild.mjs']) : Promise.resolve(0);
-const hostPrepared = wanted.has('host') ? prepareHostSuite() : Promise.resolve(undefined);
+const hostPrepared = wanted.has('host')
+  ? prepareHostSuite().then((work) => {
+      ended('host suite packaged');
+      return work;
+    })
+  : Promise.resolve(undefined);
 // Its failure is thrown where it is awaited, after the unit files.
 hostPrepared.catch(() => undefined);
 let hostWork;
 try {
   statuses.push(await devBuild);
-  if (wanted.has('unit')) statuses.push(await nodeTest(testFiles(join('test', 'unit')), availableParallelism()));
+  if (wanted.has('unit')) {
+    statuses.push(await nodeTest(testFiles(join('test', 'unit')), availableParallelism()));
+    ended('unit files');
+  }
   hostWork = await hostPrepared;
   statuses.push(await typecheck);
   await snapshot;
@@ -101,11 +111,14 @@ try {
   const last = files.includes(LAST) ? files.splice(files.indexOf(LAST), 1) : [];
   statuses.push(
     ...(await Promise.all([
-      runFiles(files, integration, { ...process.env, CEM_TEST_STARTED: started }),
-      hostWork ? runHostSuite(hostWork) : Promise.resolve(0),
+      runFiles(files, integration, { ...process.env, CEM_TEST_STARTED: started }).finally(() => {
+        if (files.length > 0) ended('integration files');
+      }),
+      hostWork ? runHostSuite(hostWork).finally(() => ended('host suite')) : Promise.resolve(0),
     ])),
   );
   statuses.push(await nodeTest(last, 1));
+  ended('all');
 } finally {
   // A preparation that failed has removed its own folder.
   hostWork ??= await hostPrepared.catch(() => undefined);
