@@ -41,8 +41,7 @@ try {
 const stage = mkdtempSync(join(tmpdir(), 'cem-package-'));
 try {
   const shipped = ['package.json', '.vscodeignore', 'README.md', 'LICENSE', 'CHANGELOG.md', 'media', 'images', 'docs'];
-  for (const item of shipped)
-    cpSync(item, join(stage, item), { recursive: true, filter: (from) => !from.startsWith(join('images', 'themes')) });
+  for (const item of shipped) cpSync(item, join(stage, item), { recursive: true });
   const dist = join(stage, 'dist');
   execFileSync(process.execPath, ['esbuild.mjs', '--production', '--outdir', dist], { stdio: 'inherit' });
 
