@@ -12,8 +12,11 @@ import { gvisorFigures, printGvisor, type GvisorRow } from './gvisor.ts';
 import { printRestart, restartFigures, type RestartRow } from './restart.ts';
 import { ms, summarize, timeEach, type Summary } from './stats.ts';
 import { printWasm, wasmFigures } from './wasm.ts';
+import { useScratchTmp } from '../scripts/scratch-tmp.ts';
 import { bareStart, freshBridge, pipeRoundTrip, warmThroughMcp } from './warm.ts';
 
+// What the bench's bridges leave in the temp folder goes with the run.
+useScratchTmp('cem-bench-');
 const smoke = process.argv.includes('--smoke');
 const N = smoke ? 2 : Number(process.env.CEM_BENCH_N ?? 30);
 const image = process.env.CEM_TEST_IMAGE ?? 'localhost/cem-sandbox:bookworm';

@@ -14,6 +14,7 @@ import { prepareHostSuite, runHostSuite } from '../scripts/host-tests.mjs';
 import { runFiles } from './file-pool.mjs';
 import { bundleFixtures } from './fixture-bundles.mjs';
 import { DEV_CACHE } from '../scripts/dev-cache.mjs';
+import { useScratchTmp } from '../scripts/scratch-tmp.ts';
 
 const LAYERS = ['typecheck', 'unit', 'integration', 'host'];
 const given = process.argv.slice(2);
@@ -63,6 +64,8 @@ function nodeTest(files, concurrency) {
 // its compiled code between runs: each starts 20-25% cheaper in CPU, which a 2-core machine
 // running hundreds of them feels. Kept with the other test caches; a user's own setting wins.
 process.env.NODE_COMPILE_CACHE ??= join(DEV_CACHE, 'node-compile-cache');
+// What the tests leave in the temp folder goes with the run (scripts/scratch-tmp.ts).
+useScratchTmp('cem-test-');
 
 const statuses = [];
 // The test MCP servers bundled (test/fixture-bundles.mjs), beside the unit files: the integration

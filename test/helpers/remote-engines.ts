@@ -59,6 +59,8 @@ function isolated(
     // The files come in the environment: the folders they were in are hidden next.
     ...Object.keys(files).map((name, i) => `printf '%s' "$CEM_FILE_${i}" > /mnt/${name}`),
     ...hidden().map((dir) => `[ ! -d '${dir}' ] || mount -t tmpfs -o size=16m cem-hidden '${dir}'`),
+    // The engine's temp folder is its machine's default, not a folder of the tests' (hidden now).
+    'unset TMPDIR',
     'cd /mnt',
     'exec "$@"',
   ].join('\n');

@@ -138,7 +138,8 @@ test("the README's first command runs as a user without root on a machine with n
   const result = await execa('unshare', ['--mount', 'sh', '-c', `${hide || 'true'} && exec ${asUser}bash scripts/demo.sh`], {
     cwd: checkout,
     reject: false,
-    env: { PATH: `${bin}:/usr/bin:/bin`, HOME: home, CEM_CACHE: join(home, 'cache') },
+    // Its temp folder in the home too: the demo keeps its run log there for the user to read.
+    env: { PATH: `${bin}:/usr/bin:/bin`, HOME: home, CEM_CACHE: join(home, 'cache'), TMPDIR: home },
     extendEnv: false,
   });
   assert.equal(result.exitCode, 0, `${result.stdout}\n${result.stderr}`);
