@@ -220,21 +220,18 @@ describe(`proxied servers that start badly (${runtime})`, () => {
 
   test('search answers from the healthy server at once and names the hung one on stderr', async () => {
     // The healthy server up first (a call waits for its start, however loaded the machine):
-    // what is timed is the search beside a server that never finishes starting.
+    // what is checked is the search beside a server that never finishes starting.
     assert.equal(structured(await bridge.call('await mcp_healthy.echo(message="up")')).status, 'ok');
     const result = await bridge.call(
       [
-        'import time',
-        't = time.monotonic()',
         'hits = await search_tool_docs("echo a message back", limit=3)',
         'servers = {s["name"]: s["status"] for s in discovered_servers()}',
-        '(type(hits).__name__, hits[0]["server"], hits[0]["tool"], servers["hung"], round(time.monotonic() - t, 1))',
+        '(type(hits).__name__, hits[0]["server"], hits[0]["tool"], servers["hung"])',
       ].join('\n'),
     );
     assert.equal(structured(result).status, 'ok', textOf(result));
-    const match = /^\('list', 'healthy', 'echo', 'starting', ([0-9.]+)\)$/.exec(String(structured(result).value));
-    assert.ok(match, textOf(result));
-    assert.ok(Number(match[1]) < 3, `search and discovery took ${match[1]} s with a 6 s connect timeout`);
+    // Still starting when the search answered: it did not wait for the hung start to end (its 6 s connect timeout).
+    assert.equal(structured(result).value, "('list', 'healthy', 'echo', 'starting')", textOf(result));
     const line = String(structured(result).stderr)
       .split('\n')
       .find((l) => l.startsWith('search_tool_docs: not searched yet: '));

@@ -28,6 +28,7 @@ import { preludeCode } from '../../src/bridge/sandbox-api/prelude.ts';
 import { kernelDir, pyodideDir, wasmKernelCommand } from '../../src/sandbox/wasm/command.ts';
 import { interpreterSnapshot, makeSnapshot, snapshotFile } from '../../src/sandbox/wasm/snapshot.ts';
 import { wasmKernelSource } from '../../src/sandbox/wasm/source.ts';
+import { Meeting } from '../helpers/meeting.ts';
 import { echo, START_MS, WasmKernel, type Done, type RunOptions } from '../helpers/wasm-kernel.ts';
 import { quietFor, until } from '../helpers/wait.ts';
 
@@ -150,20 +151,11 @@ describe('the WebAssembly kernel process', () => {
 
   test('asyncio.gather of three requests has them out at once', async () => {
     const code = ['import asyncio, sandbox_host', 'await asyncio.gather(*(sandbox_host.request("slow", i) for i in range(3)))'].join('\n');
-    // The host answers once all three are out (made one at a time, the first would wait 10 s alone).
-    const out: Array<() => void> = [];
-    let most = 0;
-    const { done } = await kernel.run(code, {
-      reply: (request) =>
-        new Promise((resolve) => {
-          out.push(() => resolve(echo(request)));
-          most = Math.max(most, out.length);
-          if (out.length === 3) for (const answer of out.splice(0)) answer();
-          else setTimeout(() => out.splice(0).forEach((answer) => answer()), 10_000).unref();
-        }),
-    });
+    // The host answers once all three are out (made one at a time, each would wait 10 s alone).
+    const meeting = new Meeting(3);
+    const { done } = await kernel.run(code, { reply: async (request) => (await meeting.join(), echo(request)) });
     assert.equal(done.status, 'ok', JSON.stringify(done.error));
-    assert.equal(most, 3, 'requests out at once');
+    assert.equal(meeting.most, 3, 'requests out at once');
     assert.equal(done.value, "[{'echo': 0}, {'echo': 1}, {'echo': 2}]");
   });
 
