@@ -45,6 +45,8 @@ export interface CallRecord {
   seconds: number;
   /** The run log's token meter of this run (docs/run-log.md), when the bridge records one. */
   meter?: RunMeterFigures;
+  /** The proxied calls the run log recorded for this run. */
+  toolCalls: LoggedToolCall[];
 }
 
 /** The run log's `meter` of a run, as far as the bench reads it. */
@@ -57,25 +59,51 @@ export interface RunMeterFigures {
   listingTokens: number;
 }
 
-/** The meter of the last run the bridge logged: runs are one at a time, so the call just made. */
-async function lastMeter(stateDir: string): Promise<RunMeterFigures | undefined> {
+/** A proxied call of a run, as the run log recorded it: when it ended, and how long it took. */
+export interface LoggedToolCall {
+  server: string;
+  tool: string;
+  endedMs: number;
+  durationMs: number;
+}
+
+/**
+ * The meter and the proxied calls of the last run the bridge logged: runs are one at a time, so
+ * the call just made.
+ */
+async function lastRun(stateDir: string): Promise<{ meter?: RunMeterFigures; toolCalls: LoggedToolCall[] }> {
   let log: string;
   try {
     log = await readFile(join(stateDir, 'runs.jsonl'), 'utf8');
   } catch {
-    return undefined;
+    return { toolCalls: [] };
   }
-  const lines = log.trimEnd().split('\n');
-  for (let i = lines.length - 1; i >= 0; i--) {
-    let event: { type?: string; meter?: RunMeterFigures };
-    try {
-      event = JSON.parse(lines[i]!) as typeof event;
-    } catch {
-      continue;
-    }
-    if (event.type === 'run-end') return typeof event.meter?.modelTokens === 'number' ? event.meter : undefined;
-  }
-  return undefined;
+  type Event = { type?: string; run?: string; meter?: RunMeterFigures; server?: string; tool?: string; time?: string; durationMs?: number };
+  const events = log
+    .trimEnd()
+    .split('\n')
+    .flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Event];
+      } catch {
+        return [];
+      }
+    });
+  const end = events.findLast((event) => event.type === 'run-end');
+  if (!end) return { toolCalls: [] };
+  const toolCalls = events.flatMap((event) =>
+    event.type === 'tool-call' && event.run === end.run
+      ? [
+          {
+            server: String(event.server),
+            tool: String(event.tool),
+            endedMs: Date.parse(String(event.time)),
+            durationMs: Number(event.durationMs),
+          },
+        ]
+      : [],
+  );
+  return { ...(typeof end.meter?.modelTokens === 'number' ? { meter: end.meter } : {}), toolCalls };
 }
 
 /** A conversation: every run_python call of one task, in order. */
@@ -98,6 +126,7 @@ export class Agent {
     const started = performance.now();
     const result = await this.bridge.call(code, args);
     const seconds = (performance.now() - started) / 1000;
+    const logged = await lastRun(this.bridge.stateDir);
     const text = result.content.flatMap((c) => (c.type === 'text' ? [c.text] : [])).join('\n');
     const images = result.content.flatMap((c) => (c.type === 'image' ? [{ mime: c.mimeType, data: c.data }] : []));
     const structured = result.structuredContent;
@@ -113,9 +142,9 @@ export class Agent {
       images,
       resultBytes: Buffer.byteLength(JSON.stringify(result)),
       seconds,
+      toolCalls: logged.toolCalls,
     };
-    const meter = await lastMeter(this.bridge.stateDir);
-    if (meter) record.meter = meter;
+    if (logged.meter) record.meter = logged.meter;
     this.calls.push(record);
     return record;
   }
