@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { parseRunLog, type RunRecord, type ToolCallRecord } from '../../src/state/run-log/reader.ts';
 import { FILESYSTEM_SERVER, FIXTURE, MEMORY_SERVER, startBridge, tempDir, type BridgeHandle } from './bridge.ts';
 import { TEST_DATA_IMAGE } from './env.ts';
 
@@ -45,8 +46,8 @@ export interface CallRecord {
   seconds: number;
   /** The run log's token meter of this run (docs/run-log.md), when the bridge records one. */
   meter?: RunMeterFigures;
-  /** The proxied calls the run log recorded for this run. */
-  toolCalls: LoggedToolCall[];
+  /** The proxied calls the run log recorded for this run (`time` is when each ended). */
+  toolCalls: ToolCallRecord[];
 }
 
 /** The run log's `meter` of a run, as far as the bench reads it. */
@@ -59,51 +60,10 @@ export interface RunMeterFigures {
   listingTokens: number;
 }
 
-/** A proxied call of a run, as the run log recorded it: when it ended, and how long it took. */
-export interface LoggedToolCall {
-  server: string;
-  tool: string;
-  endedMs: number;
-  durationMs: number;
-}
-
-/**
- * The meter and the proxied calls of the last run the bridge logged: runs are one at a time, so
- * the call just made.
- */
-async function lastRun(stateDir: string): Promise<{ meter?: RunMeterFigures; toolCalls: LoggedToolCall[] }> {
-  let log: string;
-  try {
-    log = await readFile(join(stateDir, 'runs.jsonl'), 'utf8');
-  } catch {
-    return { toolCalls: [] };
-  }
-  type Event = { type?: string; run?: string; meter?: RunMeterFigures; server?: string; tool?: string; time?: string; durationMs?: number };
-  const events = log
-    .trimEnd()
-    .split('\n')
-    .flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Event];
-      } catch {
-        return [];
-      }
-    });
-  const end = events.findLast((event) => event.type === 'run-end');
-  if (!end) return { toolCalls: [] };
-  const toolCalls = events.flatMap((event) =>
-    event.type === 'tool-call' && event.run === end.run
-      ? [
-          {
-            server: String(event.server),
-            tool: String(event.tool),
-            endedMs: Date.parse(String(event.time)),
-            durationMs: Number(event.durationMs),
-          },
-        ]
-      : [],
-  );
-  return { ...(typeof end.meter?.modelTokens === 'number' ? { meter: end.meter } : {}), toolCalls };
+/** The last run the bridge logged, read by the product's own reader: runs are one at a time, so the call just made. */
+async function lastRun(stateDir: string): Promise<RunRecord | undefined> {
+  const log = await readFile(join(stateDir, 'runs.jsonl'), 'utf8').catch(() => '');
+  return parseRunLog(log).at(-1);
 }
 
 /** A conversation: every run_python call of one task, in order. */
@@ -142,9 +102,12 @@ export class Agent {
       images,
       resultBytes: Buffer.byteLength(JSON.stringify(result)),
       seconds,
-      toolCalls: logged.toolCalls,
+      toolCalls: logged?.toolCalls ?? [],
     };
-    if (logged.meter) record.meter = logged.meter;
+    if (logged?.meter) {
+      const { tokenizer: _tokenizer, ...meter } = logged.meter;
+      record.meter = meter;
+    }
     this.calls.push(record);
     return record;
   }

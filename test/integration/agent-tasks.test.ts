@@ -268,8 +268,8 @@ describe(`agent tasks on ${runtime}`, () => {
       // The run log's times, not a clock window: a moment when all five slow calls were under way.
       const slow = call.toolCalls.filter((c) => c.tool === 'sleep');
       assert.equal(slow.length, 5);
-      const lastStart = Math.max(...slow.map((c) => c.endedMs - c.durationMs));
-      const firstEnd = Math.min(...slow.map((c) => c.endedMs));
+      const lastStart = Math.max(...slow.map((c) => Date.parse(c.time) - c.durationMs));
+      const firstEnd = Math.min(...slow.map((c) => Date.parse(c.time)));
       assert.ok(lastStart < firstEnd, `the last slow call started ${lastStart - firstEnd} ms after the first ended`);
       for (const [name, c] of Object.entries(bench.files.counts))
         assert.match(call.text, new RegExp(`'${name.replace('.', '\\.')}': ${c.chars}\\b`));

@@ -5,6 +5,7 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { execa } from 'execa';
 import type { SandboxConfig } from '../../config/schema.ts';
 import {
@@ -281,7 +282,7 @@ async function removePodmanBuilder(
 export async function podmanBuilders(
   command: string,
   cli: { env?: NodeJS.ProcessEnv },
-  pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  pause: (ms: number) => Promise<unknown> = sleep,
 ): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -317,7 +318,7 @@ async function removeDockerLeftovers(command: string, spec: DerivedSpec, cli: { 
     if (ids.length === 0) return;
     // Newest first: each goes before its parent.
     for (const id of ids) await runCli(command, ['rmi', id], cli).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await sleep(500);
   }
 }
 
